@@ -1,0 +1,3 @@
+"""mpiarena: message-passing libraries side by side."""
+
+__version__ = "0.1.0"

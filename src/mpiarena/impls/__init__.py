@@ -1,0 +1,64 @@
+"""Implementations: discovery, the families' launch rules, and selection by id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ArenaError
+from .base import Family, Found, Implementation, Launch
+from .discover import discover
+from .impi import IntelMpi
+from .mpich import Mpich
+from .openmpi import OpenMpi
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (Mpich(), OpenMpi(), IntelMpi())}
+INSTALL_HINTS = {"mpich": Mpich.install_hint, "openmpi": OpenMpi.install_hint,
+                 "impi": IntelMpi.install_hint}
+
+__all__ = ["FAMILIES", "Found", "Implementation", "Launch", "discover", "family_of",
+           "parse_user_impls", "select"]
+
+
+def family_of(impl: Implementation) -> Family:
+    return FAMILIES[impl.family]
+
+
+def parse_user_impls(specs: tuple[str, ...]) -> tuple[list[str], dict[str, Path]]:
+    """Split --impl values into ids to select and NAME=/prefix declarations."""
+    ids: list[str] = []
+    user: dict[str, Path] = {}
+    for spec in specs:
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            if "=" in item:
+                name, _, prefix = item.partition("=")
+                if not name or not Path(prefix).is_dir():
+                    raise ArenaError(f"--impl {item}: '{prefix}' is not a directory; "
+                                     "use --impl NAME=/prefix/of/an/mpi")
+                user[name] = Path(prefix)
+                ids.append(name)
+            else:
+                ids.append(item)
+    return ids, user
+
+
+def select(found: list[Found], ids: list[str]) -> list[Implementation]:
+    """The usable implementations named by ids (all usable ones when ids is empty)."""
+    usable = {f.name: f.impl for f in found if f.impl is not None}
+    if not ids:
+        if not usable:
+            raise ArenaError("no usable MPI implementation found; run 'mpiarena doctor' to see "
+                             "what to install")
+        return list(usable.values())
+    chosen = []
+    for wanted in ids:
+        if wanted in usable:
+            chosen.append(usable[wanted])
+            continue
+        broken = next((f for f in found if f.name == wanted), None)
+        if broken is not None:
+            raise ArenaError(f"implementation '{wanted}' is not usable: {broken.problem}; "
+                             f"{broken.fix}")
+        known = ", ".join(sorted(usable)) or "none"
+        raise ArenaError(f"unknown implementation '{wanted}'; known: {known} "
+                         "(see 'mpiarena impls', or declare one with --impl NAME=/prefix)")
+    return chosen

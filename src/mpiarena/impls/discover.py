@@ -1,0 +1,69 @@
+"""Find every MPI implementation on this machine: Debian's, PATH's, PyPI prefixes, user prefixes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from . import pypi
+from .base import Found, Implementation
+from .wrappers import identify
+
+DEBIAN = [("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),
+          ("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi")]
+
+
+def _candidates(user: dict[str, Path], impls_dir: Path):
+    """(name, origin, wrapper, launcher, prefix, env) for every place an MPI may live."""
+    for wrapper, launcher in DEBIAN:
+        if Path(wrapper).exists():
+            yield None, "debian", Path(wrapper), Path(launcher), None, {}
+    if on_path := shutil.which("mpicc"):
+        yield None, "path", Path(on_path), Path(on_path).with_name("mpiexec"), None, {}
+    for prefix in pypi.installed_prefixes(impls_dir):
+        marker = pypi.read_marker(prefix)
+        wrapper, launcher = pypi.wrapper_and_launcher(prefix)
+        env = pypi.run_env(marker["family"], prefix)
+        yield f"{marker['family']}-{marker['version']}", "pypi", wrapper, launcher, prefix, env
+    for name, prefix in user.items():
+        bin_dir = prefix / "bin"
+        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        yield name, "user", bin_dir / "mpicc", bin_dir / "mpiexec", prefix, env
+
+
+def discover(user: dict[str, Path], impls_dir: Path) -> list[Found]:
+    """Every implementation found, usable or not, each under a unique stable id."""
+    found: list[Found] = []
+    seen: set[Path] = set()
+    ids: set[str] = set()
+    for name, origin, wrapper, launcher, prefix, extra in _candidates(user, impls_dir):
+        real = wrapper.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        label = name or str(wrapper)
+        if not wrapper.exists():
+            found.append(Found(label, problem=f"no compiler wrapper at {wrapper}",
+                               fix="point --impl NAME=PREFIX at a prefix holding bin/mpicc"))
+            continue
+        env = dict(os.environ)
+        env.update(extra)
+        kind = identify(wrapper, env)
+        if kind is None:
+            found.append(Found(label, problem=f"{wrapper} is not an MPICH, Open MPI or Intel MPI "
+                               "compiler wrapper, or it does not run",
+                               fix=f"run '{wrapper} -v' to see why"))
+            continue
+        family, version = kind
+        impl_id = name or f"{family}-{version}"
+        if impl_id in ids:
+            impl_id = f"{impl_id}-{origin}"
+        ids.add(impl_id)
+        if not launcher.exists():
+            found.append(Found(impl_id, problem=f"no launcher beside the wrapper ({launcher})",
+                               fix="install the implementation's runtime package"))
+            continue
+        found.append(Found(impl_id, Implementation(impl_id, family, version, origin, wrapper,
+                                                   launcher, prefix, tuple(sorted(extra.items())))))
+    return found

@@ -1,0 +1,17 @@
+"""MPICH: hydra's mpiexec, binding with -bind-to."""
+
+from __future__ import annotations
+
+from .base import Implementation, Launch
+
+
+class Mpich:
+    name = "mpich"
+    kernel_module = "mod_mpi.c"
+    install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
+
+    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
+        return Launch([str(impl.launcher), "-n", str(np), "-bind-to", binding])
+
+    def wrapper_flags(self, impl: Implementation) -> list[str]:
+        return ["-show"]

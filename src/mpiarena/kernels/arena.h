@@ -1,0 +1,54 @@
+/*
+ * arena.h - the interface between the measurement driver and one transport module.
+ *
+ * The driver (driver.c) owns the control protocol, timing loops, buffers and output.
+ * A module (mod_mpi.c, later mod_pvm.c, mod_tcp.c) supplies start-up, a clock and the
+ * message-passing primitives of its family, as NetPIPE's modules do. Exactly one module
+ * is linked into each build and exports `arena_module`.
+ */
+#ifndef ARENA_H
+#define ARENA_H
+
+#include <stddef.h>
+
+/* Collective operations the driver can ask of a module. */
+enum arena_coll {
+    ARENA_BARRIER,
+    ARENA_BCAST,
+    ARENA_SCATTER,
+    ARENA_GATHER,
+    ARENA_REDUCE,
+    ARENA_ALLREDUCE,
+    ARENA_ALLGATHER,
+    ARENA_ALLTOALL,
+    ARENA_NCOLL
+};
+
+typedef struct arena_module {
+    const char *family;
+    /* Start the library; set *rank and *np; write the thread level granted into level. */
+    void (*init)(int *argc, char ***argv, int *rank, int *np, char *level, size_t level_len);
+    void (*finalize)(void);
+    void (*abort)(const char *why);
+    double (*now)(void);  /* seconds, the library's own clock */
+    double (*tick)(void); /* the clock's advertised resolution */
+    /* Library version string; may be called before init. */
+    void (*library_version)(char *buf, size_t len);
+    void (*send)(const void *buf, size_t n, int peer);
+    void (*recv)(void *buf, size_t n, int peer);
+    /* Blocking receive that sleeps between polls, for ranks idle between cells. */
+    void (*recv_idle)(void *buf, size_t n, int peer);
+    /* Simultaneous exchange of n bytes with peer. */
+    void (*sendrecv)(const void *sbuf, void *rbuf, size_t n, int peer);
+    /* Post w receives and w non-blocking sends of n bytes each with peer, wait for all. */
+    void (*window)(const void *sbuf, void *rbuf, size_t n, int peer, int w);
+    /* Non-zero if the family can express this collective. */
+    int (*has_coll)(enum arena_coll op);
+    /* One collective of `size` bytes per rank (reduce: ceil(size/4) ints, sum), root 0.
+     * sbuf/rbuf are sized by the driver: np*size where the operation needs it. */
+    void (*coll)(enum arena_coll op, const void *sbuf, void *rbuf, size_t size);
+} arena_module;
+
+extern const arena_module arena_module_impl;
+
+#endif

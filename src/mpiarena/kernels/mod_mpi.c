@@ -1,0 +1,142 @@
+/*
+ * mod_mpi.c - the MPI module: every primitive maps to one MPI call on a duplicate of
+ * MPI_COMM_WORLD, all with MPI_BYTE except reduce (MPI_INT, MPI_SUM).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+
+static MPI_Comm comm = MPI_COMM_NULL;
+
+static void mpi_init(int *argc, char ***argv, int *rank, int *np, char *level, size_t len)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init(argc, argv);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_rank(comm, rank);
+    MPI_Comm_size(comm, np);
+#if MPI_VERSION >= 2
+    MPI_Query_thread(&provided);
+#endif
+    const char *names[] = {"single", "funneled", "serialized", "multiple"};
+    int idx = provided == MPI_THREAD_MULTIPLE     ? 3
+              : provided == MPI_THREAD_SERIALIZED ? 2
+              : provided == MPI_THREAD_FUNNELED   ? 1
+                                                  : 0;
+    snprintf(level, len, "%s", names[idx]);
+}
+
+static void mpi_finalize(void)
+{
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+}
+
+static void mpi_abort(const char *why)
+{
+    fprintf(stderr, "arena: %s\n", why);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+static double mpi_now(void) { return MPI_Wtime(); }
+static double mpi_tick(void) { return MPI_Wtick(); }
+
+static void mpi_library_version(char *buf, size_t len)
+{
+#if MPI_VERSION >= 3
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    snprintf(buf, len, "%s", v);
+#else
+    snprintf(buf, len, "MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
+#endif
+}
+
+static void mpi_send(const void *buf, size_t n, int peer)
+{
+    MPI_Send((void *)buf, (int)n, MPI_BYTE, peer, 0, comm);
+}
+
+static void mpi_recv(void *buf, size_t n, int peer)
+{
+    MPI_Recv(buf, (int)n, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
+}
+
+static void mpi_recv_idle(void *buf, size_t n, int peer)
+{
+    MPI_Request req;
+    int done = 0;
+    long nap_ns = 50000; /* back off from 50 us to 20 ms so idle jobs cost no CPU */
+    MPI_Irecv(buf, (int)n, MPI_BYTE, peer, 0, comm, &req);
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        struct timespec ts = {0, nap_ns};
+        nanosleep(&ts, NULL);
+        if (nap_ns < 20000000L)
+            nap_ns *= 2;
+    }
+}
+
+static void mpi_sendrecv(const void *sbuf, void *rbuf, size_t n, int peer)
+{
+    MPI_Sendrecv((void *)sbuf, (int)n, MPI_BYTE, peer, 0, rbuf, (int)n, MPI_BYTE, peer, 0, comm,
+                 MPI_STATUS_IGNORE);
+}
+
+#define MAX_WINDOW 1024
+static void mpi_window(const void *sbuf, void *rbuf, size_t n, int peer, int w)
+{
+    static MPI_Request reqs[2 * MAX_WINDOW];
+    static MPI_Status stats[2 * MAX_WINDOW]; /* not MPI_STATUSES_IGNORE: gcc 12 misreads it */
+    if (w > MAX_WINDOW)
+        w = MAX_WINDOW;
+    for (int i = 0; i < w; i++)
+        MPI_Irecv(rbuf, (int)n, MPI_BYTE, peer, 1, comm, &reqs[i]);
+    for (int i = 0; i < w; i++)
+        MPI_Isend((void *)sbuf, (int)n, MPI_BYTE, peer, 1, comm, &reqs[w + i]);
+    MPI_Waitall(2 * w, reqs, stats);
+}
+
+static int mpi_has_coll(enum arena_coll op) { return op < ARENA_NCOLL; }
+
+static void mpi_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)
+{
+    void *s = (void *)sbuf;
+    int n = (int)size;
+    switch (op) {
+    case ARENA_BARRIER: MPI_Barrier(comm); break;
+    case ARENA_BCAST: MPI_Bcast(rbuf, n, MPI_BYTE, 0, comm); break;
+    case ARENA_SCATTER: MPI_Scatter(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, 0, comm); break;
+    case ARENA_GATHER: MPI_Gather(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, 0, comm); break;
+    case ARENA_REDUCE: MPI_Reduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, 0, comm); break;
+    case ARENA_ALLREDUCE: MPI_Allreduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
+    case ARENA_ALLGATHER: MPI_Allgather(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
+    case ARENA_ALLTOALL: MPI_Alltoall(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
+    case ARENA_NCOLL: break;
+    }
+}
+
+const arena_module arena_module_impl = {
+    .family = "mpi",
+    .init = mpi_init,
+    .finalize = mpi_finalize,
+    .abort = mpi_abort,
+    .now = mpi_now,
+    .tick = mpi_tick,
+    .library_version = mpi_library_version,
+    .send = mpi_send,
+    .recv = mpi_recv,
+    .recv_idle = mpi_recv_idle,
+    .sendrecv = mpi_sendrecv,
+    .window = mpi_window,
+    .has_coll = mpi_has_coll,
+    .coll = mpi_coll,
+};

@@ -1,0 +1,39 @@
+"""Where mpiarena keeps installed implementations, cached builds and scratch directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def data_dir() -> Path:
+    """MPIARENA_HOME, else /var/lib/mpiarena for root (ranks may run as another user), else XDG."""
+    if env := os.environ.get("MPIARENA_HOME"):
+        return Path(env)
+    if os.geteuid() == 0:
+        return Path("/var/lib/mpiarena")
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "mpiarena"
+
+
+def shared_dir(path: Path) -> Path:
+    """Create path readable and searchable by every user (the rank user included); return it."""
+    missing = [p for p in [path, *path.parents] if not p.exists()]
+    for p in reversed(missing):
+        p.mkdir()
+        p.chmod(0o755)
+    if path.stat().st_uid == os.geteuid():
+        path.chmod(path.stat().st_mode | 0o755)
+    return path
+
+
+def impls_dir() -> Path:
+    return shared_dir(data_dir() / "impls")
+
+
+def builds_dir() -> Path:
+    return shared_dir(data_dir() / "builds")
+
+
+def scratch_dir() -> Path:
+    return shared_dir(data_dir() / "scratch")

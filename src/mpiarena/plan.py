@@ -1,0 +1,110 @@
+"""Turn a suite and a set of implementations into the ordered list of measurements to take.
+
+Implementations take turns cell by cell, in an order shuffled with a recorded seed, so that
+drift on a shared machine does not favour whichever ran first.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+
+from .benchmarks import BENCHMARKS
+from .impls import Implementation
+from .suites import Suite
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An implementation plus named settings; compared exactly like an implementation."""
+
+    id: str
+    impl: Implementation
+    name: str = "default"
+    env: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
+    binding: str | None = None  # None: one core per rank unless oversubscribed
+
+    def binding_for(self, np: int) -> str:
+        if self.binding:
+            return self.binding
+        return "core" if np <= (os.cpu_count() or 1) else "none"
+
+
+@dataclass(frozen=True)
+class Cell:
+    bench: str
+    size: int
+    np: int
+
+
+@dataclass
+class Round:
+    """Everything measured at one rank count: start-up launches, then interleaved cells."""
+
+    np: int
+    launches: list[Variant] = field(default_factory=list)
+    turns: list[tuple[Cell, Variant]] = field(default_factory=list)
+
+    @property
+    def variants(self) -> list[Variant]:
+        seen = {v.id: v for _, v in self.turns}
+        return list(seen.values())
+
+
+@dataclass
+class Plan:
+    suite: Suite
+    variants: list[Variant]
+    rounds: list[Round]
+    seed: int
+
+    @property
+    def total_steps(self) -> int:
+        return sum(len(r.launches) + len(r.turns) for r in self.rounds)
+
+
+def variants_for(suite: Suite, impls: list[Implementation]) -> list[Variant]:
+    """Each implementation as it is, plus every suite variant matching its id or family."""
+    out = []
+    for impl in impls:
+        out.append(Variant(impl.id, impl))
+        for spec in suite.variants:
+            if spec.impl in (impl.id, impl.family):
+                out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
+                                   spec.args, spec.binding))
+    return out
+
+
+def _cells(suite: Suite) -> dict[int, list[Cell]]:
+    by_np: dict[int, list[Cell]] = {}
+    for name in suite.benchmarks:
+        bench = BENCHMARKS[name]
+        if bench.kind == "startup":
+            continue
+        nps = [2] if bench.kind == "p2p" else list(suite.nps)
+        sizes = suite.sizes if bench.sized else (0,)
+        for np in nps:
+            by_np.setdefault(np, []).extend(Cell(name, s, np) for s in sizes)
+    return by_np
+
+
+def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:
+    seed = random.SystemRandom().randrange(2**31) if seed is None else seed
+    rng = random.Random(seed)
+    variants = variants_for(suite, impls)
+    cells = _cells(suite)
+    startup = any(BENCHMARKS[b].kind == "startup" for b in suite.benchmarks)
+    rounds = []
+    for np in sorted(set(cells) | (set(suite.nps) if startup else set())):
+        rnd = Round(np)
+        if startup:
+            for _ in range(suite.init_launches):
+                rnd.launches += rng.sample(variants, len(variants))
+        order = list(cells.get(np, []))
+        rng.shuffle(order)
+        for cell in order:
+            rnd.turns += [(cell, v) for v in rng.sample(variants, len(variants))]
+        rounds.append(rnd)
+    return Plan(suite, variants, rounds, seed)

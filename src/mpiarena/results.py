@@ -1,0 +1,71 @@
+"""Read one run back from the store as observations grouped per cell, ready for statistics."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .benchmarks import BENCHMARKS
+from .store import Store
+
+Key = tuple[str, int, int]  # bench, size, np
+
+
+@dataclass
+class Group:
+    """Everything measured for one variant in one cell (benchmark x size x ranks)."""
+
+    status: str = "ok"  # ok | na | failed | invalid
+    reason: str = ""
+    values: list[float] = field(default_factory=list)  # reduced observations, seconds
+    per_rank: list[list[float]] = field(default_factory=list)
+    iterations: int | None = None
+
+    @property
+    def array(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=float)
+
+
+@dataclass
+class RunData:
+    run_id: int
+    run: dict
+    status: str
+    implementations: list[dict]
+    variants: list[str]
+    jobs: list[dict]
+    settings: dict
+    cells: dict[Key, dict[str, Group]]
+
+    @property
+    def machine(self) -> dict:
+        return json.loads(self.run["machine"])
+
+    def benches(self) -> list[str]:
+        present = {k[0] for k in self.cells}
+        return [b for b in BENCHMARKS if b in present]
+
+
+_SEVERITY = {"ok": 0, "na": 1, "invalid": 2, "failed": 3}
+
+
+def load(store: Store, run_id: int) -> RunData:
+    obs = store.observations(run_id)
+    cells: dict[Key, dict[str, Group]] = {}
+    for row in store.cells(run_id):
+        bench = BENCHMARKS[row["bench"]]
+        group = cells.setdefault((row["bench"], row["size"], row["np"]), {}).setdefault(
+            row["variant"], Group())
+        if _SEVERITY[row["status"]] > _SEVERITY[group.status]:
+            group.status, group.reason = row["status"], row["reason"] or ""
+        group.iterations = row["iterations"] or group.iterations
+        for per_rank in obs.get(row["id"], []):
+            group.per_rank.append(per_rank)
+            group.values.append(bench.observation(per_rank))
+    run = dict(store.run(run_id))
+    variants = [v["variant"] for v in store.variants(run_id)]
+    return RunData(run_id, run, store.status(store.run(run_id)),
+                   [dict(r) for r in store.implementations(run_id)], variants,
+                   [dict(j) for j in store.jobs(run_id)], json.loads(run["settings"]), cells)

@@ -1,0 +1,5 @@
+"""Run a plan: launch jobs, hand them cells in the planned order, store what they measure."""
+
+from .execute import Executor, Settings
+
+__all__ = ["Executor", "Settings"]

@@ -1,0 +1,199 @@
+"""One launched job of the measurement core: start it, hand it cells, read raw lines, stop it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store import Obs
+from ..users import RankUser
+from .cleanup import TOKEN_VAR, kill_tagged
+
+
+class JobError(Exception):
+    """The job died, hung or said something we cannot read; the message says which."""
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    rank: int
+    host: str
+    pid: int
+    cpus: str
+    init_seconds: float
+    since_launch: float
+
+
+@dataclass(frozen=True)
+class Hello:
+    family: str
+    np: int
+    tick: float
+    thread_level: str
+    resolution: float
+    version: str
+    ranks: list[RankInfo]
+
+
+@dataclass(frozen=True)
+class CellResult:
+    status: str  # ok | na | invalid
+    reason: str
+    iterations: int | None
+    observations: list[Obs]
+
+
+class Job:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None,
+                 log: Path):
+        self.argv = argv
+        self.token = uuid.uuid4().hex
+        self.env = {**env, TOKEN_VAR: self.token}
+        if user is not None:
+            self.env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
+        self.cwd, self.user, self.log = cwd, user, log
+        self.proc: subprocess.Popen[str] | None = None
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.launched = 0.0
+
+    # --- life cycle ----------------------------------------------------------------------
+    def start(self, timeout: float) -> Hello:
+        self.launched = time.time()
+        self.env["ARENA_T0"] = repr(self.launched)
+        with open(self.log, "w") as err:
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                    text=True, bufsize=1, cwd=self.cwd, env=self.env, start_new_session=True,
+                    user=self.user.uid if self.user else None,
+                    group=self.user.gid if self.user else None,
+                    extra_groups=[] if self.user else None)
+            except OSError as e:
+                raise JobError(f"cannot start {self.argv[0]}: {e}") from e
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        head = self._expect("hello", deadline).split("\t")
+        version = self._expect("version", deadline).split("\t", 1)[1]
+        np = int(head[2])
+        ranks = [self._rank(self._expect("rank", deadline)) for _ in range(np)]
+        return Hello(head[1], np, float(head[3]), head[4], float(head[5]),
+                     version.replace("\\n", "\n").replace("\\\\", "\\"), ranks)
+
+    def quit(self, timeout: float) -> tuple[list[float], float]:
+        """Ask the ranks to finalize; every rank's MPI_Finalize seconds and launch-to-exit time."""
+        self._send("quit\n")
+        deadline = time.monotonic() + timeout
+        finalize: dict[int, float] = {}
+        while True:
+            line = self._line(deadline, eof_ok=True)
+            if line is None:
+                break
+            parts = line.split("\t")
+            if parts[0] == "finalize":
+                finalize[int(parts[1])] = float(parts[2])
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired as e:
+            raise JobError(f"the job did not exit within {timeout:.0f} s after quit") from e
+        ended = time.time() - self.launched
+        if code != 0:
+            raise JobError(self._death(code))
+        return [finalize[r] for r in sorted(finalize)], ended
+
+    def kill(self) -> None:
+        """Stop the job and everything it started, whatever state it is in."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        kill_tagged(self.token, grace=0.2)
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+            for stream in (self.proc.stdin, self.proc.stdout):
+                try:
+                    if stream:
+                        stream.close()
+                except OSError:
+                    pass
+
+    # --- cells ---------------------------------------------------------------------------
+    def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,
+             max_time: float, window: int, offcache: bool, validate: bool,
+             timeout: float) -> CellResult:
+        self._send(f"cell id={cell_id} bench={bench} size={size} obs={obs} target={target!r} "
+                   f"max={max_time!r} window={window} offcache={int(offcache)} "
+                   f"validate={int(validate)}\n")
+        deadline = time.monotonic() + timeout
+        observations: list[Obs] = []
+        iterations = None
+        while True:
+            parts = self._line(deadline).split("\t")
+            if parts[0] == "obs" and int(parts[1]) == cell_id:
+                iterations = int(parts[3])
+                observations.append(Obs(int(parts[2]), [float(x) for x in parts[4:]]))
+            elif parts[0] == "done" and int(parts[1]) == cell_id:
+                return CellResult(parts[2], parts[3] if len(parts) > 3 else "", iterations,
+                                  observations)
+            elif parts[0] == "error":
+                raise JobError(f"the core rejected a command: {parts[1:]}")
+
+    # --- plumbing ------------------------------------------------------------------------
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _send(self, text: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(text)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError) as e:
+            raise JobError(self._death(self.proc.poll())) from e
+
+    def _line(self, deadline: float, eof_ok: bool = False) -> str | None:
+        try:
+            line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty as e:
+            raise JobError("no answer within the timeout: a rank hangs, or the machine is "
+                           "oversubscribed; raise --timeout or use fewer ranks") from e
+        if line is None:
+            if eof_ok:
+                return None
+            assert self.proc is not None
+            try:
+                code = self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise JobError(self._death(code))
+        return line
+
+    def _expect(self, tag: str, deadline: float) -> str:
+        while True:
+            line = self._line(deadline)
+            assert line is not None
+            if line.split("\t", 1)[0] == tag:
+                return line
+
+    @staticmethod
+    def _rank(line: str) -> RankInfo:
+        p = line.split("\t")
+        return RankInfo(int(p[1]), p[2], int(p[3]), p[4], float(p[5]), float(p[6]))
+
+    def _death(self, code: int | None) -> str:
+        """Why the job ended, from its exit status and the launcher's last words."""
+        said = [ln.strip(" =") for ln in self.log.read_text(errors="replace").splitlines()
+                if ln.strip(" =-")]
+        last = said[-1][:200] if said else "nothing on stderr"
+        status = f"exit status {code}" if code is not None else "still running"
+        return f"the job ended ({status}); the launcher said: {last}"

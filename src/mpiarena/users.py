@@ -1,0 +1,56 @@
+"""The unprivileged user that ranks run as when mpiarena itself runs as root."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from .errors import ArenaError
+
+DEFAULT = "mpiarena"
+
+
+@dataclass(frozen=True)
+class RankUser:
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+
+def name() -> str:
+    return os.environ.get("MPIARENA_USER", DEFAULT)
+
+
+def lookup() -> RankUser | None:
+    """The rank user, if it exists."""
+    try:
+        pw = pwd.getpwnam(name())
+    except KeyError:
+        return None
+    return RankUser(pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir)
+
+
+def for_ranks() -> RankUser | None:
+    """Who ranks run as: None means as ourselves (not root, or root without the rank user)."""
+    return lookup() if os.geteuid() == 0 else None
+
+
+def create() -> RankUser:
+    """Create the rank user (root only); a no-op if it exists."""
+    if (user := lookup()) is not None:
+        return user
+    if os.geteuid() != 0:
+        raise ArenaError(f"creating the rank user '{name()}' needs root; run 'sudo mpiarena setup'")
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    home = f"/var/lib/{name()}-home"
+    done = subprocess.run([useradd, "--system", "--create-home", "--home-dir", home, "--shell",
+                           "/bin/sh", name()], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ArenaError(f"useradd {name()} failed: {done.stderr.strip()}")
+    user = lookup()
+    assert user is not None
+    return user
