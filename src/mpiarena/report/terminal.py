@@ -20,7 +20,7 @@ METHOD = ("Each observation is a timed loop of k iterations divided by k (k chos
 
 
 def _oversub(np_: int, cores: int) -> str:
-    return f" [oversubscribed: {np_} ranks on {cores} cores]" if np_ > cores else ""
+    return f" \\[oversubscribed: {np_} ranks on {cores} cores]" if np_ > cores else ""
 
 
 def _cell_text(bench: str, size: int, group: Group | None, window: int) -> str:

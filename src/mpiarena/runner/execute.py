@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import itertools
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -11,11 +11,11 @@ from pathlib import Path
 
 from .. import paths
 from ..build import Build
-from ..impls import family_of
 from ..plan import Cell, Plan, Round, Variant
 from ..store import Obs, Store
 from ..users import RankUser
 from .job import Job, JobError
+from .launch import job_for
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Executor:
         self.plan, self.builds, self.store, self.run_id = plan, builds, store, run_id
         self.settings, self.user, self.advance = settings, user, advance
         self.seq = 0
+        self.jobs_started = itertools.count()
         self.failed: dict[str, str] = {}  # variant id -> why, for the current round
         self.workdir: Path | None = None
         self.live: list[Job] = []
@@ -73,19 +74,12 @@ class Executor:
             self.live.remove(job)
 
     def _job(self, variant: Variant, np: int) -> tuple[Job, int]:
-        impl = variant.impl
-        binding = variant.binding_for(np)
-        launch = family_of(impl).launch(impl, np, binding, as_root=os.geteuid() == 0 and
-                                        self.user is None)
-        argv = [*launch.argv, *variant.args, str(self.builds[impl.id].binary)]
-        env = impl.environ()
-        env.update(launch.env)
-        env.update(variant.env)
         assert self.workdir is not None
-        log = self.workdir / f"job-{len(self.live)}-{self.seq}.err"
-        job = Job(argv, env, self.workdir, self.user, log)
+        log = self.workdir / f"job-{next(self.jobs_started)}.err"
+        job, binding = job_for(variant, np, self.builds[variant.impl.id].binary, self.workdir,
+                               self.user, log)
         job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
-                                    argv)
+                                    job.argv)
         self.live.append(job)
         return job, job_id
 

@@ -1,0 +1,30 @@
+# mpiarena: `make demo` installs everything and runs the quick comparison; `make test` runs the tests.
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PYPI_BUILD ?= mpich==5.0.2
+
+.PHONY: install demo test lint bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/install-system.sh
+	./scripts/install-system.sh
+	python3 -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	if [ "$$(id -u)" -eq 0 ]; then $(BIN)/mpiarena setup; fi
+	$(BIN)/mpiarena install $(PYPI_BUILD)
+	touch $@
+
+demo: install
+	$(BIN)/mpiarena run --suite quick
+
+test: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/quick_suite.py
+	$(BIN)/python bench/harness_overhead.py
+
+clean:
+	rm -rf $(VENV) mpiarena.db

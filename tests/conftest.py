@@ -1,0 +1,62 @@
+"""Shared helpers: the real mpiarena command, the implementations on this machine, leftovers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mpiarena import paths
+from mpiarena.impls import Implementation, discover
+
+LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
+                  "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi"}
+
+
+def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real mpiarena command line."""
+    return subprocess.run([sys.executable, "-c", "from mpiarena.cli import main; main()", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+
+
+def leftovers() -> list[str]:
+    """Launchers, daemons or core processes still running."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                comm = (entry / "comm").read_text().strip()
+            except OSError:
+                continue
+            if comm in LEFTOVER_NAMES:
+                found.append(f"{comm}[{entry.name}]")
+    return found
+
+
+def usable_impls() -> list[Implementation]:
+    return [f.impl for f in discover({}, paths.impls_dir()) if f.impl is not None]
+
+
+IMPLS = usable_impls()
+
+
+@pytest.fixture(params=IMPLS, ids=[i.id for i in IMPLS])
+def impl(request: pytest.FixtureRequest) -> Implementation:
+    return request.param
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "results.db")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def nothing_left_behind():
+    """After the whole session no launcher or rank may be running."""
+    yield
+    assert leftovers() == []

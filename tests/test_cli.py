@@ -1,0 +1,92 @@
+"""The command line for real: a run, the store it leaves, exports, and every bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, leftovers, mpiarena
+
+TWO = [i.id for i in IMPLS[:2]]
+
+
+def test_run_list_show_export(db):
+    args = [f"--impl={i}" for i in TWO]
+    done = mpiarena("run", *args, "--bench", "pingpong,bcast", "--sizes", "8,64K",
+                    "--observations", "4", "--validate", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "pingpong: half round trip" in done.stdout
+    if len(TWO) == 2:
+        assert "faster than" in done.stdout or "indistinguishable" in done.stdout
+    listed = mpiarena("list", "--db", db)
+    assert "complete" in listed.stdout and "quick" in listed.stdout
+    rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--db", db).stdout)))
+    # pingpong at 2 sizes + bcast at 2 sizes, 4 observations, 2 ranks, per implementation
+    assert len(rows) == len(TWO) * 4 * 4 * 2
+    assert {r["status"] for r in rows} == {"ok"}
+    assert all(float(r["seconds"]) > 0 for r in rows)
+    doc = json.loads(mpiarena("export", "1", "--format", "json", "--db", db).stdout)
+    assert doc["run"]["status"] == "complete"
+    assert doc["run"]["machine"]["cores"] >= 1
+    assert {i["impl_id"] for i in doc["implementations"]} == set(TWO)
+    assert all(j["ranks"] and j["ranks"][0]["cpus"] for j in doc["jobs"])
+    shown = mpiarena("show", "latest", "--all", "--db", db)
+    assert shown.returncode == 0 and "bcast 64 KiB" in shown.stdout
+
+
+def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
+    bin_dir = tmp_path / "broken" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("mpicc", "mpiexec"):
+        script = bin_dir / name
+        script.write_text(f"#!/bin/sh\necho '{version_banner}'\necho 'cc1: fatal error: "
+                          "mpi.h: No such file or directory' >&2\nexit 1\n")
+        script.chmod(0o755)
+    return tmp_path / "broken"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--impl", "nosuch-1.0"], "unknown implementation 'nosuch-1.0'"),
+    (["run", "--sizes", "1,x"], "'x' is not a message size"),
+    (["run", "--sizes", "64..8"], "runs backwards"),
+    (["run", "--np", "0"], "rank counts must be 1 or more"),
+    (["run", "--np", "two"], "bad rank count list"),
+    (["run", "--bench", "pingpong,warp"], "unknown benchmark warp"),
+    (["run", "--suite", "/no/such.toml"], "suite '/no/such.toml' not found"),
+    (["run", "--suite", "/"], "cannot read suite file"),
+    (["show", "42"], "no run '42'"),
+    (["export", "--format", "xml"], "'xml' is not one of"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, db):
+    done = mpiarena(*args, "--db", db)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert leftovers() == []
+
+
+def test_wrapper_that_is_no_mpi(tmp_path, db):
+    prefix = _broken_prefix(tmp_path, "hello")
+    done = mpiarena("run", "--impl", f"broken={prefix}", "--db", db)
+    assert done.returncode == 2
+    assert "implementation 'broken' is not usable" in done.stderr
+
+
+def test_wrapper_that_cannot_compile(tmp_path, db):
+    prefix = _broken_prefix(tmp_path, "mpicc for MPICH version 9.9")
+    done = mpiarena("run", "--impl", f"broken={prefix}", "--db", db)
+    assert done.returncode == 2
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "building the core" in lines[0] and "mpi.h" in lines[0]
+    assert not list(Path(tmp_path).glob("**/.build-*"))
+
+
+def test_store_survives_bad_input(db):
+    assert mpiarena("run", "--impl", TWO[0], "--bench", "pingpong", "--sizes", "8",
+                    "--observations", "2", "--db", db).returncode == 0
+    assert mpiarena("run", "--impl", "nosuch", "--db", db).returncode == 2
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1

