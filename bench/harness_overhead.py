@@ -4,9 +4,10 @@
 For each implementation the script builds bench/minimal_pingpong.c with the implementation's
 own compiler wrapper (mpiarena's CFLAGS), launches it exactly as mpiarena launches its core
 (the family's launcher flags, one core per rank, the same rank user when run as root), and
-alternates it with `mpiarena run --bench pingpong` several times so that drift hits both.
-Observations are pooled per side; the ratio of medians mpiarena/minimal gets a bootstrap 95%
-confidence interval and a PASS/FAIL against 1.00 +- tolerance. Exit status 1 if any misses.
+alternates it with `mpiarena run --bench pingpong` (one launch each per round, the order
+swapped every round) so that drift hits both. Observations are pooled per side; the ratio of
+pooled medians mpiarena/minimal gets a bootstrap 95% confidence interval (launches, then
+observations resampled) and a PASS/FAIL against 1.00 +- tolerance. Exit status 1 if any misses.
 
 mpiarena reduces a pingpong observation as max(rank 0, rank 1) seconds per iteration * 0.5;
 the minimal program reports both ranks' loop time / k / 2, so the verdict applies mpiarena's
@@ -44,19 +45,31 @@ SOURCE = HERE / "minimal_pingpong.c"
 TAG = "MPIARENA_BENCH_TOKEN"  # inherited by every process either side starts
 DEFAULT_IMPLS = ("mpich-4.0.2", "openmpi-4.1.4")
 NP = 2
+FOREIGN = {"mpiexec", "mpirun", "mpiexec.hydra", "mpiexec.mpich", "mpiexec.openmpi", "orterun",
+           "prterun", "prted", "orted", "hydra_pmi_proxy", "arena"}  # as /proc/PID/comm shows them
 
 
 @dataclass
 class Side:
-    """Pooled observations of one side: every observation's (rank 0, rank 1) half round trip."""
+    """One side's observations, launch by launch: each a (rank 0, rank 1) half round trip."""
 
-    pairs: list[tuple[float, float]] = field(default_factory=list)
+    launches: list[np.ndarray] = field(default_factory=list)  # one (n, 2) array per launch
     ks: set[int] = field(default_factory=set)
 
-    def reduced(self, how: str) -> np.ndarray:
-        """'max': mpiarena's reduction, max of both ranks; 'rank0': rank 0 only."""
-        a = np.asarray(self.pairs, dtype=float)
-        return a.max(axis=1) if how == "max" else a[:, 0]
+    def add(self, pairs: list[tuple[float, float]], ks: set[int]) -> None:
+        self.launches.append(np.asarray(pairs, dtype=float).reshape(-1, 2))
+        self.ks |= ks
+
+    def reduced(self, how: str) -> list[np.ndarray]:
+        """Per launch: 'max' is mpiarena's reduction, max of both ranks; 'rank0' rank 0 only."""
+        return [a.max(axis=1) if how == "max" else a[:, 0] for a in self.launches]
+
+    @property
+    def n(self) -> int:
+        return sum(len(a) for a in self.launches)
+
+
+Got = dict[int, tuple[list[tuple[float, float]], set[int]]]  # size -> (observations, k values)
 
 
 def mpiarena_argv() -> list[str]:
@@ -64,6 +77,16 @@ def mpiarena_argv() -> list[str]:
     if exe := shutil.which("mpiarena"):
         return [exe]
     return [sys.executable, "-c", "from mpiarena.cli import main; main()"]
+
+
+def foreign_mpi(token: str) -> int:
+    """How many MPI launchers, proxies or mpiarena cores not started by us are running."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() in FOREIGN:
+                count += f"{TAG}={token}".encode() not in (entry / "environ").read_bytes()
+    return count
 
 
 def tagged_pids(token: str) -> list[int]:
@@ -120,7 +143,7 @@ def build_minimal(impl: Implementation, workdir: Path) -> Path:
 
 
 def run_minimal(impl: Implementation, binary: Path, sizes: list[int], nobs: int, target: float,
-                workdir: Path, env: dict[str, str]) -> dict[int, Side]:
+                workdir: Path, env: dict[str, str]) -> Got:
     """One launch of the minimal program, the way mpiarena launches its core."""
     user = users.for_ranks()
     binding = Variant(impl.id, impl).binding_for(NP)
@@ -134,18 +157,18 @@ def run_minimal(impl: Implementation, binary: Path, sizes: list[int], nobs: int,
     if user is not None:
         as_user = {"user": user.uid, "group": user.gid, "extra_groups": []}
     out = run(argv, full, 300, cwd=workdir, **as_user)
-    sides: dict[int, Side] = {s: Side() for s in sizes}
+    got: Got = {s: ([], set()) for s in sizes}
     for line in out.splitlines():
         parts = line.split("\t")
         if parts[0] == "obs":
-            side = sides[int(parts[1])]
-            side.ks.add(int(parts[3]))
-            side.pairs.append((float(parts[4]), float(parts[5])))
-    return sides
+            pairs, ks = got[int(parts[1])]
+            ks.add(int(parts[3]))
+            pairs.append((float(parts[4]), float(parts[5])))
+    return got
 
 
 def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path,
-              env: dict[str, str]) -> dict[int, Side]:
+              env: dict[str, str]) -> Got:
     """One `mpiarena run --bench pingpong`, read back through the store."""
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", "pingpong", "--sizes",
             ",".join(map(str, sizes)), "--observations", str(nobs), "--db", str(db)]
@@ -155,36 +178,108 @@ def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path,
         data = load(store, store.resolve("latest"))
     finally:
         store.close()
-    sides: dict[int, Side] = {}
+    got: Got = {}
     for size in sizes:
         group = data.cells[("pingpong", size, NP)][impl.id]
         if group.status != "ok":
             raise SystemExit(f"error: mpiarena's {impl.id} pingpong {size} B cell is "
                              f"{group.status}: {group.reason}")
-        side = sides.setdefault(size, Side())
-        side.ks.add(int(group.iterations or 0))
-        side.pairs += [(r[0] * 0.5, r[1] * 0.5) for r in group.per_rank]
-    return sides
+        got[size] = ([(r[0] * 0.5, r[1] * 0.5) for r in group.per_rank],
+                     {int(group.iterations or 0)})
+    return got
 
 
-def ratio_ci(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+def boot_medians(launches: list[np.ndarray], rng: np.random.Generator, n: int) -> np.ndarray:
+    """Bootstrap medians of the pooled observations, resampling launches, then observations.
+
+    Launches differ from each other far more than observations within one do here, so
+    resampling observations alone would give an interval that is much too narrow.
+    """
+    flat = np.concatenate(launches)
+    lens = np.array([len(a) for a in launches])
+    offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    chosen = rng.integers(0, len(launches), (n, len(launches)))
+    ln = lens[chosen][..., None]
+    pos = (rng.random((n, len(launches), int(lens.max()))) * ln).astype(int)
+    vals = flat[offs[chosen][..., None] + pos]
+    vals[np.arange(lens.max()) >= ln] = np.nan  # launches with fewer observations
+    return np.nanmedian(vals.reshape(n, -1), axis=1)
+
+
+def ratio_ci(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
              n: int = 10000) -> tuple[float, float, float]:
-    """median(a)/median(b) and its percentile-bootstrap 95% interval (sides resampled apart)."""
-    ma = np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
-    mb = np.median(b[rng.integers(0, len(b), (n, len(b)))], axis=1)
-    lo, hi = np.percentile(ma / mb, [2.5, 97.5])
-    return float(np.median(a) / np.median(b)), float(lo), float(hi)
+    """Pooled median(a)/median(b) and its two-level percentile-bootstrap 95% interval."""
+    lo, hi = np.percentile(boot_medians(a, rng, n) / boot_medians(b, rng, n), [2.5, 97.5])
+    return float(np.median(np.concatenate(a)) / np.median(np.concatenate(b))), float(lo), float(hi)
+
+
+def paired_ratio(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Generator,
+                 n: int = 10000) -> tuple[float, float, float]:
+    """Median over rounds of median(a launch)/median(b launch) of the same round, with a
+    bootstrap 95% interval over rounds: the two launches of a round run seconds apart, so
+    slow spells of the machine (which last seconds here) mostly cancel out.
+    """
+    r = np.array([np.median(x) / np.median(y) for x, y in zip(a, b, strict=True)])
+    boot = np.median(r[rng.integers(0, len(r), (n, len(r)))], axis=1)
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return float(np.median(r)), float(lo), float(hi)
 
 
 def fmt_t(seconds: float) -> str:
     return f"{seconds * 1e9:.1f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.2f} us"
 
 
+def k_range(ks: set[int]) -> str:
+    return f"{min(ks)}" if len(ks) == 1 else f"{min(ks)}-{max(ks)}"
+
+
+def compare(impl: Implementation, sizes: list[int], args: argparse.Namespace, target: float,
+            workdir: Path, env: dict[str, str], token: str, rng: np.random.Generator) -> bool:
+    """Alternate both sides args.rounds times, print the figures; True if every size passes."""
+    binary = build_minimal(impl, workdir)
+    db = workdir / f"{impl.id}.db"
+    sides = {who: {s: Side() for s in sizes} for who in ("arena", "minimal")}
+    disturbed = 0
+    for rnd in range(args.rounds):
+        for who in ("arena", "minimal") if rnd % 2 == 0 else ("minimal", "arena"):
+            disturbed += foreign_mpi(token) > 0
+            got = (run_arena(impl, sizes, args.observations, db, env) if who == "arena" else
+                   run_minimal(impl, binary, sizes, args.observations, target, workdir, env))
+            for s, (pairs, ks) in got.items():
+                sides[who][s].add(pairs, ks)
+    print(f"\n{impl.id} ({impl.launcher}, {args.rounds} launches per side)")
+    if disturbed:
+        print(f"  warning: other MPI jobs were running at {disturbed} of {2 * args.rounds} "
+              "launches; their load disturbs these figures")
+    ok_all = True
+    for s in sizes:
+        a, m = sides["arena"][s], sides["minimal"][s]
+        am, mm = (float(np.median(np.concatenate(x.reduced("max")))) for x in (a, m))
+        r, lo, hi = ratio_ci(a.reduced("max"), m.reduced("max"), rng)
+        r0, lo0, hi0 = ratio_ci(a.reduced("rank0"), m.reduced("rank0"), rng)
+        naive = am / float(np.median(np.concatenate(m.reduced("rank0"))))
+        ok = abs(r - 1) <= args.tolerance
+        ok_all &= ok
+        band = f"{1 - args.tolerance:.2f}..{1 + args.tolerance:.2f}"
+        wide = " (CI wider than the band: more --rounds)" if lo < 1 - args.tolerance or \
+            hi > 1 + args.tolerance else ""
+        print(f"  {format_size(s):>7}: mpiarena median {fmt_t(am)} (n={a.n}, k={k_range(a.ks)})"
+              f"  minimal median {fmt_t(mm)} (n={m.n}, k={k_range(m.ks)})")
+        print(f"           mpiarena/minimal {r:.3f} [95% CI {lo:.3f}-{hi:.3f}] "
+              f"{'PASS' if ok else 'FAIL'} vs {band}{wide}")
+        pr, plo, phi = paired_ratio(a.reduced("max"), m.reduced("max"), rng)
+        print(f"           checks: rank0/rank0 {r0:.3f} [{lo0:.3f}-{hi0:.3f}], "
+              f"reported/minimal-rank0 {naive:.3f}, paired by round {pr:.3f} "
+              f"[{plo:.3f}-{phi:.3f}]")
+    return ok_all
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
                         f"default: {', '.join(DEFAULT_IMPLS)}")
-    parser.add_argument("--rounds", type=int, default=3, help="A/B alternations (default 3)")
+    parser.add_argument("--rounds", type=int, default=20,
+                        help="A/B alternations, one launch per side each (default 20)")
     parser.add_argument("--observations", type=int, default=20, help="per cell and launch")
     parser.add_argument("--sizes", default="8,1M", help="message sizes (default 8,1M)")
     parser.add_argument("--tolerance", type=float, default=0.03, help="allowed |ratio - 1|")
@@ -202,43 +297,15 @@ def main() -> int:
     failed = False
     try:
         user = users.for_ranks()
-        print(f"ranks run as {user.name if user else 'self'}; binding one core per rank; "
+        binding = Variant(impls[0].id, impls[0]).binding_for(NP)
+        print(f"ranks run as {user.name if user else 'self'}; binding '{binding}' both sides; "
               f"{args.rounds} rounds x {args.observations} observations per side; "
               f"k so a loop lasts >= {target * 1e3:g} ms")
         print("mpiarena reduces an observation as max(rank0, rank1)/2, the minimal program "
               "reports rank0/2: the verdict uses max(rank0, rank1)/2 on both sides "
               "(like-for-like); rank0-vs-rank0 and reported-vs-rank0 are shown as checks")
         for impl in impls:
-            binary = build_minimal(impl, workdir)
-            db = workdir / f"{impl.id}.db"
-            arena = {s: Side() for s in sizes}
-            minimal = {s: Side() for s in sizes}
-            for rnd in range(args.rounds):
-                order = ("arena", "minimal") if rnd % 2 == 0 else ("minimal", "arena")
-                for who in order:
-                    got = (run_arena(impl, sizes, args.observations, db, env) if who == "arena"
-                           else run_minimal(impl, binary, sizes, args.observations, target,
-                                            workdir, env))
-                    pooled = arena if who == "arena" else minimal
-                    for s, side in got.items():
-                        pooled[s].pairs += side.pairs
-                        pooled[s].ks |= side.ks
-            print(f"\n{impl.id} ({impl.launcher})")
-            for s in sizes:
-                a, m = arena[s], minimal[s]
-                am, mm = np.median(a.reduced("max")), np.median(m.reduced("max"))
-                r, lo, hi = ratio_ci(a.reduced("max"), m.reduced("max"), rng)
-                r0, lo0, hi0 = ratio_ci(a.reduced("rank0"), m.reduced("rank0"), rng)
-                rep = am / np.median(m.reduced("rank0"))
-                ok = abs(r - 1) <= args.tolerance
-                failed |= not ok
-                print(f"  {format_size(s):>7}: mpiarena {fmt_t(am)} (n={len(a.pairs)}, "
-                      f"k={sorted(a.ks)})  minimal {fmt_t(mm)} (n={len(m.pairs)}, "
-                      f"k={sorted(m.ks)})")
-                print(f"           ratio {r:.3f} [95% CI {lo:.3f}-{hi:.3f}]  "
-                      f"{'PASS' if ok else 'FAIL'} (target {1 - args.tolerance:.2f}.."
-                      f"{1 + args.tolerance:.2f}); rank0 only {r0:.3f} [{lo0:.3f}-{hi0:.3f}]; "
-                      f"reported/minimal-rank0 {rep:.3f}")
+            failed |= not compare(impl, sizes, args, target, workdir, env, token, rng)
     finally:
         left = kill_tagged(token)
         shutil.rmtree(workdir, ignore_errors=True)

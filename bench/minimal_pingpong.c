@@ -59,13 +59,18 @@ static void measure(int size, int nobs, double target)
     memset(r, 0, (size_t)size + 1);
     loop(s, r, size, 10); /* warm-up */
     long k = 1;
-    for (;;) { /* calibration: rank 0 grows k until one loop lasts target seconds */
+    int confirmed = 0;
+    for (;;) { /* calibration: grow k until two loops in a row last target seconds */
         double dt = loop(s, r, size, k);
         long next = 0; /* 0: k is final */
         if (rank == 0 && dt < target && k < KMAX) {
             double grow = target / (dt > 1e-9 ? dt : 1e-9) * 1.25;
             grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
             next = (long)((double)k * grow) > KMAX ? KMAX : (long)((double)k * grow);
+            confirmed = 0;
+        } else if (rank == 0 && !confirmed && k < KMAX) {
+            next = k;
+            confirmed = 1;
         }
         if (!(next = agree(next)))
             break;

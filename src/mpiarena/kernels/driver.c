@@ -266,6 +266,7 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
 {
     struct step st = {1, STEP_RUN, 0};
     long nobs = 0, rounds = 0;
+    int confirmed = 0; /* k must reach the target twice in a row: one hiccup must not fix it */
     double start = M->now();
     for (;;) {
         relay_step(&st);
@@ -285,6 +286,9 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
             st.k = (int64_t)((double)st.k * grow);
             st.k = st.k > KMAX ? KMAX : st.k;
+            confirmed = 0;
+        } else if (st.kind == STEP_RUN && rounds > 1 && !confirmed && st.k < KMAX) {
+            confirmed = 1;
         } else if (st.kind == STEP_RUN && rounds > 1) {
             st.kind = STEP_OBS;
         } else if (st.kind == STEP_OBS) {
