@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from mpiarena import paths
 from mpiarena.impls import Implementation, discover
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
-                  "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi"}
+                  "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi", "lamd",
+                  "lamboot", "lamhalt", "pvmd", "pvmd3", "pvmgs"}
 
 
 def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
@@ -24,17 +26,25 @@ def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
                           env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
 
 
-def leftovers() -> list[str]:
-    """Launchers, daemons or core processes still running."""
+def _running() -> list[str]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 comm = (entry / "comm").read_text().strip()
-            except OSError:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
                 continue
-            if comm in LEFTOVER_NAMES:
+            if comm in LEFTOVER_NAMES and state not in ("Z", "X"):
                 found.append(f"{comm}[{entry.name}]")
+    return found
+
+
+def leftovers(grace: float = 2.0) -> list[str]:
+    """Launchers, daemons or core processes still running after a short grace for exits."""
+    deadline = time.monotonic() + grace
+    while (found := _running()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return found
 
 

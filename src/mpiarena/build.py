@@ -68,7 +68,7 @@ def _compile(impl: Implementation, dest: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
     try:
         done = _run([str(impl.wrapper), *CFLAGS, "-o", str(tmp / "arena"),
-                     *map(str, _sources(impl))], impl, cwd=tmp)
+                     *map(str, _sources(impl)), *family_of(impl).link_flags], impl, cwd=tmp)
         if done.returncode != 0:
             raise ArenaError(f"{impl.id}: building the core with {impl.wrapper} failed: "
                              f"{_first_error(done.stderr + done.stdout)}; check that the "

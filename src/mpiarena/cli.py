@@ -169,7 +169,6 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
     for v in plan.variants:
         store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
                           v.binding or "auto")
-    signal.signal(signal.SIGTERM, _on_sigterm)
     status = "complete"
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=err, transient=True) as progress:
@@ -230,6 +229,7 @@ def export_cmd(run: str, fmt: str, output: str | None, db: str) -> None:
 
 def main() -> None:
     """Entry point: every user error becomes one line on stderr and exit status 2."""
+    signal.signal(signal.SIGTERM, _on_sigterm)  # SIGTERM stops as cleanly as Ctrl-C
     try:
         cli.main(standalone_mode=False)
     except ArenaError as e:

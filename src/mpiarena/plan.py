@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 
 from .benchmarks import BENCHMARKS
-from .impls import Implementation
+from .impls import Implementation, family_of
 from .suites import Suite
 
 
@@ -90,6 +90,11 @@ def _cells(suite: Suite) -> dict[int, list[Cell]]:
     return by_np
 
 
+def _fits(variant: Variant, np: int) -> bool:
+    most = family_of(variant.impl).max_np
+    return most is None or np <= most
+
+
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
@@ -99,12 +104,13 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
     rounds = []
     for np in sorted(set(cells) | (set(suite.nps) if startup else set())):
         rnd = Round(np)
+        fit = [v for v in variants if _fits(v, np)]
         if startup:
             for _ in range(suite.init_launches):
-                rnd.launches += rng.sample(variants, len(variants))
+                rnd.launches += rng.sample(fit, len(fit))
         order = list(cells.get(np, []))
         rng.shuffle(order)
         for cell in order:
-            rnd.turns += [(cell, v) for v in rng.sample(variants, len(variants))]
+            rnd.turns += [(cell, v) for v in rng.sample(fit, len(fit))]
         rounds.append(rnd)
     return Plan(suite, variants, rounds, seed)

@@ -17,7 +17,7 @@ Key = tuple[str, int, int]  # bench, size, np
 class Group:
     """Everything measured for one variant in one cell (benchmark x size x ranks)."""
 
-    status: str = "ok"  # ok | na | failed | invalid
+    status: str = "ok"  # ok | na | skipped (its job failed earlier) | invalid | failed
     reason: str = ""
     values: list[float] = field(default_factory=list)  # reduced observations, seconds
     per_rank: list[list[float]] = field(default_factory=list)
@@ -48,7 +48,7 @@ class RunData:
         return [b for b in BENCHMARKS if b in present]
 
 
-_SEVERITY = {"ok": 0, "na": 1, "invalid": 2, "failed": 3}
+_SEVERITY = {"ok": 0, "na": 1, "skipped": 2, "invalid": 3, "failed": 4}
 
 
 def load(store: Store, run_id: int) -> RunData:

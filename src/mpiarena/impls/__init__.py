@@ -8,12 +8,15 @@ from ..errors import ArenaError
 from .base import Family, Found, Implementation, Launch
 from .discover import discover
 from .impi import IntelMpi
+from .lam import Lam
 from .mpich import Mpich
 from .openmpi import OpenMpi
+from .pvm import Pvm
+from .tcp import Tcp
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (Mpich(), OpenMpi(), IntelMpi())}
-INSTALL_HINTS = {"mpich": Mpich.install_hint, "openmpi": OpenMpi.install_hint,
-                 "impi": IntelMpi.install_hint}
+_ALL = (Mpich(), OpenMpi(), IntelMpi(), Lam(), Pvm(), Tcp())
+FAMILIES: dict[str, Family] = {f.name: f for f in _ALL}
+INSTALL_HINTS = {f.name: f.install_hint for f in _ALL}
 
 __all__ = ["FAMILIES", "Found", "Implementation", "Launch", "discover", "family_of",
            "parse_user_impls", "select"]

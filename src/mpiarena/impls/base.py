@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..users import RankUser
+
 
 @dataclass(frozen=True)
 class Implementation:
@@ -44,6 +46,20 @@ class Launch:
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    binding: str | None = None  # what the launcher really applies, if not what was asked
+    short_program: bool = False  # start as ./arena from the build directory (LAM: see lam.py)
+
+
+class Runtime(Protocol):
+    """Daemons a family needs for the life of one job (LAM's lamd, PVM's pvmd)."""
+
+    def up(self, env: dict[str, str]) -> dict[str, str]:
+        """Start them with the job env; return what the launcher needs; RuntimeError on failure."""
+        ...
+
+    def down(self) -> None:
+        """Stop them, whatever state they are in."""
+        ...
 
 
 class Family(Protocol):
@@ -51,6 +67,14 @@ class Family(Protocol):
 
     name: str
     kernel_module: str  # the C module of the core it is built with
+    link_flags: tuple[str, ...]  # after the sources when compiling
+    max_np: int | None  # most ranks a job can have (raw TCP: 2)
+    install_hint: str
+
+    def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
+                env: dict[str, str]) -> Runtime | None:
+        """The daemons a job of np ranks needs, or None."""
+        ...
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         """Launcher arguments for np ranks on this machine, binding 'core' or 'none'."""
@@ -59,3 +83,14 @@ class Family(Protocol):
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         """Arguments that make the compiler wrapper print the underlying command."""
         ...
+
+
+class Daemonless:
+    """A family whose launcher needs no daemon and whose core links with the wrapper alone."""
+
+    link_flags: tuple[str, ...] = ()
+    max_np: int | None = None
+
+    def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
+                env: dict[str, str]) -> Runtime | None:
+        return None

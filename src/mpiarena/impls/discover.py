@@ -8,6 +8,9 @@ from pathlib import Path
 
 from . import pypi
 from .base import Found, Implementation
+from .lam import Lam
+from .pvm import Pvm
+from .tcp import Tcp
 from .wrappers import identify
 
 DEBIAN = [("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),
@@ -34,6 +37,14 @@ def _candidates(user: dict[str, Path], impls_dir: Path):
 
 def discover(user: dict[str, Path], impls_dir: Path) -> list[Found]:
     """Every implementation found, usable or not, each under a unique stable id."""
+    found = _mpi_wrappers(user, impls_dir)
+    for family in (Lam(), Pvm(), Tcp()):
+        found += family.detect()
+    return found
+
+
+def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:
+    """MPICH, Open MPI and Intel MPI, told apart by asking their compiler wrappers."""
     found: list[Found] = []
     seen: set[Path] = set()
     ids: set[str] = set()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .base import Implementation, Launch
+from .base import Daemonless, Implementation, Launch
 
 
-class IntelMpi:
+class IntelMpi(Daemonless):
     name = "impi"
     kernel_module = "mod_mpi.c"
     install_hint = "mpiarena install impi"

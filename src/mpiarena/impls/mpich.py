@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .base import Implementation, Launch
+from .base import Daemonless, Implementation, Launch
 
 
-class Mpich:
+class Mpich(Daemonless):
     name = "mpich"
     kernel_module = "mod_mpi.c"
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from .base import Implementation, Launch
+from .base import Daemonless, Implementation, Launch
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
-class OpenMpi:
+class OpenMpi(Daemonless):
     name = "openmpi"
     kernel_module = "mod_mpi.c"
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"

@@ -42,8 +42,10 @@ typedef struct arena_module {
     void (*sendrecv)(const void *sbuf, void *rbuf, size_t n, int peer);
     /* Post w receives and w non-blocking sends of n bytes each with peer, wait for all. */
     void (*window)(const void *sbuf, void *rbuf, size_t n, int peer, int w);
-    /* Non-zero if the family can express this collective. */
-    int (*has_coll)(enum arena_coll op);
+    /* Non-zero if the family can express this collective at this size. */
+    int (*has_coll)(enum arena_coll op, size_t size);
+    /* Non-zero if a 0-byte point-to-point message exists (not on a byte stream). */
+    int zero_byte_messages;
     /* One collective of `size` bytes per rank (reduce: ceil(size/4) ints, sum), root 0.
      * sbuf/rbuf are sized by the driver: np*size where the operation needs it. */
     void (*coll)(enum arena_coll op, const void *sbuf, void *rbuf, size_t size);

@@ -58,7 +58,8 @@ struct step {
 };
 
 struct bufs {
-    unsigned char *s, *r; /* first slot of each */
+    unsigned char *s, *r; /* first slot of each, page-aligned */
+    void *s_mem, *r_mem;  /* what malloc gave (LAM replaces malloc/free but not aligned_alloc) */
     size_t sstride, rstride;
     long nslots;
 };
@@ -106,18 +107,20 @@ static void bufs_alloc(struct bufs *b, int bench, size_t size, int offcache)
         if (b->nslots < 2)
             b->nslots = 2;
     }
-    b->s = aligned_alloc(4096, b->sstride * (size_t)b->nslots);
-    b->r = aligned_alloc(4096, b->rstride * (size_t)b->nslots);
-    if (!b->s || !b->r)
+    b->s_mem = malloc(b->sstride * (size_t)b->nslots + 4096);
+    b->r_mem = malloc(b->rstride * (size_t)b->nslots + 4096);
+    if (!b->s_mem || !b->r_mem)
         M->abort("out of memory for benchmark buffers");
+    b->s = (unsigned char *)round_up((size_t)b->s_mem, 4096);
+    b->r = (unsigned char *)round_up((size_t)b->r_mem, 4096);
     memset(b->s, 1, b->sstride * (size_t)b->nslots);
     memset(b->r, 0, b->rstride * (size_t)b->nslots);
 }
 
 static void bufs_free(struct bufs *b)
 {
-    free(b->s);
-    free(b->r);
+    free(b->s_mem);
+    free(b->r_mem);
 }
 
 /* The driver's own barrier, identical for every library: dissemination over send/recv. */
@@ -319,7 +322,10 @@ static void run_cell(const struct cmd *c)
     const char *why = NULL;
     if (c->bench < 0) why = "unknown benchmark";
     else if (is_p2p(c->bench) && np < 2) why = "needs at least 2 ranks";
-    else if (is_coll(c->bench) && !M->has_coll(coll_of(c->bench))) why = "not expressible in this family";
+    else if (is_p2p(c->bench) && c->size == 0 && !M->zero_byte_messages)
+        why = "a byte stream has no 0-byte message";
+    else if (is_coll(c->bench) && !M->has_coll(coll_of(c->bench), (size_t)c->size))
+        why = "not expressible in this family";
     else if (c->size < 0 || c->nobs < 1 || c->window < 1) why = "bad cell parameters";
     if (why) {
         if (rank == 0) printf("done\t%lld\tna\t%s\n", (long long)c->id, why);

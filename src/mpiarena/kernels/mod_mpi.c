@@ -19,7 +19,7 @@ static void mpi_init(int *argc, char ***argv, int *rank, int *np, char *level, s
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(comm, rank);
     MPI_Comm_size(comm, np);
-#if MPI_VERSION >= 2
+#if MPI_VERSION >= 2 || defined(LAM_MPI)
     MPI_Query_thread(&provided);
 #endif
     const char *names[] = {"single", "funneled", "serialized", "multiple"};
@@ -53,6 +53,9 @@ static void mpi_library_version(char *buf, size_t len)
     int n = 0;
     MPI_Get_library_version(v, &n);
     snprintf(buf, len, "%s", v);
+#elif defined(LAM_MPI)
+    snprintf(buf, len, "LAM/MPI %d.%d.%d (MPI %d.%d)", LAM_MAJOR_VERSION, LAM_MINOR_VERSION,
+             LAM_RELEASE_VERSION, MPI_VERSION, MPI_SUBVERSION);
 #else
     snprintf(buf, len, "MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
 #endif
@@ -105,7 +108,11 @@ static void mpi_window(const void *sbuf, void *rbuf, size_t n, int peer, int w)
     MPI_Waitall(2 * w, reqs, stats);
 }
 
-static int mpi_has_coll(enum arena_coll op) { return op < ARENA_NCOLL; }
+static int mpi_has_coll(enum arena_coll op, size_t size)
+{
+    (void)size;
+    return op < ARENA_NCOLL;
+}
 
 static void mpi_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)
 {
@@ -138,5 +145,6 @@ const arena_module arena_module_impl = {
     .sendrecv = mpi_sendrecv,
     .window = mpi_window,
     .has_coll = mpi_has_coll,
+    .zero_byte_messages = 1,
     .coll = mpi_coll,
 };

@@ -25,9 +25,10 @@ def _oversub(np_: int, cores: int) -> str:
 
 def _cell_text(bench: str, size: int, group: Group | None, window: int) -> str:
     if group is None:
-        return ""
+        return "n/a"
     if group.status != "ok" or not group.values:
-        return {"na": "n/a", "invalid": "INVALID", "failed": "failed"}.get(group.status, "-")
+        return {"na": "n/a", "invalid": "INVALID", "failed": "failed",
+                "skipped": "skipped"}.get(group.status, "-")
     median = float(np.median(group.array))
     text = units.seconds(median)
     bw = BENCHMARKS[bench].bandwidth(size, median / BENCHMARKS[bench].scale, window)

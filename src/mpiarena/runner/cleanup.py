@@ -8,12 +8,13 @@ import signal
 import time
 from pathlib import Path
 
-TOKEN_VAR = "MPIARENA_JOB"
+TOKEN_VAR = "MPIARENA_JOB"  # one per job
+RUN_VAR = "MPIARENA_RUN"  # one per run: the final sweep
 
 
-def tagged_pids(token: str) -> list[int]:
-    """Processes whose environment carries MPIARENA_JOB=token."""
-    needle = f"{TOKEN_VAR}={token}".encode()
+def tagged_pids(token: str, var: str = TOKEN_VAR) -> list[int]:
+    """Processes whose environment carries var=token."""
+    needle = f"{var}={token}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -26,16 +27,26 @@ def tagged_pids(token: str) -> list[int]:
     return pids
 
 
-def kill_tagged(token: str, grace: float = 1.0) -> None:
-    """SIGTERM then SIGKILL every process tagged with token, until none is left."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
-        pids = tagged_pids(token)
+def alive(pid: int) -> bool:
+    """True while pid exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> None:
+    """SIGTERM, then SIGKILL, every process tagged with token; return once all are gone."""
+    seen: set[int] = set()
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        pids = tagged_pids(token, var)
+        seen.update(pids)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         deadline = time.monotonic() + wait
-        while pids and time.monotonic() < deadline:
-            time.sleep(0.02)
-            pids = tagged_pids(token)
-        if not pids:
+        while time.monotonic() < deadline and any(alive(p) for p in seen):
+            time.sleep(0.01)
+        if not any(alive(p) for p in seen) and not tagged_pids(token, var):
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,9 @@ from ..build import Build
 from ..plan import Cell, Plan, Round, Variant
 from ..store import Obs, Store
 from ..users import RankUser
-from .job import Job, JobError
-from .launch import job_for
+from .cleanup import RUN_VAR, kill_tagged
+from .job import Hello, Job, JobError
+from .launch import Daemons, job_for
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Executor:
         self.settings, self.user, self.advance = settings, user, advance
         self.seq = 0
         self.jobs_started = itertools.count()
+        self.run_token = uuid.uuid4().hex
         self.failed: dict[str, str] = {}  # variant id -> why, for the current round
         self.workdir: Path | None = None
         self.live: list[Job] = []
@@ -42,12 +45,15 @@ class Executor:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
         self.workdir = Path(tempfile.mkdtemp(prefix="run-", dir=paths.scratch_dir()))
         self.workdir.chmod(0o755)
+        self.daemons = Daemons(self.workdir, self.user, self.run_token)
         try:
             for rnd in self.plan.rounds:
                 self._round(rnd)
         finally:
             for job in self.live:
                 job.kill()
+            self.daemons.stop_all()
+            kill_tagged(self.run_token, var=RUN_VAR)
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     # --- one round -----------------------------------------------------------------------
@@ -70,58 +76,77 @@ class Executor:
                     self.store.update_job(job_id, status="ok")
                 except JobError as e:
                     self.store.update_job(job_id, status="failed", reason=str(e))
-            job.kill()
-            self.live.remove(job)
+            self._retire(job)
+        self.daemons.stop_all()
 
-    def _job(self, variant: Variant, np: int) -> tuple[Job, int]:
+    def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
+        """A started job; on failure the variant is out of the round and JobError is raised."""
         assert self.workdir is not None
         log = self.workdir / f"job-{next(self.jobs_started)}.err"
-        job, binding = job_for(variant, np, self.builds[variant.impl.id].binary, self.workdir,
-                               self.user, log)
+        try:
+            job, binding = job_for(variant, np, self.builds[variant.impl.id].binary,
+                                   self.workdir, self.user, log, self.daemons)
+        except JobError as e:
+            self._out(variant, f"its daemons did not start: {e}")
+            raise
         job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
                                     job.argv)
         self.live.append(job)
-        return job, job_id
-
-    def _start(self, variant: Variant, np: int) -> tuple[Job, int] | None:
-        job, job_id = self._job(variant, np)
         try:
             hello = job.start(self.settings.timeout)
         except JobError as e:
             self._fail(variant, job, job_id, f"start-up failed: {e}")
-            return None
+            raise
         self.store.update_job(job_id, status="running", tick=hello.tick,
                               resolution=hello.resolution, thread_level=hello.thread_level,
                               ranks=[r.__dict__ for r in hello.ranks])
+        return job, job_id, hello
+
+    def _start(self, variant: Variant, np: int) -> tuple[Job, int] | None:
+        try:
+            job, job_id, _ = self._launched(variant, np)
+        except JobError:
+            return None
         return job, job_id
 
-    def _fail(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
+    def _out(self, variant: Variant, reason: str) -> None:
+        """The variant measures nothing more in this round; its daemons are halted now."""
         self.failed[variant.id] = reason
+        self.daemons.stop(variant.id)
+
+    def _fail(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
         self.store.update_job(job_id, status="failed", reason=reason)
         job.kill()
+        self._out(variant, reason)
+
+    def _retire(self, job: Job) -> None:
+        job.kill()
+        if job in self.live:
+            self.live.remove(job)
 
     def _startup(self, variant: Variant, np: int) -> None:
         """One launch that only starts and stops: launch-to-init and finalize times."""
         self.advance(f"{variant.id} start-up, {np} ranks")
+        cell = Cell("init", 0, np)
         if variant.id in self.failed:
-            self._record(variant, Cell("init", 0, np), None, "failed", self.failed[variant.id])
+            self._record(variant, cell, None, "skipped", self.failed[variant.id])
             return
-        job, job_id = self._job(variant, np)
         try:
-            hello = job.start(self.settings.timeout)
+            job, job_id, hello = self._launched(variant, np)
+        except JobError as e:
+            self._record(variant, cell, None, "failed", str(e))
+            return
+        try:
             finalize, _ = job.quit(self.settings.timeout)
         except JobError as e:
-            self._fail(variant, job, job_id, f"start-up failed: {e}")
-            self._record(variant, Cell("init", 0, np), job_id, "failed", str(e))
+            self._fail(variant, job, job_id, f"shut-down failed: {e}")
+            self._record(variant, cell, job_id, "failed", str(e))
             return
         finally:
-            job.kill()
-            self.live.remove(job)
-        self.store.update_job(job_id, status="ok", tick=hello.tick, resolution=hello.resolution,
-                              thread_level=hello.thread_level,
-                              ranks=[r.__dict__ for r in hello.ranks])
+            self._retire(job)
+        self.store.update_job(job_id, status="ok")
         n = self._count("init", variant, np)
-        self._record(variant, Cell("init", 0, np), job_id, "ok", "", 1,
+        self._record(variant, cell, job_id, "ok", "", 1,
                      [Obs(n, [r.since_launch for r in hello.ranks])])
         self._record(variant, Cell("finalize", 0, np), job_id, "ok", "", 1, [Obs(n, finalize)])
 
@@ -133,7 +158,7 @@ class Executor:
     def _turn(self, cell: Cell, variant: Variant, started: tuple[Job, int] | None) -> None:
         self.advance(f"{variant.id} {cell.bench}")
         if started is None or variant.id in self.failed:
-            self._record(variant, cell, None, "failed", self.failed.get(variant.id, "not started"))
+            self._record(variant, cell, None, "skipped", self.failed.get(variant.id, "not started"))
             return
         job, job_id = started
         s = self.plan.suite

@@ -118,12 +118,9 @@ class Job:
         if self.proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(5)
-            for stream in (self.proc.stdin, self.proc.stdout):
-                try:
-                    if stream:
-                        stream.close()
-                except OSError:
-                    pass
+            if self.proc.stdin:  # stdout stays with the reader thread, which ends at its EOF
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
 
     # --- cells ---------------------------------------------------------------------------
     def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,

@@ -1,0 +1,99 @@
+"""LAM/MPI 7: a universe of lamd daemons booted for each job, ranks as the unprivileged user.
+
+LAM refuses to run as root. Its default transport selection fails on this kind of machine
+(rank exit status 22), so the shared-memory `usysv` RPI is chosen unless a variant sets
+LAM_MPI_SSI_rpi (usysv, sysv, tcp, crtcp, lamd). MPI_Init fails now and then ("Unix errno: 14,
+Bad address") when the program path is long, as the build cache's is: the core is started as
+./arena from its own directory. LAM's malloc replaces free() but not aligned_alloc(): the
+core allocates with malloc only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+from .. import users
+from ..procs import last_words, run_as
+from ..users import RankUser
+from .base import Found, Implementation, Launch
+
+WRAPPER = Path("/usr/bin/mpicc.lam")
+LAUNCHER = Path("/usr/bin/mpirun.lam")
+EXPORTED = "ARENA_T0,ARENA_FAULT,MPIARENA_JOB,MPIARENA_RUN"  # mpirun -x: LAM passes no env else
+
+
+class LamUniverse:
+    """lamboot before the first rank, lamhalt after the last, lamwipe if halting fails."""
+
+    def __init__(self, bin_dir: Path, np: int, workdir: Path, user: RankUser | None):
+        self.bin_dir, self.np, self.workdir, self.user = bin_dir, np, workdir, user
+        self.suffix = f"arena{uuid.uuid4().hex[:12]}"
+        self.schema = workdir / f"{self.suffix}.bhost"
+        self.log = workdir / f"{self.suffix}.log"
+        self.env: dict[str, str] = {}
+
+    def up(self, env: dict[str, str]) -> dict[str, str]:
+        self.env = {**env, "LAM_MPI_SESSION_SUFFIX": self.suffix}
+        self.schema.write_text(f"localhost cpu={self.np}\n")
+        self.schema.chmod(0o644)
+        code = run_as([str(self.bin_dir / "lamboot"), str(self.schema)], self.env, self.workdir,
+                      self.user, self.log)
+        if code != 0:
+            self.down()
+            raise RuntimeError(f"lamboot failed (exit status {code}): {last_words(self.log)}")
+        return {"LAM_MPI_SESSION_SUFFIX": self.suffix}
+
+    def down(self) -> None:
+        if run_as([str(self.bin_dir / "lamhalt")], self.env, self.workdir, self.user, self.log,
+                  timeout=15) != 0:
+            run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
+                   self.user, self.log, timeout=15)
+
+
+class Lam:
+    name = "lam"
+    kernel_module = "mod_mpi.c"
+    link_flags: tuple[str, ...] = ()
+    install_hint = "apt-get install lam-runtime lam4-dev"
+    max_np: int | None = None
+
+    def detect(self) -> list[Found]:
+        if not WRAPPER.exists() or not shutil.which("lamboot"):
+            return []
+        version = _laminfo_version()
+        impl_id = f"lam-{version}"
+        if os.geteuid() == 0 and users.lookup() is None:
+            return [Found(impl_id, problem="LAM/MPI refuses to run as root and the rank user "
+                          f"'{users.name()}' does not exist", fix="mpiarena setup")]
+        return [Found(impl_id, Implementation(impl_id, "lam", version, "debian", WRAPPER,
+                                              LAUNCHER))]
+
+    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
+        return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
+                      {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": ""}, binding="none",
+                      short_program=True)
+
+    def wrapper_flags(self, impl: Implementation) -> list[str]:
+        return ["-showme"]
+
+    def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
+                env: dict[str, str]) -> LamUniverse:
+        return LamUniverse(impl.launcher.parent, np, workdir, user)
+
+
+def _laminfo_version() -> str:
+    """'7.1.4' from `laminfo -parsable -version lam full`."""
+    try:
+        out = subprocess.run(["laminfo", "-parsable", "-version", "lam", "full"],
+                             capture_output=True, text=True, timeout=20,
+                             stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    for line in out.splitlines():
+        if line.startswith("version:lam:"):
+            return line.rsplit(":", 1)[1].strip()
+    return "unknown"

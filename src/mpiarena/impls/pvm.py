@@ -1,0 +1,99 @@
+"""PVM 3.4: a pvmd of its own for each job (own PVM_TMP), the first task spawns the others."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from ..procs import last_words
+from ..users import RankUser
+from .base import Found, Implementation, Launch
+
+ROOT = Path("/usr/lib/pvm3")
+HEADER = Path("/usr/include/pvm3.h")
+PVMD = Path("/usr/bin/pvmd")
+
+
+class PvmDaemon:
+    """Start pvmd with a generated host file and a private PVM_TMP; halt it afterwards."""
+
+    def __init__(self, workdir: Path, user: RankUser | None):
+        name = f"pvm-{uuid.uuid4().hex[:12]}"
+        self.tmp = workdir / name
+        self.hosts = workdir / f"{name}.hosts"
+        self.log = workdir / f"{name}.log"
+        self.user, self.workdir = user, workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def up(self, env: dict[str, str]) -> dict[str, str]:
+        self.tmp.mkdir(mode=0o700)
+        if self.user is not None:
+            os.chown(self.tmp, self.user.uid, self.user.gid)
+        # ep: where pvm_spawn finds the group server (the core is spawned by absolute path)
+        self.hosts.write_text(f"* ep={ROOT / 'lib'}\nlocalhost\n")
+        self.hosts.chmod(0o644)
+        extra = {"PVM_ROOT": str(ROOT), "PVM_TMP": str(self.tmp)}
+        run_env = {**env, **extra}
+        if self.user is not None:
+            run_env.update(HOME=self.user.home, USER=self.user.name, LOGNAME=self.user.name)
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                [str(PVMD), str(self.hosts)], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                env=run_env, cwd=self.workdir, start_new_session=True,
+                user=self.user.uid if self.user else None,
+                group=self.user.gid if self.user else None,
+                extra_groups=[] if self.user else None)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:  # pvmd prints its address file once it is up
+            if self.proc.poll() is not None:
+                break
+            if self.log.read_text(errors="replace").strip():
+                return extra
+            time.sleep(0.02)
+        self.down()
+        raise RuntimeError(f"pvmd did not start: {last_words(self.log)}")
+
+    def down(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # pvmd halts its tasks and removes its files
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class Pvm:
+    name = "pvm"
+    kernel_module = "mod_pvm.c"
+    link_flags = ("-lgpvm3", "-lpvm3")
+    install_hint = "apt-get install pvm pvm-dev"
+    max_np: int | None = None
+
+    def detect(self) -> list[Found]:
+        if not HEADER.exists() and not PVMD.exists():
+            return []
+        if not HEADER.exists() or not PVMD.exists():
+            return [Found("pvm", problem="PVM is only half installed (pvm3.h or pvmd missing)",
+                          fix=self.install_hint)]
+        version = next((ln.split('"')[1] for ln in HEADER.read_text().splitlines()
+                        if ln.startswith("#define") and "PVM_VER" in ln), "3")
+        cc = Path(shutil.which("gcc") or "/usr/bin/gcc")
+        impl_id = f"pvm-{version}"
+        return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, PVMD))]
+
+    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
+        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": ""}, binding="none")
+
+    def wrapper_flags(self, impl: Implementation) -> list[str]:
+        return ["--version"]
+
+    def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
+                env: dict[str, str]) -> PvmDaemon:
+        return PvmDaemon(workdir, user)

@@ -1,0 +1,30 @@
+"""Raw TCP: the ceiling every TCP-based library is held against; two processes, one socket."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+from pathlib import Path
+
+from .base import Daemonless, Found, Implementation, Launch
+
+
+class Tcp(Daemonless):
+    name = "tcp"
+    kernel_module = "mod_tcp.c"
+    install_hint = "apt-get install gcc"
+    max_np = 2
+
+    def detect(self) -> list[Found]:
+        cc = shutil.which("gcc") or shutil.which("cc")
+        if cc is None:
+            return [Found("tcp", problem="no C compiler", fix=self.install_hint)]
+        version = platform.release().split("-")[0]
+        return [Found("tcp", Implementation("tcp", "tcp", version, "kernel", Path(cc),
+                                            Path(cc)))]
+
+    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
+        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": ""}, binding="none")
+
+    def wrapper_flags(self, impl: Implementation) -> list[str]:
+        return ["--version"]

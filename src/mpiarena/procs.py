@@ -1,0 +1,37 @@
+"""Run a short command synchronously, possibly as the rank user, output to a log file."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from .users import RankUser
+
+
+def run_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
+           timeout: float = 30.0) -> int:
+    """Exit status of argv, output appended to log (daemons it starts then keep no pipe of ours)."""
+    if user is not None:
+        env = {**env, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}
+    with open(log, "a") as out:
+        try:
+            return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                                  cwd=cwd, timeout=timeout,
+                                  user=user.uid if user else None,
+                                  group=user.gid if user else None,
+                                  extra_groups=[] if user else None).returncode
+        except subprocess.TimeoutExpired:
+            return -1
+        except OSError as e:
+            out.write(f"cannot run {argv[0]}: {e}\n")
+            return -1
+
+
+def last_words(log: Path) -> str:
+    """The last meaningful line a log holds."""
+    try:
+        lines = [ln.strip(" =-") for ln in log.read_text(errors="replace").splitlines()]
+    except OSError:
+        return "no log"
+    lines = [ln for ln in lines if ln]
+    return lines[-1][:200] if lines else "nothing"
