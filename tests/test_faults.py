@@ -112,3 +112,24 @@ def test_interrupt_keeps_what_was_measured(db, sig, first):
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
     assert con.execute("SELECT COUNT(*) FROM observations").fetchone()[0] > 0
     assert leftovers() == []
+
+
+def test_leftovers_of_a_crashed_mpiarena_are_cleaned_and_never_reused(db):
+    victim = DAEMON_FAMILIES[0] if DAEMON_FAMILIES else FIRST
+    proc = start(db, first=victim)
+    wait_for(lambda: any(v == victim for v, _, _ in cells(db)))
+    proc.kill()  # SIGKILL: no chance to tear anything down
+    proc.communicate(timeout=60)
+    assert wait_for(lambda: ranks_of(victim) or leftovers(grace=0))  # its jobs outlive it
+    again = start(db, first=victim)
+    _out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert "cleaned up" in err and "earlier mpiarena that crashed" in err
+    con = sqlite3.connect(db)
+    statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY id")]
+    assert statuses == ["running", "complete"]  # the first is shown as incomplete
+    assert "incomplete" in subprocess.run(
+        [sys.executable, "-c", "from mpiarena.cli import main; main()", "list", "--db", db],
+        capture_output=True, text=True).stdout
+    assert leftovers() == []
+    assert not list(Path("/tmp").glob("lam-*-arena*"))

@@ -21,6 +21,7 @@ from .plan import make_plan
 from .report import export, terminal
 from .results import load
 from .runner import Executor, Settings
+from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
 from .store import Store
 from .suites import load as load_suite
@@ -145,6 +146,8 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
                       benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    if killed := sweep_stale(paths.scratch_dir()):
+        err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
     store = _store(db)
     builds = _builds(impls, explicit=bool(ids))
     plan = make_plan(chosen, [b.impl for b in builds.values()], seed)

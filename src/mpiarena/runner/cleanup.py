@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -50,3 +51,51 @@ def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> None:
             time.sleep(0.01)
         if not any(alive(p) for p in seen) and not tagged_pids(token, var):
             return
+
+
+OWNER_VAR = "MPIARENA_OWNER"  # pid of the mpiarena process that started a job or daemon
+
+
+def _environ(pid_dir: Path) -> dict[str, str]:
+    try:
+        raw = (pid_dir / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return {}
+    pairs = (item.decode(errors="replace").partition("=") for item in raw if b"=" in item)
+    return {k: v for k, _, v in pairs}
+
+
+def sweep_stale(scratch: Path) -> int:
+    """Kill what an earlier mpiarena left when it crashed (daemons, launchers, ranks) and remove
+    its scratch directory and LAM session directories; return how many processes were killed."""
+    stale = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            owner = _environ(entry).get(OWNER_VAR, "")
+            if owner.isdigit() and not alive(int(owner)):
+                stale.append(int(entry.name))
+    for pid in stale:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for run_dir in scratch.glob("run-*-*"):
+        owner = run_dir.name.split("-")[1]
+        if owner.isdigit() and not alive(int(owner)):
+            shutil.rmtree(run_dir, ignore_errors=True)
+    live = _lam_suffixes()
+    for session in Path("/tmp").glob("lam-*-arena*"):
+        if session.name.rsplit("-", 1)[-1] not in live:
+            shutil.rmtree(session, ignore_errors=True)
+    return len(stale)
+
+
+def _lam_suffixes() -> set[str]:
+    """Session suffixes of the lamd daemons running now."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"-sessionsuffix" in args[:-1]:
+            found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
+    return found

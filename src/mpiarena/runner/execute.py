@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import tempfile
 import uuid
@@ -43,7 +44,8 @@ class Executor:
 
     def run(self) -> None:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
-        self.workdir = Path(tempfile.mkdtemp(prefix="run-", dir=paths.scratch_dir()))
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-",
+                                             dir=paths.scratch_dir()))
         self.workdir.chmod(0o755)
         self.daemons = Daemons(self.workdir, self.user, self.run_token)
         try:

@@ -10,7 +10,7 @@ from ..impls import family_of
 from ..impls.base import Runtime
 from ..plan import Variant
 from ..users import RankUser
-from .cleanup import RUN_VAR
+from .cleanup import OWNER_VAR, RUN_VAR
 from .job import Job, JobError
 
 
@@ -21,6 +21,7 @@ def base_env(variant: Variant, np: int, as_root: bool, run_token: str) -> dict[s
     env.update(launch.env)
     env.update(variant.env)
     env[RUN_VAR] = run_token
+    env[OWNER_VAR] = str(os.getpid())
     return env
 
 

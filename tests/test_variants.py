@@ -1,0 +1,52 @@
+"""The seed systems' own settings, as variants: LAM's transports, PVM's routing and packing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import IMPLS
+from mpiarena.benchmarks import BENCHMARKS
+from test_core import measure, running
+
+LAM = next((i for i in IMPLS if i.family == "lam"), None)
+PVM = next((i for i in IMPLS if i.family == "pvm"), None)
+
+
+def latency(job) -> float:
+    res = measure(job, "pingpong", 8)
+    assert res.status == "ok", res.reason
+    return float(np.median([BENCHMARKS["pingpong"].observation(o.per_rank)
+                            for o in res.observations]))
+
+
+def exercise(job) -> float:
+    """Validated point-to-point and collective traffic; the 8 B latency."""
+    for bench, size in (("pingpong", 65536), ("sendrecv", 1024), ("bcast", 1024)):
+        res = measure(job, bench, size)
+        assert res.status == "ok", (bench, res.reason)
+    return latency(job)
+
+
+@pytest.mark.skipif(LAM is None, reason="LAM/MPI is not installed")
+def test_lam_transports_all_work_and_tcp_is_really_tcp():
+    seen = {}
+    for rpi in ("usysv", "sysv", "tcp", "crtcp", "lamd"):
+        with running(LAM, 2, env={"LAM_MPI_SSI_rpi": rpi}) as job:
+            seen[rpi] = exercise(job)
+    # shared memory polls (well under a microsecond here); sockets wake a sleeping process
+    assert seen["tcp"] > 3 * seen["usysv"], seen
+    assert seen["lamd"] > seen["tcp"], seen
+
+
+@pytest.mark.skipif(PVM is None, reason="PVM is not installed")
+@pytest.mark.parametrize("np_", [2, 3])
+def test_pvm_routings_and_encodings(np_):
+    seen = {}
+    for route, encoding in (("default", "xdr"), ("direct", "raw"), ("direct", "inplace")):
+        env = {"ARENA_PVM_ROUTE": route, "ARENA_PVM_ENCODING": encoding}
+        with running(PVM, np_, env=env) as job:
+            seen[route, encoding] = exercise(job)
+    assert all(0 < t < 5e-3 for t in seen.values()), seen
+    # through two daemons costs more than a direct task-to-task link
+    assert seen["default", "xdr"] > seen["direct", "raw"], seen
