@@ -90,3 +90,19 @@ def test_store_survives_bad_input(db):
                     "--observations", "2", "--db", db).returncode == 0
     assert mpiarena("run", "--impl", "nosuch", "--db", db).returncode == 2
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def test_adaptive_sampling_reaches_the_precision_or_says_so(db):
+    done = mpiarena("run", f"--impl={TWO[0]}", "--bench", "pingpong", "--sizes", "8,64K",
+                    "--observations", "3", "--precision", "5%", "--max-time", "3", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "Adaptive sampling to +-5.0%" in done.stdout
+    con = sqlite3.connect(db)
+    counts = [n for (n,) in con.execute(
+        "SELECT COUNT(DISTINCT c.id || '/' || o.obs) FROM cells c JOIN observations o "
+        "ON o.cell_id = c.id GROUP BY c.size")]
+    assert len(counts) == 2 and all(n >= 3 for n in counts)
+    reached = "2 of 2 cells reached it" in done.stdout
+    assert reached or "never" in done.stdout
+    bad = mpiarena("run", "--precision", "150%", "--db", db)
+    assert bad.returncode == 2 and "between 0% and 100%" in bad.stderr

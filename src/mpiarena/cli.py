@@ -105,6 +105,19 @@ def _nps(text: str | None) -> tuple[int, ...] | None:
     return nps
 
 
+def _fraction(text: str | None) -> float | None:
+    """'2%' or '0.02' -> 0.02."""
+    if text is None:
+        return None
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError as e:
+        raise ArenaError(f"bad --precision '{text}'; use e.g. 2%") from e
+    if not 0 < value < 1:
+        raise ArenaError(f"--precision must lie between 0% and 100%, got '{text}'")
+    return value
+
+
 def _builds(impls, explicit: bool) -> dict[str, Build]:
     builds = {}
     for impl in impls:
@@ -134,11 +147,16 @@ def _on_sigterm(*_: object) -> NoReturn:
 @click.option("--off-cache", is_flag=True, help="rotate buffers so caches do not flatter sizes")
 @click.option("--validate", is_flag=True, help="check received data after each cell")
 @click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("--precision", help="sample each cell until its median's 95%% CI is within this, "
+              "e.g. 2%%")
+@click.option("--max-time", default=30.0, show_default=True,
+              help="with --precision: seconds one cell may take in all")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
 def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text: str | None,
             sizes: str | None, perturb: bool, observations: int | None, off_cache: bool,
-            validate: bool, timeout: float, seed: int | None, db: str) -> None:
+            validate: bool, timeout: float, precision: str | None, max_time: float,
+            seed: int | None, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
@@ -151,7 +169,8 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
     store = _store(db)
     builds = _builds(impls, explicit=bool(ids))
     plan = make_plan(chosen, [b.impl for b in builds.values()], seed)
-    settings = Settings(timeout=timeout, offcache=off_cache, validate=validate)
+    settings = Settings(timeout=timeout, offcache=off_cache, validate=validate,
+                        precision=_fraction(precision), max_time=max_time)
     rank_user = users.for_ranks()
     run_id = store.begin_run(chosen.name, shlex.join(["mpiarena", *sys.argv[1:]]), plan.seed,
                              __version__, machine.describe(), {
@@ -161,6 +180,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
                                  "max_cell_time": chosen.max_cell_time, "window": chosen.window,
                                  "offcache": off_cache, "validate": validate,
                                  "timeout": timeout, "topology": settings.topology,
+                                 "precision": settings.precision, "max_time": max_time,
                                  "ranks_run_as": rank_user.name if rank_user else "self"})
     for b in builds.values():
         i = b.impl
@@ -180,8 +200,11 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         def advance(what: str) -> None:
             progress.update(task, advance=1, description=what)
 
+        def grow(more: int) -> None:
+            progress.update(task, total=(progress.tasks[0].total or 0) + more)
+
         try:
-            Executor(plan, builds, store, run_id, settings, rank_user, advance).run()
+            Executor(plan, builds, store, run_id, settings, rank_user, advance, grow).run()
         except KeyboardInterrupt:
             status = "incomplete"
     store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)

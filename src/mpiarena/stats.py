@@ -39,6 +39,61 @@ def median_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float
     return float(x[max(lo - 1, 0)]), float(x[min(hi, n - 1)])
 
 
+def min_observations(confidence: float = CONFIDENCE) -> int:
+    """Fewest observations whose range [min, max] covers the median with `confidence`."""
+    n = 2
+    while 1 - 2 * 0.5**n < confidence:
+        n += 1
+    return n
+
+
+def ci_halfwidth(values: np.ndarray, confidence: float = CONFIDENCE) -> float:
+    """Half-width of the median's interval relative to the median (the wider side).
+
+    Infinite while there are too few observations for any order-statistic interval to reach
+    `confidence` (6 at 95%), or when the median is not positive.
+    """
+    x = np.asarray(values, dtype=float)
+    if len(x) < min_observations(confidence):
+        return float("inf")
+    median = float(np.median(x))
+    if median <= 0:
+        return float("inf")
+    lo, hi = median_ci(x, confidence)
+    return max(median - lo, hi - median) / median
+
+
+def precise_enough(values: np.ndarray, precision: float, confidence: float = CONFIDENCE) -> bool:
+    """True when the median's interval is within `precision` (a fraction, 0.02) of the median."""
+    return ci_halfwidth(values, confidence) <= precision
+
+
+def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:
+    """Indices of observations beyond Tukey's fences (k IQR outside the quartiles).
+
+    An observation within `min_rel` of the median (a fraction) is never flagged, so a very
+    tight sample does not report differences too small to matter.
+    """
+    x = np.asarray(values, dtype=float)
+    if len(x) < 4:
+        return np.array([], dtype=int)
+    q1, median, q3 = np.percentile(x, [25, 50, 75])
+    iqr = q3 - q1
+    out = (x < q1 - k * iqr) | (x > q3 + k * iqr)
+    out &= np.abs(x - median) > min_rel * abs(median)
+    return np.flatnonzero(out)
+
+
+def omnibus(samples: dict[str, np.ndarray]) -> float:
+    """Kruskal-Wallis p-value that all samples come from one distribution (1.0 if untestable)."""
+    groups = [np.asarray(v, dtype=float) for v in samples.values() if len(v) > 0]
+    if len(groups) < 2 or sum(len(g) for g in groups) <= len(groups):
+        return 1.0
+    if np.ptp(np.concatenate(groups)) == 0:
+        return 1.0
+    return float(st.kruskal(*groups).pvalue)
+
+
 def summarize(values: np.ndarray) -> Summary:
     x = np.asarray(values, dtype=float)
     lo, hi = median_ci(x)
@@ -94,6 +149,7 @@ class Verdict:
     outcome: str  # faster | indistinguishable | undecided (a difference the data cannot back)
     n_fast: int
     n_slow: int
+    omnibus_p: float | None = None  # Kruskal-Wallis p of the cell, when it has over two variants
 
 
 def verdicts(samples: list[dict[str, np.ndarray]], alpha: float = 0.05,
@@ -102,8 +158,11 @@ def verdicts(samples: list[dict[str, np.ndarray]], alpha: float = 0.05,
 
     A difference is called only when it passes the test and is at least `threshold`;
     one that is large but not significant (too few observations) is left undecided.
+    A cell of more than two variants is first tested as a whole (Kruskal-Wallis): when that
+    is not significant at `alpha`, every pair in it is indistinguishable.
     """
     raw: list[list[tuple[str, str, float, float, float, float]]] = []
+    gates = [omnibus(cell) if len(cell) > 2 else None for cell in samples]
     for cell in samples:
         ranked = sorted(cell, key=lambda k: float(np.median(cell[k])))
         rows = []
@@ -113,17 +172,19 @@ def verdicts(samples: list[dict[str, np.ndarray]], alpha: float = 0.05,
         raw.append(rows)
     flat = holm([r[5] for rows in raw for r in rows])
     out, i = [], 0
-    for rows in raw:
+    for rows, gate in zip(raw, gates, strict=True):
         cell_out = []
         for fast, slow, ratio, lo, hi, _ in rows:
-            if ratio < 1 + threshold or lo <= 1.0:
+            if ratio < 1 + threshold or lo <= 1.0 or (gate is not None and gate >= alpha):
                 outcome = "indistinguishable"
             elif flat[i] < alpha:
                 outcome = "faster"
             else:
                 outcome = "undecided"
             cell_out.append(Verdict(fast, slow, ratio, lo, hi, flat[i], outcome,
-                                    len(samples[len(out)][fast]), len(samples[len(out)][slow])))
+                                    len(samples[len(out)][fast]), len(samples[len(out)][slow]),
+                                    gate))
             i += 1
         out.append(cell_out)
     return out
+

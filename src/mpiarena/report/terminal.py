@@ -9,7 +9,7 @@ from rich.table import Table
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
 from ..sizes import format_size
-from ..stats import Verdict, verdicts
+from ..stats import Verdict, ci_halfwidth, verdicts
 from . import units
 
 METHOD = ("Each observation is a timed loop of k iterations divided by k (k chosen so that a loop "
@@ -102,6 +102,10 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
             for v in judged.get(key, []):
                 console.print("  " + _verdict_line(label, v))
 
+    _against_raw_tcp(data, console)
+    if precision := data.settings.get("precision"):
+        _precision_summary(data, float(precision), console)
+
     problems = [(v, k, g) for k, cell in data.cells.items() for v, g in cell.items()
                 if g.status in ("failed", "invalid")]
     reported: set[tuple[str, str]] = set()
@@ -111,3 +115,36 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
         reported.add((variant, group.reason))
         console.print(f"[red]{variant}[/] {group.status} at {key[0]} {format_size(key[1])}, "
                       f"{key[2]} ranks: {group.reason}")
+
+
+def _precision_summary(data: RunData, precision: float, console: Console) -> None:
+    """How many observations each cell needed for the precision asked, and which never got it."""
+    console.print(f"[bold]Adaptive sampling[/] to +-{precision:.1%} of the median (95% CI), at "
+                  f"most {data.settings.get('max_time')} s per cell:")
+    for variant in data.variants:
+        groups = [(k, c[variant]) for k, c in data.cells.items()
+                  if variant in c and c[variant].status == "ok" and c[variant].values]
+        if not groups:
+            continue
+        missed = [(k, g) for k, g in groups if ci_halfwidth(g.array) > precision]
+        counts = sorted(len(g.values) for _, g in groups)
+        console.print(f"  {variant}: {len(groups) - len(missed)} of {len(groups)} cells reached "
+                      f"it (observations {counts[0]}-{counts[-1]})")
+        for key, group in missed:
+            console.print(f"    [yellow]never[/]: {key[0]} {format_size(key[1])} at {key[2]} "
+                          f"ranks (n={len(group.values)}, +-{ci_halfwidth(group.array):.1%})")
+
+
+def _against_raw_tcp(data: RunData, console: Console) -> None:
+    """Each library's pingpong bandwidth as a share of raw TCP's, at the largest common size."""
+    sizes = sorted(k[1] for k, c in data.cells.items()
+                   if k[0] == "pingpong" and "tcp" in c and c["tcp"].status == "ok")
+    if not sizes:
+        return
+    cell = data.cells["pingpong", sizes[-1], 2]
+    ceiling = float(np.median(cell["tcp"].array))
+    for variant, group in cell.items():
+        if variant != "tcp" and group.status == "ok" and group.values:
+            share = ceiling / float(np.median(group.array))
+            console.print(f"{variant} reaches {share:.0%} of raw TCP's pingpong bandwidth at "
+                          f"{format_size(sizes[-1])}")

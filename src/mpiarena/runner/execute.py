@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .. import paths
+from ..benchmarks import BENCHMARKS
 from ..build import Build
 from ..plan import Cell, Plan, Round, Variant
+from ..stats import ci_halfwidth
 from ..store import Obs, Store
 from ..users import RankUser
 from .cleanup import RUN_VAR, kill_tagged
@@ -27,14 +33,18 @@ class Settings:
     offcache: bool = False
     validate: bool = False
     topology: str = "local"
+    precision: float | None = None  # adaptive: sample until the median's 95% CI is this tight
+    max_time: float = 30.0  # adaptive: seconds one cell may take in all
 
 
 class Executor:
     def __init__(self, plan: Plan, builds: dict[str, Build], store: Store, run_id: int,
                  settings: Settings, user: RankUser | None,
-                 advance: Callable[[str], None] = lambda _: None):
+                 advance: Callable[[str], None] = lambda _: None,
+                 grow: Callable[[int], None] = lambda _: None):
         self.plan, self.builds, self.store, self.run_id = plan, builds, store, run_id
-        self.settings, self.user, self.advance = settings, user, advance
+        self.settings, self.user, self.advance, self.grow = settings, user, advance, grow
+        self.sampled: dict[tuple[Cell, str], tuple[list[float], float]] = {}  # values, seconds
         self.seq = 0
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
@@ -71,6 +81,8 @@ class Executor:
                     jobs[variant.id] = started
         for cell, variant in rnd.turns:
             self._turn(cell, variant, jobs.get(variant.id))
+        if self.settings.precision:
+            self._refine(rnd, jobs)
         for variant_id, (job, job_id) in jobs.items():
             if variant_id not in self.failed:
                 try:
@@ -164,8 +176,11 @@ class Executor:
             return
         job, job_id = started
         s = self.plan.suite
+        began = time.monotonic()
+        so_far = len(self.sampled.get((cell, variant.id), ([], 0.0))[0])
+        batch = max(s.observations, so_far)  # adaptive batches double, so calibrations stay few
         try:
-            res = job.cell(self.seq, cell.bench, cell.size, s.observations, s.target_time,
+            res = job.cell(self.seq, cell.bench, cell.size, batch, s.target_time,
                            s.max_cell_time, s.window, self.settings.offcache,
                            self.settings.validate, self.settings.timeout)
         except JobError as e:
@@ -174,6 +189,31 @@ class Executor:
             return
         self._record(variant, cell, job_id, res.status, res.reason, res.iterations,
                      res.observations)
+        if res.status == "ok":
+            values, spent = self.sampled.get((cell, variant.id), ([], 0.0))
+            bench = BENCHMARKS[cell.bench]
+            values += [bench.observation(o.per_rank) for o in res.observations]
+            self.sampled[cell, variant.id] = values, spent + time.monotonic() - began
+
+    def _refine(self, rnd: Round, jobs: dict[str, tuple[Job, int]]) -> None:
+        """Adaptive sampling: more batches, still interleaved, for every cell whose median is not
+        yet known to the requested precision, until it is or the cell's time is spent."""
+        rng = random.Random(self.plan.seed + rnd.np)
+        pending = [(c, v) for c, v in rnd.turns if self._needs_more(c, v)]
+        while pending:
+            self.grow(len(pending))
+            rng.shuffle(pending)
+            for cell, variant in pending:
+                self._turn(cell, variant, jobs.get(variant.id))
+            pending = [(c, v) for c, v in pending if self._needs_more(c, v)]
+
+    def _needs_more(self, cell: Cell, variant: Variant) -> bool:
+        if variant.id in self.failed or (cell, variant.id) not in self.sampled:
+            return False
+        values, spent = self.sampled[cell, variant.id]
+        assert self.settings.precision is not None
+        return spent < self.settings.max_time and \
+            ci_halfwidth(np.asarray(values)) > self.settings.precision
 
     def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: str,
                 reason: str, iterations: int | None = None,
