@@ -10,6 +10,7 @@
 #define ARENA_H
 
 #include <stddef.h>
+#include <time.h>
 
 /* Collective operations the driver can ask of a module. */
 enum arena_coll {
@@ -52,5 +53,20 @@ typedef struct arena_module {
 } arena_module;
 
 extern const arena_module arena_module_impl;
+
+/* The clock for modules whose library has none of its own (PVM, raw TCP). */
+static inline double arena_monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline double arena_monotonic_tick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 #endif

@@ -125,20 +125,6 @@ static void pvm_abort_(const char *why)
     exit(3);
 }
 
-static double pvm_now_(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double pvm_tick_(void)
-{
-    struct timespec ts;
-    clock_getres(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void pvm_library_version_(char *buf, size_t len)
 {
     snprintf(buf, len, "PVM %s", PVM_VER);
@@ -232,8 +218,8 @@ const arena_module arena_module_impl = {
     .init = pvm_init_,
     .finalize = pvm_finalize_,
     .abort = pvm_abort_,
-    .now = pvm_now_,
-    .tick = pvm_tick_,
+    .now = arena_monotonic,
+    .tick = arena_monotonic_tick,
     .library_version = pvm_library_version_,
     .send = pvm_send_,
     .recv = pvm_recv_,

@@ -120,20 +120,6 @@ static void tcp_abort(const char *why)
     exit(3);
 }
 
-static double tcp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double tcp_tick(void)
-{
-    struct timespec ts;
-    clock_getres(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void tcp_library_version(char *buf, size_t len)
 {
     struct utsname u;
@@ -238,8 +224,8 @@ const arena_module arena_module_impl = {
     .init = tcp_init,
     .finalize = tcp_finalize,
     .abort = tcp_abort,
-    .now = tcp_now,
-    .tick = tcp_tick,
+    .now = arena_monotonic,
+    .tick = arena_monotonic_tick,
     .library_version = tcp_library_version,
     .send = tcp_send,
     .recv = tcp_recv,
