@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(gcc make python3 python3-venv procps iproute2
           mpich libmpich-dev openmpi-bin libopenmpi-dev lam-runtime lam4-dev pvm pvm-dev
-          netpipe-tcp netpipe-mpich2 netpipe-openmpi netpipe-lam netpipe-pvm)
+          netpipe-tcp netpipe-mpich2 netpipe-openmpi netpipe-lam netpipe-pvm
+          chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

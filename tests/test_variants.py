@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import IMPLS
-from mpiarena.benchmarks import BENCHMARKS
 from test_core import measure, running
+
+from mpiarena.benchmarks import BENCHMARKS
 
 LAM = next((i for i in IMPLS if i.family == "lam"), None)
 PVM = next((i for i in IMPLS if i.family == "pvm"), None)

@@ -31,7 +31,8 @@ class Benchmark:
         return max(timed) * self.scale
 
     def bandwidth(self, size: int, seconds: float, window: int) -> float | None:
-        """Bytes per second, for point-to-point benchmarks."""
+        """Bytes per second over the reported time (an observation, not a loop iteration), for
+        point-to-point benchmarks: pingpong moves size bytes in half a round trip, as NetPIPE."""
         if self.kind != "p2p" or seconds <= 0:
             return None
         per_iter = self.directions * size * (window if self.name == "bibw" else 1)

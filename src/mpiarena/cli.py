@@ -19,6 +19,7 @@ from .errors import ArenaError
 from .impls import discover, parse_user_impls, pypi, select
 from .plan import make_plan
 from .report import export, terminal
+from .report.commands import plot_cmd, report_cmd
 from .results import load
 from .runner import Executor, Settings
 from .runner.cleanup import sweep_stale
@@ -251,6 +252,10 @@ def export_cmd(run: str, fmt: str, output: str | None, db: str) -> None:
         Path(output).write_text(text)
     else:
         sys.stdout.write(text)
+
+
+cli.add_command(report_cmd)
+cli.add_command(plot_cmd)
 
 
 def main() -> None:

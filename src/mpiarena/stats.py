@@ -175,9 +175,9 @@ def verdicts(samples: list[dict[str, np.ndarray]], alpha: float = 0.05,
     for rows, gate in zip(raw, gates, strict=True):
         cell_out = []
         for fast, slow, ratio, lo, hi, _ in rows:
-            if ratio < 1 + threshold or lo <= 1.0 or (gate is not None and gate >= alpha):
+            if ratio < 1 + threshold or (gate is not None and gate >= alpha):
                 outcome = "indistinguishable"
-            elif flat[i] < alpha:
+            elif flat[i] < alpha and lo > 1.0:
                 outcome = "faster"
             else:
                 outcome = "undecided"

@@ -1,0 +1,260 @@
+"""The HTML report: one self-contained file (figures as base64 PNG, CSS inline, no script).
+
+It holds what the terminal summary says (the same verdict lines, Holm-corrected across the
+report) and everything behind it: the machine, the implementations and their wrapper flags, the
+variants, each job's rank binding, the figures, full statistics per cell, the method and every
+warning.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .. import __version__
+from ..benchmarks import BENCHMARKS
+from ..results import Key, RunData
+from ..sizes import format_size
+from ..stats import CONFIDENCE, THRESHOLD, Verdict
+from . import plots, units
+from .summary import (
+    METHOD,
+    Analysis,
+    analyse,
+    machine_line,
+    variant_rows,
+    variant_settings,
+    verdict_text,
+)
+
+TEMPLATE = "template.html.j2"
+
+
+@dataclass
+class Image:
+    name: str
+    title: str
+    caption: str
+    src: str  # data: URI
+    width: int
+    height: int
+    kind: str
+
+
+def _image(plot: plots.Plot, dpi: int) -> Image:
+    data = plots.png(plot.figure, dpi)
+    width, height = struct.unpack(">II", data[16:24])  # the PNG IHDR chunk
+    plot.figure.clear()
+    return Image(plot.name, plot.title, plot.caption,
+                 "data:image/png;base64," + base64.b64encode(data).decode("ascii"), width,
+                 height, plot.kind)
+
+
+def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
+    return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
+            "ratio": f"{v.ratio:.2f}", "ci": f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}",
+            "n_fast": v.n_fast, "n_slow": v.n_slow, "p": f"{v.p_adjusted:.2g}",
+            "text": verdict_text(a.label(key), v)}
+
+
+def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
+    rows = []
+    for key in keys:
+        cell = a.data.cells[key]
+        entries = []
+        for variant in a.data.variants:
+            group = cell.get(variant)
+            s = a.summaries[key].get(variant)
+            if s is None:
+                status = "n/a" if group is None else {"ok": "no observation"}.get(
+                    group.status, group.status)
+                entries.append({"variant": variant, "missing": status,
+                                "reason": group.reason if group else ""})
+                continue
+            entries.append({
+                "variant": variant, "n": s.n, "median": units.seconds(s.median),
+                "ci": f"{units.seconds(s.ci_low)} - {units.seconds(s.ci_high)}",
+                "mean": units.seconds(s.mean), "sd": units.seconds(s.std),
+                "min": units.seconds(s.min), "max": units.seconds(s.max),
+                "cv": f"{100 * s.cv:.1f}%", "noisy": s.cv > 0.1,
+                "iterations": group.iterations if group else None})
+        rows.append({"size": format_size(key[1]) if BENCHMARKS[key[0]].sized else "",
+                     "entries": entries})
+    return rows
+
+
+def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
+    rows = []
+    for key in keys:
+        best = a.best(key)
+        cells = []
+        for variant in a.data.variants:
+            text = a.cell_text(key, variant)
+            time, _, bw = text.partition("  ")
+            group = a.data.cells[key].get(variant)
+            cells.append({"time": time, "bw": bw, "best": variant == best,
+                          "status": group.status if group else "na",
+                          "reason": group.reason if group else ""})
+        rows.append({"size": format_size(key[1]) if BENCHMARKS[key[0]].sized else "",
+                     "cells": cells})
+    return rows
+
+
+def _jobs(data: RunData) -> list[dict]:
+    out = []
+    for job in data.jobs:
+        ranks = json.loads(job["ranks"]) if isinstance(job["ranks"], str) else job["ranks"]
+        command = json.loads(job["command"]) if isinstance(job["command"], str) else \
+            job["command"]
+        hosts = {r.get("host") for r in ranks}
+        binding = ", ".join(
+            f"{r.get('rank')}→{r.get('cpus', '?')}" + (f"@{r.get('host')}" if len(hosts) > 1
+                                                      else "") for r in ranks)
+        out.append({"variant": job["variant"], "np": job["np"], "topology": job["topology"],
+                    "binding": job["binding"], "status": job["status"],
+                    "reason": job["reason"] or "", "ranks": binding or "-",
+                    "hosts": ", ".join(sorted(h for h in hosts if h)) or "-",
+                    "tick": units.seconds(job["tick"]) if job["tick"] else "-",
+                    "resolution": units.seconds(job["resolution"]) if job["resolution"]
+                    else "-", "thread_level": job["thread_level"] or "-",
+                    "command": " ".join(str(c) for c in command)})
+    return out
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    return env
+
+
+def context(data: RunData, baseline: str | None = None, variants: list[dict] | None = None,
+            dpi: int = 100) -> dict:
+    """Everything the template shows, already formatted."""
+    a = analyse(data, baseline)
+    images: dict[tuple[str | None, int | None], list[Image]] = {}
+    ranks_images: dict[str, Image] = {}
+    winners = None
+    for plot in plots.figures(data, baseline, a):
+        image = _image(plot, dpi)
+        if plot.kind == "winners":
+            winners = image
+        elif plot.kind == "ranks":
+            ranks_images[plot.bench or ""] = image
+        else:
+            images.setdefault((plot.bench, plot.np), []).append(image)
+
+    benches: list[dict] = []
+    by_bench: dict[str, dict] = {}
+    for (bench, np_), keys in a.tables.items():
+        spec = BENCHMARKS[bench]
+        entry = by_bench.get(bench)
+        if entry is None:
+            entry = {"name": bench, "doc": spec.doc, "kind": spec.kind, "sized": spec.sized,
+                     "tables": [], "ranks_image": None}
+            by_bench[bench] = entry
+            benches.append(entry)
+        entry["tables"].append({
+            "np": np_, "title": a.title(bench, np_), "oversubscribed": np_ > a.cores,
+            "anchor": f"{bench}-np{np_}", "medians": _medians(a, keys),
+            "images": images.get((bench, np_), []),
+            "summary_verdicts": [_verdict(a, k, v) for k in a.summary_keys(keys)
+                                 for v in a.judged.get(k, [])],
+            "verdicts": [_verdict(a, k, v) for k in keys for v in a.judged.get(k, [])],
+            "stats": _stats_rows(a, keys)})
+    for bench, image in ranks_images.items():
+        by_bench[bench]["ranks_image"] = image
+
+    all_verdicts = [v for vs in a.judged.values() for v in vs]
+    board = {v: {"variant": v, "fastest": 0, "backed": 0, "measured": 0, "problems": 0}
+             for v in data.variants}
+    for vs in a.judged.values():
+        if vs:
+            board[vs[0].fast]["fastest"] += 1
+            board[vs[0].fast]["backed"] += vs[0].outcome == "faster"
+    for cell in data.cells.values():
+        for variant, group in cell.items():
+            if variant in board:
+                board[variant]["measured"] += group.status == "ok" and bool(group.values)
+                board[variant]["problems"] += group.status in ("failed", "invalid", "skipped")
+    scoreboard = sorted(board.values(), key=lambda r: (-r["backed"], -r["fastest"],
+                                                       r["variant"]))
+    counts = {o: sum(v.outcome == o for v in all_verdicts)
+              for o in ("faster", "indistinguishable", "undecided")}
+    run = data.run
+    settings = data.settings
+    m = data.machine
+    machine = [("host", m.get("hostname")), ("CPU", m.get("cpu_model")),
+               ("cores", m.get("cores")),
+               ("memory", f"{int(m.get('memory_bytes', 0)) / 2**30:.1f} GiB"),
+               ("kernel", m.get("kernel")), ("OS", m.get("os")),
+               ("governor", m.get("governor")), ("Python", m.get("python")),
+               ("topology", settings.get("topology", "local")),
+               ("ranks run as", settings.get("ranks_run_as", "-"))]
+    extra = {k: v for k, v in m.items() if k not in {"hostname", "cpu_model", "cores",
+                                                     "memory_bytes", "kernel", "os",
+                                                     "governor", "python"}}
+    machine += [(k, v if isinstance(v, str | int | float) else json.dumps(v))
+                for k, v in extra.items()]
+    shown_settings = [
+        ("suite", run["suite"]), ("seed (interleaving order)", run["seed"]),
+        ("observations per cell", settings.get("observations")),
+        ("target time per observation", units.seconds(settings.get("target_time", 0))),
+        ("cell time limit", f"{settings.get('max_cell_time')} s"),
+        ("bibw window", settings.get("window")),
+        ("off-cache buffers", "yes" if settings.get("offcache") else "no"),
+        ("data validated", "yes" if settings.get("validate") else "no"),
+        ("hang timeout", f"{settings.get('timeout')} s"),
+        ("rank counts", ", ".join(str(n) for n in settings.get("nps", []))),
+        ("sizes", ", ".join(format_size(s) for s in settings.get("sizes", []))),
+    ]
+    target = units.seconds(settings.get("target_time", 0))
+    n_comparisons = len(all_verdicts)
+    method = [
+        METHOD.format(target=target),
+        f"The interval of a median is distribution-free, from order statistics "
+        f"({CONFIDENCE:.0%}). A ratio is median over median, with a percentile bootstrap "
+        f"interval (2000 resamples). Each cell's fastest variant is compared with every other by a "
+        f"two-sided Mann-Whitney U test; the {n_comparisons} p-values of this report are "
+        f"Holm-corrected together. A verdict says 'faster' only when the corrected p-value is "
+        f"under 0.05, the ratio is at least {1 + THRESHOLD:.2f} and its interval excludes 1; "
+        f"'indistinguishable' when the ratio is under {1 + THRESHOLD:.2f} or its interval "
+        f"reaches 1; otherwise the observations cannot back the difference.",
+        "Bandwidth is bytes moved per iteration (both directions for sendrecv and bibw, times "
+        "the window for bibw) over the median time per iteration (pingpong: the full round "
+        "trip, so bandwidth is size over half the round trip). Relative performance is the "
+        "baseline's median over the variant's, in percent, as in Dimitrov and Skjellum's "
+        "Fig. 3: above 100% is faster than the baseline.",
+        "Ranks are bound one per core when they fit and unbound when oversubscribed; a rank "
+        "count above the core count is marked wherever it appears.",
+    ]
+    impls = []
+    for impl in data.implementations:
+        vs = impl["version_string"] or ""
+        impls.append({**impl, "first": vs.splitlines()[0] if vs else "",
+                      "rest": "\n".join(vs.splitlines()[1:])})
+    return {
+        "run": run, "run_id": data.run_id, "status": data.status, "version": __version__,
+        "machine_line": machine_line(data), "machine": machine, "settings": shown_settings,
+        "implementations": impls,
+        "variants": [{**v, "settings": variant_settings(v)} for v in variant_rows(data,
+                                                                                  variants)],
+        "variants_known": bool(variants), "jobs": _jobs(data), "warnings": a.warnings,
+        "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
+        "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
+        "scoreboard": scoreboard, "n_judged": len(a.judged),
+        "benches": benches, "method": method, "variant_names": data.variants,
+        "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
+        "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,
+    }
+
+
+def render_html(data: RunData, baseline: str | None = None,
+                variants: list[dict] | None = None, dpi: int = 100) -> str:
+    """The whole report as one HTML document; `variants` are the store's variant rows."""
+    return _env().get_template(TEMPLATE).render(**context(data, baseline, variants, dpi))

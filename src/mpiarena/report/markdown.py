@@ -1,0 +1,71 @@
+"""The Markdown summary: machine, implementations, warnings, verdicts and a table per benchmark."""
+
+from __future__ import annotations
+
+from ..benchmarks import BENCHMARKS
+from ..results import RunData
+from ..sizes import format_size
+from . import units
+from .summary import (
+    METHOD,
+    analyse,
+    machine_line,
+    variant_rows,
+    variant_settings,
+    verdict_text,
+)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def render_markdown(data: RunData, baseline: str | None = None,
+                    variants: list[dict] | None = None) -> str:
+    """The summary as Markdown; `variants` are the store's variant rows (env, args, binding)."""
+    a = analyse(data, baseline)
+    run = data.run
+    out = [f"# mpiarena run {data.run_id}", "",
+           f"Suite **{run['suite']}**, {run['started']}, {data.status}, seed {run['seed']}, "
+           f"mpiarena {run['version']}  ",
+           f"`{run['command']}`", "",
+           f"**Machine**: {_md(machine_line(data))}, topology "
+           f"{data.settings.get('topology', 'local')}", "",
+           "## Implementations", "", "| id | library version | origin | wrapper |",
+           "| --- | --- | --- | --- |"]
+    for impl in data.implementations:
+        first = impl["version_string"].splitlines()[0] if impl["version_string"] else ""
+        out.append(f"| {impl['impl_id']} | {_md(first)} | {impl['origin']} | "
+                   f"`{impl['wrapper']}` |")
+    rows = variant_rows(data, variants)
+    if any(variant_settings(v) != "defaults" or v["binding"] != "auto" for v in rows):
+        out += ["", "| variant | settings | binding |", "| --- | --- | --- |"]
+        out += [f"| {v['variant']} | `{variant_settings(v)}` | {v['binding']} |" for v in rows]
+    if a.warnings:
+        out += ["", "## Warnings", ""]
+        out += [f"- **{w.level}**: {_md(w.text)}" for w in a.warnings]
+    out += ["", "## Verdicts", ""]
+    for keys in a.tables.values():
+        for key in a.summary_keys(keys):
+            out += [f"- {_md(verdict_text(a.label(key), v))}" for v in a.judged.get(key, [])]
+    if not a.judged:
+        out.append("None: no cell has two variants that measured it.")
+    out += ["", "## Results", "", "Medians; **\\*** marks the lowest median of a row.", ""]
+    for (bench, np_), keys in a.tables.items():
+        spec = BENCHMARKS[bench]
+        out += [f"### {_md(a.title(bench, np_))}", "",
+                "| " + " | ".join(["size" if spec.sized else "", *data.variants]) + " |",
+                "| " + " | ".join(["---:"] * (len(data.variants) + 1)) + " |"]
+        for key in keys:
+            best = a.best(key)
+            row = [format_size(key[1]) if spec.sized else ""]
+            for variant in data.variants:
+                text = a.cell_text(key, variant)
+                row.append(f"**{text} \\***" if variant == best else text)
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+    target = units.seconds(data.settings.get("target_time", 0))
+    out += ["## Method", "", METHOD.format(target=target), ""]
+    return "\n".join(out)
+
+

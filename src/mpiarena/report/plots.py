@@ -1,0 +1,512 @@
+"""Figures of one run (matplotlib, Agg, nothing fetched): every function returns a Figure.
+
+Per benchmark and rank count: time vs size (median with the 95% interval of the median as a
+band), bandwidth vs size and NetPIPE's signature graph for point-to-point benchmarks, and
+performance relative to a baseline variant in percent (Dimitrov and Skjellum's Fig. 3). Per
+collective measured at several rank counts: time vs ranks. For the run: a heatmap of winners.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import ListedColormap, LogNorm
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+from ..benchmarks import BENCHMARKS
+from ..results import RunData
+from ..sizes import format_size
+from ..stats import ratio_ci
+from . import units
+from .summary import Analysis, analyse, bandwidth, comparable
+
+STYLE = {
+    "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold", "axes.labelsize": 9,
+    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
+    "axes.grid.which": "major", "grid.color": "#d9dde3", "grid.linewidth": 0.6,
+    "axes.edgecolor": "#5b6470", "axes.labelcolor": "#2b3038", "xtick.color": "#2b3038",
+    "ytick.color": "#2b3038", "legend.fontsize": 8, "legend.frameon": False,
+    "figure.facecolor": "white", "axes.facecolor": "white", "svg.hashsalt": "mpiarena",
+}
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+           "#17becf", "#bcbd22", "#7f7f7f"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
+DASHES = ["-", "--", ":", "-."]
+SIZE = (5.5, 3.9)
+GREY = "#e4e6ea"
+LOG_PERCENT = [0.1, 1, 2, 5, 10, 25, 50, 100, 200, 400, 1000, 2500, 10000, 1e5, 1e6]
+CAP = 10.0  # the winners' colour scale ends here; larger ratios get its darkest colour
+
+
+@dataclass
+class Plot:
+    name: str  # file stem, e.g. pingpong-np2-time
+    kind: str  # time | bandwidth | signature | relative | ranks | winners
+    bench: str | None
+    np: int | None
+    title: str
+    caption: str
+    figure: Figure
+
+
+class Styles:
+    """One colour per implementation, one line style per variant of it, the same everywhere."""
+
+    def __init__(self, variants: list[str]):
+        impls = list(dict.fromkeys(v.split(":")[0] for v in variants))
+        seen: dict[str, int] = {}
+        self.style: dict[str, dict] = {}
+        for v in variants:
+            impl = v.split(":")[0]
+            i, j = impls.index(impl), seen.get(impl, 0)
+            seen[impl] = j + 1
+            self.style[v] = {"color": PALETTE[i % len(PALETTE)],
+                             "marker": MARKERS[(i // len(PALETTE) + j) % len(MARKERS)],
+                             "linestyle": DASHES[j % len(DASHES)]}
+
+    def __call__(self, variant: str) -> dict:
+        return self.style[variant]
+
+
+def _figure(size: tuple[float, float] = SIZE) -> Figure:
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)  # rendered by Agg, whatever backend pyplot may use elsewhere
+    return fig
+
+
+def _axes(fig: Figure):
+    with matplotlib.rc_context(STYLE):
+        return fig.add_subplot()
+
+
+def _time_axis(ax, axis: str = "y") -> None:
+    fmt = FuncFormatter(lambda t, _: units.seconds(t) if t > 0 else "0")
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(fmt)
+    target.set_minor_formatter(NullFormatter())
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _size_ticks(sizes: list[int]) -> list[int]:
+    """Measured sizes far enough apart on a log axis to be labelled, powers of two first."""
+    measured = sorted({s for s in sizes if s > 0})
+    span = np.log2(measured[-1]) - np.log2(measured[0])
+    gap = max(1.0, span / 9)
+    chosen: list[int] = []
+    for size in sorted(measured, key=lambda s: (not _is_power_of_two(s), -s)):
+        if all(abs(np.log2(size) - np.log2(c)) >= gap for c in chosen):
+            chosen.append(size)
+    return sorted(chosen)
+
+
+def _size_axis(ax, sizes: list[int]) -> None:
+    """Log base 2, ticks at measured sizes, labelled 1 B, 1 KiB, ..."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(_size_ticks(sizes)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_size(round(x))))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("message size")
+
+
+def _legend(ax) -> None:
+    """Under the axes, so that it never hides a line."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.figure.legend(handles, labels, loc="outside lower center", fontsize=7.5,
+                         handlelength=2.6, ncols=min(3, len(handles)), columnspacing=1.2)
+
+
+def _title(ax, a: Analysis, np_: int, text: str) -> None:
+    """A left-aligned title; dark red and marked when the rank count is oversubscribed."""
+    if np_ > a.cores:
+        ax.set_title(f"{text}\noversubscribed: {np_} ranks on {a.cores} cores", loc="left",
+                     color="#9b2c2c")
+    else:
+        ax.set_title(text, loc="left")
+
+
+def _series(a: Analysis, bench: str, np_: int, variant: str, positive: bool = True):
+    """Sizes, medians and interval bounds of one variant across a table's sizes."""
+    rows = []
+    for key in a.tables[(bench, np_)]:
+        s = a.summaries[key].get(variant)
+        if s is not None and (key[1] > 0 or not positive):
+            rows.append((key[1], s.median, s.ci_low, s.ci_high))
+    return np.array(rows, dtype=float).reshape(-1, 4)
+
+
+def time_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
+    """Median time vs size on log-log axes, with the 95% interval of the median as a band."""
+    fig = _figure()
+    ax = _axes(fig)
+    sizes: list[int] = []
+    for variant in a.data.variants:
+        s = _series(a, bench, np_, variant)
+        if len(s) == 0:
+            continue
+        st = styles(variant)
+        ax.plot(s[:, 0], s[:, 1], label=variant, markersize=3.5, linewidth=1.4, **st)
+        ax.fill_between(s[:, 0], s[:, 2], s[:, 3], color=st["color"], alpha=0.18, linewidth=0)
+        sizes += [int(x) for x in s[:, 0]]
+    if not sizes:
+        return None
+    _size_axis(ax, sizes)
+    ax.set_yscale("log")
+    _time_axis(ax)
+    ax.set_ylabel("time (median, 95% CI band)")
+    _title(ax, a, np_, f"{bench}, {np_} ranks: time")
+    _legend(ax)
+    return fig
+
+
+def bandwidth_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
+    """Bandwidth of the median vs size (point-to-point benchmarks)."""
+    fig = _figure()
+    ax = _axes(fig)
+    sizes: list[int] = []
+    for variant in a.data.variants:
+        s = _series(a, bench, np_, variant)
+        bw = [(x, bandwidth(bench, int(x), m, a.window)) for x, m, _, _ in s]
+        bw = [(x, b) for x, b in bw if b]
+        if not bw:
+            continue
+        xs, ys = zip(*bw, strict=True)
+        ax.plot(xs, ys, label=variant, markersize=3.5, linewidth=1.4, **styles(variant))
+        sizes += [int(x) for x in xs]
+    if not sizes:
+        return None
+    _size_axis(ax, sizes)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda b, _: units.bandwidth(b)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel("bandwidth of the median")
+    _title(ax, a, np_, f"{bench}, {np_} ranks: bandwidth")
+    _legend(ax)
+    return fig
+
+
+def signature_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
+    """NetPIPE's signature graph: throughput in Mbit/s against the time of one transfer."""
+    fig = _figure()
+    ax = _axes(fig)
+    drawn = False
+    for variant in a.data.variants:
+        s = _series(a, bench, np_, variant)
+        pts = [(m, bandwidth(bench, int(x), m, a.window)) for x, m, _, _ in s]
+        pts = [(t, b * 8 / 1e6) for t, b in pts if b]
+        if not pts:
+            continue
+        ts, mbits = zip(*pts, strict=True)
+        ax.plot(ts, mbits, label=variant, markersize=3.5, linewidth=1.4, **styles(variant))
+        drawn = True
+    if not drawn:
+        return None
+    ax.set_xscale("log")
+    _time_axis(ax, "x")
+    ax.set_xlabel("transfer time (median)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
+    ax.set_ylim(bottom=0)
+    _title(ax, a, np_, f"{bench}, {np_} ranks: signature graph (NetPIPE)")
+    _legend(ax)
+    return fig
+
+
+def relative_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
+    """Performance relative to the baseline in % (baseline median / other median x 100)."""
+    base = a.baseline
+    fig = _figure()
+    ax = _axes(fig)
+    sizes: list[int] = []
+    for variant in a.data.variants:
+        if variant == base:
+            continue
+        rows = []
+        for key in a.tables[(bench, np_)]:
+            ok = comparable(a.data.cells[key])
+            if base in ok and variant in ok and (key[1] > 0 or not BENCHMARKS[bench].sized):
+                ratio, lo, hi = ratio_ci(ok[variant], ok[base])
+                rows.append((max(key[1], 1), 100 * ratio, 100 * lo, 100 * hi))
+        if not rows:
+            continue
+        r = np.array(rows)
+        st = styles(variant)
+        ax.plot(r[:, 0], r[:, 1], label=variant, markersize=3.5, linewidth=1.4, **st)
+        ax.fill_between(r[:, 0], r[:, 2], r[:, 3], color=st["color"], alpha=0.15, linewidth=0)
+        sizes += [int(x) for x in r[:, 0]]
+    if not sizes:
+        return None
+    ax.axhline(100, label=f"{base} = 100% (baseline)", zorder=1, **styles(base),
+               markersize=0)
+    _size_axis(ax, sizes)
+    top = ax.get_ylim()[1]
+    bottom = ax.get_ylim()[0]
+    if top > 400 or 0 < bottom < 100 / 4:
+        ax.set_yscale("log")
+        lo, hi = ax.get_ylim()
+        ax.yaxis.set_major_locator(FixedLocator([t for t in LOG_PERCENT if lo <= t <= hi]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}%"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:.0f}%"))
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("performance vs baseline (higher is faster)")
+    _title(ax, a, np_, f"{bench}, {np_} ranks: relative to {base}")
+    _legend(ax)
+    return fig
+
+
+def _chosen_sizes(sizes: list[int]) -> list[int]:
+    """A few sizes for time-vs-ranks panels: the smallest, a middle and the largest (non-zero,
+    powers of two where there are some)."""
+    nonzero = [s for s in sizes if _is_power_of_two(s)] or [s for s in sizes if s > 0] or sizes
+    picks = [nonzero[0], nonzero[len(nonzero) // 2], nonzero[-1]]
+    return list(dict.fromkeys(picks))
+
+
+def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
+    """Time vs rank count for a collective measured at more than one rank count."""
+    nps = sorted({k[2] for k in a.data.cells if k[0] == bench})
+    if len(nps) < 2:
+        return None
+    common = sorted(set.intersection(*({k[1] for k in a.data.cells if k[0] == bench and
+                                        k[2] == n} for n in nps)))
+    if not common:
+        return None
+    sizes = _chosen_sizes(common) if BENCHMARKS[bench].sized else common[:1]
+    fig = _figure((3.2 * len(sizes) + 0.8, 3.9))
+    with matplotlib.rc_context(STYLE):
+        axes = fig.subplots(1, len(sizes), sharey=True, squeeze=False)[0]
+    for ax, size in zip(axes, sizes, strict=True):
+        for variant in a.data.variants:
+            pts = [(n, a.summaries.get((bench, size, n), {}).get(variant)) for n in nps]
+            pts = [(n, s) for n, s in pts if s is not None]
+            if not pts:
+                continue
+            xs = [n for n, _ in pts]
+            med = np.array([s.median for _, s in pts])
+            err = np.array([[s.median - s.ci_low for _, s in pts],
+                            [s.ci_high - s.median for _, s in pts]])
+            st = styles(variant)
+            ax.errorbar(xs, med, yerr=err, label=variant, markersize=4, linewidth=1.4,
+                        capsize=2, **st)
+        if nps[-1] > a.cores:
+            ax.axvspan(a.cores + 0.5, nps[-1] + 0.5, color="#f3d9d9", alpha=0.6, linewidth=0,
+                       label=None)
+            ax.text(a.cores + 0.55, 0.98, "oversubscribed", transform=ax.get_xaxis_transform(),
+                    va="top", fontsize=7, color="#9b2c2c")
+        ax.set_xticks(nps)
+        ax.set_xlim(nps[0] - 0.5, nps[-1] + 0.5)
+        ax.set_yscale("log")
+        _time_axis(ax)
+        ax.set_xlabel("ranks")
+        ax.set_title(format_size(size) if BENCHMARKS[bench].sized else bench, loc="left",
+                     fontsize=9)
+    axes[0].set_ylabel("time (median, 95% CI)")
+    _legend(axes[0])
+    fig.suptitle(f"{bench}: time vs ranks", x=0.01, ha="left", fontweight="bold", fontsize=10)
+    return fig
+
+
+def unsized_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
+    """Benchmarks without a size: every observation as a dot, the median and its interval."""
+    key = (bench, 0, np_)
+    summaries = a.summaries.get(key, {})
+    if key not in a.data.cells or not summaries:
+        return None
+    order = [v for v in a.data.variants if v in summaries]
+    fig = _figure((5.5, 1.1 + 0.36 * len(order)))
+    ax = _axes(fig)
+    rng = np.random.default_rng(0)
+    for y, variant in enumerate(order):
+        values = a.data.cells[key][variant].array
+        s, st = summaries[variant], styles(variant)
+        ax.scatter(values, y + rng.uniform(-0.18, 0.18, len(values)), s=7, alpha=0.35,
+                   color=st["color"], linewidths=0)
+        ax.errorbar([s.median], [y], xerr=[[s.median - s.ci_low], [s.ci_high - s.median]],
+                    color=st["color"], marker="|", markersize=14, capsize=3, linewidth=2)
+    ax.set_yticks(range(len(order)), order)
+    ax.set_ylim(-0.6, len(order) - 0.4)
+    ax.invert_yaxis()
+    lo = min(s.min for s in summaries.values())
+    hi = max(s.max for s in summaries.values())
+    if lo > 0 and hi / lo > 20:
+        ax.set_xscale("log")
+    _time_axis(ax, "x")
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("time: observations, median and 95% CI")
+    _title(ax, a, np_, f"{bench}, {np_} ranks")
+    return fig
+
+
+def _wrap(name: str) -> str:
+    for sep in ("-", ":"):
+        if sep in name:
+            head, _, tail = name.partition(sep)
+            return f"{head}\n{tail}" if sep == "-" else f"{head}\n:{tail}"
+    return name
+
+
+def winners_figure(a: Analysis) -> Figure | None:
+    """Benchmark x size: the winner's name, coloured by how far ahead of the runner-up it is.
+
+    Grey where the verdict against the runner-up is not 'faster' (indistinguishable or not
+    backed by the observations).
+    """
+    if not a.judged:
+        return None
+    multi_np = len({np_ for _, np_ in a.tables}) > 1
+    rows = [t for t in a.tables if any(comparable(a.data.cells[k]) for k in a.tables[t])]
+    sized = sorted({k[1] for t in rows for k in a.tables[t] if BENCHMARKS[t[0]].sized})
+    unsized = any(not BENCHMARKS[b].sized for b, _ in rows)
+    cols: list[int | None] = ([None] if unsized else []) + list(sized)
+    ratios = [vs[0].ratio for vs in a.judged.values() if vs and vs[0].outcome == "faster"]
+    vmax = min(max([2.0, *ratios]), CAP)
+    norm = LogNorm(vmin=1.0, vmax=vmax, clip=True)
+    cmap = matplotlib.colormaps["YlGn"]
+    fig = _figure((2.0 + 0.86 * len(cols), 0.9 + 0.5 * len(rows)))
+    ax = _axes(fig)
+    ax.grid(False)
+    for y, (bench, np_) in enumerate(rows):
+        for x, col in enumerate(cols):
+            key = (bench, col if col is not None else 0, np_)
+            if (col is None) == BENCHMARKS[bench].sized or key not in a.data.cells:
+                continue
+            vs = a.judged.get(key)
+            if not vs:
+                ok = comparable(a.data.cells[key])
+                text, face, color = (_wrap(next(iter(ok))) if ok else "-"), "white", "#8a919c"
+            else:
+                v = vs[0]
+                if v.outcome == "faster":
+                    face = cmap(0.15 + 0.85 * norm(v.ratio))
+                    lum = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2]
+                    color = "white" if lum < 0.5 else "#1b1f24"
+                    text = f"{_wrap(v.fast)}\n{v.ratio:.2f}x"
+                else:
+                    face, color = GREY, "#6b7280"
+                    mark = "≈" if v.outcome == "indistinguishable" else "?"
+                    text = f"{_wrap(v.fast)}\n{mark}"
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=face,
+                                                      edgecolor="white", linewidth=1.5))
+            ax.text(x, y, text, ha="center", va="center", fontsize=6.8, color=color,
+                    linespacing=1.05)
+    ax.set_xlim(-0.5, len(cols) - 0.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xticks(range(len(cols)),
+                  ["no size" if c is None else format_size(c) for c in cols], fontsize=7.5)
+    ax.set_yticks(range(len(rows)), [f"{b}, {n} ranks" if multi_np else b for b, n in rows],
+                  fontsize=8)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for side in ("left", "bottom", "top", "right"):
+        ax.spines[side].set_visible(False)
+    sm = ScalarMappable(norm=norm, cmap=ListedColormap(
+        cmap(0.15 + 0.85 * np.linspace(0, 1, 256))))
+    bar = fig.colorbar(sm, ax=ax, shrink=min(1.0, 5 / max(len(rows), 1)), pad=0.01,
+                       aspect=12, extend="max" if vmax >= CAP else "neither")
+    bar.set_label("runner-up median / winner median", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    bar.set_ticks([r for r in (1, 1.25, 1.5, 2, 3, 5, 10) if r <= vmax])
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda r, _: f"{r:g}x"))
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    return fig
+
+
+def figures(data: RunData, baseline: str | None = None,
+            analysis: Analysis | None = None) -> Iterator[Plot]:
+    """Every figure of a run, in report order. Close each (or let it go) once written."""
+    a = analysis or analyse(data, baseline)
+    styles = Styles(data.variants)
+    fig = winners_figure(a)
+    if fig is not None:
+        yield Plot("winners", "winners", None, None, "Winners",
+                   "Per benchmark and size, the variant with the lowest median. Coloured by the "
+                   "runner-up's median over the winner's where the verdict says 'faster'; grey "
+                   "where it does not (≈ indistinguishable, ? too few observations to back "
+                   "it).", fig)
+    done_ranks: set[str] = set()
+    for (bench, np_) in a.tables:
+        spec = BENCHMARKS[bench]
+        stem = f"{bench}-np{np_}"
+        if not spec.sized:
+            fig = unsized_figure(a, bench, np_, styles)
+            if fig is not None:
+                yield Plot(f"{stem}-time", "time", bench, np_, f"{bench}, {np_} ranks",
+                           "Every observation (dots), the median (bar) and its 95% confidence "
+                           "interval.", fig)
+        else:
+            zero = " 0 B cannot sit on a log axis; the tables hold it." if any(
+                k[1] == 0 for k in a.tables[(bench, np_)]) else ""
+            candidates = [
+                ("time", time_figure, f"{bench}, {np_} ranks: time",
+                 "Median per size; the band is the 95% confidence interval of the median."
+                 + zero),
+                ("bandwidth", bandwidth_figure, f"{bench}, {np_} ranks: bandwidth",
+                 "Bytes moved per iteration over the median time per iteration."),
+                ("signature", signature_figure, f"{bench}, {np_} ranks: signature graph",
+                 "NetPIPE's signature graph: throughput against the time of one transfer; "
+                 "the leftmost point is the latency."),
+                ("relative", relative_figure, f"{bench}, {np_} ranks: relative to {a.baseline}",
+                 f"{a.baseline}'s median over each variant's, in percent (above 100%: faster "
+                 "than the baseline); the band is a bootstrap 95% interval."),
+            ]
+            for kind, fn, title, caption in candidates:
+                if kind in ("bandwidth", "signature") and spec.kind != "p2p":
+                    continue
+                if kind == "signature" and bench != "pingpong":
+                    continue
+                fig = fn(a, bench, np_, styles)
+                if fig is not None:
+                    yield Plot(f"{stem}-{kind}", kind, bench, np_, title, caption, fig)
+        if spec.kind == "coll" and bench not in done_ranks:
+            done_ranks.add(bench)
+            fig = ranks_figure(a, bench, styles)
+            if fig is not None:
+                yield Plot(f"{bench}-ranks", "ranks", bench, None, f"{bench}: time vs ranks",
+                           "Median and 95% interval per rank count, at a few sizes.", fig)
+
+
+def png(fig: Figure, dpi: int = 100) -> bytes:
+    """PNG bytes, reduced to a 256-colour palette (a third of the size, no visible change)."""
+    buf = io.BytesIO()
+    with matplotlib.rc_context(STYLE):
+        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    try:
+        from PIL import Image  # matplotlib depends on Pillow
+    except ImportError:  # pragma: no cover
+        return buf.getvalue()
+    buf.seek(0)
+    img = Image.open(buf).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    img.save(out, format="png", optimize=True)
+    return out.getvalue()
+
+
+def svg(fig: Figure) -> str:
+    buf = io.StringIO()
+    with matplotlib.rc_context(STYLE):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    return buf.getvalue()
+
+
+def save(plot: Plot, directory: Path, dpi: int = 150) -> list[Path]:
+    """Write a figure as NAME.png and NAME.svg into directory."""
+    directory.mkdir(parents=True, exist_ok=True)
+    png_path, svg_path = directory / f"{plot.name}.png", directory / f"{plot.name}.svg"
+    png_path.write_bytes(png(plot.figure, dpi))
+    svg_path.write_text(svg(plot.figure))
+    return [png_path, svg_path]

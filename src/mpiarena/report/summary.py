@@ -1,0 +1,256 @@
+"""What every report shares: the terminal summary, the HTML report and the Markdown summary.
+
+`analyse` computes, once per report, the tables in order, the verdicts (Holm-corrected across
+the whole report), per-cell statistics, protocol switches, derived figures and every warning,
+so that all reports say the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ..analysis import (
+    Derived,
+    Switch,
+    cell_warnings,
+    derived,
+    protocol_switches,
+    warning_lines,
+)
+from ..benchmarks import BENCHMARKS
+from ..errors import ArenaError
+from ..results import Group, Key, RunData
+from ..sizes import format_size
+from ..stats import Summary, Verdict, summarize, verdicts
+from . import units
+
+METHOD = ("Each observation is a timed loop of k iterations divided by k (k chosen so that a loop "
+          "lasts at least {target}), after a warm-up, preceded by mpiarena's own dissemination "
+          "barrier; point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
+          "start-up: the slowest rank. Cells show the median; verdicts need a Mann-Whitney test "
+          "(Holm-corrected across the report) and a difference of at least 5%.")
+STATUS_TEXT = {"na": "n/a", "invalid": "INVALID", "failed": "failed", "skipped": "skipped"}
+
+
+def comparable(cell: dict[str, Group]) -> dict[str, np.ndarray]:
+    """The variants of a cell that measured something, as arrays of seconds."""
+    return {v: g.array for v, g in cell.items() if g.status == "ok" and g.values}
+
+
+def median(group: Group) -> float:
+    return float(np.median(group.array))
+
+
+def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | None:
+    """Bytes per second for a point-to-point benchmark, as the terminal summary computes it."""
+    if size <= 0:
+        return None
+    return BENCHMARKS[bench].bandwidth(size, reduced, window)
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: str  # error | warn | info
+    text: str
+
+
+@dataclass
+class Analysis:
+    data: RunData
+    baseline: str
+    baseline_given: bool
+    cores: int
+    window: int
+    tables: dict[tuple[str, int], list[Key]] = field(default_factory=dict)
+    judged: dict[Key, list[Verdict]] = field(default_factory=dict)
+
+    def oversub(self, np_: int) -> str:
+        return f" [oversubscribed: {np_} ranks on {self.cores} cores]" if np_ > self.cores else ""
+
+    def label(self, key: Key) -> str:
+        """The label verdict lines start with, as in the terminal summary."""
+        bench, size, np_ = key
+        text = f"{bench} {format_size(size)}" if BENCHMARKS[bench].sized else bench
+        return text + self.oversub(np_)
+
+    def title(self, bench: str, np_: int) -> str:
+        return f"{bench}: {BENCHMARKS[bench].doc} ({np_} ranks){self.oversub(np_)}"
+
+    def summary_keys(self, keys: list[Key]) -> list[Key]:
+        """The keys whose verdicts the terminal prints by default: the first and last size."""
+        return sorted({keys[0], keys[-1]}, key=keys.index)
+
+    def best(self, key: Key) -> str | None:
+        ok = comparable(self.data.cells[key])
+        return min(ok, key=lambda v: float(np.median(ok[v]))) if len(ok) > 1 else None
+
+    def cell_text(self, key: Key, variant: str) -> str:
+        """Median and (point-to-point) bandwidth, or why there is none: the terminal's cell."""
+        group = self.data.cells[key].get(variant)
+        if group is None:
+            return "n/a"
+        if group.status != "ok" or not group.values:
+            return STATUS_TEXT.get(group.status, "-")
+        text = units.seconds(median(group))
+        bw = bandwidth(key[0], key[1], median(group), self.window)
+        if bw is not None:
+            text += f"  {units.bandwidth(bw)}"
+        return text
+
+    @cached_property
+    def summaries(self) -> dict[Key, dict[str, Summary]]:
+        return {k: {v: summarize(a) for v, a in comparable(cell).items()}
+                for k, cell in self.data.cells.items()}
+
+    @cached_property
+    def warnings(self) -> list[Notice]:
+        return _warnings(self)
+
+    @cached_property
+    def switches(self) -> dict[str, list[Switch]]:
+        """Protocol switches seen on each variant's pingpong curve."""
+        return protocol_switches(self.data)
+
+    @cached_property
+    def derived(self) -> dict[str, Derived]:
+        """Latency, peak bandwidth and n1/2 of each variant's pingpong curve."""
+        return derived(self.data)
+
+
+def analyse(data: RunData, baseline: str | None = None) -> Analysis:
+    if baseline is not None and baseline not in data.variants:
+        raise ArenaError(f"unknown baseline '{baseline}'; run {data.run_id} has "
+                         f"{', '.join(data.variants) or 'no variants'}")
+    chosen = baseline or (data.variants[0] if data.variants else "")
+    out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
+                   int(data.settings.get("window", 64)))
+    order = list(BENCHMARKS)
+    for key in sorted(data.cells, key=lambda k: (order.index(k[0]), k[2], k[1])):
+        out.tables.setdefault((key[0], key[2]), []).append(key)
+    cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
+    cells = [(k, c) for k, c in cells if len(c) > 1]
+    out.judged = dict(zip([k for k, _ in cells], verdicts([c for _, c in cells]), strict=True))
+    return out
+
+
+def verdict_text(label: str, v: Verdict) -> str:
+    """One verdict line, word for word the terminal's (without its colours)."""
+    ci = f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}"
+    if v.outcome == "faster":
+        return f"{label}: {v.fast} ran {v.ratio:.2f}x faster than {v.slow} ({ci})"
+    if v.outcome == "indistinguishable":
+        return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
+    return (f"{label}: {v.fast} looks {v.ratio:.2f}x faster than {v.slow} ({ci}) but "
+            f"{v.n_fast} and {v.n_slow} observations cannot back it "
+            f"(p={v.p_adjusted:.2g} after Holm)")
+
+
+def _where(keys: list[Key]) -> str:
+    first = keys[0]
+    size = f" {format_size(first[1])}" if BENCHMARKS[first[0]].sized else ""
+    more = {1: "", 2: " and 1 more cell"}.get(len(keys), f" and {len(keys) - 1} more cells")
+    return f"{first[0]}{size}, {first[2]} ranks{more}"
+
+
+_CAUSE = re.compile(rf"^(?:{'|'.join(BENCHMARKS)})(?: \d+ (?:[KMG]i)?B)?: ")
+
+
+def _warnings(a: Analysis) -> list[Notice]:
+    data = a.data
+    out: list[Notice] = []
+    if data.status != "complete":
+        note = f" ({data.run['note']})" if data.run.get("note") else ""
+        out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
+                                    "the plan was measured"))
+    for np_ in sorted({k[2] for k in data.cells}):
+        if np_ > a.cores:
+            out.append(Notice("warn", f"{np_} ranks on {a.cores} cores: oversubscribed; ranks "
+                                       "run unbound and busy-polling libraries measure the "
+                                       "scheduler (every line at this rank count is marked)"))
+    problems: dict[tuple[str, str, str], list[Key]] = {}
+    unexpressible: dict[tuple[str, str], list[Key]] = {}
+    short: dict[str, list[Key]] = {}
+    wanted = int(data.settings.get("observations", 0))
+    for key, cell in data.cells.items():
+        for variant, group in cell.items():
+            if group.status in ("failed", "invalid", "skipped"):
+                # later cells of a failed job say "<bench> <size>: <why>": one line per cause
+                reason = _CAUSE.sub("", group.reason or "")
+                problems.setdefault((variant, group.status, reason), []).append(key)
+            elif group.status == "na":
+                unexpressible.setdefault((variant, group.reason), []).append(key)
+            elif (group.values and len(group.values) < wanted
+                  and BENCHMARKS[key[0]].kind != "startup"):
+                short.setdefault(variant, []).append(key)
+            elif not group.values:
+                problems.setdefault((variant, "empty", "no observation was stored"),
+                                    []).append(key)
+    for (variant, status, reason), keys in problems.items():
+        level = "warn" if status == "skipped" else "error"
+        out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}"))
+    for job in data.jobs:
+        cause = _CAUSE.sub("", job["reason"] or "")
+        if job["status"] not in ("ok", "done", "running") and not any(
+                v == job["variant"] and r == cause for v, _, r in problems):
+            out.append(Notice("error", f"{job['variant']} job at {job['np']} ranks "
+                                        f"{job['status']}: {job['reason'] or 'no reason'}"))
+    for variant, keys in short.items():
+        cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
+        out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
+                                   f"observations (a cell stops taking observations after "
+                                   f"{data.settings.get('max_cell_time', '?')} s), "
+                                   f"first at {_where(keys)}"))
+    out += [Notice("warn", line) for line in warning_lines(cell_warnings(data))]
+    for (variant, reason), keys in unexpressible.items():
+        benches = sorted({k[0] for k in keys}, key=list(BENCHMARKS).index)
+        out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
+                                   f"({reason or 'not expressible'})"))
+    return out
+
+
+def implementation_line(impl: dict) -> str:
+    first = impl["version_string"].splitlines()[0] if impl["version_string"] else ""
+    return f"{impl['impl_id']}: {first} ({impl['origin']}, {impl['wrapper']})"
+
+
+def variant_settings(row: dict) -> str:
+    env = json.loads(row["env"]) if isinstance(row["env"], str) else row["env"]
+    args = json.loads(row["args"]) if isinstance(row["args"], str) else row["args"]
+    parts = [f"{k}={v}" for k, v in env.items()] + [str(x) for x in args]
+    return " ".join(parts) or "defaults"
+
+
+def machine_line(data: RunData) -> str:
+    m = data.machine
+    return (f"{m.get('hostname')}: {m.get('cpu_model')}, {m.get('cores')} cores, "
+            f"{int(m.get('memory_bytes', 0)) / 2**30:.1f} GiB, kernel {m.get('kernel')}, "
+            f"governor {m.get('governor')}")
+
+
+def variant_rows(data: RunData, rows: list[dict] | None) -> list[dict]:
+    """The store's variant rows in the report's order; bare names when none are given."""
+    known = {r["variant"]: dict(r) for r in rows or []}
+    bare = {"env": "{}", "args": "[]", "binding": "auto", "impl_id": "", "name": ""}
+    return [known.get(v, {"variant": v, **bare}) for v in data.variants]
+
+
+def switch_text(variant: str, s: Switch) -> str:
+    """One protocol switch, in words."""
+    return (f"{variant} switches protocol between {format_size(s.last_before)} and "
+            f"{format_size(s.size)}: {s.kind} changes x{s.jump:.1f}")
+
+
+def derived_text(variant: str, d: Derived) -> str:
+    """Latency, peak and n1/2 of one variant, in words."""
+    text = f"{variant}: latency {units.seconds(d.latency)} at {format_size(d.latency_size)}"
+    if d.peak_bandwidth:
+        text += (f", peak {units.bandwidth(d.peak_bandwidth)} at "
+                 f"{format_size(d.peak_size or 0)}")
+    if d.n_half:
+        text += f", half of it from {format_size(round(d.n_half))}"
+    return text
