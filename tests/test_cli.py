@@ -106,3 +106,21 @@ def test_adaptive_sampling_reaches_the_precision_or_says_so(db):
     assert reached or "never" in done.stdout
     bad = mpiarena("run", "--precision", "150%", "--db", db)
     assert bad.returncode == 2 and "between 0% and 100%" in bad.stderr
+
+
+def test_compare_calls_a_regression_across_runs(tmp_path, db):
+    openmpi = next((i.id for i in IMPLS if i.family == "openmpi"), None)
+    if openmpi is None:
+        pytest.skip("needs Open MPI for its TCP transport")
+    suite = tmp_path / "tcp.toml"
+    suite.write_text('benchmarks = ["pingpong"]\nsizes = "8,1K"\nobservations = 8\n'
+                     'init_launches = 0\n[[variant]]\nimpl = "openmpi"\nname = "tcp"\n'
+                     'env = { OMPI_MCA_btl = "self,tcp" }\n')
+    assert mpiarena("run", "--impl", openmpi, "--suite", str(suite), "--db", db).returncode == 0
+    same = mpiarena("compare", "1", "1", "--db", db)
+    assert same.returncode == 0 and "0 regression, 0 improvement" in same.stdout
+    done = mpiarena("compare", "1", "1", "--pair", f"{openmpi}={openmpi}:tcp", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert f"regression pingpong 8 B, 2 ranks, {openmpi} -> {openmpi}:tcp" in done.stdout
+    bad = mpiarena("compare", "1", "1", "--pair", "nosuch=other", "--db", db)
+    assert bad.returncode == 2 and "share no cell" in bad.stderr

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import __version__, doctor, machine, paths, users
+from .analysis import compare_runs
 from .build import Build, build_core
 from .errors import ArenaError
 from .impls import discover, parse_user_impls, pypi, select
@@ -252,6 +253,31 @@ def export_cmd(run: str, fmt: str, output: str | None, db: str) -> None:
         Path(output).write_text(text)
     else:
         sys.stdout.write(text)
+
+
+@cli.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--pair", "pairs", multiple=True, help="A=B: compare variant A of run A with "
+              "variant B of run B (e.g. mpich-4.0.2=mpich-5.0.2 after an upgrade)")
+@click.option("--all", "show_all", is_flag=True, help="also list cells that did not change")
+@click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
+@click.option("--db-b", help="store of RUN_B, if not the same file (another machine's)")
+def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
+                db_b: str | None) -> None:
+    """The same implementations across two runs: regressions and improvements, with statistics."""
+    store_a = _store(db)
+    store_b = _store(db_b) if db_b else store_a
+    a = load(store_a, store_a.resolve(run_a))
+    b = load(store_b, store_b.resolve(run_b))
+    mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
+    if len(mapping) != len(pairs):
+        raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
+    changes = compare_runs(a, b, mapping or None)
+    if not changes:
+        raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
+                         "match variants with --pair A=B")
+    terminal.render_changes(a, b, changes, console, show_all)
 
 
 cli.add_command(report_cmd)

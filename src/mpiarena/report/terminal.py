@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..analysis import Change
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
@@ -108,3 +109,23 @@ def _precision_summary(data: RunData, precision: float, console: Console) -> Non
         for key, group in missed:
             console.print(f"    [yellow]never[/]: {key[0]} {format_size(key[1])} at {key[2]} "
                           f"ranks (n={len(group.values)}, +-{ci_halfwidth(group.array):.1%})")
+
+
+def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,
+                   show_all: bool) -> None:
+    """What changed from run a to run b, regressions first."""
+    console.print(f"[bold]Run {a.run_id}[/] ({a.run['started']}, {escape(machine_line(a))}) "
+                  f"against [bold]run {b.run_id}[/] ({b.run['started']}, "
+                  f"{escape(machine_line(b))})")
+    order = {"regression": 0, "improvement": 1, "undecided": 2, "indistinguishable": 3}
+    shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]
+    for c in sorted(shown, key=lambda c: (order[c.outcome], -abs(np.log(c.ratio)))):
+        bench, size, np_ = c.key
+        where = f"{bench} {format_size(size)}" if BENCHMARKS[bench].sized else bench
+        name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
+        colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
+        console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
+                      f"time (95% CI {c.ci_low:.2f}-{c.ci_high:.2f}, p={c.p_adjusted:.2g}, "
+                      f"n={c.n_a}/{c.n_b})")
+    counts = {k: sum(c.outcome == k for c in changes) for k in order}
+    console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")
