@@ -35,9 +35,11 @@ class LamUniverse:
         self.schema = workdir / f"{self.suffix}.bhost"
         self.log = workdir / f"{self.suffix}.log"
         self.env: dict[str, str] = {}
+        self.ipc_before: set[tuple[str, str]] = set()
 
     def up(self, env: dict[str, str]) -> dict[str, str]:
         self.env = {**env, "LAM_MPI_SESSION_SUFFIX": self.suffix}
+        self.ipc_before = _sysv_ipc(self.user)
         self.schema.write_text(f"localhost cpu={self.np}\n")
         self.schema.chmod(0o644)
         code = run_as([str(self.bin_dir / "lamboot"), str(self.schema)], self.env, self.workdir,
@@ -52,6 +54,11 @@ class LamUniverse:
                   timeout=15) != 0:
             run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
                    self.user, self.log, timeout=15)
+        # ranks killed outright leave usysv's shared memory and semaphores behind; another
+        # universe still up may own the new ones, so they are left to its own halt
+        if not _other_universes(self.suffix):
+            for kind, ident in _sysv_ipc(self.user) - self.ipc_before:
+                subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
 
 
 class Lam:
@@ -83,6 +90,32 @@ class Lam:
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str]) -> LamUniverse:
         return LamUniverse(impl.launcher.parent, np, workdir, user)
+
+
+def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:
+    """('m', shmid) and ('s', semid) of the System V objects the rank user owns."""
+    uid = user.uid if user else os.geteuid()
+    found = set()
+    for kind, table in (("m", "/proc/sysvipc/shm"), ("s", "/proc/sysvipc/sem")):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        column = 7 if kind == "m" else 4  # uid
+        found |= {(kind, f[1]) for f in (ln.split() for ln in lines) if int(f[column]) == uid}
+    return found
+
+
+def _other_universes(suffix: str) -> bool:
+    """True if a lamd of another session is running."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args[0].endswith(b"lamd") and suffix.encode() not in args:
+            return True
+    return False
 
 
 def _laminfo_version() -> str:
