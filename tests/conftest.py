@@ -12,6 +12,7 @@ import pytest
 
 from mpiarena import paths
 from mpiarena.impls import Implementation, discover
+from mpiarena.runner.cleanup import sweep_stale
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
                   "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi", "lamd",
@@ -67,6 +68,7 @@ def db(tmp_path: Path) -> str:
 
 @pytest.fixture(autouse=True, scope="session")
 def nothing_left_behind():
-    """After the whole session no launcher or rank may be running."""
+    """Start from what a crashed earlier run may have left swept away; end with nothing running."""
+    sweep_stale(paths.scratch_dir())
     yield
     assert leftovers() == []

@@ -6,8 +6,11 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
+
+from .. import users
 
 TOKEN_VAR = "MPIARENA_JOB"  # one per job
 RUN_VAR = "MPIARENA_RUN"  # one per run: the final sweep
@@ -81,6 +84,7 @@ def sweep_stale(scratch: Path) -> int:
         owner = run_dir.name.split("-")[1]
         if owner.isdigit() and not alive(int(owner)):
             shutil.rmtree(run_dir, ignore_errors=True)
+    _stale_ipc()
     live = _lam_suffixes()
     for session in Path("/tmp").glob("lam-*-arena*"):
         if session.name.rsplit("-", 1)[-1] not in live:
@@ -99,3 +103,25 @@ def _lam_suffixes() -> set[str]:
         if b"-sessionsuffix" in args[:-1]:
             found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
     return found
+
+
+def _stale_ipc() -> None:
+    """System V objects of the rank user (LAM's usysv) when none of its processes is alive:
+    ranks killed outright leave them, and stale ones made LAM's shared-memory RPI hang."""
+    user = users.lookup()
+    if user is None or os.geteuid() != 0:
+        return
+    for entry in Path("/proc").glob("[0-9]*/status"):
+        try:
+            if f"Uid:\t{user.uid}\t" in entry.read_text():
+                return
+        except OSError:
+            continue
+    for kind, table, column in (("m", "/proc/sysvipc/shm", 7), ("s", "/proc/sysvipc/sem", 4)):
+        try:
+            rows = [ln.split() for ln in Path(table).read_text().splitlines()[1:]]
+        except OSError:
+            continue
+        for row in rows:
+            if int(row[column]) == user.uid:
+                subprocess.run(["ipcrm", f"-{kind}", row[1]], capture_output=True, check=False)
