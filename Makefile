@@ -25,6 +25,7 @@ test: install
 bench: install
 	$(BIN)/python bench/quick_suite.py
 	$(BIN)/python bench/harness_overhead.py
+	$(BIN)/python bench/netpipe_reference.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db
