@@ -3,9 +3,9 @@
 LAM refuses to run as root. Its default transport selection fails on this kind of machine
 (rank exit status 22), so the shared-memory `usysv` RPI is chosen unless a variant sets
 LAM_MPI_SSI_rpi (usysv, sysv, tcp, crtcp, lamd). MPI_Init fails now and then ("Unix errno: 14,
-Bad address") when the program path is long, as the build cache's is: the core is started as
-./arena from its own directory. LAM's malloc replaces free() but not aligned_alloc(): the
-core allocates with malloc only.
+Bad address"), more often with a long program path; the core is started as ./arena from its own
+directory, which lowers the odds (the cause is address randomisation; not yet solved).
+LAM's malloc replaces free() but not aligned_alloc(): the core allocates with malloc only.
 """
 
 from __future__ import annotations
