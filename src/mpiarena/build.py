@@ -32,7 +32,7 @@ def _run(argv: list[str], impl: Implementation, cwd: Path | None = None):
 
 
 def _sources(impl: Implementation) -> list[Path]:
-    return [KERNELS / "driver.c", KERNELS / family_of(impl).kernel_module]
+    return [KERNELS / "driver.c", *(KERNELS / m for m in family_of(impl).kernel_modules)]
 
 
 def _key(impl: Implementation, show: str) -> str:

@@ -47,7 +47,6 @@ class Launch:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     binding: str | None = None  # what the launcher really applies, if not what was asked
-    short_program: bool = False  # start as ./arena from the build directory (LAM: see lam.py)
 
 
 class Runtime(Protocol):
@@ -66,7 +65,7 @@ class Family(Protocol):
     """Launch rules of one family of implementations."""
 
     name: str
-    kernel_module: str  # the C module of the core it is built with
+    kernel_modules: tuple[str, ...]  # the C modules of the core it is built with
     link_flags: tuple[str, ...]  # after the sources when compiling
     max_np: int | None  # most ranks a job can have (raw TCP: 2)
     install_hint: str

@@ -2,10 +2,10 @@
 
 LAM refuses to run as root. Its default transport selection fails on this kind of machine
 (rank exit status 22), so the shared-memory `usysv` RPI is chosen unless a variant sets
-LAM_MPI_SSI_rpi (usysv, sysv, tcp, crtcp, lamd). MPI_Init fails now and then ("Unix errno: 14,
-Bad address"), more often with a long program path; the core is started as ./arena from its own
-directory, which lowers the odds (the cause is address randomisation; not yet solved).
-LAM's malloc replaces free() but not aligned_alloc(): the core allocates with malloc only.
+LAM_MPI_SSI_rpi (usysv, sysv, tcp, crtcp, lamd). LAM's empty iovecs carry garbage pointers that
+current kernels reject, which made MPI_Init fail at random: the core built for LAM links
+lam_iovec.c, which cleans them. LAM's malloc replaces free() but not aligned_alloc(): the core
+allocates with malloc only.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .base import Found, Implementation, Launch
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 LAUNCHER = Path("/usr/bin/mpirun.lam")
-EXPORTED = "ARENA_T0,ARENA_FAULT,MPIARENA_JOB,MPIARENA_RUN"  # mpirun -x: LAM passes no env else
+EXPORTED = "ARENA_T0,ARENA_FAULT,ARENA_BIND,MPIARENA_JOB,MPIARENA_RUN"  # mpirun -x: LAM passes no env else
 
 
 class LamUniverse:
@@ -63,7 +63,7 @@ class LamUniverse:
 
 class Lam:
     name = "lam"
-    kernel_module = "mod_mpi.c"
+    kernel_modules = ("mod_mpi.c", "lam_iovec.c")
     link_flags: tuple[str, ...] = ()
     install_hint = "apt-get install lam-runtime lam4-dev"
     max_np: int | None = None
@@ -81,8 +81,7 @@ class Lam:
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": ""}, binding="none",
-                      short_program=True)
+                      {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": "", "ARENA_BIND": binding})
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-showme"]

@@ -7,7 +7,7 @@ from .base import Daemonless, Implementation, Launch
 
 class Mpich(Daemonless):
     name = "mpich"
-    kernel_module = "mod_mpi.c"
+    kernel_modules = ("mod_mpi.c",)
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:

@@ -11,7 +11,7 @@ ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"
 
 class OpenMpi(Daemonless):
     name = "openmpi"
-    kernel_module = "mod_mpi.c"
+    kernel_modules = ("mod_mpi.c",)
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:

@@ -71,7 +71,7 @@ class PvmDaemon:
 
 class Pvm:
     name = "pvm"
-    kernel_module = "mod_pvm.c"
+    kernel_modules = ("mod_pvm.c",)
     link_flags = ("-lgpvm3", "-lpvm3")
     install_hint = "apt-get install pvm pvm-dev"
     max_np: int | None = None
@@ -89,7 +89,7 @@ class Pvm:
         return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, PVMD))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": ""}, binding="none")
+        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": "", "ARENA_BIND": binding})
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]

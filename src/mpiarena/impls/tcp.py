@@ -11,7 +11,7 @@ from .base import Daemonless, Found, Implementation, Launch
 
 class Tcp(Daemonless):
     name = "tcp"
-    kernel_module = "mod_tcp.c"
+    kernel_modules = ("mod_tcp.c",)
     install_hint = "apt-get install gcc"
     max_np = 2
 
@@ -24,7 +24,7 @@ class Tcp(Daemonless):
                                             Path(cc)))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": ""}, binding="none")
+        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": "", "ARENA_BIND": binding})
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]

@@ -16,6 +16,7 @@
  *
  * Commands: `cell id=N bench=NAME size=BYTES obs=N target=S max=S window=W offcache=0|1
  * validate=0|1` and `quit`. End of input means quit. No statistics are computed here.
+ * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -427,6 +428,21 @@ static void cpu_list(char *out, size_t len)
             used += (size_t)snprintf(out + used, len - used, used ? ",%d" : "%d", c);
 }
 
+/* Bind this rank to one allowed CPU, ranks taking them in turn. */
+static void bind_to_core(void)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    int n = CPU_COUNT(&allowed), want = rank % (n ? n : 1);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed) && want-- == 0) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            sched_setaffinity(0, sizeof one, &one);
+            return;
+        }
+}
+
 /* Each rank's host, pid, CPU binding and start-up times, printed by rank 0. */
 static void report_ranks(double init_s, double since_launch)
 {
@@ -482,6 +498,8 @@ int main(int argc, char **argv)
     double before = realtime();
     M->init(&argc, &argv, &rank, &np, level, sizeof level);
     double after = realtime();
+    const char *bind = getenv("ARENA_BIND");
+    if (bind && !strcmp(bind, "core")) bind_to_core();
     if (rank == 0) {
         printf("hello\t%s\t%d\t%.9e\t%s\t%.9e\n", M->family, np, M->tick(), level, measured_resolution());
         M->library_version(buf, sizeof buf);

@@ -59,7 +59,7 @@ static void pvm_init_(int *argc, char ***argv, int *rank, int *np, char *level, 
         settings[1] = getenv("ARENA_PVM_ROUTE") && !strcmp(getenv("ARENA_PVM_ROUTE"), "direct");
         settings[2] = setting_encoding(getenv("ARENA_PVM_ENCODING"));
         tids[0] = pvm_mytid();
-        setenv("PVM_EXPORT", "ARENA_FAULT:MPIARENA_JOB:ARENA_T0", 1);
+        setenv("PVM_EXPORT", "ARENA_FAULT:ARENA_BIND:MPIARENA_JOB:ARENA_T0", 1);
         char exe[4096];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
         if (n <= 0)

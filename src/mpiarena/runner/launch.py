@@ -68,7 +68,5 @@ def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUs
     launch = family_of(impl).launch(impl, np, binding, _as_root(user))
     env = base_env(variant, np, _as_root(user), daemons.run_token)
     env.update(daemons.env_for(variant, np))
-    program, cwd = (f"./{binary.name}", binary.parent) if launch.short_program else \
-        (str(binary), workdir)
-    argv = [*launch.argv, *variant.args, program]
-    return Job(argv, env, cwd, user, log), launch.binding or binding
+    argv = [*launch.argv, *variant.args, str(binary)]
+    return Job(argv, env, workdir, user, log), launch.binding or binding
