@@ -26,6 +26,7 @@ bench: install
 	$(BIN)/python bench/quick_suite.py
 	$(BIN)/python bench/harness_overhead.py
 	$(BIN)/python bench/netpipe_reference.py
+	$(BIN)/python bench/emulated_link.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mpiarena import paths
+from mpiarena.cluster import netns
 from mpiarena.impls import Implementation, discover
 from mpiarena.runner.cleanup import sweep_stale
 
@@ -72,3 +73,4 @@ def nothing_left_behind():
     sweep_stale(paths.scratch_dir())
     yield
     assert leftovers() == []
+    assert netns.existing() == []  # no emulated cluster outlives the tests

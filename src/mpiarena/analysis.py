@@ -83,7 +83,7 @@ def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
     median), or a cell whose observations vary by more than `high_cv` (robust CV)."""
     cores = int(data.machine.get("cores", 0) or 0)
     out: list[CellWarning] = []
-    for key in sorted(data.cells):
+    for key in sorted(k for k in data.cells if BENCHMARKS[k[0]].unit == "s"):
         for variant, group in sorted(data.cells[key].items()):
             if _ok(group):
                 warning = _cell_warning(key, variant, group.array, cores, k, min_rel, high_cv)
@@ -523,7 +523,7 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     """
     pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
     rows = []
-    for key in sorted(set(a.cells) & set(b.cells)):
+    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
         for va, vb in pairs.items():
             ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
             if _ok(ga) and _ok(gb):

@@ -1,15 +1,74 @@
 """What each benchmark of the measurement core means: who times it, and how many bytes it moves.
 
-The core reports every rank's time per iteration of its loop; an observation is reduced
-here: point-to-point benchmarks take the ranks of the pair, collectives the slowest rank.
+The core reports every rank's time per iteration of its loop, and extra figures per rank
+(CPU seconds per wall second, resident memory, overlap and progress timings); an observation
+is reduced here: point-to-point benchmarks take the ranks of the pair, collectives the slowest
+rank, cost benchmarks the figure they exist for (CPU %, memory overhead, overlap %...).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["timer", "p2p", "coll", "startup"]
+Kind = Literal["timer", "p2p", "coll", "startup", "cost"]
+Extras = dict[str, list[float]]
+NAN = float("nan")
+OVERLAP_OPS = {"exchange": "", "iallreduce": "_iallreduce", "ialltoall": "_ialltoall"}
+
+
+def overlap_percent(pure: float, compute: float, overlapped: float) -> float:
+    """IMB-NBC's overlap: the share of the shorter of communication and computation hidden,
+    100 * (pure + compute - overlapped) / min(pure, compute), clipped to 0-100. The core makes
+    the compute as long as the pure communication, where this is OSU's 100 * (1 - (overlapped
+    - compute) / pure)."""
+    shorter = min(pure, compute)
+    if not shorter > 0:
+        return NAN
+    return 100 * min(1.0, max(0.0, (pure + compute - overlapped) / shorter))
+
+
+def overlap_of(extras: Extras, op: str = "exchange") -> float:
+    """Overlap % of one operation, the mean of ranks 0 and 1."""
+    tag = OVERLAP_OPS[op]
+    names = [f"pure{tag}", f"compute{tag}", f"overlapped{tag}"]
+    if not all(n in extras for n in names):
+        return NAN
+    pure, comp, ovl = (extras[n] for n in names)
+    return sum(overlap_percent(pure[r], comp[r], ovl[r]) for r in (0, 1)) / 2
+
+
+def progress_percent(extras: Extras) -> float:
+    """How far the receiver's message moved while nobody called the library: 100 * (1 - the
+    wait after the compute / the transfer time alone), clipped to 0-100; rank 1."""
+    if "after" not in extras or "transfer" not in extras or not extras["transfer"][1] > 0:
+        return NAN
+    return 100 * min(1.0, max(0.0, 1 - extras["after"][1] / extras["transfer"][1]))
+
+
+def progress_verdict(percent: float) -> str:
+    """yes: the wait after the compute took under 20% of the transfer; no: over 80%."""
+    return "yes" if percent >= 80 else "no" if percent <= 20 else "partial"
+
+
+def _cpu(per_rank: list[float], extras: Extras) -> float:
+    return 100 * extras["cpu"][1] if "cpu" in extras else NAN
+
+
+def _memory(per_rank: list[float], extras: Extras) -> float:
+    if "peak" not in extras or "base_peak" not in extras:
+        return NAN
+    return max(p - b for p, b in zip(extras["peak"], extras["base_peak"], strict=True))
+
+
+def _overlap(per_rank: list[float], extras: Extras) -> float:
+    return overlap_of(extras)
+
+
+def _progress(per_rank: list[float], extras: Extras) -> float:
+    return progress_percent(extras)
 
 
 @dataclass(frozen=True)
@@ -20,14 +79,21 @@ class Benchmark:
     scale: float = 1.0  # applied to the time per iteration (pingpong: half the round trip)
     sized: bool = True
     directions: int = 1  # bytes counted per iteration = directions * size (* window)
+    pair: bool = False  # only ranks 0 and 1 take part (point-to-point), so run at 2 ranks
+    unit: str = "s"  # of an observation: s, % or B (overlap, progress: higher is better)
+    sizes: tuple[int, ...] | None = None  # fixed sizes, whatever the suite says
+    figure: Callable[[list[float], Extras], float] | None = None  # the value, if not time
 
     @property
     def min_np(self) -> int:
-        return 2 if self.kind == "p2p" else 1
+        return 2 if self.pair else 1
 
-    def observation(self, per_rank: list[float]) -> float:
-        """One observation from every rank's seconds per iteration."""
-        timed = per_rank[:2] if self.kind == "p2p" else per_rank
+    def observation(self, per_rank: list[float], extras: Extras | None = None) -> float:
+        """One observation from every rank's seconds per iteration (and extra figures)."""
+        if self.figure is not None:
+            value = self.figure(per_rank, extras or {})
+            return value if math.isfinite(value) else NAN
+        timed = per_rank[:2] if self.pair else per_rank
         return max(timed) * self.scale
 
     def bandwidth(self, size: int, seconds: float, window: int) -> float | None:
@@ -43,11 +109,13 @@ _ALL = [
     Benchmark("wtime", "timer", "cost of one call of the library's clock (MPI_Wtime)", sized=False),
     Benchmark("init", "startup", "launch to the end of MPI_Init, slowest rank", sized=False),
     Benchmark("finalize", "startup", "time inside MPI_Finalize, slowest rank", sized=False),
-    Benchmark("pingpong", "p2p", "half round trip between ranks 0 and 1", scale=0.5),
-    Benchmark("ping", "p2p", "rank 0 streams sends, rank 1 receives; time per message"),
-    Benchmark("sendrecv", "p2p", "simultaneous exchange between ranks 0 and 1", directions=2),
+    Benchmark("pingpong", "p2p", "half round trip between ranks 0 and 1", scale=0.5, pair=True),
+    Benchmark("ping", "p2p", "rank 0 streams sends, rank 1 receives; time per message",
+              pair=True),
+    Benchmark("sendrecv", "p2p", "simultaneous exchange between ranks 0 and 1", directions=2,
+              pair=True),
     Benchmark("bibw", "p2p", "a window of non-blocking sends both ways; time per window",
-              directions=2),
+              directions=2, pair=True),
     Benchmark("barrier", "coll", "MPI_Barrier", sized=False),
     Benchmark("bcast", "coll", "MPI_Bcast from rank 0"),
     Benchmark("scatter", "coll", "MPI_Scatter from rank 0, size bytes per rank"),
@@ -56,6 +124,19 @@ _ALL = [
     Benchmark("allreduce", "coll", "MPI_Allreduce of ceil(size/4) MPI_INT, sum"),
     Benchmark("allgather", "coll", "MPI_Allgather, size bytes per rank"),
     Benchmark("alltoall", "coll", "MPI_Alltoall, size bytes per pair of ranks"),
+    Benchmark("cpu", "cost", "CPU % of rank 1 blocked in a receive for the hold time",
+              sized=False, pair=True, unit="%", figure=_cpu),
+    Benchmark("memory", "cost", "peak resident memory during alltoall beyond a baseline "
+              "process without the library, worst rank", unit="B", figure=_memory),
+    Benchmark("overlap", "cost", "share of a non-blocking exchange hidden by computation",
+              unit="%", figure=_overlap),
+    Benchmark("progress", "cost", "share of a 4 MiB message moved while no rank calls the "
+              "library", pair=True, unit="%", sizes=(4 << 20,),
+              figure=_progress),
+    Benchmark("threads", "cost", "time per 8-byte message with N threads per rank "
+              "(MPI_THREAD_MULTIPLE); size = N", pair=True, sizes=(1, 2, 4)),
+    Benchmark("msgrate", "cost", "time per message in windows of 8-byte non-blocking sends",
+              pair=True, sizes=(8,)),
 ]
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in _ALL}
 

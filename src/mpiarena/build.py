@@ -63,6 +63,48 @@ def build_core(impl: Implementation) -> Build:
                  (dest / "version.txt").read_text())
 
 
+def build_baseline() -> Path:
+    """The core without any library (cc, raw TCP module): `--baseline` is the memory baseline."""
+    sources = [KERNELS / "driver.c", KERNELS / "mod_tcp.c"]
+    h = hashlib.sha256()
+    for src in [*sources, KERNELS / "arena.h"]:
+        h.update(src.read_bytes())
+    dest = paths.builds_dir() / f"baseline-{h.hexdigest()[:16]}"
+    if (dest / "arena").exists():
+        return dest / "arena"
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
+    try:
+        done = subprocess.run(["cc", *CFLAGS, "-o", str(tmp / "arena"), *map(str, sources)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=300)
+        if done.returncode != 0:
+            raise ArenaError(f"building the memory baseline with cc failed: "
+                             f"{_first_error(done.stderr + done.stdout)}")
+        tmp.chmod(0o755)
+        tmp.rename(dest)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ArenaError(f"building the memory baseline failed: {e}") from e
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest / "arena"
+
+
+def run_baseline(bench: str, size: int, np_: int) -> dict[str, float]:
+    """Resident bytes of a process doing a cell's work without the library: at start, after
+    the work, and its peak (base_rss_init, base_rss, base_peak)."""
+    try:
+        done = subprocess.run([str(build_baseline()), "--baseline", bench, str(size), str(np_)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ArenaError(f"the memory baseline did not run: {e}") from e
+    parts = done.stdout.split()
+    if done.returncode != 0 or len(parts) != 4 or parts[0] != "baseline":
+        raise ArenaError(f"the memory baseline failed: {_first_error(done.stderr + done.stdout)}")
+    return dict(zip(("base_rss_init", "base_rss", "base_peak"), map(float, parts[1:]),
+                    strict=True))
+
+
 def _compile(impl: Implementation, dest: Path) -> None:
     """Compile into a temporary directory beside dest and rename it, so no half build is kept."""
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))

@@ -14,15 +14,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import __version__, doctor, machine, paths, users
-from .analysis import compare_runs
 from .build import Build, build_core
+from .cluster.commands import cluster_cmd
+from .cluster.topology import opened
 from .errors import ArenaError
 from .impls import discover, parse_user_impls, pypi, select
 from .plan import make_plan
-from .report import export, terminal
+from .report import export
 from .report.commands import plot_cmd, report_cmd
 from .results import load
-from .runner import Executor, Settings
 from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
 from .store import Store
@@ -154,11 +154,18 @@ def _on_sigterm(*_: object) -> NoReturn:
 @click.option("--max-time", default=30.0, show_default=True,
               help="with --precision: seconds one cell may take in all")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
+@click.option("--cluster", help="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
+              "(emulated:fast-ethernet|fddi|gige), or the name of one kept up")
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
+              help="a real cluster: one host per line (this machine first), optional slots=N")
+@click.option("--slurm", "slurm_job", is_flag=True,
+              help="inside a Slurm allocation (salloc/sbatch): ranks start with srun")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
 def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text: str | None,
             sizes: str | None, perturb: bool, observations: int | None, off_cache: bool,
             validate: bool, timeout: float, precision: str | None, max_time: float,
-            seed: int | None, db: str) -> None:
+            seed: int | None, cluster: str | None, hosts_file: str | None, slurm_job: bool,
+            db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
@@ -168,52 +175,59 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
     if killed := sweep_stale(paths.scratch_dir()):
         err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
-    store = _store(db)
-    builds = _builds(impls, explicit=bool(ids))
-    plan = make_plan(chosen, [b.impl for b in builds.values()], seed)
-    settings = Settings(timeout=timeout, offcache=off_cache, validate=validate,
-                        precision=_fraction(precision), max_time=max_time)
-    rank_user = users.for_ranks()
-    run_id = store.begin_run(chosen.name, shlex.join(["mpiarena", *sys.argv[1:]]), plan.seed,
-                             __version__, machine.describe(), {
-                                 "benchmarks": chosen.benchmarks, "sizes": chosen.sizes,
-                                 "nps": chosen.nps, "observations": chosen.observations,
-                                 "target_time": chosen.target_time,
-                                 "max_cell_time": chosen.max_cell_time, "window": chosen.window,
-                                 "offcache": off_cache, "validate": validate,
-                                 "timeout": timeout, "topology": settings.topology,
-                                 "precision": settings.precision, "max_time": max_time,
-                                 "ranks_run_as": rank_user.name if rank_user else "self"})
-    for b in builds.values():
-        i = b.impl
-        store.add_implementation(run_id, {
-            "impl_id": i.id, "family": i.family, "version": i.version,
-            "version_string": b.version_string, "origin": i.origin,
-            "prefix": str(i.prefix or ""), "wrapper": str(i.wrapper),
-            "launcher": str(i.launcher), "wrapper_flags": b.wrapper_flags, "cflags": b.cflags})
-    for v in plan.variants:
-        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
-                          v.binding or "auto")
-    status = "complete"
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=err, transient=True) as progress:
-        task = progress.add_task("starting", total=plan.total_steps)
+    from .report import terminal  # statistics load scipy: only the commands that need them
+    from .runner.execute import Executor, Settings
 
-        def advance(what: str) -> None:
-            progress.update(task, advance=1, description=what)
+    with opened(cluster, hosts_file, slurm_job) as topology:
+        store = _store(db)
+        builds = _builds(impls, explicit=bool(ids))
+        plan = make_plan(chosen, [b.impl for b in builds.values()], seed)
+        settings = Settings(timeout=timeout, offcache=off_cache, validate=validate,
+                            precision=_fraction(precision), max_time=max_time,
+                            topology=topology.label)
+        rank_user = None if slurm_job else users.for_ranks()  # Slurm: the allocation's owner
+        run_id = store.begin_run(chosen.name, shlex.join(["mpiarena", *sys.argv[1:]]), plan.seed,
+                                 __version__, machine.describe(), {
+                                     "benchmarks": chosen.benchmarks, "sizes": chosen.sizes,
+                                     "nps": chosen.nps, "observations": chosen.observations,
+                                     "target_time": chosen.target_time,
+                                     "max_cell_time": chosen.max_cell_time, "window": chosen.window,
+                                     "hold_time": chosen.hold_time,
+                                     "offcache": off_cache, "validate": validate,
+                                     "timeout": timeout, "topology": settings.topology,
+                                     "precision": settings.precision, "max_time": max_time,
+                                     "ranks_run_as": rank_user.name if rank_user else "self"})
+        for b in builds.values():
+            i = b.impl
+            store.add_implementation(run_id, {
+                "impl_id": i.id, "family": i.family, "version": i.version,
+                "version_string": b.version_string, "origin": i.origin,
+                "prefix": str(i.prefix or ""), "wrapper": str(i.wrapper),
+                "launcher": str(i.launcher), "wrapper_flags": b.wrapper_flags, "cflags": b.cflags})
+        for v in plan.variants:
+            store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
+                              v.binding or "auto")
+        status = "complete"
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=err, transient=True) as progress:
+            task = progress.add_task("starting", total=plan.total_steps)
 
-        def grow(more: int) -> None:
-            progress.update(task, total=(progress.tasks[0].total or 0) + more)
+            def advance(what: str) -> None:
+                progress.update(task, advance=1, description=what)
 
-        try:
-            Executor(plan, builds, store, run_id, settings, rank_user, advance, grow).run()
-        except KeyboardInterrupt:
-            status = "incomplete"
-    store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)
-    terminal.render(load(store, run_id), console)
-    if status == "incomplete":
-        err.print(f"interrupted: run {run_id} kept what was measured (marked incomplete)")
-        sys.exit(130)
+            def grow(more: int) -> None:
+                progress.update(task, total=(progress.tasks[0].total or 0) + more)
+
+            try:
+                Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
+                         topology).run()
+            except KeyboardInterrupt:
+                status = "incomplete"
+        store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)
+        terminal.render(load(store, run_id), console)
+        if status == "incomplete":
+            err.print(f"interrupted: run {run_id} kept what was measured (marked incomplete)")
+            sys.exit(130)
 
 
 @cli.command("list")
@@ -234,6 +248,8 @@ def list_cmd(db: str) -> None:
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
 def show_cmd(run: str, all_verdicts: bool, db: str) -> None:
     """The summary of one run (an id from 'list', or 'latest')."""
+    from .report import terminal
+
     store = _store(db)
     terminal.render(load(store, store.resolve(run)), console, all_verdicts)
 
@@ -266,6 +282,9 @@ def export_cmd(run: str, fmt: str, output: str | None, db: str) -> None:
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
                 db_b: str | None) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics."""
+    from .analysis import compare_runs
+    from .report import terminal
+
     store_a = _store(db)
     store_b = _store(db_b) if db_b else store_a
     a = load(store_a, store_a.resolve(run_a))
@@ -282,6 +301,7 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
 
 cli.add_command(report_cmd)
 cli.add_command(plot_cmd)
+cli.add_command(cluster_cmd)
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ def emulation() -> Check:
     """Can this machine emulate a cluster: root, network namespaces and the tbf qdisc?"""
     if os.geteuid() != 0:
         return Check("emulated cluster", False, "needs root (network namespaces)",
-                     "run mpiarena as root, or use --hosts / --slurm")
+                     "run mpiarena as root, or use --hosts FILE")
     ip = shutil.which("ip")
     tc = shutil.which("tc")
     if not ip or not tc:
@@ -46,8 +46,15 @@ def emulation() -> Check:
         if tbf.returncode != 0:
             return Check("emulated cluster", False, f"no tbf qdisc: {tbf.stderr.strip()}",
                          "load the sch_tbf kernel module")
-        return Check("emulated cluster", True, "root, network namespaces and tbf work "
-                     "(netem is not checked: delay emulation is optional)")
+        if not Path("/usr/sbin/sshd").exists():
+            return Check("emulated cluster", False, "no sshd: each emulated node runs one, so "
+                         "every launcher (LAM, PVM included) reaches it as the rank user",
+                         "apt-get install openssh-server")
+        netem = _quiet([tc, "-n", ns, "qdisc", "replace", "dev", "lo", "root", "netem",
+                        "delay", "1ms"]).returncode == 0
+        return Check("emulated cluster", True, "root, network namespaces, tbf and sshd work; "
+                     + ("netem present" if netem else "no netem: links are shaped in rate and "
+                        "MTU, latency is this machine's own"))
     finally:
         _quiet([ip, "netns", "delete", ns])
 
@@ -73,7 +80,20 @@ def checks() -> list[Check]:
                          f"'{users.name()}' does not exist: ranks would run as root",
                          "" if user else "mpiarena setup"))
     out.append(emulation())
+    out.append(slurm())
     return out
+
+
+def slurm() -> Check:
+    """Can runs go through Slurm, and which families can."""
+    if not shutil.which("srun"):
+        return Check("slurm", False, "srun not found: --slurm unavailable",
+                     "apt-get install slurm-client (and a Slurm cluster to submit to)")
+    inside = "inside allocation " + os.environ["SLURM_JOB_ID"] if "SLURM_JOB_ID" in \
+        os.environ else "not inside an allocation now"
+    return Check("slurm", True, f"srun found, {inside}; MPICH starts with srun --mpi=pmi2, Open "
+                 "MPI with --mpi=pmix, Intel MPI through its hydra; LAM, PVM and raw TCP on "
+                 "one-node allocations only (more need ssh: --hosts)")
 
 
 def data_location() -> Path:

@@ -25,6 +25,7 @@ class Variant:
     env: tuple[tuple[str, str], ...] = ()
     args: tuple[str, ...] = ()
     binding: str | None = None  # None: one core per rank unless oversubscribed
+    exclusive: bool = False  # measured in a round of its own, no other job alive
 
     def binding_for(self, np: int) -> str:
         if self.binding:
@@ -73,7 +74,7 @@ def variants_for(suite: Suite, impls: list[Implementation]) -> list[Variant]:
         for spec in suite.variants:
             if spec.impl in (impl.id, impl.family):
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
-                                   spec.args, spec.binding))
+                                   spec.args, spec.binding, spec.exclusive))
     return out
 
 
@@ -83,8 +84,8 @@ def _cells(suite: Suite) -> dict[int, list[Cell]]:
         bench = BENCHMARKS[name]
         if bench.kind == "startup":
             continue
-        nps = [2] if bench.kind == "p2p" else list(suite.nps)
-        sizes = suite.sizes if bench.sized else (0,)
+        nps = [2] if bench.pair else list(suite.nps)
+        sizes = bench.sizes or (suite.sizes if bench.sized else (0,))
         for np in nps:
             by_np.setdefault(np, []).extend(Cell(name, s, np) for s in sizes)
     return by_np
@@ -110,7 +111,9 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
                 rnd.launches += rng.sample(fit, len(fit))
         order = list(cells.get(np, []))
         rng.shuffle(order)
+        shared = [v for v in fit if not v.exclusive]
         for cell in order:
-            rnd.turns += [(cell, v) for v in rng.sample(fit, len(fit))]
+            rnd.turns += [(cell, v) for v in rng.sample(shared, len(shared))]
         rounds.append(rnd)
+        rounds += [Round(np, turns=[(cell, v) for cell in order]) for v in fit if v.exclusive]
     return Plan(suite, variants, rounds, seed)

@@ -5,21 +5,30 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from .cluster.placement import Placement
 from .users import RankUser
 
 
+def as_user(user: RankUser | None, placement: Placement | None) -> dict:
+    """Popen arguments that start a process as the rank user (on a cluster's head node, the
+    entering command switches user itself, so the process starts as root)."""
+    if user is None or (placement is not None and placement.enter):
+        return {}
+    return {"user": user.uid, "group": user.gid, "extra_groups": []}
+
+
 def run_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
-           timeout: float = 30.0) -> int:
+           timeout: float = 30.0, placement: Placement | None = None) -> int:
     """Exit status of argv, output appended to log (daemons it starts then keep no pipe of ours)."""
     if user is not None:
         env = {**env, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}
+    if placement is not None:
+        argv = placement.on_head(argv, cwd)
     with open(log, "a") as out:
         try:
             return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
                                   cwd=cwd, timeout=timeout,
-                                  user=user.uid if user else None,
-                                  group=user.gid if user else None,
-                                  extra_groups=[] if user else None).returncode
+                                  **as_user(user, placement)).returncode
         except subprocess.TimeoutExpired:
             return -1
         except OSError as e:

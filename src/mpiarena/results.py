@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,8 +20,9 @@ class Group:
 
     status: str = "ok"  # ok | na | skipped (its job failed earlier) | invalid | failed
     reason: str = ""
-    values: list[float] = field(default_factory=list)  # reduced observations, seconds
+    values: list[float] = field(default_factory=list)  # reduced observations, in bench.unit
     per_rank: list[list[float]] = field(default_factory=list)
+    extras: list[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
 
     @property
@@ -53,6 +55,7 @@ _SEVERITY = {"ok": 0, "na": 1, "skipped": 2, "invalid": 3, "failed": 4}
 
 def load(store: Store, run_id: int) -> RunData:
     obs = store.observations(run_id)
+    extras = store.extras(run_id)
     cells: dict[Key, dict[str, Group]] = {}
     for row in store.cells(run_id):
         bench = BENCHMARKS[row["bench"]]
@@ -61,9 +64,15 @@ def load(store: Store, run_id: int) -> RunData:
         if _SEVERITY[row["status"]] > _SEVERITY[group.status]:
             group.status, group.reason = row["status"], row["reason"] or ""
         group.iterations = row["iterations"] or group.iterations
-        for per_rank in obs.get(row["id"], []):
-            group.per_rank.append(per_rank)
-            group.values.append(bench.observation(per_rank))
+        figures = [x for _, x in sorted(extras.get(row["id"], {}).items())]
+        for i, per_rank in enumerate(obs.get(row["id"], [])):
+            extra = {name: v + [math.nan] * (len(per_rank) - len(v))  # not finite: not stored
+                     for name, v in (figures[i] if i < len(figures) else {}).items()}
+            value = bench.observation(per_rank, extra)
+            if math.isfinite(value):
+                group.per_rank.append(per_rank)
+                group.extras.append(extra)
+                group.values.append(value)
     run = dict(store.run(run_id))
     variants = [v["variant"] for v in store.variants(run_id)]
     return RunData(run_id, run, store.status(store.run(run_id)),

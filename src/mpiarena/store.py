@@ -7,18 +7,19 @@ it measured; a run whose process is gone while still marked running is reported 
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import ArenaError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: extras (CPU, memory, overlap and progress figures per observation)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -47,6 +48,10 @@ CREATE TABLE IF NOT EXISTS cells (
 CREATE TABLE IF NOT EXISTS observations (
   cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
   seconds REAL NOT NULL, PRIMARY KEY (cell_id, obs, rank)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS extras (
+  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
+  name TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (cell_id, obs, name, rank))
+  WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, bench, np, size);
 """
 
@@ -57,10 +62,12 @@ def now() -> str:
 
 @dataclass(frozen=True)
 class Obs:
-    """One observation: every rank's seconds per iteration."""
+    """One observation: every rank's seconds per iteration, and every rank's extra figures
+    (name -> value per rank: cpu, rss, peak, pure, overlapped, transfer, after...)."""
 
     index: int
     per_rank: list[float]
+    extras: dict[str, list[float]] = field(default_factory=dict)
 
 
 class Store:
@@ -74,6 +81,11 @@ class Store:
                 with self.db:
                     self.db.executescript(SCHEMA)
                     self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)",
+                                    (str(SCHEMA_VERSION),))
+            elif version == 1:  # 2 only adds the extras table
+                with self.db:
+                    self.db.executescript(SCHEMA)
+                    self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                     (str(SCHEMA_VERSION),))
             elif version != SCHEMA_VERSION:
                 raise ArenaError(f"{path} has store schema {version}, this mpiarena reads "
@@ -154,6 +166,10 @@ class Store:
             db.executemany("INSERT INTO observations VALUES (?, ?, ?, ?)",
                            [(cell_id, o.index, r, t) for o in observations
                             for r, t in enumerate(o.per_rank)])
+            db.executemany("INSERT INTO extras VALUES (?, ?, ?, ?, ?)",
+                           [(cell_id, o.index, r, name, v) for o in observations
+                            for name, values in o.extras.items()
+                            for r, v in enumerate(values) if math.isfinite(v)])
             return cell_id
 
     # --- reading -------------------------------------------------------------------------
@@ -209,6 +225,17 @@ class Store:
                 (run_id,)):
             out.setdefault(cell_id, {}).setdefault(obs, []).append(t)
         return {c: [v for _, v in sorted(d.items())] for c, d in out.items()}
+
+    def extras(self, run_id: int) -> dict[int, dict[int, dict[str, list[float]]]]:
+        """cell id -> observation index -> name -> every rank's value (NaN where not finite)."""
+        out: dict[int, dict[int, dict[str, list[float]]]] = {}
+        for cell_id, obs, name, rank, v in self.db.execute(
+                "SELECT x.cell_id, x.obs, x.name, x.rank, x.value FROM extras x JOIN cells c "
+                "ON c.id=x.cell_id WHERE c.run_id=? ORDER BY x.cell_id, x.obs, x.name, x.rank",
+                (run_id,)):
+            values = out.setdefault(cell_id, {}).setdefault(obs, {}).setdefault(name, [])
+            values += [math.nan] * (rank - len(values)) + [v]
+        return out
 
 
 def _pid_alive(pid: int) -> bool:

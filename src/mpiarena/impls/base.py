@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..cluster.placement import Placement
 from ..users import RankUser
 
 
@@ -71,12 +72,17 @@ class Family(Protocol):
     install_hint: str
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
-                env: dict[str, str]) -> Runtime | None:
-        """The daemons a job of np ranks needs, or None."""
+                env: dict[str, str], placement: Placement | None) -> Runtime | None:
+        """The daemons a job of np ranks needs (on the placement's nodes), or None."""
         ...
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         """Launcher arguments for np ranks on this machine, binding 'core' or 'none'."""
+        ...
+
+    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
+        """Launcher arguments for the placement's ranks, started on its head node as the rank
+        user; transports forced onto the cluster network between nodes."""
         ...
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
@@ -91,5 +97,20 @@ class Daemonless:
     max_np: int | None = None
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
-                env: dict[str, str]) -> Runtime | None:
+                env: dict[str, str], placement: Placement | None) -> Runtime | None:
         return None
+
+
+def srun(placement: Placement, pmi: str) -> Launch:
+    """srun for the placement's ranks in the current allocation, stdin to rank 0 only; steps
+    overlap, since every variant of a round keeps its job alive at once."""
+    assert placement.srun is not None
+    return Launch([str(placement.srun), "-n", str(sum(placement.ranks)), f"--mpi={pmi}",
+                   "--input=0", "--kill-on-bad-exit=1", "--cpu-bind=none", "--overlap"],
+                  binding="none")
+
+
+def over_ssh(placement: Placement | None) -> Placement | None:
+    """The placement daemons need to reach other nodes; None where they start here (locally,
+    or on a one-node Slurm allocation)."""
+    return None if placement is None or placement.srun else placement

@@ -17,20 +17,24 @@ import uuid
 from pathlib import Path
 
 from .. import users
+from ..cluster.placement import Placement
 from ..procs import last_words, run_as
 from ..users import RankUser
-from .base import Found, Implementation, Launch
+from .base import Found, Implementation, Launch, over_ssh
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 LAUNCHER = Path("/usr/bin/mpirun.lam")
-EXPORTED = "ARENA_T0,ARENA_FAULT,ARENA_BIND,MPIARENA_JOB,MPIARENA_RUN"  # mpirun -x: LAM passes no env else
+# mpirun -x: LAM passes no other environment to the ranks
+EXPORTED = "ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,MPIARENA_JOB,MPIARENA_RUN"
 
 
 class LamUniverse:
     """lamboot before the first rank, lamhalt after the last, lamwipe if halting fails."""
 
-    def __init__(self, bin_dir: Path, np: int, workdir: Path, user: RankUser | None):
+    def __init__(self, bin_dir: Path, np: int, workdir: Path, user: RankUser | None,
+                 placement: Placement | None):
         self.bin_dir, self.np, self.workdir, self.user = bin_dir, np, workdir, user
+        self.placement = placement
         self.suffix = f"arena{uuid.uuid4().hex[:12]}"
         self.schema = workdir / f"{self.suffix}.bhost"
         self.log = workdir / f"{self.suffix}.log"
@@ -40,10 +44,16 @@ class LamUniverse:
     def up(self, env: dict[str, str]) -> dict[str, str]:
         self.env = {**env, "LAM_MPI_SESSION_SUFFIX": self.suffix}
         self.ipc_before = _sysv_ipc(self.user)
-        self.schema.write_text(f"localhost cpu={self.np}\n")
+        if self.placement is None:
+            self.schema.write_text(f"localhost cpu={self.np}\n")
+        else:  # lamboot reaches the other nodes through the cluster's remote shell
+            self.env["LAMRSH"] = str(self.placement.rsh)
+            self.schema.write_text("".join(
+                f"{n.name} cpu={r}\n" for n, r in zip(self.placement.nodes, self.placement.ranks,
+                                                      strict=True) if r))
         self.schema.chmod(0o644)
         code = run_as([str(self.bin_dir / "lamboot"), str(self.schema)], self.env, self.workdir,
-                      self.user, self.log)
+                      self.user, self.log, placement=self.placement)
         if code != 0:
             self.down()
             raise RuntimeError(f"lamboot failed (exit status {code}): {last_words(self.log)}")
@@ -51,9 +61,9 @@ class LamUniverse:
 
     def down(self) -> None:
         if run_as([str(self.bin_dir / "lamhalt")], self.env, self.workdir, self.user, self.log,
-                  timeout=15) != 0:
+                  timeout=15, placement=self.placement) != 0:
             run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
-                   self.user, self.log, timeout=15)
+                   self.user, self.log, timeout=15, placement=self.placement)
         # ranks killed outright leave usysv's shared memory and semaphores behind; another
         # universe still up may own the new ones, so they are left to its own halt
         if not _other_universes(self.suffix):
@@ -83,12 +93,20 @@ class Lam:
         return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
                       {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": "", "ARENA_BIND": binding})
 
+    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
+        if placement.srun:
+            placement.local_only("LAM/MPI")
+            return self.launch(impl, sum(placement.ranks), "none", as_root=False)
+        return Launch([str(impl.launcher), "-np", str(sum(placement.ranks)), "-x", EXPORTED],
+                      {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": "", "ARENA_BIND": "none"},
+                      binding="none")
+
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-showme"]
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
-                env: dict[str, str]) -> LamUniverse:
-        return LamUniverse(impl.launcher.parent, np, workdir, user)
+                env: dict[str, str], placement: Placement | None) -> LamUniverse:
+        return LamUniverse(impl.launcher.parent, np, workdir, user, over_ssh(placement))
 
 
 def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:

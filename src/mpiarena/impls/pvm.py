@@ -10,9 +10,10 @@ import time
 import uuid
 from pathlib import Path
 
-from ..procs import last_words
+from ..cluster.placement import Placement
+from ..procs import as_user, last_words
 from ..users import RankUser
-from .base import Found, Implementation, Launch
+from .base import Found, Implementation, Launch, over_ssh
 
 ROOT = Path("/usr/lib/pvm3")
 HEADER = Path("/usr/include/pvm3.h")
@@ -22,41 +23,56 @@ PVMD = Path("/usr/bin/pvmd")
 class PvmDaemon:
     """Start pvmd with a generated host file and a private PVM_TMP; halt it afterwards."""
 
-    def __init__(self, workdir: Path, user: RankUser | None):
+    def __init__(self, workdir: Path, user: RankUser | None, placement: Placement | None):
         name = f"pvm-{uuid.uuid4().hex[:12]}"
         self.tmp = workdir / name
         self.hosts = workdir / f"{name}.hosts"
         self.log = workdir / f"{name}.log"
-        self.user, self.workdir = user, workdir
+        self.user, self.workdir, self.placement = user, workdir, placement
         self.proc: subprocess.Popen[bytes] | None = None
 
     def up(self, env: dict[str, str]) -> dict[str, str]:
         self.tmp.mkdir(mode=0o700)
         if self.user is not None:
             os.chown(self.tmp, self.user.uid, self.user.gid)
-        # ep: where pvm_spawn finds the group server (the core is spawned by absolute path)
-        self.hosts.write_text(f"* ep={ROOT / 'lib'}\nlocalhost\n")
+        # ep: where pvm_spawn finds the group server (the core is spawned by absolute path);
+        # dx: where pvmd is on the other nodes, reached through the cluster's remote shell
+        hosts = [n.name for n in self.placement.used] if self.placement else ["localhost"]
+        self.hosts.write_text(f"* ep={ROOT / 'lib'} dx={ROOT / 'lib' / 'pvmd'}\n" +
+                              "".join(f"{h}\n" for h in hosts))
         self.hosts.chmod(0o644)
         extra = {"PVM_ROOT": str(ROOT), "PVM_TMP": str(self.tmp)}
+        if self.placement:
+            extra["PVM_RSH"] = str(self.placement.rsh)
         run_env = {**env, **extra}
         if self.user is not None:
             run_env.update(HOME=self.user.home, USER=self.user.name, LOGNAME=self.user.name)
+        argv = [str(PVMD), str(self.hosts)]
+        if self.placement:
+            argv = self.placement.on_head(argv, self.workdir)
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
-                [str(PVMD), str(self.hosts)], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                env=run_env, cwd=self.workdir, start_new_session=True,
-                user=self.user.uid if self.user else None,
-                group=self.user.gid if self.user else None,
-                extra_groups=[] if self.user else None)
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=run_env,
+                cwd=self.workdir, start_new_session=True, **as_user(self.user, self.placement))
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:  # pvmd prints its address file once it is up
             if self.proc.poll() is not None:
                 break
-            if self.log.read_text(errors="replace").strip():
+            if self.log.read_text(errors="replace").strip() and self._all_hosts(run_env):
                 return extra
             time.sleep(0.02)
         self.down()
         raise RuntimeError(f"pvmd did not start: {last_words(self.log)}")
+
+    def _all_hosts(self, env: dict[str, str]) -> bool:
+        """True once pvmd has added every node of the placement (it does so in the background)."""
+        if self.placement is None or len(self.placement.used) < 2:
+            return True
+        argv = [str(PVMD.parent / "pvm")]
+        argv = self.placement.on_head(argv, self.workdir)
+        done = subprocess.run(argv, input="conf\n", capture_output=True, text=True, env=env,
+                              cwd=self.workdir, timeout=10, **as_user(self.user, self.placement))
+        return f"{len(self.placement.used)} hosts" in done.stdout
 
     def down(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -91,9 +107,18 @@ class Pvm:
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": "", "ARENA_BIND": binding})
 
+    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
+        if placement.srun:
+            placement.local_only("PVM")
+            return self.launch(impl, sum(placement.ranks), "none", as_root=False)
+        hosts = [n.name for n, r in zip(placement.nodes, placement.ranks, strict=True)
+                 for _ in range(r)]
+        return Launch([], {"ARENA_NP": str(len(hosts)), "ARENA_FAULT": "", "ARENA_BIND": "none",
+                           "ARENA_PVM_HOSTS": ",".join(hosts)}, binding="none")
+
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
-                env: dict[str, str]) -> PvmDaemon:
-        return PvmDaemon(workdir, user)
+                env: dict[str, str], placement: Placement | None) -> PvmDaemon:
+        return PvmDaemon(workdir, user, over_ssh(placement))

@@ -6,6 +6,7 @@ import platform
 import shutil
 from pathlib import Path
 
+from ..cluster.placement import Placement
 from .base import Daemonless, Found, Implementation, Launch
 
 
@@ -25,6 +26,15 @@ class Tcp(Daemonless):
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": "", "ARENA_BIND": binding})
+
+    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
+        if placement.srun:
+            placement.local_only("raw TCP")
+            return self.launch(impl, sum(placement.ranks), "none", as_root=False)
+        used = placement.used
+        return Launch([], {"ARENA_NP": "2", "ARENA_FAULT": "", "ARENA_BIND": "none",
+                           "ARENA_TCP_BIND": used[0].address, "ARENA_TCP_RSH": str(placement.rsh),
+                           "ARENA_TCP_PEER": used[-1].name}, binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]

@@ -25,6 +25,15 @@ enum arena_coll {
     ARENA_NCOLL
 };
 
+/* Non-blocking operations for the overlap and progress benchmarks. */
+enum arena_nb {
+    ARENA_NB_SEND,      /* to peer */
+    ARENA_NB_RECV,      /* from peer */
+    ARENA_NB_EXCHANGE,  /* both at once with peer */
+    ARENA_NB_ALLREDUCE, /* ceil(size/4) ints, sum (MPI_Iallreduce) */
+    ARENA_NB_ALLTOALL,  /* size bytes per pair (MPI_Ialltoall) */
+};
+
 typedef struct arena_module {
     const char *family;
     /* Start the library; set *rank and *np; write the thread level granted into level. */
@@ -50,6 +59,13 @@ typedef struct arena_module {
     /* One collective of `size` bytes per rank (reduce: ceil(size/4) ints, sum), root 0.
      * sbuf/rbuf are sized by the driver: np*size where the operation needs it. */
     void (*coll)(enum arena_coll op, const void *sbuf, void *rbuf, size_t size);
+    /* Optional (NULL: the family has none). Start one non-blocking operation; return 0 if
+     * it cannot be expressed. `wait` completes every operation started. */
+    int (*start)(enum arena_nb op, const void *sbuf, void *rbuf, size_t size, int peer);
+    void (*wait)(void);
+    /* Optional, thread-safe under MPI_THREAD_MULTIPLE: w non-blocking sends (or receives)
+     * of n bytes with peer on tag, waited for together, then a 1-byte acknowledgement back. */
+    void (*stream)(const void *sbuf, void *rbuf, size_t n, int peer, int w, int tag, int sending);
 } arena_module;
 
 extern const arena_module arena_module_impl;

@@ -11,19 +11,40 @@
  *   version ESCAPED_LIBRARY_VERSION
  *   rank    R HOST PID CPUS INIT_SECONDS LAUNCH_TO_INIT_SECONDS
  *   obs     CELL I K T_RANK0 T_RANK1 ...
+ *   extra   CELL I NAME V_RANK0 V_RANK1 ...   (after its obs line: figures besides time)
  *   done    CELL ok|na|invalid MESSAGE
  *   finalize R SECONDS          (every rank, after the library is shut down)
  *
  * Commands: `cell id=N bench=NAME size=BYTES obs=N target=S max=S window=W offcache=0|1
- * validate=0|1` and `quit`. End of input means quit. No statistics are computed here.
+ * validate=0|1 hold=S` and `quit`. End of input means quit. No statistics are computed here.
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
+ *
+ * Every observation carries `cpu`: the rank's CPU seconds (user + system, getrusage, every
+ * thread) per wall second of the loop. The cost benchmarks add their own extras:
+ *   cpu       rank 1 blocked in a receive while rank 0 sleeps `hold` s (k = 1); size ignored
+ *   memory    one alltoall (pingpong where there is none); rss_init (after init), rss and peak
+ *             (VmRSS, VmHWM; heap trimmed and peak reset at the start of the cell), bytes
+ *   overlap   per operation (exchange with peer; MPI_Iallreduce, MPI_Ialltoall where the
+ *             library has them): pure (post + wait), compute (a loop as long as pure, no
+ *             library call) and overlapped (post + compute + wait), seconds per iteration
+ *   progress  rank 0 posts a send, rank 1 a receive of size bytes, both compute 4x the
+ *             transfer time without library calls, then wait: transfer (post + wait alone)
+ *             and after (the wait after the compute), seconds
+ *   threads   size = T threads per rank (MPI_THREAD_MULTIPLE), each streaming windows of
+ *             8-byte messages on its own tag; time per message
+ *   msgrate   windows of W non-blocking sends of size bytes, acknowledged; time per message
+ * `arena --baseline BENCH SIZE NP` runs no library: it allocates and touches the buffers a
+ * cell would, and prints `baseline RSS_START RSS PEAK` (bytes), the memory baseline.
  */
 #define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,16 +54,35 @@
 #define KMAX (1L << 24)
 #define LINE 4096
 #define OFFCACHE_BYTES (64L << 20)
+#define MAX_THREADS 64
 
 enum bench {
     B_WTIME, B_PINGPONG, B_PING, B_SENDRECV, B_BIBW,
     B_BARRIER, B_BCAST, B_SCATTER, B_GATHER, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLTOALL,
+    B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
     B_COUNT
 };
 static const char *bench_names[B_COUNT] = {
     "wtime", "pingpong", "ping", "sendrecv", "bibw",
     "barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather", "alltoall",
+    "cpu", "memory", "overlap", "progress", "threads", "msgrate",
 };
+
+/* Figures an observation carries besides its time (see the header). */
+enum extra {
+    X_CPU, X_RSS_INIT, X_RSS, X_PEAK,
+    X_PURE, X_COMPUTE, X_OVERLAPPED, X_PURE_AR, X_COMPUTE_AR, X_OVERLAPPED_AR,
+    X_PURE_A2A, X_COMPUTE_A2A, X_OVERLAPPED_A2A, X_TRANSFER, X_AFTER,
+    X_COUNT
+};
+static const char *extra_names[X_COUNT] = {
+    "cpu", "rss_init", "rss", "peak",
+    "pure", "compute", "overlapped", "pure_iallreduce", "compute_iallreduce",
+    "overlapped_iallreduce", "pure_ialltoall", "compute_ialltoall", "overlapped_ialltoall",
+    "transfer", "after",
+};
+static const enum arena_nb overlap_ops[3] = {ARENA_NB_EXCHANGE, ARENA_NB_ALLREDUCE,
+                                             ARENA_NB_ALLTOALL};
 
 enum step_kind { STEP_RUN, STEP_OBS, STEP_END };
 enum cmd_kind { CMD_CELL, CMD_QUIT };
@@ -50,7 +90,7 @@ enum cmd_kind { CMD_CELL, CMD_QUIT };
 struct cmd {
     int64_t id, size;
     int32_t kind, bench, nobs, window, offcache, validate;
-    double target, max_time;
+    double target, max_time, hold;
 };
 
 struct step {
@@ -66,6 +106,16 @@ struct bufs {
 };
 
 static int rank, np;
+static char thread_level[32];
+static double rss_init;
+static double extra_now[X_COUNT]; /* this observation's extras, set by the loop that ran */
+static int extra_set[X_COUNT];    /* which extras the current cell has */
+
+static void note(enum extra x, double v)
+{
+    extra_now[x] = v;
+    extra_set[x] = 1;
+}
 
 static double realtime(void)
 {
@@ -75,7 +125,9 @@ static double realtime(void)
 }
 
 static int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
-static int is_coll(int b) { return b >= B_BARRIER; }
+static int is_coll(int b) { return b >= B_BARRIER && b <= B_ALLTOALL; }
+/* Benchmarks run by ranks 0 and 1 only. */
+static int is_pair(int b) { return is_p2p(b) || b == B_CPU || b >= B_PROGRESS; }
 static enum arena_coll coll_of(int b) { return (enum arena_coll)(b - B_BARRIER); }
 
 /* Bytes of the send and receive buffer a benchmark needs per slot. */
@@ -89,6 +141,10 @@ static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
     case B_GATHER: case B_ALLGATHER: *sn = size; *rn = all; break;
     case B_ALLTOALL: *sn = *rn = all; break;
     case B_REDUCE: case B_ALLREDUCE: *sn = *rn = ints; break;
+    case B_MEMORY: *sn = *rn = all; break;
+    case B_OVERLAP: *sn = *rn = all > ints ? all : ints; break;
+    case B_CPU: *sn = *rn = 1; break;
+    case B_THREADS: *sn = 8; *rn = 64 * size; break;
     default: *sn = *rn = size; break;
     }
 }
@@ -134,16 +190,209 @@ static void arena_barrier(void)
     }
 }
 
-/* Run k iterations of the benchmark; return seconds per iteration on this rank. */
-static double run(int bench, size_t size, long k, const struct bufs *b, int window)
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Resident and peak resident bytes of this process (VmRSS, VmHWM). */
+static void resident(double *rss, double *peak)
+{
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    *rss = *peak = 0;
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6)) *rss = atof(line + 6) * 1024;
+        else if (!strncmp(line, "VmHWM:", 6)) *peak = atof(line + 6) * 1024;
+    }
+    fclose(f);
+}
+
+/* Give freed heap back and restart the peak, so that a cell's memory is its own. */
+static void memory_fresh(void)
+{
+    malloc_trim(0);
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+/* Compute for d seconds without calling the library. */
+static void compute(double d)
+{
+    volatile double x = 1;
+    double end = arena_monotonic() + d;
+    while (arena_monotonic() < end)
+        for (int i = 0; i < 64; i++) x = x * 1.0000001 + 1e-9;
+}
+
+/* Ranks 0 and 1 meet: a 1-byte round trip. */
+static void pair_sync(void)
+{
+    unsigned char t = 0;
+    if (rank == 0) { M->send(&t, 1, 1); M->recv(&t, 1, 1); }
+    else { M->recv(&t, 1, 0); M->send(&t, 1, 0); }
+}
+
+/* Rank 1 blocks in a receive while rank 0 sleeps `hold` seconds. */
+static void blocked_receive(double hold)
+{
+    unsigned char one = 1;
+    if (rank == 0) {
+        struct timespec ts = {(time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9)};
+        nanosleep(&ts, NULL);
+        M->send(&one, 1, 1);
+    } else {
+        M->recv(&one, 1, 0);
+    }
+}
+
+/* The memory benchmark's work: an alltoall, or a pingpong where the family has none. */
+static void exchange_all(size_t size, const struct bufs *b)
+{
+    if (M->has_coll(ARENA_ALLTOALL, size)) M->coll(ARENA_ALLTOALL, b->s, b->r, size);
+    else if (rank == 0) { M->send(b->s, size, 1); M->recv(b->r, size, 1); }
+    else if (rank == 1) { M->recv(b->r, size, 0); M->send(b->s, size, 0); }
+}
+
+/* One overlap operation k times: alone, the compute alone, then overlapped (OSU, IMB-NBC). */
+static void overlap_op(int op, size_t size, long k, const struct bufs *b, enum extra x)
+{
+    int peer = rank == 0 ? 1 : 0;
+    if (overlap_ops[op] == ARENA_NB_EXCHANGE && rank >= 2) {
+        note(x, 0), note(x + 1, 0), note(x + 2, 0);
+        return;
+    }
+    double t0 = M->now();
+    for (long i = 0; i < k; i++) {
+        if (!M->start(overlap_ops[op], b->s, b->r, size, peer))
+            return;
+        M->wait();
+    }
+    double pure = (M->now() - t0) / (double)k;
+    t0 = M->now();
+    for (long i = 0; i < k; i++)
+        compute(pure);
+    double alone = (M->now() - t0) / (double)k;
+    t0 = M->now();
+    for (long i = 0; i < k; i++) {
+        M->start(overlap_ops[op], b->s, b->r, size, peer);
+        compute(pure);
+        M->wait();
+    }
+    note(x, pure), note(x + 1, alone), note(x + 2, (M->now() - t0) / (double)k);
+}
+
+/* A send (rank 0) and receive (rank 1) alone, then posted before 4x that much compute. */
+static void progress_loop(size_t size, long k, const struct bufs *b)
+{
+    enum arena_nb op = rank == 0 ? ARENA_NB_SEND : ARENA_NB_RECV;
+    double transfer = 0, after = 0;
+    for (long i = 0; i < k; i++) {
+        pair_sync();
+        double t0 = M->now();
+        M->start(op, b->s, b->r, size, 1 - rank);
+        M->wait();
+        transfer += M->now() - t0;
+    }
+    transfer /= (double)k;
+    for (long i = 0; i < k; i++) {
+        pair_sync();
+        M->start(op, b->s, b->r, size, 1 - rank);
+        compute(4 * transfer);
+        double t0 = M->now();
+        M->wait();
+        after += M->now() - t0;
+    }
+    note(X_TRANSFER, transfer), note(X_AFTER, after / (double)k);
+}
+
+struct stream_arg {
+    const struct bufs *b;
+    long k;
+    int window, thread;
+};
+
+static void *stream_thread(void *p)
+{
+    const struct stream_arg *a = p;
+    for (long i = 0; i < a->k; i++)
+        M->stream(a->b->s, a->b->r + 64 * (size_t)a->thread, 8, 1 - rank, a->window,
+                  10 + a->thread, rank == 0);
+    return NULL;
+}
+
+/* n threads per rank, each streaming windows of 8-byte messages on its own tag. */
+static void threads_loop(int n, long k, const struct bufs *b, int window)
+{
+    pthread_t th[MAX_THREADS];
+    struct stream_arg args[MAX_THREADS];
+    for (int t = 0; t < n; t++) {
+        args[t] = (struct stream_arg){b, k, window, t};
+        if (t > 0 && pthread_create(&th[t], NULL, stream_thread, &args[t]) != 0)
+            M->abort("cannot start a thread");
+    }
+    stream_thread(&args[0]);
+    for (int t = 1; t < n; t++)
+        pthread_join(th[t], NULL);
+}
+
+/* A window of sends from rank 0 to rank 1, acknowledged (OSU's and Sandia's message rate). */
+static void msgrate_window(size_t size, const struct bufs *b, int window)
+{
+    unsigned char ack = 0;
+    if (M->stream) {
+        M->stream(b->s, b->r, size, 1 - rank, window, 3, rank == 0);
+        return;
+    }
+    for (int i = 0; i < window; i++) {
+        if (rank == 0) M->send(b->s, size, 1);
+        else M->recv(b->r, size, 0);
+    }
+    if (rank == 0) M->recv(&ack, 1, 1);
+    else M->send(&ack, 1, 0);
+}
+
+/* k iterations of a cost benchmark; its extras are noted. */
+static void run_cost(int bench, size_t size, long k, const struct bufs *b, int window, double hold)
+{
+    double rss, peak;
+    switch (bench) {
+    case B_CPU: for (long i = 0; i < k; i++) blocked_receive(hold); break;
+    case B_MEMORY:
+        for (long i = 0; i < k; i++) exchange_all(size, b);
+        resident(&rss, &peak);
+        note(X_RSS_INIT, rss_init), note(X_RSS, rss), note(X_PEAK, peak);
+        break;
+    case B_OVERLAP:
+        for (int op = 0; op < 3; op++) overlap_op(op, size, k, b, (enum extra)(X_PURE + 3 * op));
+        break;
+    case B_PROGRESS: progress_loop(size, k, b); break;
+    case B_THREADS: threads_loop((int)size, k, b, window); break;
+    default: for (long i = 0; i < k; i++) msgrate_window(size, b, window); break;
+    }
+}
+
+/* Run k iterations of the benchmark; return seconds per iteration on this rank (msgrate and
+ * threads: per message). */
+static double run(int bench, size_t size, long k, const struct bufs *b, int window, double hold)
 {
     volatile double sink = 0;
     unsigned char ack = 0;
     long slot = 0;
     int peer = rank == 0 ? 1 : 0;
-    int active = !is_p2p(bench) || rank < 2;
+    int active = !is_pair(bench) || rank < 2;
     double t0 = M->now();
-    if (active) {
+    if (active && bench >= B_CPU) {
+        run_cost(bench, size, k, b, window, hold);
+    } else if (active) {
         for (long i = 0; i < k; i++) {
             unsigned char *s = b->s + (size_t)slot * b->sstride;
             unsigned char *r = b->r + (size_t)slot * b->rstride;
@@ -171,7 +420,10 @@ static double run(int bench, size_t size, long k, const struct bufs *b, int wind
         }
     }
     (void)sink;
-    return (M->now() - t0) / (double)k;
+    double per = (M->now() - t0) / (double)k;
+    if (bench == B_MSGRATE) return per / window;
+    if (bench == B_THREADS) return per / ((double)window * (double)size);
+    return per;
 }
 
 static unsigned char pat(long src, size_t i)
@@ -221,7 +473,7 @@ static const char *validate(int bench, size_t size, const struct bufs *b, int wi
         break;
     default: fill(s, size, rank); break;
     }
-    run(bench, size, 1, b, window);
+    run(bench, size, 1, b, window, 0);
     const char *fault = getenv("ARENA_FAULT"); /* self-test of the checker */
     if (fault && strcmp(fault, "corrupt") == 0 && size > 0)
         r[size / 2] ^= 0x5a;
@@ -266,7 +518,8 @@ static void relay_step(struct step *st)
 }
 
 /* Rank 0 decides each step (warm-up, calibration, observations, end); all ranks follow. */
-static long run_steps(const struct cmd *c, const struct bufs *b, double *times, int64_t *k)
+static long run_steps(const struct cmd *c, const struct bufs *b, double *times, double *xs,
+                      int64_t *k)
 {
     struct step st = {1, STEP_RUN, 0};
     long nobs = 0, rounds = 0;
@@ -277,14 +530,23 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
         if (st.kind == STEP_END)
             break;
         arena_barrier();
-        double t = run(c->bench, (size_t)c->size, st.k, b, c->window);
+        double w0 = arena_monotonic(), c0 = cpu_seconds();
+        double t = run(c->bench, (size_t)c->size, st.k, b, c->window,
+                       st.kind == STEP_OBS ? c->hold : 0);
+        note(X_CPU, (cpu_seconds() - c0) / (arena_monotonic() - w0));
         if (st.kind == STEP_OBS) {
+            for (int x = 0; x < X_COUNT; x++)
+                xs[(size_t)x * (size_t)c->nobs + (size_t)nobs] = extra_now[x];
             times[nobs++] = t;
             *k = st.k;
         }
         if (rank != 0)
             continue;
         rounds++;
+        if (c->bench == B_CPU && st.kind == STEP_RUN) { /* one iteration already lasts hold */
+            st.kind = STEP_OBS;
+            continue;
+        }
         if (st.kind == STEP_RUN && rounds > 1 && t * (double)st.k < c->target && st.k < KMAX) {
             double grow = c->target / (t * (double)st.k > 1e-9 ? t * (double)st.k : 1e-9) * 1.25;
             grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
@@ -317,36 +579,70 @@ static void escape_print(const char *tag, const char *s)
     fputc('\n', stdout);
 }
 
+/* Why a cell cannot run here (written into msg), or NULL. */
+static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
+{
+    int b = c->bench;
+    int sized = is_p2p(b) || b == B_MSGRATE || b == B_PROGRESS || b == B_OVERLAP;
+    if (b < 0) return "unknown benchmark";
+    if (is_pair(b) && np < 2) return "needs at least 2 ranks";
+    if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
+    if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size)) return "not expressible in this family";
+    if (c->size < 0 || c->nobs < 1 || c->window < 1 || c->hold < 0) return "bad cell parameters";
+    if ((b == B_OVERLAP || b == B_PROGRESS) && !M->start)
+        return "this family has no non-blocking operations";
+    if (b == B_THREADS && !M->stream) return "this family has no thread-safe message streams";
+    if (b == B_THREADS && (c->size < 1 || c->size > MAX_THREADS))
+        return "threads: the size is the number of threads per rank, 1 to 64";
+    if (b == B_THREADS && strcmp(thread_level, "multiple") != 0) {
+        snprintf(msg, len, "threads need MPI_THREAD_MULTIPLE but the library granted %s "
+                 "(ask for it with ARENA_THREAD_LEVEL=multiple)", thread_level);
+        return msg;
+    }
+    return NULL;
+}
+
+static void print_extras(const struct cmd *c, long i, double **xs)
+{
+    for (int x = 0; x < X_COUNT; x++) {
+        if (!extra_set[x])
+            continue;
+        printf("extra\t%lld\t%ld\t%s", (long long)c->id, i, extra_names[x]);
+        for (int p = 0; p < np; p++) printf("\t%.9e", xs[p][(size_t)x * (size_t)c->nobs + (size_t)i]);
+        putchar('\n');
+    }
+}
+
 static void run_cell(const struct cmd *c)
 {
     char msg[256] = "";
-    const char *why = NULL;
-    if (c->bench < 0) why = "unknown benchmark";
-    else if (is_p2p(c->bench) && np < 2) why = "needs at least 2 ranks";
-    else if (is_p2p(c->bench) && c->size == 0 && !M->zero_byte_messages)
-        why = "a byte stream has no 0-byte message";
-    else if (is_coll(c->bench) && !M->has_coll(coll_of(c->bench), (size_t)c->size))
-        why = "not expressible in this family";
-    else if (c->size < 0 || c->nobs < 1 || c->window < 1) why = "bad cell parameters";
+    const char *why = unrunnable(c, msg, sizeof msg);
     if (why) {
         if (rank == 0) printf("done\t%lld\tna\t%s\n", (long long)c->id, why);
         return;
     }
+    memset(extra_set, 0, sizeof extra_set);
+    if (c->bench == B_MEMORY)
+        memory_fresh();
     struct bufs b;
     bufs_alloc(&b, c->bench, (size_t)c->size, c->offcache);
-    double *times = calloc((size_t)c->nobs, sizeof *times);
+    size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
+    double *times = calloc((size_t)c->nobs, sizeof *times), *xs = calloc(nx, sizeof *xs);
     int64_t k = 0;
-    if (!times)
+    if (!times || !xs)
         M->abort("out of memory for observations");
-    long n = run_steps(c, &b, times, &k);
+    long n = run_steps(c, &b, times, xs, &k);
     const char *bad = c->validate ? validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
     if (rank == 0) {
-        double **all = calloc((size_t)np, sizeof *all);
+        double **all = calloc((size_t)np, sizeof *all), **allx = calloc((size_t)np, sizeof *allx);
         char peer_msg[256];
         all[0] = times;
+        allx[0] = xs;
         for (int p = 1; p < np; p++) {
             all[p] = calloc((size_t)c->nobs, sizeof **all);
+            allx[p] = calloc(nx, sizeof **allx);
             M->recv(all[p], (size_t)n * sizeof **all, p);
+            M->recv(allx[p], nx * sizeof **allx, p);
             M->recv(peer_msg, sizeof peer_msg, p);
             if (!bad && peer_msg[0]) { snprintf(msg, sizeof msg, "%s", peer_msg); bad = msg; }
         }
@@ -354,17 +650,21 @@ static void run_cell(const struct cmd *c)
             printf("obs\t%lld\t%ld\t%lld", (long long)c->id, i, (long long)k);
             for (int p = 0; p < np; p++) printf("\t%.9e", all[p][i]);
             putchar('\n');
+            print_extras(c, i, allx);
         }
         printf("done\t%lld\t%s\t%s\n", (long long)c->id, bad ? "invalid" : "ok", bad ? bad : "");
-        for (int p = 1; p < np; p++) free(all[p]);
+        for (int p = 1; p < np; p++) free(all[p]), free(allx[p]);
         free(all);
+        free(allx);
     } else {
         char out[256] = "";
         if (bad) snprintf(out, sizeof out, "%s", bad);
         M->send(times, (size_t)n * sizeof *times, 0);
+        M->send(xs, nx * sizeof *xs, 0);
         M->send(out, sizeof out, 0);
     }
     free(times);
+    free(xs);
     bufs_free(&b);
 }
 
@@ -383,6 +683,7 @@ static int parse_cmd(char *line, struct cmd *c)
     c->window = 64;
     c->target = 1e-3;
     c->max_time = 10;
+    c->hold = 1;
     char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
     if (!tok) return -1;
     if (strcmp(tok, "quit") == 0) { c->kind = CMD_QUIT; return 0; }
@@ -401,6 +702,7 @@ static int parse_cmd(char *line, struct cmd *c)
         else if (!strcmp(tok, "window")) c->window = atoi(eq);
         else if (!strcmp(tok, "offcache")) c->offcache = atoi(eq);
         else if (!strcmp(tok, "validate")) c->validate = atoi(eq);
+        else if (!strcmp(tok, "hold")) c->hold = atof(eq);
         else return -1;
     }
     return 0;
@@ -473,14 +775,38 @@ static void serve(FILE *control)
         } else {
             M->recv_idle(&c, sizeof c, 0);
         }
-        if (c.kind == CMD_QUIT) return;
+        if (c.kind == CMD_QUIT) { /* every rank has the word before any finalizes: an eager */
+            arena_barrier();      /* send may need its sender's progress to leave the node */
+            return;
+        }
         run_cell(&c);
     }
 }
 
+/* The memory baseline: no library, the buffers a cell of bench at size and np would use. */
+static int baseline(const char *bench, const char *size, const char *ranks)
+{
+    double start, rss, peak;
+    struct bufs b;
+    int which = bench_index(bench);
+    resident(&start, &peak);
+    np = atoi(ranks);
+    if (which < 0 || np < 1 || atoll(size) < 0) {
+        fprintf(stderr, "arena: --baseline BENCH SIZE NP\n");
+        return 2;
+    }
+    bufs_alloc(&b, which, (size_t)atoll(size), 0);
+    memcpy(b.r, b.s, b.sstride < b.rstride ? b.sstride : b.rstride);
+    resident(&rss, &peak);
+    printf("baseline\t%.0f\t%.0f\t%.0f\n", start, rss, peak);
+    bufs_free(&b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    char buf[8192], level[32];
+    char buf[8192];
+    double unused;
     FILE *control = stdin;
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     for (int i = 1; i < argc; i++) {
@@ -489,6 +815,8 @@ int main(int argc, char **argv)
             escape_print("version", buf);
             return 0;
         }
+        if (!strcmp(argv[i], "--baseline") && i + 3 < argc)
+            return baseline(argv[i + 1], argv[i + 2], argv[i + 3]);
         if (!strcmp(argv[i], "--control") && i + 1 < argc) {
             control = fopen(argv[++i], "r");
             if (!control) { perror("arena: --control"); return 2; }
@@ -496,12 +824,13 @@ int main(int argc, char **argv)
     }
     const char *t0env = getenv("ARENA_T0");
     double before = realtime();
-    M->init(&argc, &argv, &rank, &np, level, sizeof level);
+    M->init(&argc, &argv, &rank, &np, thread_level, sizeof thread_level);
     double after = realtime();
+    resident(&rss_init, &unused);
     const char *bind = getenv("ARENA_BIND");
     if (bind && !strcmp(bind, "core")) bind_to_core();
     if (rank == 0) {
-        printf("hello\t%s\t%d\t%.9e\t%s\t%.9e\n", M->family, np, M->tick(), level, measured_resolution());
+        printf("hello\t%s\t%d\t%.9e\t%s\t%.9e\n", M->family, np, M->tick(), thread_level, measured_resolution());
         M->library_version(buf, sizeof buf);
         escape_print("version", buf);
     }

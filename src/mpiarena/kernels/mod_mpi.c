@@ -5,29 +5,52 @@
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "arena.h"
 
 static MPI_Comm comm = MPI_COMM_NULL;
+static const char *level_names[] = {"single", "funneled", "serialized", "multiple"};
+
+/* ARENA_THREAD_LEVEL=single|funneled|serialized|multiple asks MPI_Init_thread for that
+ * level; unset, MPI_Init. What the library granted is reported either way. */
+static void start_library(int *argc, char ***argv)
+{
+    const char *want = getenv("ARENA_THREAD_LEVEL");
+    const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                          MPI_THREAD_MULTIPLE};
+    int provided;
+    if (!want || !*want) {
+        MPI_Init(argc, argv);
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(want, level_names[i])) {
+            MPI_Init_thread(argc, argv, levels[i], &provided);
+            return;
+        }
+    fprintf(stderr, "arena: ARENA_THREAD_LEVEL=%s is not single, funneled, serialized or "
+            "multiple\n", want);
+    exit(2);
+}
 
 static void mpi_init(int *argc, char ***argv, int *rank, int *np, char *level, size_t len)
 {
     int provided = MPI_THREAD_SINGLE;
-    MPI_Init(argc, argv);
+    start_library(argc, argv);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(comm, rank);
     MPI_Comm_size(comm, np);
 #if MPI_VERSION >= 2 || defined(LAM_MPI)
     MPI_Query_thread(&provided);
 #endif
-    const char *names[] = {"single", "funneled", "serialized", "multiple"};
     int idx = provided == MPI_THREAD_MULTIPLE     ? 3
               : provided == MPI_THREAD_SERIALIZED ? 2
               : provided == MPI_THREAD_FUNNELED   ? 1
                                                   : 0;
-    snprintf(level, len, "%s", names[idx]);
+    snprintf(level, len, "%s", level_names[idx]);
 }
 
 static void mpi_finalize(void)
@@ -131,6 +154,56 @@ static void mpi_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t si
     }
 }
 
+static MPI_Request pending[2];
+static int npending;
+
+static int mpi_start(enum arena_nb op, const void *sbuf, void *rbuf, size_t size, int peer)
+{
+    void *s = (void *)sbuf;
+    int n = (int)size;
+    switch (op) {
+    case ARENA_NB_SEND: MPI_Isend(s, n, MPI_BYTE, peer, 2, comm, &pending[npending++]); return 1;
+    case ARENA_NB_RECV: MPI_Irecv(rbuf, n, MPI_BYTE, peer, 2, comm, &pending[npending++]); return 1;
+    case ARENA_NB_EXCHANGE:
+        MPI_Irecv(rbuf, n, MPI_BYTE, peer, 2, comm, &pending[npending++]);
+        MPI_Isend(s, n, MPI_BYTE, peer, 2, comm, &pending[npending++]);
+        return 1;
+#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+    case ARENA_NB_ALLREDUCE:
+        MPI_Iallreduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm, &pending[npending++]);
+        return 1;
+    case ARENA_NB_ALLTOALL:
+        MPI_Ialltoall(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm, &pending[npending++]);
+        return 1;
+#endif
+    default: return 0;
+    }
+}
+
+static void mpi_wait(void)
+{
+    MPI_Status stats[2];
+    MPI_Waitall(npending, pending, stats);
+    npending = 0;
+}
+
+static void mpi_stream(const void *sbuf, void *rbuf, size_t n, int peer, int w, int tag,
+                       int sending)
+{
+    MPI_Request reqs[MAX_WINDOW];
+    MPI_Status stats[MAX_WINDOW];
+    unsigned char ack = 0;
+    if (w > MAX_WINDOW)
+        w = MAX_WINDOW;
+    for (int i = 0; i < w; i++) {
+        if (sending) MPI_Isend((void *)sbuf, (int)n, MPI_BYTE, peer, tag, comm, &reqs[i]);
+        else MPI_Irecv(rbuf, (int)n, MPI_BYTE, peer, tag, comm, &reqs[i]);
+    }
+    MPI_Waitall(w, reqs, stats);
+    if (sending) MPI_Recv(&ack, 1, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+    else MPI_Send(&ack, 1, MPI_BYTE, peer, tag, comm);
+}
+
 const arena_module arena_module_impl = {
     .family = "mpi",
     .init = mpi_init,
@@ -147,4 +220,7 @@ const arena_module arena_module_impl = {
     .has_coll = mpi_has_coll,
     .zero_byte_messages = 1,
     .coll = mpi_coll,
+    .start = mpi_start,
+    .wait = mpi_wait,
+    .stream = mpi_stream,
 };

@@ -42,6 +42,30 @@ static int setting_encoding(const char *s)
     exit(2);
 }
 
+/* Start tasks 1..ntasks-1: where pvmd likes, or task r on the r-th host of ARENA_PVM_HOSTS
+ * (a comma-separated list for ranks 0..ntasks-1, as a cluster placement gives it). */
+static void spawn(char *exe, char **args)
+{
+    const char *list = getenv("ARENA_PVM_HOSTS");
+    if (!list) {
+        int got = ntasks > 1 ? pvm_spawn(exe, args, PvmTaskDefault, "", ntasks - 1, tids + 1) : 0;
+        if (got != ntasks - 1)
+            fail("pvm_spawn", got < 0 ? got : tids[got + 1]);
+        return;
+    }
+    char hosts[4096], *save = NULL;
+    snprintf(hosts, sizeof hosts, "%s", list);
+    char *host = strtok_r(hosts, ",", &save); /* rank 0's: this task */
+    for (int r = 1; r < ntasks; r++) {
+        host = strtok_r(NULL, ",", &save);
+        if (!host)
+            fail("ARENA_PVM_HOSTS names fewer hosts than tasks", r);
+        int got = pvm_spawn(exe, args, PvmTaskHost, host, 1, tids + r);
+        if (got != 1)
+            fail("pvm_spawn", got < 0 ? got : tids[r]);
+    }
+}
+
 static void pvm_init_(int *argc, char ***argv, int *rank, int *np, char *level, size_t len)
 {
     (void)argc;
@@ -65,11 +89,7 @@ static void pvm_init_(int *argc, char ***argv, int *rank, int *np, char *level, 
         if (n <= 0)
             fail("readlink /proc/self/exe", (int)n);
         exe[n] = 0;
-        if (ntasks > 1) {
-            int got = pvm_spawn(exe, *argv + 1, PvmTaskDefault, "", ntasks - 1, tids + 1);
-            if (got != ntasks - 1)
-                fail("pvm_spawn", got < 0 ? got : tids[got + 1]);
-        }
+        spawn(exe, *argv + 1);
         for (int r = 1; r < ntasks; r++) {
             pvm_initsend(PvmDataDefault);
             pvm_pkint(settings, 3, 1);

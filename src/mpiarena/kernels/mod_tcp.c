@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -56,6 +57,30 @@ static void connect_to(const char *where)
     tune(sock);
 }
 
+/* Become rank 1: exec this program again with the listener's address, locally, or on
+ * ARENA_TCP_PEER through ARENA_TCP_RSH (a cluster node; the binary is at the same path). */
+static void start_peer(const char *where, char **argv)
+{
+    const char *rsh = getenv("ARENA_TCP_RSH"), *host = getenv("ARENA_TCP_PEER");
+    char exe[4096], connect[128], t0[64], bind[32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = 0;
+    if (!rsh || !host) {
+        setenv("ARENA_TCP_CONNECT", where, 1);
+        execv(exe, argv);
+        return;
+    }
+    int devnull = open("/dev/null", O_RDONLY); /* ssh would set our control stdin non-blocking */
+    if (devnull >= 0)
+        dup2(devnull, STDIN_FILENO);
+    snprintf(connect, sizeof connect, "ARENA_TCP_CONNECT=%s", where);
+    snprintf(t0, sizeof t0, "ARENA_T0=%s", getenv("ARENA_T0") ? getenv("ARENA_T0") : "0");
+    snprintf(bind, sizeof bind, "ARENA_BIND=%s", getenv("ARENA_BIND") ? getenv("ARENA_BIND") : "none");
+    execl(rsh, rsh, host, "env", connect, t0, bind, "ARENA_NP=2", exe, (char *)NULL);
+}
+
 static void tcp_init(int *argc, char ***argv, int *rank, int *np, char *level, size_t len)
 {
     (void)argc;
@@ -84,19 +109,13 @@ static void tcp_init(int *argc, char ***argv, int *rank, int *np, char *level, s
     char where[64], ip[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &addr.sin_addr, ip, sizeof ip);
     snprintf(where, sizeof where, "%s:%d", ip, ntohs(addr.sin_port));
-    if (!getenv("ARENA_TCP_MANUAL")) { /* start rank 1 here; a cluster launcher sets MANUAL */
-        child = fork();
-        if (child < 0)
-            die("fork");
-        if (child == 0) {
-            close(lsock);
-            setenv("ARENA_TCP_CONNECT", where, 1);
-            execv("/proc/self/exe", *argv);
-            _exit(127);
-        }
-    } else {
-        printf("listen\t%s\n", where);
-        fflush(stdout);
+    child = fork(); /* rank 1: here, or on ARENA_TCP_PEER through the remote shell */
+    if (child < 0)
+        die("fork");
+    if (child == 0) {
+        close(lsock);
+        start_peer(where, *argv);
+        _exit(127);
     }
     sock = accept(lsock, NULL, NULL);
     if (sock < 0)

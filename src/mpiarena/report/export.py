@@ -1,4 +1,5 @@
-"""Exports of one run: every observation of every rank, as CSV or JSON."""
+"""Exports of one run: every observation of every rank, as CSV or JSON, with its extra figures
+(CPU seconds per wall second, resident bytes, overlap and progress timings) where it has them."""
 
 from __future__ import annotations
 
@@ -12,22 +13,31 @@ COLUMNS = ["run", "variant", "impl", "bench", "size", "np", "status", "iteration
            "seconds"]
 
 
-def _rows(store: Store, run_id: int):
+def _extras(store: Store, run_id: int) -> dict[int, list[dict[str, list[float]]]]:
+    """cell id -> per observation, name -> every rank's value."""
+    return {c: [x for _, x in sorted(d.items())] for c, d in store.extras(run_id).items()}
+
+
+def _rows(store: Store, run_id: int, names: list[str]):
     impl_of = {v["variant"]: v["impl_id"] for v in store.variants(run_id)}
     obs = store.observations(run_id)
+    extras = _extras(store, run_id)
     for cell in store.cells(run_id):
+        figures = extras.get(cell["id"], [])
         for index, per_rank in enumerate(obs.get(cell["id"], [])):
+            extra = figures[index] if index < len(figures) else {}
             for rank, t in enumerate(per_rank):
                 yield [run_id, cell["variant"], impl_of.get(cell["variant"], ""), cell["bench"],
                        cell["size"], cell["np"], cell["status"], cell["iterations"], index, rank,
-                       t]
+                       t, *(extra[n][rank] if n in extra else "" for n in names)]
 
 
 def to_csv(store: Store, run_id: int) -> str:
+    names = sorted({n for d in store.extras(run_id).values() for x in d.values() for n in x})
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    writer.writerows(_rows(store, run_id))
+    writer.writerow(COLUMNS + names)
+    writer.writerows(_rows(store, run_id, names))
     return out.getvalue()
 
 
@@ -37,6 +47,7 @@ def to_json(store: Store, run_id: int) -> str:
     run["settings"] = json.loads(run["settings"])
     run["status"] = store.status(store.run(run_id))
     obs = store.observations(run_id)
+    extras = _extras(store, run_id)
     doc = {
         "run": run,
         "implementations": [dict(r) for r in store.implementations(run_id)],
@@ -44,7 +55,8 @@ def to_json(store: Store, run_id: int) -> str:
                      for r in store.variants(run_id)],
         "jobs": [dict(j) | {"ranks": json.loads(j["ranks"]), "command": json.loads(j["command"])}
                  for j in store.jobs(run_id)],
-        "cells": [dict(c) | {"observations": obs.get(c["id"], [])}
+        "cells": [dict(c) | {"observations": obs.get(c["id"], []),
+                             "extras": extras.get(c["id"], [])}
                   for c in store.cells(run_id)],
     }
     return json.dumps(doc, indent=1)

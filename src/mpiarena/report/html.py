@@ -22,6 +22,7 @@ from ..results import Key, RunData
 from ..sizes import format_size
 from ..stats import CONFIDENCE, THRESHOLD, Verdict
 from . import plots, units
+from .costs import costs
 from .summary import (
     METHOD,
     Analysis,
@@ -31,6 +32,7 @@ from .summary import (
     variant_settings,
     verdict_text,
 )
+from .topology import placement_lines
 
 TEMPLATE = "template.html.j2"
 
@@ -241,13 +243,14 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
     return {
         "run": run, "run_id": data.run_id, "status": data.status, "version": __version__,
         "machine_line": machine_line(data), "machine": machine, "settings": shown_settings,
+        "placement": placement_lines(data),
         "implementations": impls,
         "variants": [{**v, "settings": variant_settings(v)} for v in variant_rows(data,
                                                                                   variants)],
         "variants_known": bool(variants), "jobs": _jobs(data), "warnings": a.warnings,
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
-        "scoreboard": scoreboard, "n_judged": len(a.judged),
+        "scoreboard": scoreboard, "n_judged": len(a.judged), "costs": costs(data),
         "benches": benches, "method": method, "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
         "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,

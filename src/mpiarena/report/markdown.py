@@ -6,6 +6,7 @@ from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
 from . import units
+from .costs import costs
 from .summary import (
     METHOD,
     analyse,
@@ -14,10 +15,23 @@ from .summary import (
     variant_settings,
     verdict_text,
 )
+from .topology import placement_lines
 
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def _costs(data: RunData) -> list[str]:
+    c = costs(data)
+    if c is None:
+        return []
+    out = ["## Costs", "", "| " + " | ".join(map(_md, c.header)) + " |",
+           "| " + " | ".join(["---", "---"] + ["---:"] * (len(c.header) - 2)) + " |"]
+    out += ["| " + " | ".join(map(_md, row)) + " |" for row in c.rows]
+    same = [f"{c.same} more pairs of variants of one implementation are indistinguishable"]
+    out += [""] + [f"- {_md(line)}" for line in c.verdicts + same[:bool(c.same)] + c.notes]
+    return [*out, ""]
 
 
 def render_markdown(data: RunData, baseline: str | None = None,
@@ -31,6 +45,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
            f"`{run['command']}`", "",
            f"**Machine**: {_md(machine_line(data))}, topology "
            f"{data.settings.get('topology', 'local')}", "",
+           *(f"{_md(line)}  " for line in placement_lines(data)), "",
            "## Implementations", "", "| id | library version | origin | wrapper |",
            "| --- | --- | --- | --- |"]
     for impl in data.implementations:
@@ -64,6 +79,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
                 row.append(f"**{text} \\***" if variant == best else text)
             out.append("| " + " | ".join(row) + " |")
         out.append("")
+    out += _costs(data)
     target = units.seconds(data.settings.get("target_time", 0))
     out += ["## Method", "", METHOD.format(target=target), ""]
     return "\n".join(out)

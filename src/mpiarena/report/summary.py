@@ -130,7 +130,8 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
     out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
                    int(data.settings.get("window", 64)))
     order = list(BENCHMARKS)
-    for key in sorted(data.cells, key=lambda k: (order.index(k[0]), k[2], k[1])):
+    timed = [k for k in data.cells if BENCHMARKS[k[0]].kind != "cost"]  # costs: costs.py
+    for key in sorted(timed, key=lambda k: (order.index(k[0]), k[2], k[1])):
         out.tables.setdefault((key[0], key[2]), []).append(key)
     cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
     cells = [(k, c) for k, c in cells if len(c) > 1]

@@ -13,6 +13,7 @@ from ..results import RunData
 from ..sizes import format_size
 from ..stats import ci_halfwidth
 from . import units
+from .costs import costs
 from .summary import (
     METHOD,
     Analysis,
@@ -23,6 +24,7 @@ from .summary import (
     switch_text,
     verdict_text,
 )
+from .topology import placement_lines
 
 COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
 
@@ -35,6 +37,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
     console.print(f"Machine: {escape(machine_line(data))}")
     for impl in data.implementations:
         console.print(f"  {escape(implementation_line(impl))}")
+    for line in placement_lines(data):
+        console.print(escape(line))
     target = units.seconds(data.settings.get("target_time", 0))
     console.print(f"[dim]{METHOD.format(target=target)}[/]")
     for (bench, np_), keys in a.tables.items():
@@ -46,6 +50,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
                 console.print(f"  [{colour}]{line}[/]" if colour else f"  {line}")
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
+    _costs(data, console)
     _against_raw_tcp(data, console)
     if precision := data.settings.get("precision"):
         _precision_summary(data, float(precision), console)
@@ -67,6 +72,27 @@ def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> N
             row.append(f"[bold green]{text} *[/]" if variant == best else text)
         table.add_row(*row)
     console.print(table)
+
+
+def _costs(data: RunData, console: Console) -> None:
+    """What each library costs the program, with verdicts and details."""
+    c = costs(data)
+    if c is None:
+        return
+    table = Table(title="costs: CPU, memory, overlap, progress, threads, message rate",
+                  title_justify="left", title_style="bold")
+    for i, name in enumerate(c.header):
+        table.add_column(escape(name), justify="left" if i < 2 else "right", no_wrap=i == 0)
+    for row in c.rows:
+        table.add_row(*map(escape, row))
+    console.print(table)
+    for line in c.verdicts:
+        console.print(f"  {escape(line)}")
+    if c.same:
+        console.print(f"  [dim]{c.same} more pairs of variants of one implementation are "
+                      "indistinguishable[/]")
+    for line in c.notes:
+        console.print(f"  [dim]{escape(line)}[/]")
 
 
 def _pingpong_figures(a: Analysis, console: Console) -> None:

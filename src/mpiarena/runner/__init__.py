@@ -1,5 +1,1 @@
 """Run a plan: launch jobs, hand them cells in the planned order, store what they measure."""
-
-from .execute import Executor, Settings
-
-__all__ = ["Executor", "Settings"]

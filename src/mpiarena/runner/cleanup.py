@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from .. import users
+from ..cluster import emulated
 
 TOKEN_VAR = "MPIARENA_JOB"  # one per job
 RUN_VAR = "MPIARENA_RUN"  # one per run: the final sweep
@@ -85,6 +86,9 @@ def sweep_stale(scratch: Path) -> int:
         if owner.isdigit() and not alive(int(owner)):
             shutil.rmtree(run_dir, ignore_errors=True)
     _stale_ipc()
+    if os.geteuid() == 0:  # emulated clusters of crashed runs: namespaces, sshd, ranks
+        for name in emulated.orphaned():
+            emulated.teardown(name)
     live = _lam_suffixes()
     for session in Path("/tmp").glob("lam-*-arena*"):
         if session.name.rsplit("-", 1)[-1] not in live:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import random
 import shutil
@@ -10,20 +11,23 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .. import paths
 from ..benchmarks import BENCHMARKS
-from ..build import Build
+from ..build import Build, run_baseline
+from ..cluster.topology import Local, Topology
+from ..errors import ArenaError
 from ..plan import Cell, Plan, Round, Variant
 from ..stats import ci_halfwidth
 from ..store import Obs, Store
+from ..suites import Suite
 from ..users import RankUser
 from .cleanup import RUN_VAR, kill_tagged
-from .job import Hello, Job, JobError
+from .job import CellResult, Hello, Job, JobError
 from .launch import Daemons, job_for
 
 
@@ -41,7 +45,9 @@ class Executor:
     def __init__(self, plan: Plan, builds: dict[str, Build], store: Store, run_id: int,
                  settings: Settings, user: RankUser | None,
                  advance: Callable[[str], None] = lambda _: None,
-                 grow: Callable[[int], None] = lambda _: None):
+                 grow: Callable[[int], None] = lambda _: None,
+                 topology: Topology | None = None):
+        self.topology = topology or Local()
         self.plan, self.builds, self.store, self.run_id = plan, builds, store, run_id
         self.settings, self.user, self.advance, self.grow = settings, user, advance, grow
         self.sampled: dict[tuple[Cell, str], tuple[list[float], float]] = {}  # values, seconds
@@ -57,14 +63,17 @@ class Executor:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-",
                                              dir=paths.scratch_dir()))
         self.workdir.chmod(0o755)
-        self.daemons = Daemons(self.workdir, self.user, self.run_token)
+        self.daemons = Daemons(self.workdir, self.user, self.run_token, self.topology.placement)
         try:
+            for build in self.builds.values():
+                self.topology.prepare(build.binary)
             for rnd in self.plan.rounds:
                 self._round(rnd)
         finally:
             for job in self.live:
                 job.kill()
             self.daemons.stop_all()
+            self.topology.reap()
             kill_tagged(self.run_token, var=RUN_VAR)
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -92,6 +101,7 @@ class Executor:
                     self.store.update_job(job_id, status="failed", reason=str(e))
             self._retire(job)
         self.daemons.stop_all()
+        self.topology.reap()
 
     def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
         """A started job; on failure the variant is out of the round and JobError is raised."""
@@ -181,18 +191,21 @@ class Executor:
         batch = max(s.observations, so_far)  # adaptive batches double, so calibrations stay few
         try:
             res = job.cell(self.seq, cell.bench, cell.size, batch, s.target_time,
-                           s.max_cell_time, s.window, self.settings.offcache,
-                           self.settings.validate, self.settings.timeout)
+                           _max_time(cell, batch, s), s.window, self.settings.offcache,
+                           self.settings.validate, self.settings.timeout, s.hold_time)
         except JobError as e:
             self._fail(variant, job, job_id, f"{cell.bench} {cell.size} B: {e}")
             self._record(variant, cell, job_id, "failed", str(e))
             return
+        if cell.bench == "memory" and res.status == "ok":
+            res = with_baseline(res, cell)
         self._record(variant, cell, job_id, res.status, res.reason, res.iterations,
                      res.observations)
         if res.status == "ok":
             values, spent = self.sampled.get((cell, variant.id), ([], 0.0))
             bench = BENCHMARKS[cell.bench]
-            values += [bench.observation(o.per_rank) for o in res.observations]
+            values += [v for o in res.observations
+                       if math.isfinite(v := bench.observation(o.per_rank, o.extras))]
             self.sampled[cell, variant.id] = values, spent + time.monotonic() - began
 
     def _refine(self, rnd: Round, jobs: dict[str, tuple[Job, int]]) -> None:
@@ -221,3 +234,22 @@ class Executor:
         self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
                             status, reason or None, iterations, observations or [], self.seq)
         self.seq += 1
+
+
+def _max_time(cell: Cell, batch: int, suite: Suite) -> float:
+    """Seconds a cell may take observations: the cpu benchmark holds for hold_time each."""
+    if cell.bench == "cpu":
+        return max(suite.max_cell_time, suite.hold_time * (batch + 1))
+    return suite.max_cell_time
+
+
+def with_baseline(res: CellResult, cell: Cell) -> CellResult:
+    """A memory cell's observations with the baseline process's resident bytes added to each
+    rank's extras (base_rss_init, base_rss, base_peak); failed if the baseline cannot run."""
+    try:
+        base = run_baseline(cell.bench, cell.size, cell.np)
+    except ArenaError as e:
+        return replace(res, status="failed", reason=str(e))
+    for o in res.observations:
+        o.extras.update({name: [v] * len(o.per_rank) for name, v in base.items()})
+    return res

@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cluster.placement import Placement
+from ..procs import as_user
 from ..store import Obs
 from ..users import RankUser
 from .cleanup import TOKEN_VAR, kill_tagged
@@ -53,8 +55,9 @@ class CellResult:
 
 class Job:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None,
-                 log: Path):
-        self.argv = argv
+                 log: Path, placement: Placement | None = None):
+        self.argv = placement.on_head(argv, cwd) if placement else argv
+        self.placement = placement
         self.token = uuid.uuid4().hex
         self.env = {**env, TOKEN_VAR: self.token}
         if user is not None:
@@ -73,9 +76,7 @@ class Job:
                 self.proc = subprocess.Popen(
                     self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                     text=True, bufsize=1, cwd=self.cwd, env=self.env, start_new_session=True,
-                    user=self.user.uid if self.user else None,
-                    group=self.user.gid if self.user else None,
-                    extra_groups=[] if self.user else None)
+                    **as_user(self.user, self.placement))
             except OSError as e:
                 raise JobError(f"cannot start {self.argv[0]}: {e}") from e
         threading.Thread(target=self._read, daemon=True).start()
@@ -125,11 +126,12 @@ class Job:
     # --- cells ---------------------------------------------------------------------------
     def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,
              max_time: float, window: int, offcache: bool, validate: bool,
-             timeout: float) -> CellResult:
+             timeout: float, hold: float = 1.0) -> CellResult:
         self._send(f"cell id={cell_id} bench={bench} size={size} obs={obs} target={target!r} "
                    f"max={max_time!r} window={window} offcache={int(offcache)} "
-                   f"validate={int(validate)}\n")
-        deadline = time.monotonic() + timeout
+                   f"validate={int(validate)} hold={hold!r}\n")
+        # the timeout bounds a cell; the cpu benchmark also holds `hold` seconds per observation
+        deadline = time.monotonic() + timeout + (hold * obs if bench == "cpu" else 0.0)
         observations: list[Obs] = []
         iterations = None
         while True:
@@ -137,6 +139,8 @@ class Job:
             if parts[0] == "obs" and int(parts[1]) == cell_id:
                 iterations = int(parts[3])
                 observations.append(Obs(int(parts[2]), [float(x) for x in parts[4:]]))
+            elif parts[0] == "extra" and int(parts[1]) == cell_id and observations:
+                observations[-1].extras[parts[3]] = [float(x) for x in parts[4:]]
             elif parts[0] == "done" and int(parts[1]) == cell_id:
                 return CellResult(parts[2], parts[3] if len(parts) > 3 else "", iterations,
                                   observations)

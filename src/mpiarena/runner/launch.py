@@ -4,21 +4,42 @@ and the daemons (lamd, pvmd) that a variant's jobs share for one rank count."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+from ..cluster.placement import Placement
+from ..errors import ArenaError
 from ..impls import family_of
-from ..impls.base import Runtime
+from ..impls.base import Launch, Runtime
 from ..plan import Variant
 from ..users import RankUser
 from .cleanup import OWNER_VAR, RUN_VAR
 from .job import Job, JobError
 
+Placer = Callable[[int], Placement | None]  # np -> where the ranks go; None: this machine
 
-def base_env(variant: Variant, np: int, as_root: bool, run_token: str) -> dict[str, str]:
-    impl = variant.impl
-    launch = family_of(impl).launch(impl, np, variant.binding_for(np), as_root)
-    env = impl.environ()
-    env.update(launch.env)
+
+def _place(placer: Placer, np: int) -> Placement | None:
+    try:
+        return placer(np)
+    except ArenaError as e:  # e.g. more ranks than the hosts have slots: this rank count fails
+        raise JobError(str(e)) from e
+
+
+def _launch(variant: Variant, np: int, placement: Placement | None, as_root: bool) -> Launch:
+    family = family_of(variant.impl)
+    if placement is None:
+        return family.launch(variant.impl, np, variant.binding_for(np), as_root)
+    try:
+        return family.cluster_launch(variant.impl, placement)
+    except ArenaError as e:  # this family cannot run on this cluster: it fails, others go on
+        raise JobError(str(e)) from e
+
+
+def base_env(variant: Variant, np: int, as_root: bool, run_token: str,
+             placement: Placement | None = None) -> dict[str, str]:
+    env = variant.impl.environ()
+    env.update(_launch(variant, np, placement, as_root).env)
     env.update(variant.env)
     env[RUN_VAR] = run_token
     env[OWNER_VAR] = str(os.getpid())
@@ -28,17 +49,19 @@ def base_env(variant: Variant, np: int, as_root: bool, run_token: str) -> dict[s
 class Daemons:
     """The runtimes of the variants of one round: started on first use, stopped on demand."""
 
-    def __init__(self, workdir: Path, user: RankUser | None, run_token: str):
-        self.workdir, self.user, self.run_token = workdir, user, run_token
+    def __init__(self, workdir: Path, user: RankUser | None, run_token: str,
+                 placer: Placer = lambda _: None):
+        self.workdir, self.user, self.run_token, self.placer = workdir, user, run_token, placer
         self.up: dict[tuple[str, int], tuple[Runtime, dict[str, str]]] = {}
 
     def env_for(self, variant: Variant, np: int) -> dict[str, str]:
         """What the variant's launcher needs from its daemons, starting them if need be."""
         key = (variant.id, np)
         if key not in self.up:
-            env = base_env(variant, np, _as_root(self.user), self.run_token)
+            placement = _place(self.placer, np)
+            env = base_env(variant, np, _as_root(self.user), self.run_token, placement)
             runtime = family_of(variant.impl).runtime(variant.impl, np, self.workdir, self.user,
-                                                      env)
+                                                      env, placement)
             if runtime is None:
                 return {}
             try:
@@ -63,10 +86,10 @@ def _as_root(user: RankUser | None) -> bool:
 def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUser | None,
             log: Path, daemons: Daemons) -> tuple[Job, str]:
     """A job (not started yet, its daemons up) and the binding it really has."""
-    impl = variant.impl
-    binding = variant.binding_for(np)
-    launch = family_of(impl).launch(impl, np, binding, _as_root(user))
-    env = base_env(variant, np, _as_root(user), daemons.run_token)
+    placement = _place(daemons.placer, np)
+    launch = _launch(variant, np, placement, _as_root(user))
+    env = base_env(variant, np, _as_root(user), daemons.run_token, placement)
     env.update(daemons.env_for(variant, np))
     argv = [*launch.argv, *variant.args, str(binary)]
-    return Job(argv, env, workdir, user, log), launch.binding or binding
+    return (Job(argv, env, workdir, user, log, placement),
+            launch.binding or variant.binding_for(np))

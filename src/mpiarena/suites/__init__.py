@@ -22,6 +22,7 @@ class VariantSpec:
     env: tuple[tuple[str, str], ...] = ()
     args: tuple[str, ...] = ()
     binding: str | None = None
+    exclusive: bool = False  # its jobs run alone (a progress thread spins even when idle)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Suite:
     max_cell_time: float = 2.0  # observations of one cell stop after this
     init_launches: int = 3
     window: int = 64
+    hold_time: float = 1.0  # the cpu benchmark: seconds a rank stays blocked in a receive
     variants: tuple[VariantSpec, ...] = field(default_factory=tuple)
 
 
@@ -67,7 +69,8 @@ def _variant(item: dict, where: str) -> VariantSpec:
         raise ArenaError(f"{where}: variant binding must be 'core' or 'none'")
     return VariantSpec(str(item["impl"]), str(item["name"]),
                        tuple((str(k), str(v)) for k, v in item.get("env", {}).items()),
-                       tuple(str(a) for a in item.get("args", [])), item.get("binding"))
+                       tuple(str(a) for a in item.get("args", [])), item.get("binding"),
+                       bool(item.get("exclusive", False)))
 
 
 def from_dict(name: str, data: dict, where: str) -> Suite:
@@ -84,6 +87,7 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
             max_cell_time=float(data.get("max_cell_time", 2.0)),
             init_launches=int(data.get("init_launches", 3)),
             window=int(data.get("window", 64)),
+            hold_time=float(data.get("hold_time", 1.0)),
             variants=tuple(_variant(v, where) for v in data.get("variant", [])),
         )
     except KeyError as e:
@@ -104,8 +108,8 @@ def check(suite: Suite, where: str) -> Suite:
         raise ArenaError(f"{where}: rank counts must be 1 or more, got {list(suite.nps)}")
     if suite.observations < 1 or suite.init_launches < 0 or suite.window < 1:
         raise ArenaError(f"{where}: observations and window must be at least 1")
-    if suite.target_time <= 0 or suite.max_cell_time <= 0:
-        raise ArenaError(f"{where}: target_time and max_cell_time must be positive")
+    if suite.target_time <= 0 or suite.max_cell_time <= 0 or suite.hold_time <= 0:
+        raise ArenaError(f"{where}: target_time, max_cell_time and hold_time must be positive")
     return suite
 
 

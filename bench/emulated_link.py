@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Every family across an emulated 100 Mbit/s Fast Ethernet link, beside seed 002's Table 2.
+
+Runs `mpiarena run --cluster emulated:fast-ethernet,nodes=2` (ping-pong, 8 B to 4 MiB) and prints,
+per implementation, the 8 B half round trip, the plateau (best NetPIPE throughput at 1 MiB and
+above) and the best at any size, with Table 2's figures (LAM 77.44, MPICH 75.58, PVM 75.41, TCP
+89.76 Mbit/s) as reference lines. Then times `cluster up` and `cluster down` of 4 nodes.
+Targets: raw TCP's plateau between 88 and 96 Mbit/s; 4 nodes up and down in under 3 s.
+Exit status 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.results import load
+from mpiarena.store import Store
+
+TABLE2 = {"lam": 77.44, "mpich": 75.58, "pvm": 75.41, "tcp": 89.76}  # Mbit/s, seed 002
+SIZES = "8,1K,4K,16K,64K,256K,1M,4M"
+
+
+def mpiarena(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("mpiarena")
+    argv = [exe] if exe else [sys.executable, "-c", "from mpiarena.cli import main; main()"]
+    return subprocess.run([*argv, *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+
+
+def link_table(db: Path, impls: list[str]) -> tuple[list[tuple], float | None]:
+    done = mpiarena("run", "--cluster", "emulated:fast-ethernet,nodes=2", "--bench", "pingpong",
+                    "--sizes", SIZES, "--observations", "5", "--db", str(db),
+                    *(f"--impl={i}" for i in impls))
+    if done.returncode != 0:
+        sys.exit(f"run failed: {done.stderr.strip()}")
+    store = Store(db)
+    data = load(store, store.resolve("latest"))
+    families = {i["impl_id"]: i["family"] for i in data.implementations}
+    rows, tcp_plateau = [], None
+    for variant in data.variants:
+        rate: dict[int, float] = {}
+        for (bench, size, _np), groups in data.cells.items():
+            group = groups.get(variant)
+            if bench == "pingpong" and group is not None and group.status == "ok":
+                rate[size] = size * 8 / float(np.median(group.values)) / 1e6
+                if size == 8:
+                    latency = float(np.median(group.values)) * 1e6
+        plateau = max(v for s, v in rate.items() if s >= 1 << 20)
+        family = families.get(variant, variant.split(":")[0])
+        if family == "tcp":
+            tcp_plateau = plateau
+        rows.append((variant, latency, plateau, max(rate.values()),
+                     max(rate, key=rate.__getitem__), TABLE2.get(family)))
+    return rows, tcp_plateau
+
+
+def up_down_seconds(repeats: int) -> list[float]:
+    took = []
+    for _ in range(repeats):
+        start = time.monotonic()
+        up = mpiarena("cluster", "up", "emulated:nodes=4", "--name", "bench-updown")
+        down = mpiarena("cluster", "down", "bench-updown")
+        if up.returncode or down.returncode:
+            sys.exit(f"cluster up/down failed: {up.stderr.strip()} {down.stderr.strip()}")
+        took.append(time.monotonic() - start)
+    return took
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", action="append", default=[],
+                        help="implementations (default: every one found)")
+    args = parser.parse_args()
+    assert BENCHMARKS["pingpong"].scale == 0.5  # NetPIPE's convention: size over half the RTT
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, tcp = link_table(Path(tmp) / "link.db", args.impl)
+    print("emulated Fast Ethernet (tbf 100 Mbit/s, MTU 1500), 2 nodes, ping-pong:")
+    print(f"{'implementation':<22}{'8 B':>10}{'plateau':>14}{'best':>14}{'at':>9}"
+          f"{'Table 2':>10}")
+    for variant, lat, plateau, best, at, ref in rows:
+        print(f"{variant:<22}{lat:>8.1f}us{plateau:>9.1f} Mbit{best:>9.1f} Mbit{at:>9}"
+              f"{'' if ref is None else f'{ref:>10.2f}'}")
+    print("(plateau: best at 1 MiB and above; messages within the 4 KiB token bucket pass at "
+          "host speed, so 'best' can exceed the plateau)")
+    took = up_down_seconds(3)
+    print(f"4-node cluster up + down: {', '.join(f'{t:.2f}' for t in took)} s "
+          f"(target < 3 s)")
+    ok = tcp is not None and 88 <= tcp <= 96 and max(took) < 3.0
+    print(f"raw TCP plateau {tcp if tcp is None else round(tcp, 1)} Mbit/s (target 88-96): "
+          f"{'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

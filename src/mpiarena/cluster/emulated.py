@@ -1,0 +1,242 @@
+"""A cluster inside this machine: one network namespace per node, a bridge in a switch namespace,
+veth cables shaped with tbf both ways, and an sshd per node so every launcher reaches its nodes
+as on a real cluster. Each node also gets its own hostname (UTS namespace), /tmp and /dev/shm
+(mount namespace), so LAM sessions, PVM host identities and shared memory stay per node."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import paths, users
+from ..errors import ArenaError
+from . import netns, ssh
+from .placement import Node, Placement, spread
+from .spec import EmulatedSpec, parse
+
+SUBNET = "10.213"  # node i of cluster k is 10.213.k.(i+1)
+CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
+
+
+def clusters_dir() -> Path:
+    return paths.shared_dir(paths.data_dir() / "clusters")
+
+
+@dataclass
+class Emulated:
+    name: str
+    spec: EmulatedSpec
+    nodes: tuple[Node, ...]
+    sshd: tuple[int, ...]  # pid of each node's sshd
+    owner: int  # pid of the mpiarena that made it, 0 once kept up by `cluster up`
+
+    @property
+    def label(self) -> str:
+        return self.spec.label()
+
+    @property
+    def dir(self) -> Path:
+        return clusters_dir() / self.name
+
+    def ns(self, i: int | None) -> str:
+        return f"{netns.PREFIX}{self.name}-{'sw' if i is None else f'n{i}'}"
+
+    def placement(self, np: int) -> Placement:
+        user = users.lookup()
+        assert user is not None
+        enter = ("nsenter", "-t", str(self.sshd[0]), "--net", "--uts", "--mount",
+                 f"--setuid={user.uid}", f"--setgid={user.gid}")
+        return Placement(self.nodes, spread(self.nodes, np), self.dir / "rsh", enter,
+                         label=self.spec.label())
+
+    def prepare(self, binary: Path) -> None:
+        """Nothing to copy: every node sees this machine's files."""
+
+    def reap(self) -> int:
+        """Kill every process of the rank user on the nodes (ranks, launcher daemons)."""
+        user = users.lookup()
+        killed = 0
+        for i in range(len(self.nodes)):
+            for pid in netns.pids_in(self.ns(i)):
+                with contextlib.suppress(OSError):
+                    if user and os.stat(f"/proc/{pid}").st_uid == user.uid:
+                        os.kill(pid, signal.SIGKILL)
+                        killed += 1
+        return killed
+
+    def save(self) -> None:
+        state = {"spec": self.spec.label(), "nodes": [[n.name, n.address] for n in self.nodes],
+                 "sshd": list(self.sshd), "owner": self.owner}
+        (self.dir / "state.json").write_text(json.dumps(state))
+
+
+def check_can_emulate() -> None:
+    """One clear line before anything starts if this machine cannot host an emulated cluster."""
+    if not _privileged():
+        raise ArenaError("an emulated cluster needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN "
+                         "(network namespaces): run as root, or use --hosts FILE")
+    for tool in ("ip", "tc", "nsenter", "unshare"):
+        if not shutil.which(tool):
+            raise ArenaError(f"{tool} is missing: apt-get install iproute2 util-linux")
+    if not ssh.SSHD.exists():
+        raise ArenaError("sshd is missing (each emulated node runs one): apt-get install "
+                         "openssh-server")
+    if users.lookup() is None:
+        raise ArenaError(f"the rank user '{users.name()}' does not exist: run 'mpiarena setup'")
+
+
+def _privileged() -> bool:
+    """Root with the capabilities that namespaces, veth and mounts need."""
+    status = Path("/proc/self/status").read_text()
+    effective = int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("CapEff")),
+                    16)
+    return os.geteuid() == 0 and all(effective >> bit & 1 for bit in (CAP_NET_ADMIN,
+                                                                       CAP_SYS_ADMIN))
+
+
+def up(spec: EmulatedSpec, name: str, keep: bool = False) -> Emulated:
+    """Build the cluster; on any failure tear down what was made and raise ArenaError."""
+    check_can_emulate()
+    if load(name) is not None:
+        raise ArenaError(f"an emulated cluster named '{name}' is already up: 'mpiarena cluster "
+                         f"down {name}', or choose another --name")
+    index = _free_subnet()
+    nodes = tuple(Node(f"n{i}", f"{SUBNET}.{index}.{i + 1}") for i in range(spec.nodes))
+    cluster = Emulated(name, spec, nodes, (), 0 if keep else os.getpid())
+    shutil.rmtree(cluster.dir, ignore_errors=True)
+    paths.shared_dir(cluster.dir)
+    (cluster.dir / "subnet").write_text(str(index))
+    cluster.save()
+    try:
+        _wire(cluster)
+        cluster.sshd = _start_sshds(cluster)
+        cluster.save()
+        _wait_for_ssh(cluster)
+    except BaseException:
+        teardown(cluster.name)
+        raise
+    return cluster
+
+
+def _free_subnet() -> int:
+    used = {int(p.read_text()) for p in clusters_dir().glob("*/subnet")}
+    return next(k for k in range(256) if k not in used)
+
+
+def _wire(c: Emulated) -> None:
+    sw = c.ns(None)
+    netns.add(sw)
+    netns.bridge(sw)
+    for i, node in enumerate(c.nodes):
+        netns.add(c.ns(i))
+        netns.cable(c.ns(i), sw, f"p{i}", node.address, c.spec.mtu)
+        netns.shape(c.ns(i), "eth0", c.spec.rate_bits, c.spec.mtu)
+        netns.shape(sw, f"p{i}", c.spec.rate_bits, c.spec.mtu)
+
+
+def _start_sshds(c: Emulated) -> tuple[int, ...]:
+    user = users.lookup()
+    assert user is not None
+    users.allow_key_login(user)
+    key = c.dir / "id_ed25519"
+    ssh.keygen(key, user)
+    ssh.keygen(c.dir / "host_ed25519", None)
+    shutil.copy(c.dir / "id_ed25519.pub", c.dir / "authorized_keys")
+    (c.dir / "authorized_keys").chmod(0o644)
+    hosts = c.dir / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n" + "".join(f"{n.address} {n.name}\n"
+                                                       for n in c.nodes))
+    hosts.chmod(0o644)
+    ssh.client_config(c.dir / "ssh_config", c.nodes, user.name, key)
+    ssh.agent(c.dir / "rsh", ["-F", str(c.dir / "ssh_config")])
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    pids = []
+    for i, node in enumerate(c.nodes):
+        config = c.dir / f"sshd-{node.name}.conf"
+        config.write_text("\n".join([
+            f"ListenAddress {node.address}", f"HostKey {c.dir / 'host_ed25519'}",
+            f"AuthorizedKeysFile {c.dir / 'authorized_keys'}", f"AllowUsers {user.name}",
+            "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+            "StrictModes no", "PermitRootLogin no", "X11Forwarding no", "PrintMotd no",
+            "MaxStartups 200", "MaxSessions 200", "LogLevel ERROR"]) + "\n")
+        script = " && ".join([
+            f"hostname {node.name}",
+            "mount -t tmpfs -o mode=1777 tmpfs /tmp",
+            "mount -t tmpfs -o mode=1777 tmpfs /dev/shm",
+            f"mount --bind {shlex.quote(str(hosts))} /etc/hosts",
+            f"exec {ssh.SSHD} -D -e -f {shlex.quote(str(config))}"])
+        with open(c.dir / f"sshd-{node.name}.log", "w") as log:
+            proc = subprocess.Popen(
+                ["ip", "netns", "exec", c.ns(i), "unshare", "--uts", "--mount",
+                 "--propagation", "private", "sh", "-c", script],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        pids.append(proc.pid)
+    return tuple(pids)
+
+
+def _wait_for_ssh(c: Emulated, within: float = 10.0) -> None:
+    """Every node answers ssh from the head, as the rank user."""
+    head = c.placement(1)
+    deadline = time.monotonic() + within
+    for node in c.nodes:
+        while True:
+            done = subprocess.run(head.on_head([str(head.rsh), node.name, "true"], Path("/")),
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            if done.returncode == 0:
+                break
+            if time.monotonic() > deadline:
+                log = (c.dir / f"sshd-{node.name}.log").read_text(errors="replace").strip()
+                raise ArenaError(f"node {node.name} of cluster '{c.name}' does not answer ssh: "
+                                 f"{(done.stderr.strip() or log or 'no message')[:200]}")
+            time.sleep(0.02)
+
+
+def load(name: str) -> Emulated | None:
+    """The cluster of that name if it is up (its namespaces exist), else None."""
+    state_file = clusters_dir() / name / "state.json"
+    if not state_file.exists():
+        return None
+    state = json.loads(state_file.read_text())
+    cluster = Emulated(name, parse(state["spec"]), tuple(Node(*n) for n in state["nodes"]),
+                       tuple(state["sshd"]), state["owner"])
+    if cluster.ns(None) not in netns.existing():
+        return None
+    return cluster
+
+
+def names() -> list[str]:
+    """Clusters with state or namespaces left, up or half torn down."""
+    found = {p.name for p in clusters_dir().iterdir() if p.is_dir()}
+    found |= {ns[len(netns.PREFIX):].rsplit("-", 1)[0] for ns in netns.existing()}
+    return sorted(found)
+
+
+def teardown(name: str) -> None:
+    """Kill everything running on the nodes, delete the namespaces and the state."""
+    mine = [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}{name}-")]
+    for ns in mine:
+        for pid in netns.pids_in(ns):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    for ns in mine:
+        netns.delete(ns)
+    shutil.rmtree(clusters_dir() / name, ignore_errors=True)
+
+
+def orphaned() -> list[str]:
+    """Clusters whose maker died without tearing them down (not those kept by `cluster up`)."""
+    out = []
+    for name in names():
+        state_file = clusters_dir() / name / "state.json"
+        owner = json.loads(state_file.read_text())["owner"] if state_file.exists() else -1
+        if owner != 0 and (owner == -1 or not Path(f"/proc/{owner}").exists()):
+            out.append(name)
+    return out

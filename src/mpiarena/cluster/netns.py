@@ -1,0 +1,83 @@
+"""Network namespaces, veth pairs, a bridge and tbf shaping: thin wrappers over ip and tc."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from ..errors import ArenaError
+
+PREFIX = "mpiarena-"  # every namespace mpiarena makes starts with this
+ETHERNET_OVERHEAD = 24  # preamble 8 + inter-frame gap 12 + FCS 4 bytes, beyond the frame itself
+
+
+def _run(*argv: str) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise ArenaError(f"{' '.join(argv)} failed: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout
+
+
+def existing() -> list[str]:
+    """Every network namespace whose name mpiarena gave."""
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True).stdout
+    return [n["name"] for n in json.loads(out or "[]") if n["name"].startswith(PREFIX)]
+
+
+def add(ns: str) -> None:
+    _run("ip", "netns", "add", ns)
+    _run("ip", "-n", ns, "link", "set", "lo", "up")
+
+
+def delete(ns: str) -> None:
+    """Remove a namespace; its veth ends and qdiscs go with it."""
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True, stdin=subprocess.DEVNULL)
+
+
+def bridge(ns: str, name: str = "br0") -> None:
+    _run("ip", "-n", ns, "link", "add", name, "type", "bridge")
+    _run("ip", "-n", ns, "link", "set", name, "up")
+
+
+def cable(node_ns: str, switch_ns: str, port: str, address: str, mtu: int) -> None:
+    """A veth pair: eth0 in the node (with its address), `port` on the switch's bridge. One
+    frame per packet (no GSO), so the shaper counts every frame's headers as a wire would."""
+    _run("ip", "link", "add", "eth0", "netns", node_ns, "mtu", str(mtu), "gso_max_segs", "1",
+         "type", "veth", "peer", "name", port, "netns", switch_ns, "mtu", str(mtu),
+         "gso_max_segs", "1")
+    _run("ip", "-n", node_ns, "addr", "add", f"{address}/24", "dev", "eth0")
+    _run("ip", "-n", node_ns, "link", "set", "eth0", "up")
+    _run("ip", "-n", switch_ns, "link", "set", port, "master", "br0", "up")
+
+
+def shape(ns: str, dev: str, rate_bits: float, mtu: int) -> None:
+    """tbf at rate on dev's egress, each frame charged Ethernet's 24 bytes of preamble, gap and
+    FCS as on a real wire. The bucket holds max(4 KiB, 2 frames): smaller ones lose rate to timer
+    slack; a message that fits in it passes at host speed (reports say so)."""
+    burst = max(4096, 2 * (mtu + 14))
+    try:
+        _run("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
+             f"{int(rate_bits)}bit", "burst", str(burst), "latency", "50ms", "overhead",
+             str(ETHERNET_OVERHEAD))
+    except ArenaError as e:
+        raise ArenaError(f"links cannot be shaped: this kernel refuses the tbf qdisc ({e})") from e
+
+
+def qdisc(ns: str, dev: str) -> str:
+    return _run("tc", "-n", ns, "qdisc", "show", "dev", dev).strip()
+
+
+def mtu(ns: str, dev: str) -> int:
+    return int(json.loads(_run("ip", "-n", ns, "-j", "link", "show", "dev", dev))[0]["mtu"])
+
+
+def bytes_sent(ns: str, dev: str) -> int:
+    """Bytes transmitted by dev so far."""
+    info = json.loads(_run("ip", "-n", ns, "-j", "-s", "link", "show", "dev", dev))[0]
+    return int(info["stats64"]["tx"]["bytes"])
+
+
+def pids_in(ns: str) -> list[int]:
+    """Processes whose network namespace is ns."""
+    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]

@@ -1,0 +1,48 @@
+"""Inside a Slurm allocation: ranks start with srun (PMI-2 for MPICH, PMIx for Open MPI) or with
+a launcher that knows Slurm (Intel MPI's hydra); ranks run as the allocation's owner."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ArenaError
+from .placement import Node, Placement, spread
+
+
+@dataclass
+class Slurm:
+    nodes: tuple[Node, ...]
+    srun: Path
+    label: str
+
+    def placement(self, np: int) -> Placement:
+        return Placement(self.nodes, spread(self.nodes, np), Path("/bin/false"),
+                         label=self.label, srun=self.srun)
+
+    def prepare(self, binary: Path) -> None:
+        """Slurm clusters share the file system that holds the build directory."""
+
+    def reap(self) -> int:
+        return 0  # srun ends its steps; slurmd cleans up after them
+
+
+def open_allocation() -> Slurm:
+    """The allocation mpiarena runs in; ArenaError says how to get one."""
+    job = os.environ.get("SLURM_JOB_ID")
+    srun, scontrol = shutil.which("srun"), shutil.which("scontrol")
+    if not job:
+        raise ArenaError("--slurm runs inside an allocation: 'salloc -n 4 mpiarena run --slurm "
+                         "...' or an sbatch script")
+    if not srun or not scontrol:
+        raise ArenaError("srun/scontrol are not on PATH: apt-get install slurm-client")
+    nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST", "")
+    names = subprocess.run([scontrol, "show", "hostnames", nodelist], capture_output=True,
+                           text=True, timeout=30).stdout.split()
+    if not names:
+        raise ArenaError(f"cannot read the nodes of Slurm job {job} (SLURM_JOB_NODELIST="
+                         f"'{nodelist}')")
+    return Slurm(tuple(Node(n, n) for n in names), Path(srun), f"slurm:job{job}")

@@ -1,0 +1,67 @@
+"""Choose where a run's ranks go from --cluster / --hosts, and make sure it is undone."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import ArenaError
+from . import emulated, hosts, slurm
+from .placement import Placement
+from .spec import parse
+
+
+class Topology(Protocol):
+    label: str
+
+    def placement(self, np: int) -> Placement | None: ...
+
+    def prepare(self, binary: Path) -> None: ...
+
+    def reap(self) -> int: ...
+
+
+class Local:
+    """This machine, ranks started by each launcher's local mode."""
+
+    label = "local"
+
+    def placement(self, np: int) -> Placement | None:
+        return None
+
+    def prepare(self, binary: Path) -> None:
+        """The core is already here."""
+
+    def reap(self) -> int:
+        return 0
+
+
+@contextlib.contextmanager
+def opened(cluster: str | None, hosts_file: str | None, slurm_job: bool) -> Iterator[Topology]:
+    """The topology of a run; an emulated cluster made for it is torn down however it ends."""
+    if sum(map(bool, (cluster, hosts_file, slurm_job))) > 1:
+        raise ArenaError("choose one of --cluster, --hosts and --slurm")
+    if slurm_job:
+        yield slurm.open_allocation()
+        return
+    if hosts_file:
+        yield hosts.open_hosts(Path(hosts_file))
+        return
+    if not cluster:
+        yield Local()
+        return
+    kept = emulated.load(cluster) if ":" not in cluster else None
+    if kept is not None:
+        try:
+            yield kept
+        finally:
+            kept.reap()
+        return
+    made = emulated.up(parse(cluster), f"run{os.getpid()}")
+    try:
+        yield made
+    finally:
+        emulated.teardown(made.name)

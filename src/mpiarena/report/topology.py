@@ -1,0 +1,33 @@
+"""Where the ranks ran, for runs off this machine alone, and what an emulated link cannot show."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ..results import RunData
+
+EMULATION_NOTE = ("emulated link: shaped in rate and MTU by tbf; no delay emulation (netem is "
+                  "absent), so latency is this machine's own, and a message that fits in the "
+                  "4 KiB token bucket passes at host speed (throughput above the link rate at "
+                  "small sizes is that, not the network)")
+
+
+def placement_lines(data: RunData) -> list[str]:
+    """The topology, how many ranks each node held per variant and rank count, and caveats."""
+    topology = data.settings.get("topology", "local")
+    if topology == "local":
+        return []
+    per_job: dict[tuple[str, int], str] = {}
+    for job in data.jobs:
+        ranks = job["ranks"] if isinstance(job["ranks"], list) else json.loads(job["ranks"])
+        hosts = Counter(r["host"] for r in ranks)
+        if hosts:
+            per_job[job["variant"], job["np"]] = ", ".join(f"{h}: {n}" for h, n in
+                                                          sorted(hosts.items()))
+    lines = [f"Topology: {topology}; ranks per node:"]
+    lines += [f"  {variant}, {np} ranks: {where}"
+              for (variant, np), where in sorted(per_job.items())]
+    if topology.startswith("emulated"):
+        lines.append(f"Note: {EMULATION_NOTE}")
+    return lines

@@ -1,0 +1,248 @@
+"""Emulated clusters (namespaces, veth, tbf, sshd per node) and hosts files: every family launches
+across a shaped link, MTUs show in the interfaces, and nothing stays after any ending."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, leftovers, mpiarena
+
+from mpiarena import paths, users
+from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.build import build_core
+from mpiarena.cluster import emulated, netns
+from mpiarena.cluster.placement import Node, spread
+from mpiarena.cluster.spec import parse
+from mpiarena.errors import ArenaError
+from mpiarena.plan import Variant
+from mpiarena.runner.launch import Daemons, job_for
+
+CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
+needs_root = pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
+MPI = next((i.id for i in IMPLS if i.family == "openmpi"), IMPLS[0].id)
+
+
+def test_specs_and_profiles_parse_and_bad_ones_say_why():
+    assert parse("emulated:nodes=4,link=100mbit,mtu=1500").rate_bits == 100e6
+    fddi = parse("emulated:fddi,nodes=8")
+    assert (fddi.nodes, fddi.mtu, fddi.link) == (8, 4352, "100mbit")
+    assert parse("emulated:fast-ethernet,mtu=1000").mtu == 1000  # seed 002 varied the MTU
+    assert parse("emulated:gige").rate_bits == 1e9
+    for bad, said in [("emulated:delay=1ms", "netem"), ("emulated:nodes=0", "1 to 16"),
+                      ("emulated:link=fast", "bad link rate"), ("emulated:token-ring", "profile"),
+                      ("emulated:mtu=100", "MTU"), ("mesh:nodes=2", "unknown cluster")]:
+        with pytest.raises(ArenaError, match=said):
+            parse(bad)
+
+
+def test_ranks_spread_round_robin_within_slots():
+    nodes = tuple(Node(f"n{i}", f"10.0.0.{i}") for i in range(3))
+    assert spread(nodes, 4) == (2, 1, 1)
+    assert spread(nodes, 2) == (1, 1, 0)
+    assert spread(nodes, 5, slots=(1, 1, 4)) == (1, 1, 3)
+
+
+@needs_root
+def test_a_cluster_comes_up_shaped_with_its_mtu_and_goes_without_a_trace():
+    done = mpiarena("cluster", "up", "emulated:fddi,nodes=3", "--name", "t-up")
+    assert done.returncode == 0, done.stderr
+    try:
+        cluster = emulated.load("t-up")
+        assert cluster is not None
+        for i in range(len(cluster.nodes)):
+            assert netns.mtu(cluster.ns(i), "eth0") == 4352
+            assert "rate 100Mbit" in netns.qdisc(cluster.ns(i), "eth0")
+            assert "rate 100Mbit" in netns.qdisc(cluster.ns(None), f"p{i}")
+        head = cluster.placement(1)
+        seen = subprocess.run(head.on_head([str(head.rsh), "n2", "hostname; ls -A /tmp | wc -l"],
+                                           Path("/")), capture_output=True, text=True, timeout=30)
+        assert seen.stdout.split() == ["n2", "0"], seen.stderr  # its own name, its own /tmp
+        status = mpiarena("cluster", "status")
+        assert "t-up" in status.stdout and "4352" in status.stdout
+    finally:
+        down = mpiarena("cluster", "down", "t-up")
+    assert down.returncode == 0, down.stderr
+    assert not [ns for ns in netns.existing() if "t-up" in ns]
+    assert not (emulated.clusters_dir() / "t-up").exists()
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    if not CAN_EMULATE:
+        pytest.skip("needs root and sshd")
+    cluster = emulated.up(parse("emulated:fast-ethernet,nodes=2"), "t-two")
+    yield cluster
+    emulated.teardown("t-two")
+
+
+def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[str], float, int]:
+    """Hosts of the ranks, NetPIPE throughput (bit/s) of size-byte ping-pongs, bytes on the link."""
+    work = Path(tempfile.mkdtemp(dir=paths.scratch_dir()))
+    work.chmod(0o755)
+    daemons = Daemons(work, users.for_ranks(), "test", cluster.placement)
+    try:
+        job, _ = job_for(Variant(impl.id, impl), 2, build_core(impl).binary, work,
+                         users.for_ranks(), work / "err", daemons)
+        try:
+            hello = job.start(timeout=60)
+            before = netns.bytes_sent(cluster.ns(None), "p1")
+            res = job.cell(1, "pingpong", size, 5, 1e-3, 10.0, 16, False, True, timeout=120)
+            crossed = netns.bytes_sent(cluster.ns(None), "p1") - before
+            assert res.status == "ok", res.reason
+            best = min(BENCHMARKS["pingpong"].observation(o.per_rank) for o in res.observations)
+            job.quit(timeout=30)
+        finally:
+            job.kill()
+    finally:
+        daemons.stop_all()
+        cluster.reap()
+        shutil.rmtree(work)
+    return [r.host for r in hello.ranks], size * 8 / best, crossed
+
+
+@pytest.mark.parametrize("impl", IMPLS, ids=[i.id for i in IMPLS])
+def test_every_family_crosses_the_shaped_link(two_nodes, impl):
+    hosts, rate, crossed = pingpong_across(two_nodes, impl, 1 << 20)
+    assert hosts == ["n0", "n1"]
+    assert crossed > 2 * (1 << 20)  # the bytes went over the veth, not through shared memory
+    # 1 MiB ping-pongs on a 100 Mbit/s link: raw TCP within the issue's 88-96 Mbit/s; the
+    # libraries no faster than the wire, and not crippled either
+    low, high = (88e6, 96.5e6) if impl.family == "tcp" else (25e6, 96.5e6)
+    assert low < rate < high, f"{rate / 1e6:.1f} Mbit/s"
+
+
+@needs_root
+def test_a_run_on_four_nodes_places_one_rank_per_node_and_cleans_up(db):
+    done = mpiarena("run", "--cluster", "emulated:nodes=4,link=1gbit", "--impl", MPI, "--bench",
+                    "alltoall", "--np", "4", "--sizes", "1K", "--observations", "3", "--db", db)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(db)
+    topology, ranks = con.execute("SELECT topology, ranks FROM jobs").fetchone()
+    assert topology == "emulated:nodes=4,link=1gbit,mtu=1500"
+    assert sorted(r["host"] for r in json.loads(ranks)) == ["n0", "n1", "n2", "n3"]
+    assert con.execute("SELECT COUNT(*) FROM cells WHERE status='ok'").fetchone()[0] == 1
+    shown = mpiarena("show", "latest", "--db", db).stdout
+    assert f"{MPI}, 4 ranks: n0: 1, n1: 1, n2: 1, n3: 1" in shown
+    assert "no delay emulation" in shown
+    assert not made_for_runs()
+    assert leftovers() == []
+
+
+def exe_of(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:  # gone already
+        return ""
+
+
+def made_for_runs() -> list[str]:
+    """Namespaces of clusters that runs made for themselves."""
+    return [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}run")]
+
+
+def start_run(db: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from mpiarena.cli import main; main()", "run", "--cluster",
+         "emulated:nodes=2", "--impl", MPI, "--bench", "pingpong", "--sizes", "8,1K,64K",
+         "--observations", "300", "--db", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, stdin=subprocess.DEVNULL)
+
+
+def wait_for_cells(db: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if sqlite3.connect(db).execute("SELECT COUNT(*) FROM cells").fetchone()[0]:
+                return
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"no cell measured: {proc.communicate()[1] if proc.poll() else ''}")
+
+
+@needs_root
+def test_sigterm_mid_run_tears_the_cluster_down(db):
+    proc = start_run(db)
+    wait_for_cells(db, proc)
+    assert made_for_runs()
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert not made_for_runs()
+    assert leftovers() == []
+
+
+@needs_root
+def test_the_cluster_of_a_crashed_run_is_removed_by_cluster_down_all(db):
+    proc = start_run(db)
+    wait_for_cells(db, proc)
+    proc.kill()  # SIGKILL: no chance to tear down
+    proc.communicate(timeout=60)
+    assert made_for_runs()
+    status = mpiarena("cluster", "status")
+    assert "run" in status.stdout
+    done = mpiarena("cluster", "down", "--all")
+    assert done.returncode == 0, done.stderr
+    assert not netns.existing()
+    assert not list(emulated.clusters_dir().iterdir())
+    assert leftovers() == []
+
+
+@needs_root
+def test_without_network_privileges_emulation_refuses_in_one_line():
+    drop = ["setpriv", "--inh-caps=-all", "--bounding-set=-net_admin,-sys_admin", "--"]
+    done = subprocess.run([*drop, sys.executable, "-c", "from mpiarena.cli import main; main()",
+                           "run", "--cluster", "emulated:nodes=2", "--impl", MPI],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "mpiarena: error: an emulated cluster needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN "
+        "(network namespaces): run as root, or use --hosts FILE"]
+    assert not made_for_runs()
+
+
+@pytest.mark.parametrize("lines, said", [
+    ("10.213.250.1\n", "is not this machine"),
+    ("127.0.0.1\n127.0.0.2\n", "'127.0.0.2' does not answer ssh"),  # no sshd here
+    ("127.0.0.1 cores=2\n", "is not understood"),
+    ("# nothing\n", "names no host")])
+def test_a_bad_hosts_file_is_one_line_naming_the_host(tmp_path, db, lines, said):
+    hosts = tmp_path / "hosts"
+    hosts.write_text(lines)
+    done = mpiarena("run", "--hosts", str(hosts), "--impl", MPI, "--db", db)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and said in done.stderr, done.stderr
+
+
+@needs_root
+def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(db):
+    victim = MPI
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from mpiarena.cli import main; main()", "run", "--cluster",
+         "emulated:nodes=2", "--impl", victim, "--impl", "tcp", "--bench", "pingpong",
+         "--sizes", "8,1K,64K", "--observations", "100", "--db", db],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    wait_for_cells(db, proc)
+    cluster = next(n for n in emulated.names() if n.startswith("run"))
+    on_n1 = [pid for pid in netns.pids_in(f"{netns.PREFIX}{cluster}-n1")
+             if f"/{victim}-" in exe_of(pid)]
+    assert on_n1, "no rank of the victim on n1"
+    os.kill(on_n1[0], signal.SIGKILL)
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    statuses = dict(sqlite3.connect(db).execute(
+        "SELECT variant, GROUP_CONCAT(DISTINCT status) FROM cells GROUP BY variant").fetchall())
+    assert "failed" in statuses[victim] or "skipped" in statuses[victim], statuses
+    assert statuses["tcp"] == "ok", statuses
+    assert not made_for_runs()
+    assert leftovers() == []
