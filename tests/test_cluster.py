@@ -45,6 +45,13 @@ def test_specs_and_profiles_parse_and_bad_ones_say_why():
             parse(bad)
 
 
+def test_an_unknown_cluster_name_is_one_line(db):
+    done = mpiarena("run", "--cluster", "lab", "--impl", MPI, "--db", db)
+    assert done.returncode == 2
+    assert "no emulated cluster named 'lab' is up" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_ranks_spread_round_robin_within_slots():
     nodes = tuple(Node(f"n{i}", f"10.0.0.{i}") for i in range(3))
     assert spread(nodes, 4) == (2, 1, 1)

@@ -54,6 +54,9 @@ def opened(cluster: str | None, hosts_file: str | None, slurm_job: bool) -> Iter
         yield Local()
         return
     kept = emulated.load(cluster) if ":" not in cluster else None
+    if ":" not in cluster and kept is None:
+        raise ArenaError(f"no emulated cluster named '{cluster}' is up (see 'mpiarena cluster "
+                         "status'); or give a spec such as emulated:nodes=4,link=100mbit")
     if kept is not None:
         try:
             yield kept
