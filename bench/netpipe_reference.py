@@ -8,7 +8,7 @@ transports (NPlam under a lamboot'ed universe, NPpvm against a pvmd of its own, 
 once at 1 B and once at 1 MiB. LAM and PVM are booted exactly as mpiarena boots them (its own
 LamUniverse and PvmDaemon classes), as the rank user when run as root.
 
-What each side reports (both: half the round trip, ranks unbound, one message buffer each way):
+What each side reports (both: half the round trip, one message buffer each way):
 - mpiarena: per launch the median of its observations (each a loop of k ping-pongs / k / 2,
   max over ranks 0 and 1), k chosen so a loop lasts >= --target-time (1 ms by default).
 - NetPIPE: per launch the minimum over its trials (3 in Debian's build, which lacks -DFINAL) of
@@ -32,9 +32,10 @@ Traps handled here:
   its lam-registry lists) and relaunched; mpiarena notices only by its silence timeout and
   reports the job skipped, so that round's mpiarena run is repeated for the missing variants.
 - Blocking transports (TCP, LAM tcp, PVM) on 2 vCPUs are bimodal at 1 B: about 8 us when the
-  two ranks share a vCPU, 25-40 us when each wake-up crosses to the other one. Neither side
-  binds these ranks, so each launch lands where the scheduler puts it: per-round figures are
-  printed so that the two modes can be told apart from a real difference.
+  two ranks share a vCPU, 25-40 us when each wake-up crosses to the other one. mpiarena binds
+  its ranks one per core (ARENA_BIND), so it always measures the second mode; NetPIPE's binaries
+  are not bound and land where the scheduler puts them: per-round figures are printed so that
+  the two modes can be told apart from a real difference.
 - Other sessions' jobs on this shared machine: before each launch the script waits (up to
   --quiet-wait) for no other MPI/LAM/PVM/NetPIPE process and idle CPUs, and counts the
   launches where that did not happen.
