@@ -253,3 +253,17 @@ def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(d
     assert statuses["tcp"] == "ok", statuses
     assert not made_for_runs()
     assert leftovers() == []
+
+
+def test_a_hosts_file_of_this_machine_runs_every_family(tmp_path, db):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 slots=2  # this machine\n")
+    done = mpiarena("run", "--hosts", str(hosts), "--bench", "pingpong", "--sizes", "8",
+                    "--observations", "3", "--db", db)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(db)
+    statuses = dict(con.execute("SELECT variant, status FROM cells").fetchall())
+    assert statuses == {i.id: "ok" for i in IMPLS}, statuses
+    assert {t for (t,) in con.execute("SELECT topology FROM jobs")} == {"hosts:hosts"}
+    assert "Topology: hosts:hosts; ranks per node:" in done.stdout
+    assert leftovers() == []

@@ -37,7 +37,8 @@ class PvmDaemon:
             os.chown(self.tmp, self.user.uid, self.user.gid)
         # ep: where pvm_spawn finds the group server (the core is spawned by absolute path);
         # dx: where pvmd is on the other nodes, reached through the cluster's remote shell
-        hosts = [n.name for n in self.placement.used] if self.placement else ["localhost"]
+        used = self.placement.used if self.placement else ()
+        hosts = [n.name for n in used] if len(used) > 1 else ["localhost"]
         self.hosts.write_text(f"* ep={ROOT / 'lib'} dx={ROOT / 'lib' / 'pvmd'}\n" +
                               "".join(f"{h}\n" for h in hosts))
         self.hosts.chmod(0o644)
@@ -113,8 +114,10 @@ class Pvm:
             return self.launch(impl, sum(placement.ranks), "none", as_root=False)
         hosts = [n.name for n, r in zip(placement.nodes, placement.ranks, strict=True)
                  for _ in range(r)]
-        return Launch([], {"ARENA_NP": str(len(hosts)), "ARENA_FAULT": "", "ARENA_BIND": "none",
-                           "ARENA_PVM_HOSTS": ",".join(hosts)}, binding="none")
+        env = {"ARENA_NP": str(len(hosts)), "ARENA_FAULT": "", "ARENA_BIND": "none"}
+        if len(placement.used) > 1:  # task r on its node; on one node pvmd places them
+            env["ARENA_PVM_HOSTS"] = ",".join(hosts)
+        return Launch([], env, binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]

@@ -32,9 +32,11 @@ class Tcp(Daemonless):
             placement.local_only("raw TCP")
             return self.launch(impl, sum(placement.ranks), "none", as_root=False)
         used = placement.used
-        return Launch([], {"ARENA_NP": "2", "ARENA_FAULT": "", "ARENA_BIND": "none",
-                           "ARENA_TCP_BIND": used[0].address, "ARENA_TCP_RSH": str(placement.rsh),
-                           "ARENA_TCP_PEER": used[-1].name}, binding="none")
+        env = {"ARENA_NP": "2", "ARENA_FAULT": "", "ARENA_BIND": "none",
+               "ARENA_TCP_BIND": used[0].address}
+        if len(used) > 1:  # else rank 1 is forked on the head, as on one machine
+            env.update(ARENA_TCP_RSH=str(placement.rsh), ARENA_TCP_PEER=used[-1].name)
+        return Launch([], env, binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]
