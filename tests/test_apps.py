@@ -13,8 +13,9 @@ from test_core import running
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.runner.job import CellResult, Job
 
-WANTED = ("mpich-4.0.2", "openmpi-4.1.4", "lam-7.1.4")
+WANTED = ("mpich-4.0.2", "openmpi-4.1.4", "lam-7.1.4")  # one per family; any PVM, Intel MPI
 CHOSEN = [i for i in IMPLS if i.id in WANTED or i.family == "pvm"]
+CHOSEN += [i for i in IMPLS if i.family == "impi"][:1]
 # bench, size, the correctness figure, its check
 KERNELS = [
     ("app-pi", 1_000_000, "pi_error", lambda v: abs(v) < 1e-8),
