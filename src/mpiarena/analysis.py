@@ -18,7 +18,6 @@ import numpy as np
 
 from .benchmarks import BENCHMARKS
 from .results import Group, Key, RunData
-from .sizes import format_size
 from .stats import (
     THRESHOLD,
     holm,
@@ -136,7 +135,7 @@ def warning_lines(warnings: Sequence[CellWarning], per_variant: int = 3) -> list
         by.setdefault((w.variant, w.cause), []).append(w)
     lines = []
     for (variant, _cause), ws in sorted(by.items()):
-        cells = ", ".join(f"{k[0]} {format_size(k[1])} ({k[2]} ranks)"
+        cells = ", ".join(f"{k[0]} {BENCHMARKS[k[0]].size_text(k[1])} ({k[2]} ranks)"
                           for k in (w.key for w in ws[:per_variant]))
         more = f" and {len(ws) - per_variant} more" if len(ws) > per_variant else ""
         first = ws[0].text

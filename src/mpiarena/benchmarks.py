@@ -3,7 +3,9 @@
 The core reports every rank's time per iteration of its loop, and extra figures per rank
 (CPU seconds per wall second, resident memory, overlap and progress timings); an observation
 is reduced here: point-to-point benchmarks take the ranks of the pair, collectives the slowest
-rank, cost benchmarks the figure they exist for (CPU %, memory overhead, overlap %...).
+rank, cost benchmarks the figure they exist for (CPU %, memory overhead, overlap %...),
+application kernels (kernels/apps.c) the wall time of one run of the slowest rank; their
+size is the problem size (trapezoids, matrix order, range end, particles, grid edge).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["timer", "p2p", "coll", "startup", "cost"]
+from .sizes import format_size
+
+Kind = Literal["timer", "p2p", "coll", "startup", "cost", "app"]
 Extras = dict[str, list[float]]
 NAN = float("nan")
 OVERLAP_OPS = {"exchange": "", "iallreduce": "_iallreduce", "ialltoall": "_ialltoall"}
@@ -84,6 +88,10 @@ class Benchmark:
     sizes: tuple[int, ...] | None = None  # fixed sizes, whatever the suite says
     figure: Callable[[list[float], Extras], float] | None = None  # the value, if not time
 
+    def size_text(self, size: int) -> str:
+        """A size as the tables show it: bytes, or an application kernel's problem size."""
+        return f"{size:,}" if self.kind == "app" else format_size(size)
+
     @property
     def min_np(self) -> int:
         return 2 if self.pair else 1
@@ -138,7 +146,26 @@ _ALL = [
     Benchmark("msgrate", "cost", "time per message in windows of 8-byte non-blocking sends",
               pair=True, sizes=(8,)),
 ]
+_ALL += [
+    Benchmark("app-pi", "app", "pi by the trapezoid rule, summed by reduce; size = trapezoids",
+              sizes=(100_000, 1_000_000, 10_000_000)),
+    Benchmark("app-matvec", "app", "matrix-vector product by scatter and reduce; size = order",
+              sizes=(200, 400, 800)),
+    Benchmark("app-matmul", "app", "matrix product by scatter and reduce; size = order",
+              sizes=(50, 100, 200)),
+    Benchmark("app-rowmm", "app", "row-block matrix product, rank 0 sends and collects rows; "
+              "size = order", sizes=(50, 100, 200)),
+    Benchmark("app-primes", "app", "primes up to size by trial division, range split in blocks",
+              sizes=(10_000, 100_000, 1_000_000)),
+    Benchmark("app-md", "app", "Lennard-Jones dynamics, 100 steps, halo columns exchanged with "
+              "neighbours; size = particles", sizes=(256, 1024, 4096)),
+    Benchmark("app-stencil", "app", "2-D Jacobi stencil, 50 sweeps, halo rows exchanged; "
+              "size = grid edge", sizes=(64, 256, 1024)),
+]
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in _ALL}
+APP_CALLS = ("send", "recv", "sendrecv", "scatter", "reduce")  # extras t_send, t_recv...
+APP_CHECKS = {"pi_error": "pi error", "checksum_error": "checksum rel. error",
+              "primes": "primes", "energy_drift": "energy drift"}
 
 
 def get(name: str) -> Benchmark:

@@ -92,8 +92,9 @@ def _cells(suite: Suite) -> dict[int, list[Cell]]:
 
 
 def _fits(variant: Variant, np: int) -> bool:
-    most = family_of(variant.impl).max_np
-    return most is None or np <= most
+    family = family_of(variant.impl)
+    most = family.max_np
+    return np >= getattr(family, "min_np", 1) and (most is None or np <= most)
 
 
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:

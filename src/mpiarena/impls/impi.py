@@ -8,7 +8,7 @@ from .base import Daemonless, Implementation, Launch
 
 class IntelMpi(Daemonless):
     name = "impi"
-    kernel_modules = ("mod_mpi.c",)
+    kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "mpiarena install impi"
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:

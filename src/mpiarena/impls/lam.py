@@ -73,7 +73,7 @@ class LamUniverse:
 
 class Lam:
     name = "lam"
-    kernel_modules = ("mod_mpi.c", "lam_iovec.c")
+    kernel_modules = ("mod_mpi.c", "lam_iovec.c", "apps.c")
     link_flags: tuple[str, ...] = ()
     install_hint = "apt-get install lam-runtime lam4-dev"
     max_np: int | None = None

@@ -12,7 +12,7 @@ NETWORK_ONLY = {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
 
 class Mpich(Daemonless):
     name = "mpich"
-    kernel_modules = ("mod_mpi.c",)
+    kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:

@@ -12,7 +12,7 @@ ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"
 
 class OpenMpi(Daemonless):
     name = "openmpi"
-    kernel_modules = ("mod_mpi.c",)
+    kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:

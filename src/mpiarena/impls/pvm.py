@@ -88,7 +88,7 @@ class PvmDaemon:
 
 class Pvm:
     name = "pvm"
-    kernel_modules = ("mod_pvm.c",)
+    kernel_modules = ("mod_pvm.c", "apps.c")
     link_flags = ("-lgpvm3", "-lpvm3")
     install_hint = "apt-get install pvm pvm-dev"
     max_np: int | None = None

@@ -12,9 +12,10 @@ from .base import Daemonless, Found, Implementation, Launch
 
 class Tcp(Daemonless):
     name = "tcp"
-    kernel_modules = ("mod_tcp.c",)
+    kernel_modules = ("mod_tcp.c", "apps.c")
     install_hint = "apt-get install gcc"
     max_np = 2
+    min_np = 2  # exactly two processes: a 1-rank cell (application kernels) is not planned
 
     def detect(self) -> list[Found]:
         cc = shutil.which("gcc") or shutil.which("cc")

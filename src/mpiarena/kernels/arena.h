@@ -22,6 +22,7 @@ enum arena_coll {
     ARENA_ALLREDUCE,
     ARENA_ALLGATHER,
     ARENA_ALLTOALL,
+    ARENA_REDUCE_DOUBLE, /* ceil(size/8) doubles, sum, root 0: the application kernels' */
     ARENA_NCOLL
 };
 
@@ -69,6 +70,27 @@ typedef struct arena_module {
 } arena_module;
 
 extern const arena_module arena_module_impl;
+
+/* Application kernels (apps.c), written once against the module. */
+enum arena_app {
+    ARENA_APP_PI, ARENA_APP_MATVEC, ARENA_APP_MATMUL, ARENA_APP_ROWMM, ARENA_APP_PRIMES,
+    ARENA_APP_MD, ARENA_APP_STENCIL, ARENA_NAPP
+};
+/* The kinds of call whose time a kernel reports. */
+enum arena_call {
+    ARENA_CALL_SEND, ARENA_CALL_RECV, ARENA_CALL_SENDRECV, ARENA_CALL_SCATTER, ARENA_CALL_REDUCE,
+    ARENA_NCALL
+};
+struct arena_app_out {
+    double wall;               /* seconds of one run on this rank */
+    double calls[ARENA_NCALL]; /* seconds inside each kind of call */
+    double check;              /* rank 0: the correctness figure (NaN on other ranks) */
+    char bad[160];             /* rank 0: why the answer is wrong; empty when right */
+};
+extern const unsigned arena_app_calls[ARENA_NAPP]; /* bit k: the kernel makes calls of kind k */
+/* Why the kernel cannot run at this size and rank count here, or NULL. */
+const char *arena_app_unrunnable(enum arena_app app, long size, int np);
+void arena_app_run(enum arena_app app, long size, int rank, int np, struct arena_app_out *out);
 
 /* The clock for modules whose library has none of its own (PVM, raw TCP). */
 static inline double arena_monotonic(void)

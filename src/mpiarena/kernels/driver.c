@@ -33,6 +33,11 @@
  *   threads   size = T threads per rank (MPI_THREAD_MULTIPLE), each streaming windows of
  *             8-byte messages on its own tag; time per message
  *   msgrate   windows of W non-blocking sends of size bytes, acknowledged; time per message
+ * The application kernels (app-pi, app-matvec, app-matmul, app-rowmm, app-primes, app-md,
+ * app-stencil: apps.c; size = the problem size) run once per observation (k = 1) and report the
+ * run's wall time, t_send, t_recv, t_sendrecv, t_scatter, t_reduce (seconds inside each kind of
+ * call they make) and their correctness figure (pi_error, checksum_error, primes, energy_drift;
+ * rank 0's, NaN elsewhere); a wrong answer ends the cell `invalid`.
  * `arena --baseline BENCH SIZE NP` runs no library: it allocates and touches the buffers a
  * cell would, and prints `baseline RSS_START RSS PEAK` (bytes), the memory baseline.
  */
@@ -60,12 +65,14 @@ enum bench {
     B_WTIME, B_PINGPONG, B_PING, B_SENDRECV, B_BIBW,
     B_BARRIER, B_BCAST, B_SCATTER, B_GATHER, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLTOALL,
     B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
+    B_APP_PI, B_APP_MATVEC, B_APP_MATMUL, B_APP_ROWMM, B_APP_PRIMES, B_APP_MD, B_APP_STENCIL,
     B_COUNT
 };
 static const char *bench_names[B_COUNT] = {
     "wtime", "pingpong", "ping", "sendrecv", "bibw",
     "barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather", "alltoall",
     "cpu", "memory", "overlap", "progress", "threads", "msgrate",
+    "app-pi", "app-matvec", "app-matmul", "app-rowmm", "app-primes", "app-md", "app-stencil",
 };
 
 /* Figures an observation carries besides its time (see the header). */
@@ -73,6 +80,8 @@ enum extra {
     X_CPU, X_RSS_INIT, X_RSS, X_PEAK,
     X_PURE, X_COMPUTE, X_OVERLAPPED, X_PURE_AR, X_COMPUTE_AR, X_OVERLAPPED_AR,
     X_PURE_A2A, X_COMPUTE_A2A, X_OVERLAPPED_A2A, X_TRANSFER, X_AFTER,
+    X_T_SEND, X_T_RECV, X_T_SENDRECV, X_T_SCATTER, X_T_REDUCE, /* in arena_call's order */
+    X_PI_ERROR, X_CHECKSUM_ERROR, X_PRIMES, X_ENERGY_DRIFT,
     X_COUNT
 };
 static const char *extra_names[X_COUNT] = {
@@ -80,6 +89,13 @@ static const char *extra_names[X_COUNT] = {
     "pure", "compute", "overlapped", "pure_iallreduce", "compute_iallreduce",
     "overlapped_iallreduce", "pure_ialltoall", "compute_ialltoall", "overlapped_ialltoall",
     "transfer", "after",
+    "t_send", "t_recv", "t_sendrecv", "t_scatter", "t_reduce",
+    "pi_error", "checksum_error", "primes", "energy_drift",
+};
+/* The correctness figure of each application kernel, in arena_app's order. */
+static const enum extra app_check[ARENA_NAPP] = {
+    X_PI_ERROR, X_CHECKSUM_ERROR, X_CHECKSUM_ERROR, X_CHECKSUM_ERROR, X_PRIMES, X_ENERGY_DRIFT,
+    X_CHECKSUM_ERROR,
 };
 static const enum arena_nb overlap_ops[3] = {ARENA_NB_EXCHANGE, ARENA_NB_ALLREDUCE,
                                              ARENA_NB_ALLTOALL};
@@ -108,6 +124,7 @@ struct bufs {
 static int rank, np;
 static char thread_level[32];
 static double rss_init;
+static char app_bad[160]; /* rank 0: why an application kernel's answer was wrong this cell */
 static double extra_now[X_COUNT]; /* this observation's extras, set by the loop that ran */
 static int extra_set[X_COUNT];    /* which extras the current cell has */
 
@@ -127,7 +144,8 @@ static double realtime(void)
 static int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
 static int is_coll(int b) { return b >= B_BARRIER && b <= B_ALLTOALL; }
 /* Benchmarks run by ranks 0 and 1 only. */
-static int is_pair(int b) { return is_p2p(b) || b == B_CPU || b >= B_PROGRESS; }
+static int is_pair(int b) { return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_MSGRATE); }
+static int is_app(int b) { return b >= B_APP_PI && b < B_COUNT; }
 static enum arena_coll coll_of(int b) { return (enum arena_coll)(b - B_BARRIER); }
 
 /* Bytes of the send and receive buffer a benchmark needs per slot. */
@@ -145,6 +163,8 @@ static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
     case B_OVERLAP: *sn = *rn = all > ints ? all : ints; break;
     case B_CPU: *sn = *rn = 1; break;
     case B_THREADS: *sn = 8; *rn = 64 * size; break;
+    case B_APP_PI: case B_APP_MATVEC: case B_APP_MATMUL: case B_APP_ROWMM: case B_APP_PRIMES:
+    case B_APP_MD: case B_APP_STENCIL: *sn = *rn = 0; break; /* the kernels allocate their own */
     default: *sn = *rn = size; break;
     }
 }
@@ -380,6 +400,24 @@ static void run_cost(int bench, size_t size, long k, const struct bufs *b, int w
     }
 }
 
+/* k runs of an application kernel (apps.c): its wall time per run; the time per call kind and
+ * the correctness figure of the last run are noted, a wrong answer kept for the cell. */
+static double run_app(int bench, size_t size, long k)
+{
+    struct arena_app_out o;
+    enum arena_app app = (enum arena_app)(bench - B_APP_PI);
+    double wall = 0;
+    for (long i = 0; i < k; i++) {
+        arena_app_run(app, (long)size, rank, np, &o);
+        wall += o.wall;
+        if (o.bad[0] && !app_bad[0]) snprintf(app_bad, sizeof app_bad, "%s", o.bad);
+    }
+    for (int call = 0; call < ARENA_NCALL; call++)
+        if (arena_app_calls[app] & 1u << call) note((enum extra)(X_T_SEND + call), o.calls[call]);
+    note(app_check[app], o.check);
+    return wall / (double)k;
+}
+
 /* Run k iterations of the benchmark; return seconds per iteration on this rank (msgrate and
  * threads: per message). */
 static double run(int bench, size_t size, long k, const struct bufs *b, int window, double hold)
@@ -389,6 +427,8 @@ static double run(int bench, size_t size, long k, const struct bufs *b, int wind
     long slot = 0;
     int peer = rank == 0 ? 1 : 0;
     int active = !is_pair(bench) || rank < 2;
+    if (is_app(bench))
+        return run_app(bench, size, k);
     double t0 = M->now();
     if (active && bench >= B_CPU) {
         run_cost(bench, size, k, b, window, hold);
@@ -543,7 +583,7 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
         if (rank != 0)
             continue;
         rounds++;
-        if (c->bench == B_CPU && st.kind == STEP_RUN) { /* one iteration already lasts hold */
+        if ((c->bench == B_CPU || is_app(c->bench)) && st.kind == STEP_RUN) { /* k = 1 */
             st.kind = STEP_OBS;
             continue;
         }
@@ -592,6 +632,7 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
     if ((b == B_OVERLAP || b == B_PROGRESS) && !M->start)
         return "this family has no non-blocking operations";
     if (b == B_THREADS && !M->stream) return "this family has no thread-safe message streams";
+    if (is_app(b)) return arena_app_unrunnable((enum arena_app)(b - B_APP_PI), (long)c->size, np);
     if (b == B_THREADS && (c->size < 1 || c->size > MAX_THREADS))
         return "threads: the size is the number of threads per rank, 1 to 64";
     if (b == B_THREADS && strcmp(thread_level, "multiple") != 0) {
@@ -622,6 +663,7 @@ static void run_cell(const struct cmd *c)
         return;
     }
     memset(extra_set, 0, sizeof extra_set);
+    app_bad[0] = 0;
     if (c->bench == B_MEMORY)
         memory_fresh();
     struct bufs b;
@@ -632,7 +674,8 @@ static void run_cell(const struct cmd *c)
     if (!times || !xs)
         M->abort("out of memory for observations");
     long n = run_steps(c, &b, times, xs, &k);
-    const char *bad = c->validate ? validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
+    const char *bad = c->validate && !is_app(c->bench) ? validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
+    if (!bad && app_bad[0]) bad = app_bad;
     if (rank == 0) {
         double **all = calloc((size_t)np, sizeof *all), **allx = calloc((size_t)np, sizeof *allx);
         char peer_msg[256];

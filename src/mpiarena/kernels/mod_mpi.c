@@ -150,6 +150,9 @@ static void mpi_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t si
     case ARENA_ALLREDUCE: MPI_Allreduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
     case ARENA_ALLGATHER: MPI_Allgather(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
     case ARENA_ALLTOALL: MPI_Alltoall(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
+    case ARENA_REDUCE_DOUBLE:
+        MPI_Reduce(s, rbuf, (n + 7) / 8, MPI_DOUBLE, MPI_SUM, 0, comm);
+        break;
     case ARENA_NCOLL: break;
     }
 }

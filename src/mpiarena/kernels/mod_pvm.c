@@ -197,7 +197,7 @@ static void pvm_window_(const void *sbuf, void *rbuf, size_t n, int peer, int w)
 
 static int pvm_has_coll_(enum arena_coll op, size_t size)
 {
-    if (op == ARENA_REDUCE) /* pvm_reduce refuses a count of 0 */
+    if (op == ARENA_REDUCE || op == ARENA_REDUCE_DOUBLE) /* pvm_reduce refuses a count of 0 */
         return size > 0;
     return op == ARENA_BARRIER || op == ARENA_BCAST || op == ARENA_SCATTER || op == ARENA_GATHER;
 }
@@ -226,6 +226,10 @@ static void pvm_coll_(enum arena_coll op, const void *sbuf, void *rbuf, size_t s
     case ARENA_REDUCE: /* pvm_reduce works in place: the copy is part of the cost */
         memcpy(rbuf, sbuf, (size + 3) / 4 * 4);
         rc = pvm_reduce(PvmSum, rbuf, (n + 3) / 4, PVM_INT, TAG_COLL, GROUP, 0);
+        break;
+    case ARENA_REDUCE_DOUBLE:
+        memcpy(rbuf, sbuf, (size + 7) / 8 * 8);
+        rc = pvm_reduce(PvmSum, rbuf, (n + 7) / 8, PVM_DOUBLE, TAG_COLL, GROUP, 0);
         break;
     default: break;
     }

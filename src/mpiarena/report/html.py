@@ -85,7 +85,8 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
                 "min": units.seconds(s.min), "max": units.seconds(s.max),
                 "cv": f"{100 * s.cv:.1f}%", "noisy": s.cv > 0.1,
                 "iterations": group.iterations if group else None})
-        rows.append({"size": format_size(key[1]) if BENCHMARKS[key[0]].sized else "",
+        spec = BENCHMARKS[key[0]]
+        rows.append({"size": spec.size_text(key[1]) if spec.sized else "",
                      "entries": entries})
     return rows
 
@@ -102,7 +103,8 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
             cells.append({"time": time, "bw": bw, "best": variant == best,
                           "status": group.status if group else "na",
                           "reason": group.reason if group else ""})
-        rows.append({"size": format_size(key[1]) if BENCHMARKS[key[0]].sized else "",
+        spec = BENCHMARKS[key[0]]
+        rows.append({"size": spec.size_text(key[1]) if spec.sized else "",
                      "cells": cells})
     return rows
 

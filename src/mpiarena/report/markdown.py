@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
-from ..sizes import format_size
 from . import units
 from .costs import costs
 from .summary import (
@@ -73,7 +72,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
                 "| " + " | ".join(["---:"] * (len(data.variants) + 1)) + " |"]
         for key in keys:
             best = a.best(key)
-            row = [format_size(key[1]) if spec.sized else ""]
+            row = [spec.size_text(key[1]) if spec.sized else ""]
             for variant in data.variants:
                 text = a.cell_text(key, variant)
                 row.append(f"**{text} \\***" if variant == best else text)

@@ -75,7 +75,7 @@ class Analysis:
     def label(self, key: Key) -> str:
         """The label verdict lines start with, as in the terminal summary."""
         bench, size, np_ = key
-        text = f"{bench} {format_size(size)}" if BENCHMARKS[bench].sized else bench
+        text = f"{bench} {BENCHMARKS[bench].size_text(size)}" if BENCHMARKS[bench].sized else bench
         return text + self.oversub(np_)
 
     def title(self, bench: str, np_: int) -> str:
@@ -153,7 +153,7 @@ def verdict_text(label: str, v: Verdict) -> str:
 
 def _where(keys: list[Key]) -> str:
     first = keys[0]
-    size = f" {format_size(first[1])}" if BENCHMARKS[first[0]].sized else ""
+    size = f" {BENCHMARKS[first[0]].size_text(first[1])}" if BENCHMARKS[first[0]].sized else ""
     more = {1: "", 2: " and 1 more cell"}.get(len(keys), f" and {len(keys) - 1} more cells")
     return f"{first[0]}{size}, {first[2]} ranks{more}"
 

@@ -13,6 +13,7 @@ from ..results import RunData
 from ..sizes import format_size
 from ..stats import ci_halfwidth
 from . import units
+from .apps import apps
 from .costs import costs
 from .summary import (
     METHOD,
@@ -51,6 +52,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
     _costs(data, console)
+    _apps(data, console)
     _against_raw_tcp(data, console)
     if precision := data.settings.get("precision"):
         _precision_summary(data, float(precision), console)
@@ -66,7 +68,7 @@ def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> N
         table.add_column(variant, justify="right")
     for key in keys:
         best = a.best(key)
-        row = [format_size(key[1]) if spec.sized else ""]
+        row = [spec.size_text(key[1]) if spec.sized else ""]
         for variant in a.data.variants:
             text = a.cell_text(key, variant)
             row.append(f"[bold green]{text} *[/]" if variant == best else text)
@@ -93,6 +95,23 @@ def _costs(data: RunData, console: Console) -> None:
                       "indistinguishable[/]")
     for line in c.notes:
         console.print(f"  [dim]{escape(line)}[/]")
+
+
+def _apps(data: RunData, console: Console) -> None:
+    """The application kernels: wall time, time per kind of call and the correctness check."""
+    a = apps(data)
+    if a is None:
+        return
+    table = Table(title="application kernels: wall time, time inside each kind of call (slowest "
+                  "rank, share of the wall time), correctness", title_justify="left",
+                  title_style="bold")
+    for name in a.header:
+        table.add_column(name, justify="right" if name in ("size", "ranks", "wall") else "left")
+    for row in a.rows:
+        table.add_row(*map(escape, row))
+    console.print(table)
+    for line in a.invalid:
+        console.print(f"  [red]{escape(line)}[/]")
 
 
 def _pingpong_figures(a: Analysis, console: Console) -> None:
@@ -133,7 +152,8 @@ def _precision_summary(data: RunData, precision: float, console: Console) -> Non
         console.print(f"  {variant}: {len(groups) - len(missed)} of {len(groups)} cells reached "
                       f"it (observations {counts[0]}-{counts[-1]})")
         for key, group in missed:
-            console.print(f"    [yellow]never[/]: {key[0]} {format_size(key[1])} at {key[2]} "
+            size = BENCHMARKS[key[0]].size_text(key[1])
+            console.print(f"    [yellow]never[/]: {key[0]} {size} at {key[2]} "
                           f"ranks (n={len(group.values)}, +-{ci_halfwidth(group.array):.1%})")
 
 
@@ -147,7 +167,7 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
     shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]
     for c in sorted(shown, key=lambda c: (order[c.outcome], -abs(np.log(c.ratio)))):
         bench, size, np_ = c.key
-        where = f"{bench} {format_size(size)}" if BENCHMARKS[bench].sized else bench
+        where = f"{bench} {BENCHMARKS[bench].size_text(size)}" if BENCHMARKS[bench].sized else bench
         name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
         colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "

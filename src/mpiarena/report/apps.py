@@ -1,0 +1,83 @@
+"""The application kernels' section: wall time, time inside each kind of call, correctness.
+
+One row per kernel, size, rank count and variant: the median wall time of a run (slowest
+rank), the median over observations of the slowest rank's seconds in each kind of call with
+its share of the wall time, and the correctness figure of rank 0 (the worst observation).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..benchmarks import APP_CALLS, APP_CHECKS, BENCHMARKS
+from ..results import Group, RunData
+from . import units
+
+STATUS = {"na": "n/a", "skipped": "skipped", "invalid": "invalid", "failed": "failed"}
+
+
+@dataclass
+class Apps:
+    header: list[str] = field(default_factory=lambda: [
+        "kernel", "size", "ranks", "variant", "wall", "inside message passing", "check"])
+    rows: list[list[str]] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # why a cell's answer was wrong
+
+
+def call_times(group: Group) -> dict[str, float]:
+    """Median over observations of the slowest rank's seconds in each kind of call."""
+    out = {}
+    for call in APP_CALLS:
+        per_obs = [max((v for v in x[f"t_{call}"] if math.isfinite(v)), default=math.nan)
+                   for x in group.extras if f"t_{call}" in x]
+        if per_obs:
+            out[call] = float(np.nanmedian(per_obs))
+    return out
+
+
+def check_figure(group: Group) -> tuple[str, float] | None:
+    """The correctness figure's name and its worst value over observations (rank 0)."""
+    for name in APP_CHECKS:
+        values = [x[name][0] for x in group.extras if name in x and math.isfinite(x[name][0])]
+        if values:
+            return name, max(values, key=abs)
+    return None
+
+
+def _check_text(figure: tuple[str, float] | None) -> str:
+    if figure is None:
+        return "-"
+    name, value = figure
+    shown = f"{value:.0f}" if name == "primes" else f"{value:.1e}"
+    return f"{APP_CHECKS[name]} {shown}"
+
+
+def apps(data: RunData) -> Apps | None:
+    """The section, or None when the run measured no application kernel."""
+    order = list(BENCHMARKS)
+    keys = sorted((k for k in data.cells if BENCHMARKS[k[0]].kind == "app"),
+                  key=lambda k: (order.index(k[0]), k[1], k[2]))
+    if not keys:
+        return None
+    out = Apps()
+    for bench, size, np_ in keys:
+        for variant in data.variants:
+            group = data.cells[(bench, size, np_)].get(variant)
+            if group is None:
+                continue
+            row = [bench.removeprefix("app-"), f"{size:,}", str(np_), variant]
+            if group.status != "ok" or not group.values:
+                out.rows.append([*row, STATUS.get(group.status, "-"), "", ""])
+                if group.status == "invalid":
+                    out.invalid.append(f"{bench} {size:,} at {np_} ranks, {variant}: "
+                                       f"{group.reason}")
+                continue
+            wall = float(np.median(group.values))
+            calls = ", ".join(f"{call} {units.seconds(t)} {100 * t / wall:.0f}%"
+                              for call, t in call_times(group).items() if t > 0 and wall > 0)
+            out.rows.append([*row, units.seconds(wall), calls or "-",
+                             _check_text(check_figure(group))])
+    return out
