@@ -105,6 +105,44 @@ def run_baseline(bench: str, size: int, np_: int) -> dict[str, float]:
                     strict=True))
 
 
+def build_pmpi(impl: Implementation) -> Path:
+    """The per-call profiler (kernels/pmpi.c) as a shared library for impl, cached like the core;
+    LAM's carries the core's iovec fix too, so that any program preloading it starts."""
+    sources = [KERNELS / "pmpi.c"]
+    if "lam_iovec.c" in family_of(impl).kernel_modules:
+        sources.append(KERNELS / "lam_iovec.c")
+    h = hashlib.sha256()
+    for src in sources:
+        h.update(src.read_bytes())
+    h.update("\0".join([impl.id, str(impl.wrapper.resolve()), *CFLAGS]).encode())
+    dest = paths.builds_dir() / f"{impl.id}-pmpi-{h.hexdigest()[:16]}"
+    if not (dest / "libarena_pmpi.so").exists():
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
+        try:
+            compile_with(impl, sources, tmp / "libarena_pmpi.so", shared=True)
+            tmp.chmod(0o755)
+            tmp.rename(dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest / "libarena_pmpi.so"
+
+
+def compile_with(impl: Implementation, sources: list[Path], output: Path,
+                 shared: bool = False) -> Path:
+    """Compile sources with impl's wrapper into output (a shared library if shared)."""
+    extra = ["-shared", "-fPIC"] if shared else []
+    try:
+        done = _run([str(impl.wrapper), *CFLAGS, *extra, "-o", str(output),
+                     *map(str, sources)], impl, cwd=output.parent)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ArenaError(f"{impl.id}: {impl.wrapper} did not run: {e}") from e
+    if done.returncode != 0:
+        names = " ".join(s.name for s in sources)
+        raise ArenaError(f"{impl.id}: compiling {names} with {impl.wrapper} failed: "
+                         f"{_first_error(done.stderr + done.stdout)}")
+    return output
+
+
 def _compile(impl: Implementation, dest: Path) -> None:
     """Compile into a temporary directory beside dest and rename it, so no half build is kept."""
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))

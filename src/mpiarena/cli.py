@@ -299,6 +299,28 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     terminal.render_changes(a, b, changes, console, show_all)
 
 
+@cli.command("profile", context_settings={"ignore_unknown_options": True})
+@click.option("--impl", "impl_specs", multiple=True, required=True,
+              help="ids to profile side by side, or NAME=/prefix")
+@click.option("--np", "np_", default=2, show_default=True, help="rank count")
+@click.option("--build", "source", type=click.Path(dir_okay=False),
+              help="a C source to compile with each implementation's wrapper; the arguments "
+              "after -- are then the program's")
+@click.option("--timeout", default=120.0, show_default=True, help="seconds one run may take")
+@click.argument("program", nargs=-1, type=click.UNPROCESSED)
+def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeout: float,
+                program: tuple[str, ...]) -> None:
+    """Calls and time per MPI function of any MPI program (PMPI, preloaded), per implementation:
+    mpiarena profile --impl ID [--impl ID2] [--np N] -- PROGRAM ARGS."""
+    from . import profile
+
+    ids, user_prefixes = parse_user_impls(impl_specs)
+    impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    results = profile.profile(impls, np_, list(program), users.for_ranks(),
+                              Path(source) if source else None, timeout)
+    console.print(profile.table(results, np_))
+
+
 cli.add_command(report_cmd)
 cli.add_command(plot_cmd)
 cli.add_command(cluster_cmd)

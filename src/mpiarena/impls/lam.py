@@ -24,8 +24,10 @@ from .base import Found, Implementation, Launch, over_ssh
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 LAUNCHER = Path("/usr/bin/mpirun.lam")
-# mpirun -x: LAM passes no other environment to the ranks
-EXPORTED = "ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,MPIARENA_JOB,MPIARENA_RUN"
+# mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
+# LD_PRELOAD and ARENA_PROFILE_DIR are the per-call profiler's
+EXPORTED = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,MPIARENA_JOB,MPIARENA_RUN,"
+            "LD_PRELOAD,ARENA_PROFILE_DIR")
 
 
 class LamUniverse:

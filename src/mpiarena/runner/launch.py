@@ -83,6 +83,16 @@ def _as_root(user: RankUser | None) -> bool:
     return os.geteuid() == 0 and user is None
 
 
+def command_for(variant: Variant, np: int, program: list[str], user: RankUser | None,
+                daemons: Daemons) -> tuple[list[str], dict[str, str]]:
+    """The launcher argv and env that start np ranks of any program on this machine, its
+    daemons up: what `mpiarena profile` runs."""
+    launch = _launch(variant, np, None, _as_root(user))
+    env = base_env(variant, np, _as_root(user), daemons.run_token)
+    env.update(daemons.env_for(variant, np))
+    return [*launch.argv, *variant.args, *program], env
+
+
 def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUser | None,
             log: Path, daemons: Daemons) -> tuple[Job, str]:
     """A job (not started yet, its daemons up) and the binding it really has."""

@@ -1,0 +1,183 @@
+"""The per-call profiler: run any MPI program with the PMPI library preloaded, read each rank's
+calls and time per MPI function, and put implementations side by side."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.table import Table
+
+from . import paths
+from .build import build_pmpi, compile_with
+from .errors import ArenaError
+from .impls import Implementation
+from .plan import Variant
+from .procs import as_user, last_words
+from .report import units
+from .runner.cleanup import TOKEN_VAR, kill_tagged
+from .runner.job import JobError
+from .runner.launch import Daemons, command_for
+from .users import RankUser
+
+POINT_TO_POINT = ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall",
+                  "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe")
+COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Scatter", "MPI_Gather", "MPI_Reduce",
+               "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall")
+ORDER = ("MPI_Init", "MPI_Init_thread", *POINT_TO_POINT, *COLLECTIVES, "MPI_Finalize")
+MPI_FAMILIES = ("mpich", "openmpi", "impi", "lam")
+TOTALS = ("point-to-point total", "collectives total")
+
+
+@dataclass(frozen=True)
+class Calls:
+    calls: int
+    seconds: float
+
+
+Profile = dict[int, dict[str, Calls]]  # rank -> function -> its calls and time
+
+
+def _program(argv: list[str]) -> list[str]:
+    if not argv:
+        raise ArenaError("no program to profile; use: mpiarena profile --impl ID -- PROGRAM ARGS")
+    found = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
+    if found is None or not os.access(found, os.X_OK) or not Path(found).is_file():
+        raise ArenaError(f"program '{argv[0]}' not found or not executable; give its path")
+    return [str(Path(found).resolve()), *argv[1:]]
+
+
+def profile(impls: list[Implementation], np: int, program: list[str], user: RankUser | None,
+            build: Path | None = None, timeout: float = 120.0) -> dict[str, Profile]:
+    """Every implementation's profile of the program at np ranks; with build, the program is
+    that C source compiled with each implementation's wrapper, and program its arguments."""
+    if np < 1:
+        raise ArenaError(f"--np must be 1 or more, got {np}")
+    if build is not None and not build.is_file():
+        raise ArenaError(f"--build {build}: no such file")
+    for impl in impls:
+        if impl.family not in MPI_FAMILIES:
+            raise ArenaError(f"{impl.id} is not an MPI library: the profiler interposes MPI "
+                             "calls only; leave it out")
+    if build is None:
+        program = _program(program)
+    scratch = Path(tempfile.mkdtemp(prefix="profile-", dir=paths.scratch_dir()))
+    try:
+        scratch.chmod(0o777)
+        return {impl.id: _profile_one(impl, np, program, user, build, scratch, timeout)
+                for impl in impls}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _profile_one(impl: Implementation, np: int, program: list[str], user: RankUser | None,
+                 build: Path | None, scratch: Path, timeout: float) -> Profile:
+    work = scratch / impl.id
+    out = work / "profile"
+    out.mkdir(parents=True)
+    for d in (work, out):
+        d.chmod(0o777)
+    if build is not None:
+        binary = compile_with(impl, [build.resolve()], work / build.stem)
+        program = [str(binary), *program]
+    library = build_pmpi(impl)
+    variant = Variant(impl.id, impl)  # LAM's launch exports LD_PRELOAD and ARENA_PROFILE_DIR
+    daemons = Daemons(work, user, uuid.uuid4().hex)
+    log = work / "launcher.log"
+    try:
+        argv, env = command_for(variant, np, program, user, daemons)
+        env.update(LD_PRELOAD=str(library), ARENA_PROFILE_DIR=str(out))
+        code = _run(argv, env, work, user, log, timeout)
+    except JobError as e:
+        raise ArenaError(f"{impl.id}: {e}") from e
+    finally:
+        daemons.stop_all()
+    if code != 0:
+        raise ArenaError(f"{impl.id}: the program failed (exit status {code}): {last_words(log)}")
+    return _read(impl, out, np)
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
+         timeout: float) -> int:
+    """Exit status of the launcher, output to log; everything it started is gone on return."""
+    token = uuid.uuid4().hex
+    env = {**env, TOKEN_VAR: token}
+    if user is not None:
+        env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
+    with open(log, "w") as sink:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
+                                    cwd=cwd, env=env, start_new_session=True,
+                                    **as_user(user, None))
+        except OSError as e:
+            raise ArenaError(f"cannot start {argv[0]}: {e}") from e
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired as e:
+        raise ArenaError(f"the program did not end within {timeout:.0f} s; raise --timeout") from e
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        kill_tagged(token, grace=0.2)
+
+
+def _read(impl: Implementation, out: Path, np: int) -> Profile:
+    result: Profile = {}
+    for rank in range(np):
+        path = out / f"rank-{rank}.tsv"
+        if not path.exists():
+            raise ArenaError(f"{impl.id}: rank {rank} wrote no profile: the interposition did not "
+                             "happen (is the program dynamically linked with this implementation "
+                             "and does it call MPI_Finalize?)")
+        rows = (line.split("\t") for line in path.read_text().splitlines() if line)
+        result[rank] = {name: Calls(int(calls), float(secs)) for name, calls, secs in rows}
+    return result
+
+
+def totals(prof: Profile) -> dict[str, tuple[int, float, float]]:
+    """function -> calls summed over ranks, seconds summed over ranks, slowest rank's seconds;
+    plus the rows 'point-to-point total' and 'collectives total'."""
+    names = sorted({n for per in prof.values() for n in per},
+                   key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    rows: dict[str, tuple[int, float, float]] = {}
+    for name in names:
+        cells = [per[name] for per in prof.values() if name in per]
+        rows[name] = (sum(c.calls for c in cells), sum(c.seconds for c in cells),
+                      max(c.seconds for c in cells))
+    for label, group in zip(TOTALS, (POINT_TO_POINT, COLLECTIVES), strict=True):
+        per_rank = [sum(per[n].seconds for n in group if n in per) for per in prof.values()]
+        rows[label] = (sum(rows[n][0] for n in group if n in rows), sum(per_rank),
+                       max(per_rank, default=0.0))
+    return rows
+
+
+def table(results: dict[str, Profile], np: int) -> Table:
+    """One row per MPI function, per implementation its calls (all ranks) and time (summed
+    over ranks, and the slowest rank's), then the point-to-point and collective totals."""
+    per_impl = {impl_id: totals(prof) for impl_id, prof in results.items()}
+    names = [n for n in ORDER if any(n in rows for rows in per_impl.values())]
+    names += sorted({n for rows in per_impl.values() for n in rows} - set(names) - set(TOTALS))
+    out = Table(title=f"time in MPI calls, {np} ranks (calls: all ranks; time: sum over ranks, "
+                "slowest rank)")
+    out.add_column("function", no_wrap=True)
+    for impl_id in results:
+        out.add_column(f"{impl_id} calls", justify="right")
+        out.add_column(f"{impl_id} time", justify="right")
+    for name in [*names, *TOTALS]:
+        cells = []
+        for rows in per_impl.values():
+            calls, total, slowest = rows.get(name, (0, 0.0, 0.0))
+            cells += [str(calls), f"{units.seconds(total)}  ({units.seconds(slowest)})"
+                      if calls else "-"]
+        out.add_row(f"[bold]{name}[/]" if name in TOTALS else name, *cells,
+                    end_section=name == names[-1])
+    return out
