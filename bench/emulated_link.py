@@ -12,7 +12,6 @@ Exit status 1 if a target is missed.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harness_overhead import mpiarena_argv
 
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.results import load
@@ -30,9 +30,7 @@ SIZES = "8,1K,4K,16K,64K,256K,1M,4M"
 
 
 def mpiarena(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("mpiarena")
-    argv = [exe] if exe else [sys.executable, "-c", "from mpiarena.cli import main; main()"]
-    return subprocess.run([*argv, *args], capture_output=True, text=True,
+    return subprocess.run([*mpiarena_argv(), *args], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
 
 

@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from mpiarena.build import CFLAGS
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
 from mpiarena.results import load
+from mpiarena.runner import cleanup
 from mpiarena.sizes import format_size, parse_sizes
 from mpiarena.store import Store
 from mpiarena.suites import load as load_suite
@@ -91,27 +91,12 @@ def foreign_mpi(token: str) -> int:
 
 def tagged_pids(token: str) -> list[int]:
     """Processes whose environment carries TAG=token."""
-    needle = f"{TAG}={token}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError):
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                pids.append(int(entry.name))
-    return pids
+    return cleanup.tagged_pids(token, TAG)
 
 
 def kill_tagged(token: str) -> list[int]:
-    """SIGKILL every process tagged with token; return the pids that were still there."""
-    left = tagged_pids(token)
-    for pid in left:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 5
-    while tagged_pids(token) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+    """Stop every process tagged with token; return the pids that were still there."""
+    return cleanup.kill_tagged(token, grace=0.0, var=TAG)
 
 
 def run(argv: list[str], env: dict[str, str], timeout: float, **kw: object) -> str:

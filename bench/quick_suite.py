@@ -23,35 +23,14 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from harness_overhead import TAG, kill_tagged, mpiarena_argv
+
 from mpiarena import paths
 from mpiarena.build import build_core
 from mpiarena.impls import discover, select
 from mpiarena.store import Store
 
-TAG = "MPIARENA_BENCH_TOKEN"  # inherited by every process the run starts
 DEFAULT_IMPLS = ("mpich-4.0.2", "openmpi-4.1.4", "mpich-5.0.2")
-
-
-def mpiarena_argv() -> list[str]:
-    """The installed `mpiarena` console script, else its entry point through this Python."""
-    if exe := shutil.which("mpiarena"):
-        return [exe]
-    return [sys.executable, "-c", "from mpiarena.cli import main; main()"]
-
-
-def kill_tagged(token: str) -> int:
-    """SIGKILL every process whose environment carries TAG=token; return how many there were."""
-    needle = f"{TAG}={token}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if needle in (entry / "environ").read_bytes().split(b"\0"):
-                    pids.append(int(entry.name))
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return len(pids)
 
 
 def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, int, str]:
@@ -133,7 +112,7 @@ def main() -> int:
         left = kill_tagged(token)
         shutil.rmtree(tmp, ignore_errors=True)
         if left:
-            print(f"warning: killed {left} leftover processes", file=sys.stderr)
+            print(f"warning: killed {len(left)} leftover processes", file=sys.stderr)
     print(f"{'PASS' if ok else 'FAIL'}: warm {args.suite} suite "
           f"{'completed within' if ok else 'did not complete within'} {args.limit:.0f} s")
     return 0 if ok else 1

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +37,31 @@ def _sources(impl: Implementation) -> list[Path]:
     return [KERNELS / "driver.c", *(KERNELS / m for m in family_of(impl).kernel_modules)]
 
 
-def _key(impl: Implementation, show: str) -> str:
+def _digest(sources: list[Path], *words: str) -> str:
+    """The cache key of a build: its sources' bytes and whatever else decides the output."""
     h = hashlib.sha256()
-    for src in [*_sources(impl), KERNELS / "arena.h"]:
+    for src in sources:
         h.update(src.read_bytes())
-    h.update("\0".join([impl.id, str(impl.wrapper.resolve()), show, *CFLAGS]).encode())
+    h.update("\0".join([*words, *CFLAGS]).encode())
     return h.hexdigest()[:16]
+
+
+def _key(impl: Implementation, show: str) -> str:
+    return _digest([*_sources(impl), KERNELS / "arena.h"], impl.id, str(impl.wrapper.resolve()),
+                   show)
+
+
+@contextlib.contextmanager
+def _staged(dest: Path) -> Iterator[Path]:
+    """A temporary directory beside dest that becomes dest if the block succeeds, so no half
+    build is ever kept."""
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
+    try:
+        yield tmp
+        tmp.chmod(0o755)
+        tmp.rename(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _first_error(text: str) -> str:
@@ -66,26 +87,19 @@ def build_core(impl: Implementation) -> Build:
 def build_baseline() -> Path:
     """The core without any library (cc, raw TCP module): `--baseline` is the memory baseline."""
     sources = [KERNELS / "driver.c", KERNELS / "mod_tcp.c", KERNELS / "apps.c"]
-    h = hashlib.sha256()
-    for src in [*sources, KERNELS / "arena.h"]:
-        h.update(src.read_bytes())
-    dest = paths.builds_dir() / f"baseline-{h.hexdigest()[:16]}"
+    dest = paths.builds_dir() / f"baseline-{_digest([*sources, KERNELS / 'arena.h'], 'cc')}"
     if (dest / "arena").exists():
         return dest / "arena"
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
     try:
-        done = subprocess.run(["cc", *CFLAGS, "-o", str(tmp / "arena"), *map(str, sources)],
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=300)
-        if done.returncode != 0:
-            raise ArenaError(f"building the memory baseline with cc failed: "
-                             f"{_first_error(done.stderr + done.stdout)}")
-        tmp.chmod(0o755)
-        tmp.rename(dest)
+        with _staged(dest) as tmp:
+            done = subprocess.run(["cc", *CFLAGS, "-o", str(tmp / "arena"), *map(str, sources)],
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                  timeout=300)
+            if done.returncode != 0:
+                raise ArenaError(f"building the memory baseline with cc failed: "
+                                 f"{_first_error(done.stderr + done.stdout)}")
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ArenaError(f"building the memory baseline failed: {e}") from e
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return dest / "arena"
 
 
@@ -111,19 +125,11 @@ def build_pmpi(impl: Implementation) -> Path:
     sources = [KERNELS / "pmpi.c"]
     if "lam_iovec.c" in family_of(impl).kernel_modules:
         sources.append(KERNELS / "lam_iovec.c")
-    h = hashlib.sha256()
-    for src in sources:
-        h.update(src.read_bytes())
-    h.update("\0".join([impl.id, str(impl.wrapper.resolve()), *CFLAGS]).encode())
-    dest = paths.builds_dir() / f"{impl.id}-pmpi-{h.hexdigest()[:16]}"
+    key = _digest(sources, impl.id, str(impl.wrapper.resolve()))
+    dest = paths.builds_dir() / f"{impl.id}-pmpi-{key}"
     if not (dest / "libarena_pmpi.so").exists():
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
-        try:
+        with _staged(dest) as tmp:
             compile_with(impl, sources, tmp / "libarena_pmpi.so", shared=True)
-            tmp.chmod(0o755)
-            tmp.rename(dest)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return dest / "libarena_pmpi.so"
 
 
@@ -144,25 +150,26 @@ def compile_with(impl: Implementation, sources: list[Path], output: Path,
 
 
 def _compile(impl: Implementation, dest: Path) -> None:
-    """Compile into a temporary directory beside dest and rename it, so no half build is kept."""
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
+    """Compile and probe the core in a staged directory that becomes dest."""
     try:
-        done = _run([str(impl.wrapper), *CFLAGS, "-o", str(tmp / "arena"),
-                     *map(str, _sources(impl)), *family_of(impl).link_flags], impl, cwd=tmp)
-        if done.returncode != 0:
-            raise ArenaError(f"{impl.id}: building the core with {impl.wrapper} failed: "
-                             f"{_first_error(done.stderr + done.stdout)}; check that the "
-                             "wrapper compiles a hello-world, or leave it out with --impl")
-        probe = _run([str(tmp / "arena"), "--library-version"], impl, cwd=tmp)
-        line = probe.stdout.strip()
-        if probe.returncode != 0 or not line.startswith("version\t"):
-            raise ArenaError(f"{impl.id}: the core built but does not start: "
-                             f"{_first_error(probe.stderr + probe.stdout)}")
-        version = line.split("\t", 1)[1].replace("\\n", "\n").replace("\\\\", "\\").strip()
-        (tmp / "version.txt").write_text(version)
-        tmp.chmod(0o755)
-        tmp.rename(dest)
+        with _staged(dest) as tmp:
+            _compile_into(impl, tmp)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ArenaError(f"{impl.id}: building the core failed: {e}") from e
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compile_into(impl: Implementation, tmp: Path) -> None:
+    """Build the core in tmp, check that it starts, keep its library version string."""
+    done = _run([str(impl.wrapper), *CFLAGS, "-o", str(tmp / "arena"),
+                 *map(str, _sources(impl)), *family_of(impl).link_flags], impl, cwd=tmp)
+    if done.returncode != 0:
+        raise ArenaError(f"{impl.id}: building the core with {impl.wrapper} failed: "
+                         f"{_first_error(done.stderr + done.stdout)}; check that the "
+                         "wrapper compiles a hello-world, or leave it out with --impl")
+    probe = _run([str(tmp / "arena"), "--library-version"], impl, cwd=tmp)
+    line = probe.stdout.strip()
+    if probe.returncode != 0 or not line.startswith("version\t"):
+        raise ArenaError(f"{impl.id}: the core built but does not start: "
+                         f"{_first_error(probe.stderr + probe.stdout)}")
+    version = line.split("\t", 1)[1].replace("\\n", "\n").replace("\\\\", "\\").strip()
+    (tmp / "version.txt").write_text(version)

@@ -37,22 +37,14 @@ class Placement:
     def used(self) -> tuple[Node, ...]:
         return tuple(n for n, r in zip(self.nodes, self.ranks, strict=True) if r)
 
-    @property
-    def head(self) -> Node:
-        return self.nodes[0]
-
-    def host_list(self, sep: str = ":") -> str:
+    def host_list(self) -> str:
         """n0:2,n1:2, the form hydra and Open MPI take."""
-        return ",".join(f"{n.name}{sep}{r}" for n, r in zip(self.nodes, self.ranks, strict=True)
+        return ",".join(f"{n.name}:{r}" for n, r in zip(self.nodes, self.ranks, strict=True)
                         if r)
 
     def on_head(self, argv: list[str], cwd: Path) -> list[str]:
         """argv run in cwd on the head node as the rank user (as is, where the head is here)."""
         return [*self.enter, f"--wd={cwd}", "--", *argv] if self.enter else argv
-
-    def describe(self) -> str:
-        per = ", ".join(f"{n.name}: {r}" for n, r in zip(self.nodes, self.ranks, strict=True) if r)
-        return f"{self.label} ({per} ranks)"
 
 
 def spread(nodes: tuple[Node, ...], np: int,

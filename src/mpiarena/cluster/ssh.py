@@ -29,17 +29,14 @@ def keygen(path: Path, owner: RankUser | None) -> None:
         os.chown(path, owner.uid, owner.gid)
 
 
-def client_config(path: Path, nodes: tuple[Node, ...], user: str | None, key: Path | None) -> None:
+def client_config(path: Path, nodes: tuple[Node, ...], user: str, key: Path) -> None:
     """Host entries for every node; batch mode, no host key prompts (keys are made per cluster)."""
     lines = []
     for n in nodes:
         lines += [f"Host {n.name}", f"  HostName {n.address}"]
     lines += ["Host *", "  BatchMode yes", "  StrictHostKeyChecking no",
-              "  UserKnownHostsFile /dev/null", "  LogLevel ERROR", "  ConnectTimeout 5"]
-    if user:
-        lines.append(f"  User {user}")
-    if key:
-        lines.append(f"  IdentityFile {key}")
+              "  UserKnownHostsFile /dev/null", "  LogLevel ERROR", "  ConnectTimeout 5",
+              f"  User {user}", f"  IdentityFile {key}"]
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o644)
 

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -58,7 +57,8 @@ static void connect_to(const char *where)
 }
 
 /* Become rank 1: exec this program again with the listener's address, locally, or on
- * ARENA_TCP_PEER through ARENA_TCP_RSH (a cluster node; the binary is at the same path). */
+ * ARENA_TCP_PEER through ARENA_TCP_RSH (a cluster node; the binary is at the same path; the
+ * agent must leave our stdin, the control stream, alone: mpiarena's run ssh -n). */
 static void start_peer(const char *where, char **argv)
 {
     const char *rsh = getenv("ARENA_TCP_RSH"), *host = getenv("ARENA_TCP_PEER");
@@ -72,9 +72,6 @@ static void start_peer(const char *where, char **argv)
         execv(exe, argv);
         return;
     }
-    int devnull = open("/dev/null", O_RDONLY); /* ssh would set our control stdin non-blocking */
-    if (devnull >= 0)
-        dup2(devnull, STDIN_FILENO);
     snprintf(connect, sizeof connect, "ARENA_TCP_CONNECT=%s", where);
     snprintf(t0, sizeof t0, "ARENA_T0=%s", getenv("ARENA_T0") ? getenv("ARENA_T0") : "0");
     snprintf(bind, sizeof bind, "ARENA_BIND=%s", getenv("ARENA_BIND") ? getenv("ARENA_BIND") : "none");

@@ -41,8 +41,9 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> None:
-    """SIGTERM, then SIGKILL, every process tagged with token; return once all are gone."""
+def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> list[int]:
+    """SIGTERM, then SIGKILL, every process tagged with token; once all are gone, return the
+    pids that were found."""
     seen: set[int] = set()
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
         pids = tagged_pids(token, var)
@@ -54,7 +55,8 @@ def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> None:
         while time.monotonic() < deadline and any(alive(p) for p in seen):
             time.sleep(0.01)
         if not any(alive(p) for p in seen) and not tagged_pids(token, var):
-            return
+            break
+    return sorted(seen)
 
 
 OWNER_VAR = "MPIARENA_OWNER"  # pid of the mpiarena process that started a job or daemon
