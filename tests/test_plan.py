@@ -42,3 +42,9 @@ def test_order_is_shuffled_and_reproducible_from_the_seed():
     other = [(c, v.id) for r in make_plan(SUITE, IMPLS, seed=12).rounds for c, v in r.turns]
     assert first == again
     assert first != other
+
+
+def test_bcast_ack_is_not_planned_at_one_rank():
+    suite = Suite("t", "", ("bcast", "bcast-ack"), (8,), (1, 2, 3))
+    by_np = {r.np: {c.bench for c, _ in r.turns} for r in make_plan(suite, IMPLS, seed=7).rounds}
+    assert by_np == {1: {"bcast"}, 2: {"bcast", "bcast-ack"}, 3: {"bcast", "bcast-ack"}}

@@ -84,6 +84,7 @@ class Benchmark:
     sized: bool = True
     directions: int = 1  # bytes counted per iteration = directions * size (* window)
     pair: bool = False  # only ranks 0 and 1 take part (point-to-point), so run at 2 ranks
+    min_ranks: int = 1  # fewest ranks it can run at (bcast-ack: a root and a leaf)
     unit: str = "s"  # of an observation: s, % or B (overlap, progress: higher is better)
     sizes: tuple[int, ...] | None = None  # fixed sizes, whatever the suite says
     figure: Callable[[list[float], Extras], float] | None = None  # the value, if not time
@@ -94,7 +95,7 @@ class Benchmark:
 
     @property
     def min_np(self) -> int:
-        return 2 if self.pair else 1
+        return max(self.min_ranks, 2 if self.pair else 1)
 
     def observation(self, per_rank: list[float], extras: Extras | None = None) -> float:
         """One observation from every rank's seconds per iteration (and extra figures)."""
@@ -126,6 +127,8 @@ _ALL = [
               directions=2, pair=True),
     Benchmark("barrier", "coll", "MPI_Barrier", sized=False),
     Benchmark("bcast", "coll", "MPI_Bcast from rank 0"),
+    Benchmark("bcast-ack", "coll", "MPI_Bcast then a 0-byte ack from one leaf to the root, "
+              "timed at the root, slowest leaf (Nevin 1996)", min_ranks=2),
     Benchmark("scatter", "coll", "MPI_Scatter from rank 0, size bytes per rank"),
     Benchmark("gather", "coll", "MPI_Gather to rank 0, size bytes per rank"),
     Benchmark("reduce", "coll", "MPI_Reduce of ceil(size/4) MPI_INT, sum, to rank 0"),

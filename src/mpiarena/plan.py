@@ -84,7 +84,7 @@ def _cells(suite: Suite) -> dict[int, list[Cell]]:
         bench = BENCHMARKS[name]
         if bench.kind == "startup":
             continue
-        nps = [2] if bench.pair else list(suite.nps)
+        nps = [2] if bench.pair else [n for n in suite.nps if n >= bench.min_np]
         sizes = bench.sizes or (suite.sizes if bench.sized else (0,))
         for np in nps:
             by_np.setdefault(np, []).extend(Cell(name, s, np) for s in sizes)

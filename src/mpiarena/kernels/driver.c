@@ -33,6 +33,9 @@
  *   threads   size = T threads per rank (MPI_THREAD_MULTIPLE), each streaming windows of
  *             8-byte messages on its own tag; time per message
  *   msgrate   windows of W non-blocking sends of size bytes, acknowledged; time per message
+ * bcast-ack (no extras) is Nevin's broadcast after Nupairoj and Ni: for each non-root rank in
+ * turn, k broadcasts each followed by that rank's acknowledgement to the root, timed at the
+ * root; rank 0 reports the slowest leaf's time per iteration, the other ranks 0.
  * The application kernels (app-pi, app-matvec, app-matmul, app-rowmm, app-primes, app-md,
  * app-stencil: apps.c; size = the problem size) run once per observation (k = 1) and report the
  * run's wall time, t_send, t_recv, t_sendrecv, t_scatter, t_reduce (seconds inside each kind of
@@ -64,6 +67,7 @@
 enum bench {
     B_WTIME, B_PINGPONG, B_PING, B_SENDRECV, B_BIBW,
     B_BARRIER, B_BCAST, B_SCATTER, B_GATHER, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLTOALL,
+    B_BCAST_ACK, /* a collective, but not in arena_coll's order: see is_coll and coll_of */
     B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
     B_APP_PI, B_APP_MATVEC, B_APP_MATMUL, B_APP_ROWMM, B_APP_PRIMES, B_APP_MD, B_APP_STENCIL,
     B_COUNT
@@ -71,6 +75,7 @@ enum bench {
 static const char *bench_names[B_COUNT] = {
     "wtime", "pingpong", "ping", "sendrecv", "bibw",
     "barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather", "alltoall",
+    "bcast-ack",
     "cpu", "memory", "overlap", "progress", "threads", "msgrate",
     "app-pi", "app-matvec", "app-matmul", "app-rowmm", "app-primes", "app-md", "app-stencil",
 };
@@ -142,11 +147,15 @@ static double realtime(void)
 }
 
 static int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
-static int is_coll(int b) { return b >= B_BARRIER && b <= B_ALLTOALL; }
+/* Collectives: B_BARRIER..B_ALLTOALL map one to one onto arena_coll; bcast-ack is a bcast. */
+static int is_coll(int b) { return (b >= B_BARRIER && b <= B_ALLTOALL) || b == B_BCAST_ACK; }
 /* Benchmarks run by ranks 0 and 1 only. */
 static int is_pair(int b) { return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_MSGRATE); }
 static int is_app(int b) { return b >= B_APP_PI && b < B_COUNT; }
-static enum arena_coll coll_of(int b) { return (enum arena_coll)(b - B_BARRIER); }
+static enum arena_coll coll_of(int b)
+{
+    return b == B_BCAST_ACK ? ARENA_BCAST : (enum arena_coll)(b - B_BARRIER);
+}
 
 /* Bytes of the send and receive buffer a benchmark needs per slot. */
 static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
@@ -400,6 +409,37 @@ static void run_cost(int bench, size_t size, long k, const struct bufs *b, int w
     }
 }
 
+/* Nevin's broadcast (1996, after Nupairoj and Ni): for each non-root rank in turn, all ranks
+ * meet, then k iterations of a broadcast from rank 0 followed by that leaf's acknowledgement to
+ * the root; the other leaves only broadcast. The root's time per iteration, the worst over the
+ * leaves, estimates when the last rank has the data; it is returned on rank 0 and 0 elsewhere,
+ * so the collectives' reduction (the slowest rank) reports rank 0's figure. The acknowledgement
+ * is a 0-byte message where the family has one, else 1 byte (a byte stream has no 0-byte
+ * message). */
+static double bcast_ack(size_t size, long k, const struct bufs *b)
+{
+    unsigned char ack = 0;
+    size_t ack_bytes = M->zero_byte_messages ? 0 : 1;
+    double worst = 0;
+    for (int leaf = 1; leaf < np; leaf++) {
+        long slot = 0;
+        arena_barrier();
+        double t0 = M->now();
+        for (long i = 0; i < k; i++) {
+            unsigned char *r = b->r + (size_t)slot * b->rstride;
+            if (++slot == b->nslots)
+                slot = 0;
+            M->coll(ARENA_BCAST, r, r, size);
+            if (rank == 0) M->recv(&ack, ack_bytes, leaf);
+            else if (rank == leaf) M->send(&ack, ack_bytes, 0);
+        }
+        double per = (M->now() - t0) / (double)k;
+        if (per > worst)
+            worst = per;
+    }
+    return rank == 0 ? worst : 0;
+}
+
 /* k runs of an application kernel (apps.c): its wall time per run; the time per call kind and
  * the correctness figure of the last run are noted, a wrong answer kept for the cell. */
 static double run_app(int bench, size_t size, long k)
@@ -429,6 +469,8 @@ static double run(int bench, size_t size, long k, const struct bufs *b, int wind
     int active = !is_pair(bench) || rank < 2;
     if (is_app(bench))
         return run_app(bench, size, k);
+    if (bench == B_BCAST_ACK)
+        return bcast_ack(size, k, b);
     double t0 = M->now();
     if (active && bench >= B_CPU) {
         run_cost(bench, size, k, b, window, hold);
@@ -505,7 +547,7 @@ static const char *validate(int bench, size_t size, const struct bufs *b, int wi
     case B_ALLTOALL:
         for (int j = 0; j < np; j++) fill(s + (size_t)j * size, size, (long)rank * np + j);
         break;
-    case B_BCAST:
+    case B_BCAST: case B_BCAST_ACK:
         if (rank == 0) fill(r, size, 0);
         break;
     case B_REDUCE: case B_ALLREDUCE:
@@ -524,8 +566,8 @@ static const char *validate(int bench, size_t size, const struct bufs *b, int wi
     case B_PING:
         if (rank == 1) { bad = check(r, size, 0); checks = 1; }
         break;
-    case B_BCAST: case B_SCATTER:
-        bad = check(r, size, bench == B_BCAST ? 0 : rank); checks = 1;
+    case B_BCAST: case B_BCAST_ACK: case B_SCATTER:
+        bad = check(r, size, bench == B_SCATTER ? rank : 0); checks = 1;
         break;
     case B_GATHER: case B_ALLGATHER:
         if (rank == 0 || bench == B_ALLGATHER)
@@ -626,6 +668,7 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
     int sized = is_p2p(b) || b == B_MSGRATE || b == B_PROGRESS || b == B_OVERLAP;
     if (b < 0) return "unknown benchmark";
     if (is_pair(b) && np < 2) return "needs at least 2 ranks";
+    if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";
     if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
     if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size)) return "not expressible in this family";
     if (c->size < 0 || c->nobs < 1 || c->window < 1 || c->hold < 0) return "bad cell parameters";
