@@ -7,7 +7,7 @@ import hashlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +82,23 @@ def build_core(impl: Implementation) -> Build:
         _compile(impl, dest)
     return Build(impl, dest / "arena", show, " ".join(CFLAGS),
                  (dest / "version.txt").read_text())
+
+
+def build_all(impls: list[Implementation], explicit: bool,
+              warn: Callable[[str], None]) -> dict[str, Build]:
+    """The core for each implementation; one that fails is skipped with a warning, unless the
+    user named it (explicit): then its error stops the run."""
+    builds = {}
+    for impl in impls:
+        try:
+            builds[impl.id] = build_core(impl)
+        except ArenaError as e:
+            if explicit:
+                raise
+            warn(f"skipping {e}")
+    if not builds:
+        raise ArenaError("no implementation could be built; run 'mpiarena doctor'")
+    return builds
 
 
 def build_baseline() -> Path:

@@ -10,11 +10,10 @@ from typing import NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from . import __version__, doctor, machine, paths, users
-from .build import Build, build_core
+from . import __version__, doctor, paths, users
+from .build import Build, build_all, build_core
 from .cluster.commands import cluster_cmd
 from .cluster.topology import opened
 from .errors import ArenaError
@@ -121,17 +120,7 @@ def _fraction(text: str | None) -> float | None:
 
 
 def _builds(impls, explicit: bool) -> dict[str, Build]:
-    builds = {}
-    for impl in impls:
-        try:
-            builds[impl.id] = build_core(impl)
-        except ArenaError as e:
-            if explicit:
-                raise
-            err.print(f"[yellow]skipping[/] {e}")
-    if not builds:
-        raise ArenaError("no implementation could be built; run 'mpiarena doctor'")
-    return builds
+    return build_all(impls, explicit, lambda line: err.print(f"[yellow]{line}[/]"))
 
 
 def _on_sigterm(*_: object) -> NoReturn:
@@ -176,7 +165,8 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
     if killed := sweep_stale(paths.scratch_dir()):
         err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
     from .report import terminal  # statistics load scipy: only the commands that need them
-    from .runner.execute import Executor, Settings
+    from .runner.execute import Settings
+    from .runner.session import measure
 
     with opened(cluster, hosts_file, slurm_job) as topology:
         store = _store(db)
@@ -186,47 +176,12 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
                             precision=_fraction(precision), max_time=max_time,
                             topology=topology.label)
         rank_user = None if slurm_job else users.for_ranks()  # Slurm: the allocation's owner
-        run_id = store.begin_run(chosen.name, shlex.join(["mpiarena", *sys.argv[1:]]), plan.seed,
-                                 __version__, machine.describe(), {
-                                     "benchmarks": chosen.benchmarks, "sizes": chosen.sizes,
-                                     "nps": chosen.nps, "observations": chosen.observations,
-                                     "target_time": chosen.target_time,
-                                     "max_cell_time": chosen.max_cell_time, "window": chosen.window,
-                                     "hold_time": chosen.hold_time,
-                                     "offcache": off_cache, "validate": validate,
-                                     "timeout": timeout, "topology": settings.topology,
-                                     "precision": settings.precision, "max_time": max_time,
-                                     "ranks_run_as": rank_user.name if rank_user else "self"})
-        for b in builds.values():
-            i = b.impl
-            store.add_implementation(run_id, {
-                "impl_id": i.id, "family": i.family, "version": i.version,
-                "version_string": b.version_string, "origin": i.origin,
-                "prefix": str(i.prefix or ""), "wrapper": str(i.wrapper),
-                "launcher": str(i.launcher), "wrapper_flags": b.wrapper_flags, "cflags": b.cflags})
-        for v in plan.variants:
-            store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
-                              v.binding or "auto")
-        status = "complete"
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), console=err, transient=True) as progress:
-            task = progress.add_task("starting", total=plan.total_steps)
-
-            def advance(what: str) -> None:
-                progress.update(task, advance=1, description=what)
-
-            def grow(more: int) -> None:
-                progress.update(task, total=(progress.tasks[0].total or 0) + more)
-
-            try:
-                Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
-                         topology).run()
-            except KeyboardInterrupt:
-                status = "incomplete"
-        store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)
-        terminal.render(load(store, run_id), console)
-        if status == "incomplete":
-            err.print(f"interrupted: run {run_id} kept what was measured (marked incomplete)")
+        outcome = measure(plan, builds, store, topology, settings, rank_user,
+                          shlex.join(["mpiarena", *sys.argv[1:]]), err)
+        terminal.render(load(store, outcome.run_id), console)
+        if outcome.status == "incomplete":
+            err.print(f"interrupted: run {outcome.run_id} kept what was measured "
+                      "(marked incomplete)")
             sys.exit(130)
 
 
@@ -319,6 +274,52 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
     results = profile.profile(impls, np_, list(program), users.for_ranks(),
                               Path(source) if source else None, timeout)
     console.print(profile.table(results, np_))
+
+
+@cli.command("reproduce")
+@click.argument("study")
+@click.option("--cluster", help="where to run: an emulated spec, a kept cluster's name, or "
+              "'local' (this machine only); default: the emulated network closest to the study's")
+@click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
+@click.option("--impl", "impl_specs", multiple=True, help="only these implementation ids")
+@click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
+@click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Markdown report (default: reproduce-STUDY.md)")
+@click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
+def reproduce_cmd(study: str, cluster: str | None, quick: bool, impl_specs: tuple[str, ...],
+                  max_ranks: int | None, timeout: float, output: str | None, db: str) -> None:
+    """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
+    the network closest to its own, its published figures beside ours, its conclusions checked."""
+    from . import reproduce, studies
+    from .report.reproduction import evaluate
+    from .report.reproduction_text import markdown, render
+
+    chosen = studies.load(study)
+    cap = max_ranks if max_ranks is not None else reproduce.cores()
+    if cap < 2:
+        raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
+    ids, user_prefixes = parse_user_impls(impl_specs)
+    impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    if killed := sweep_stale(paths.scratch_dir()):
+        err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
+    store = _store(db)
+    done = reproduce.run(chosen, quick, cluster, impls, store, users.for_ranks(),
+                         shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                         lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
+    runs = {name: load(store, run_id) for name, run_id in done.runs.items()}
+    runs |= done.profiles
+    ev = evaluate(chosen, runs, done.skipped)
+    render(ev, runs, done.skipped, done.notes, console)
+    path = Path(output or f"reproduce-{chosen.id}.md")
+    try:
+        path.write_text(markdown(ev, runs, done.skipped, done.notes, db), encoding="utf-8")
+    except OSError as e:
+        raise ArenaError(f"cannot write {path}: {e.strerror}; choose another -o FILE") from e
+    console.print(f"wrote {path}")
+    if done.interrupted:
+        err.print("interrupted: the runs kept what was measured (marked incomplete)")
+        sys.exit(130)
 
 
 cli.add_command(report_cmd)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .benchmarks import BENCHMARKS
 from .impls import Implementation, family_of
-from .suites import Suite
+from .suites import Suite, VariantSpec
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,12 @@ class Plan:
         return sum(len(r.launches) + len(r.turns) for r in self.rounds)
 
 
-def variants_for(suite: Suite, impls: list[Implementation]) -> list[Variant]:
-    """Each implementation as it is, plus every suite variant matching its id or family."""
+def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) -> list[Variant]:
+    """Each implementation as it is, plus every variant spec matching its id or family."""
     out = []
     for impl in impls:
         out.append(Variant(impl.id, impl))
-        for spec in suite.variants:
+        for spec in specs:
             if spec.impl in (impl.id, impl.family):
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
                                    spec.args, spec.binding, spec.exclusive))
@@ -100,7 +100,7 @@ def _fits(variant: Variant, np: int) -> bool:
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
-    variants = variants_for(suite, impls)
+    variants = variants_for(suite.variants, impls)
     cells = _cells(suite)
     startup = any(BENCHMARKS[b].kind == "startup" for b in suite.benchmarks)
     rounds = []

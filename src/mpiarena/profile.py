@@ -31,7 +31,8 @@ POINT_TO_POINT = ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", 
                   "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe")
 COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Scatter", "MPI_Gather", "MPI_Reduce",
                "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall")
-ORDER = ("MPI_Init", "MPI_Init_thread", *POINT_TO_POINT, *COLLECTIVES, "MPI_Finalize")
+ORDER = ("MPI_Init", "MPI_Init_thread", *POINT_TO_POINT, *COLLECTIVES, "MPI_Comm_split",
+         "MPI_Comm_free", "MPI_Finalize")
 MPI_FAMILIES = ("mpich", "openmpi", "impi", "lam")
 TOTALS = ("point-to-point total", "collectives total")
 
@@ -45,6 +46,16 @@ class Calls:
 Profile = dict[int, dict[str, Calls]]  # rank -> function -> its calls and time
 
 
+@dataclass
+class ProfileRun:
+    """Profiles of one program side by side: seconds per function summed over ranks (and the
+    point-to-point and collective totals), per variant."""
+
+    implementations: list[dict]  # impl_id, family of each variant's implementation
+    variants: list[str]
+    seconds: dict[str, dict[str, float]]
+
+
 def _program(argv: list[str]) -> list[str]:
     if not argv:
         raise ArenaError("no program to profile; use: mpiarena profile --impl ID -- PROGRAM ARGS")
@@ -54,32 +65,36 @@ def _program(argv: list[str]) -> list[str]:
     return [str(Path(found).resolve()), *argv[1:]]
 
 
-def profile(impls: list[Implementation], np: int, program: list[str], user: RankUser | None,
-            build: Path | None = None, timeout: float = 120.0) -> dict[str, Profile]:
-    """Every implementation's profile of the program at np ranks; with build, the program is
-    that C source compiled with each implementation's wrapper, and program its arguments."""
+def profile(targets: list[Implementation] | list[Variant], np: int, program: list[str],
+            user: RankUser | None, build: Path | None = None,
+            timeout: float = 120.0) -> dict[str, Profile]:
+    """Every implementation's (or variant's: its environment applies) profile of the program
+    at np ranks; with build, the program is that C source compiled with each implementation's
+    wrapper, and program its arguments."""
     if np < 1:
         raise ArenaError(f"--np must be 1 or more, got {np}")
     if build is not None and not build.is_file():
         raise ArenaError(f"--build {build}: no such file")
-    for impl in impls:
-        if impl.family not in MPI_FAMILIES:
-            raise ArenaError(f"{impl.id} is not an MPI library: the profiler interposes MPI "
+    variants = [t if isinstance(t, Variant) else Variant(t.id, t) for t in targets]
+    for v in variants:
+        if v.impl.family not in MPI_FAMILIES:
+            raise ArenaError(f"{v.impl.id} is not an MPI library: the profiler interposes MPI "
                              "calls only; leave it out")
     if build is None:
         program = _program(program)
     scratch = Path(tempfile.mkdtemp(prefix="profile-", dir=paths.scratch_dir()))
     try:
         scratch.chmod(0o777)
-        return {impl.id: _profile_one(impl, np, program, user, build, scratch, timeout)
-                for impl in impls}
+        return {v.id: _profile_one(v, np, program, user, build, scratch, timeout)
+                for v in variants}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _profile_one(impl: Implementation, np: int, program: list[str], user: RankUser | None,
+def _profile_one(variant: Variant, np: int, program: list[str], user: RankUser | None,
                  build: Path | None, scratch: Path, timeout: float) -> Profile:
-    work = scratch / impl.id
+    impl = variant.impl
+    work = scratch / variant.id.replace(":", "-")
     out = work / "profile"
     out.mkdir(parents=True)
     for d in (work, out):
@@ -88,19 +103,19 @@ def _profile_one(impl: Implementation, np: int, program: list[str], user: RankUs
         binary = compile_with(impl, [build.resolve()], work / build.stem)
         program = [str(binary), *program]
     library = build_pmpi(impl)
-    variant = Variant(impl.id, impl)  # LAM's launch exports LD_PRELOAD and ARENA_PROFILE_DIR
-    daemons = Daemons(work, user, uuid.uuid4().hex)
-    log = work / "launcher.log"
+    daemons = Daemons(work, user, uuid.uuid4().hex)  # LAM's launch exports LD_PRELOAD and
+    log = work / "launcher.log"                      # ARENA_PROFILE_DIR
     try:
         argv, env = command_for(variant, np, program, user, daemons)
         env.update(LD_PRELOAD=str(library), ARENA_PROFILE_DIR=str(out))
         code = _run(argv, env, work, user, log, timeout)
     except JobError as e:
-        raise ArenaError(f"{impl.id}: {e}") from e
+        raise ArenaError(f"{variant.id}: {e}") from e
     finally:
         daemons.stop_all()
     if code != 0:
-        raise ArenaError(f"{impl.id}: the program failed (exit status {code}): {last_words(log)}")
+        raise ArenaError(f"{variant.id}: the program failed (exit status {code}): "
+                         f"{last_words(log)}")
     return _read(impl, out, np)
 
 

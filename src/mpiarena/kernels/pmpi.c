@@ -20,7 +20,7 @@
 #define FUNCTIONS(X)                                                                           \
     X(Init) X(Init_thread) X(Finalize) X(Send) X(Recv) X(Isend) X(Irecv) X(Wait) X(Waitall)     \
     X(Sendrecv) X(Probe) X(Iprobe) X(Barrier) X(Bcast) X(Scatter) X(Gather) X(Reduce)           \
-    X(Allreduce) X(Allgather) X(Alltoall)
+    X(Allreduce) X(Allgather) X(Alltoall) X(Comm_split) X(Comm_free)
 
 #define AS_ENUM(name) F_##name,
 #define AS_NAME(name) "MPI_" #name,
@@ -191,3 +191,10 @@ int MPI_Alltoall(SEND_CONST void *sendbuf, int sendcount, MPI_Datatype sendtype,
     TIMED(F_Alltoall, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     recvtype, comm));
 }
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    TIMED(F_Comm_split, PMPI_Comm_split(comm, color, key, newcomm));
+}
+
+int MPI_Comm_free(MPI_Comm *comm) { TIMED(F_Comm_free, PMPI_Comm_free(comm)); }

@@ -62,7 +62,7 @@ def load(name_or_path: str) -> Suite:
     return from_dict(path.stem, data, str(path))
 
 
-def _variant(item: dict, where: str) -> VariantSpec:
+def variant_spec(item: dict, where: str) -> VariantSpec:
     if "impl" not in item or "name" not in item:
         raise ArenaError(f"{where}: every [[variant]] needs 'impl' and 'name'")
     if item.get("binding") not in (None, "core", "none"):
@@ -88,7 +88,7 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
             init_launches=int(data.get("init_launches", 3)),
             window=int(data.get("window", 64)),
             hold_time=float(data.get("hold_time", 1.0)),
-            variants=tuple(_variant(v, where) for v in data.get("variant", [])),
+            variants=tuple(variant_spec(v, where) for v in data.get("variant", [])),
         )
     except KeyError as e:
         raise ArenaError(f"{where}: missing field {e}") from e

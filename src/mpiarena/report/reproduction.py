@@ -1,0 +1,397 @@
+"""A study's published figures beside the measured ones, and its conclusions checked.
+
+Measured figures are medians (or means, where the study reported means) of the cells of the
+runs a reproduction made. A conclusion holds when every measured implementation standing for
+the library it names bears it out by more than the noise margin (5% unless the claim says
+otherwise), does not hold when none does, and holds partly in between; it cannot be tested
+when the study's program, hardware or library is gone, or when nothing was measured for it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import product
+
+import numpy as np
+
+from ..analysis import derived, protocol_switches
+from ..benchmarks import BENCHMARKS
+from ..cluster.spec import parse
+from ..profile import ProfileRun
+from ..results import Group, RunData
+from ..sizes import format_size, parse_size
+from ..studies import Claim, Figure, Quantity, Study
+from . import units
+from .apps import call_times
+
+MARGIN = 1.05  # a difference under 5% is noise on this machine
+TBF_SLACK = 1.04  # tbf lets 64 KiB messages through 1.5-4% over its rate (measured)
+SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6, "Mbit/s": 8e-6, "MB": 1e-6, "%": 1.0, "x": 1.0}
+HOLDS, FAILS, PARTLY, CANNOT = "holds", "does not hold", "partly", "cannot test"
+Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program
+
+
+@dataclass
+class FigureRow:
+    what: str
+    source: str
+    library: str  # as the study ran it
+    published: str
+    measured: list[tuple[str, str]]  # (variant, value) of each measured stand-in
+    note: str = ""
+
+
+@dataclass
+class ClaimRow:
+    text: str
+    source: str
+    status: str
+    detail: str
+
+
+@dataclass
+class Evaluation:
+    study: Study
+    figures: list[FigureRow] = field(default_factory=list)
+    claims: list[ClaimRow] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(c.status == status for c in self.claims)
+
+
+# --- measured quantities --------------------------------------------------------------------
+
+
+def _variants(data: Measured, selectors: Iterable[str]) -> list[str]:
+    """Variants of the run standing for a library: `lam` (each LAM as it is), `lam:tcp`."""
+    family = {i["impl_id"]: i["family"] for i in data.implementations}
+    out = []
+    for sel in selectors:
+        fam, _, name = sel.partition(":")
+        for v in data.variants:
+            impl, _, vname = v.partition(":")
+            if family.get(impl) == fam and vname == name and v not in out:
+                out.append(v)
+    return out
+
+
+def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
+    bench = BENCHMARKS[q.bench]
+    nps = [n for (b, _, n), cell in data.cells.items() if b == q.bench and variant in cell]
+    if not nps:
+        return None
+    np_ = q.np or (2 if bench.pair else max(nps))
+    sizes = [s for (b, s, n) in data.cells if b == q.bench and n == np_]
+    if not sizes:
+        return None
+    size = size if size is not None else (q.size if q.size is not None else max(sizes))
+    group = data.cells.get((q.bench, size, np_), {}).get(variant)
+    return group if group is not None and group.status == "ok" and group.values else None
+
+
+def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
+          np_: int | None = None) -> float | None:
+    """The quantity for one variant, in SI units (s, B/s, B, %), or None if not measured."""
+    if isinstance(data, ProfileRun):
+        return data.seconds.get(variant, {}).get(q.call) if q.kind == "profile" else None
+    if q.kind == "profile":
+        return None
+    if q.kind in ("latency", "peak", "peak_size"):
+        d = derived(data, q.bench, 2).get(variant)
+        if d is None:
+            return None
+        if q.kind == "latency":
+            return d.first_latency
+        return _peak(d.throughput, link_mbps(data), q.kind == "peak_size")
+    group = _cell(data, q if np_ is None else Quantity(**{**q.__dict__, "np": np_}), variant,
+                  size)
+    if group is None:
+        return None
+    x = group.array
+    if q.kind == "median":
+        return float(np.median(x))
+    if q.kind == "mean":
+        return float(np.mean(x))
+    if q.kind == "call":
+        return call_times(group).get(q.call)
+    cpu = [np.nanmean(e["cpu"]) for e in group.extras if "cpu" in e]  # cpu_during
+    return 100 * float(np.median(cpu)) if cpu else None
+
+
+def link_mbps(data: RunData) -> float | None:
+    """The emulated link's rate in Mbit/s, None on other topologies."""
+    label = str(data.settings.get("topology", ""))
+    if not label.startswith("emulated:"):
+        return None
+    return parse(label).rate_bits * 1e-6
+
+
+def _peak(throughput: dict[int, float], link: float | None, where: bool) -> float | None:
+    """Peak bandwidth in B/s (or the size it is reached at). On an emulated link, figures over
+    the link's rate are left out: they are messages small enough to pass through tbf's bucket
+    at host speed, which no real link of that rate would carry."""
+    kept = {s: mbps for s, mbps in throughput.items() if link is None or mbps <= link * TBF_SLACK}
+    if not kept:
+        return None
+    size = max(kept, key=lambda s: kept[s])
+    return float(size) if where else kept[size] / 8e-6
+
+
+def _spread(data: RunData, q: Quantity, variant: str) -> float | None:
+    group = _cell(data, q, variant, None)
+    return float(np.std(group.array, ddof=1)) if group is not None and len(group.values) > 1 \
+        else None
+
+
+# --- figures --------------------------------------------------------------------------------
+
+
+def _show(v: float | None, unit: str, spread: float | None = None) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    text = f"{v:.3g}"
+    if spread is not None:
+        text += f" ± {spread:.2g}"
+    return f"{text} {unit}" if unit != "x" else f"{text}x"
+
+
+def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[FigureRow]:
+    data = runs.get(fig.quantity.experiment)
+    scale = SCALE[fig.unit]
+    ref_key = fig.relative_to or fig.minus
+    ref = None
+    if data is not None and ref_key:
+        ref_variants = _variants(data, study.libraries[ref_key].measured)
+        ref = value(data, fig.quantity, ref_variants[0]) if ref_variants else None
+    rows = []
+    for lib, (pub, pub_spread) in fig.published.items():
+        library = study.libraries[lib]
+        if fig.relative_to:
+            published = _show(pub / fig.published[fig.relative_to][0], "x")
+        else:
+            published = _show(pub, fig.unit, pub_spread)
+        measured = []
+        for v in _variants(data, library.measured) if data is not None else []:
+            x = value(data, fig.quantity, v)
+            if x is None:
+                measured.append((v, "not measured"))
+            elif fig.relative_to:
+                measured.append((v, _show(x / ref, "x") if ref else "-"))
+            elif fig.minus:
+                measured.append((v, _show((x - ref) * scale, fig.unit) if ref is not None
+                                 else "-"))
+            else:
+                spread = (_spread(data, fig.quantity, v)
+                          if pub_spread is not None and isinstance(data, RunData) else None)
+                measured.append((v, _show(x * scale, fig.unit,
+                                          spread * scale if spread is not None else None)))
+        if not measured:
+            why = library.note or "no implementation standing for it was measured"
+            measured.append(("", f"not measured: {why}"))
+        name = f"{library.name} minus {study.libraries[fig.minus].name}" if fig.minus \
+            else library.name
+        rows.append(FigureRow(fig.what, fig.source, name, published, measured, fig.note))
+    return rows
+
+
+# --- conclusions ----------------------------------------------------------------------------
+
+
+def _subject(text: str, q: Quantity) -> tuple[str, str]:
+    """'lam@mtu1000' -> (library, experiment); 'lam' -> (library, the quantity's)."""
+    lib, _, exp = text.partition("@")
+    return lib, exp or q.experiment
+
+
+def _values(study: Study, runs: dict[str, Measured], subject: str, q: Quantity,
+            size: int | None = None) -> dict[str, float]:
+    lib, exp = _subject(subject, q)
+    data = runs.get(exp)
+    if data is None:
+        return {}
+    out = {}
+    for v in _variants(data, study.libraries[lib].measured):
+        x = value(data, q, v, size)
+        if x is not None and math.isfinite(x):
+            out[f"{v}@{exp}" if "@" in subject else v] = x
+    return out
+
+
+def _gain(better: float, worse: float, higher: bool) -> float:
+    """How many times better `better` is than `worse` (above 1: it is better)."""
+    if higher:
+        return better / worse if worse > 0 else math.inf
+    return worse / better if better > 0 else math.inf
+
+
+def _verdict(oks: list[bool]) -> str:
+    return HOLDS if all(oks) else FAILS if not any(oks) else PARTLY
+
+
+def _shown(v: float, q: Quantity) -> str:
+    """A measured quantity in its natural unit."""
+    if q.kind == "peak_size":
+        return format_size(int(v))
+    if q.kind == "peak":
+        return units.bandwidth(v)
+    if q.kind == "profile":
+        return units.seconds(v)
+    unit = BENCHMARKS[q.bench].unit
+    if unit == "%" or q.kind == "cpu_during":
+        return f"{v:.3g}%"
+    return f"{v / 1e6:.3g} MB" if unit == "B" else units.seconds(v)
+
+
+def _listing(values: dict[str, float], q: Quantity) -> str:
+    return ", ".join(f"{k} {_shown(v, q)}" for k, v in values.items())
+
+
+def _missing(study: Study, runs: dict[str, Measured], skipped: dict[str, str],
+             subjects: list[str], q: Quantity) -> str:
+    for s in subjects:
+        lib, exp = _subject(s, q)
+        if exp in skipped:
+            return f"experiment {exp} did not run: {skipped[exp]}"
+        if exp not in runs:
+            return f"experiment {exp} did not run"
+        if not _values(study, runs, s, q):
+            library = study.libraries[lib]
+            return (f"nothing measured for {library.name}"
+                    + (f" ({library.note})" if library.note else ""))
+    return "nothing measured"
+
+
+def check(claim: Claim, study: Study, runs: dict[str, Measured],
+          skipped: dict[str, str]) -> ClaimRow:
+    """One conclusion against the measurements."""
+    p, q = claim.params, claim.quantity
+    if claim.check == "cannot" or q is None:
+        return ClaimRow(claim.text, claim.source, CANNOT, str(p.get("why", "")))
+    higher = q.higher_is_better
+    margin = float(p.get("factor", MARGIN))
+    if claim.check in ("best", "similar", "peak_within", "flat"):
+        subjects = [str(x) for x in p.get("among", [])]
+    elif claim.check == "better":
+        subjects = [str(p["a"]), str(p["b"])]
+    else:
+        subjects = [str(p["lib"])]
+    size_of = {"a": p.get("a_size"), "b": p.get("b_size")}
+    vals = {s: _values(study, runs, s, q) for s in subjects}
+    if claim.check == "better":
+        a = _values(study, runs, subjects[0], q, _size(size_of["a"]))
+        b = _values(study, runs, subjects[1], q, _size(size_of["b"]))
+        vals = {"a": a, "b": b}
+    if not all(vals.values()):
+        return ClaimRow(claim.text, claim.source, CANNOT,
+                        _missing(study, runs, skipped, subjects, q))
+    if claim.check == "best":
+        expect = str(p["expect"])
+        rivals = {k: v for s in subjects if s != expect for k, v in vals[s].items()}
+        oks = [_gain(e, r, higher) >= margin for e, r in product(vals[expect].values(),
+                                                                  rivals.values())]
+        ranked = dict(sorted({k: v for s in subjects for k, v in vals[s].items()}.items(),
+                             key=lambda kv: -kv[1] if higher else kv[1]))
+        return ClaimRow(claim.text, claim.source, _verdict(oks),
+                        f"{'highest' if higher else 'lowest'} first: {_listing(ranked, q)}")
+    if claim.check == "better":
+        a, b = vals["a"], vals["b"]
+        pairs = ([(a[v], b[v]) for v in a if v in b] if subjects[0] == subjects[1]
+                 else list(product(a.values(), b.values())))  # same library: same variants
+        if not pairs:
+            return ClaimRow(claim.text, claim.source, CANNOT, "no variant measured at both sizes")
+        gains = [_gain(x, y, higher) for x, y in pairs]
+        published = f" (published {float(p['published_ratio']):.3g}x)" \
+            if "published_ratio" in p else ""
+        label_a, label_b = (f"{x} at {size_of[k]} B" if size_of[k] is not None else x
+                            for k, x in zip("ab", subjects, strict=True))
+        listed = {(f"{k} at {size_of['a']} B" if size_of["a"] is not None else k): v
+                  for k, v in a.items()}
+        listed |= {(f"{k} at {size_of['b']} B" if size_of["b"] is not None else k): v
+                   for k, v in b.items()}
+        return ClaimRow(claim.text, claim.source, _verdict([g >= margin for g in gains]),
+                        f"{label_a} better than {label_b} by {_range(gains)}{published}; "
+                        f"needs {margin:.3g}x: {_listing(listed, q)}")
+    if claim.check == "similar":
+        within = float(p.get("within", MARGIN - 1))
+        flat = {k: v for s in subjects for k, v in vals[s].items()}
+        spread = max(flat.values()) / min(flat.values()) if min(flat.values()) > 0 else math.inf
+        return ClaimRow(claim.text, claim.source, HOLDS if spread <= 1 + within else FAILS,
+                        f"largest over smallest {spread:.3g}x (within {1 + within:.3g}x "
+                        f"counts as the same): {_listing(flat, q)}")
+    if claim.check == "peak_within":
+        low, high = _size(p["low"]), _size(p["high"])
+        flat = {k: v for s in subjects for k, v in vals[s].items()}
+        oks = [low <= v <= high for v in flat.values()]
+        return ClaimRow(claim.text, claim.source, _verdict(oks),
+                        f"throughput peaks at: {_listing(flat, q)}")
+    if claim.check in ("at_most", "at_least"):
+        bound = float(p["value"])
+        flat = vals[subjects[0]]
+        oks = [(v <= bound) if claim.check == "at_most" else (v >= bound) for v in flat.values()]
+        sign = "<=" if claim.check == "at_most" else ">="
+        return ClaimRow(claim.text, claim.source, _verdict(oks),
+                        f"needs {sign} {bound:g}: {_listing(flat, q)}")
+    if claim.check == "flat":
+        return _flat(claim, study, runs, subjects, q)
+    return _switch(claim, study, runs, subjects[0], q)
+
+
+def _size(text: object) -> int | None:
+    return parse_size(str(text)) if text is not None else None
+
+
+def _range(xs: list[float]) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.3g}x" if math.isclose(lo, hi, rel_tol=0.005) else f"{lo:.3g}-{hi:.3g}x"
+
+
+def _flat(claim: Claim, study: Study, runs: dict[str, Measured], subjects: list[str],
+          q: Quantity) -> ClaimRow:
+    within = float(claim.params.get("within", 0.25))
+    data = runs[q.experiment]
+    growth, parts = [], []
+    for s in subjects:
+        for v in _variants(data, study.libraries[s].measured):
+            nps = sorted({n for (b, _, n), cell in data.cells.items()
+                          if b == q.bench and v in cell})
+            pts = [(n, value(data, q, v, np_=n)) for n in nps]
+            pts = [(n, x) for n, x in pts if x is not None and x > 0]
+            if len(pts) < 2:
+                continue
+            growth.append(pts[-1][1] / pts[0][1])
+            parts.append(f"{v} " + ", ".join(f"{n}: {x * 1e6:.3g} us" for n, x in pts))
+    if not growth:
+        return ClaimRow(claim.text, claim.source, CANNOT, "fewer than two rank counts measured")
+    oks = [g <= 1 + within for g in growth]
+    return ClaimRow(claim.text, claim.source, _verdict(oks),
+                    f"most ranks over fewest {_range(growth)} (within {1 + within:.3g}x counts "
+                    f"as flat): {'; '.join(parts)}")
+
+
+def _switch(claim: Claim, study: Study, runs: dict[str, Measured], lib: str,
+            q: Quantity) -> ClaimRow:
+    low, high = _size(claim.params["low"]), _size(claim.params["high"])
+    data = runs[q.experiment]
+    found = protocol_switches(data, q.bench, 2)
+    oks, parts = [], []
+    for v in _variants(data, study.libraries[lib].measured):
+        sw = found.get(v, [])
+        oks.append(any(s.last_before <= high and s.size >= low for s in sw))
+        where = ", ".join(f"{format_size(s.last_before)}-{format_size(s.size)} ({s.kind})"
+                          for s in sw) or "none found"
+        parts.append(f"{v}: {where}")
+    if not oks:
+        return ClaimRow(claim.text, claim.source, CANNOT, f"nothing measured for {lib}")
+    return ClaimRow(claim.text, claim.source, _verdict(oks),
+                    f"expected between {format_size(low)} and {format_size(high)}; switches "
+                    f"found: {'; '.join(parts)}")
+
+
+def evaluate(study: Study, runs: dict[str, Measured], skipped: dict[str, str]) -> Evaluation:
+    out = Evaluation(study)
+    for fig in study.figures:
+        out.figures += _figure_rows(fig, runs, study)
+    out.claims = [check(c, study, runs, skipped) for c in study.claims]
+    return out

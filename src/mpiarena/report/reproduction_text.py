@@ -1,0 +1,86 @@
+"""A reproduction's report: in the terminal (rich) and as a Markdown file."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ..results import RunData
+from .reproduction import CANNOT, FAILS, HOLDS, PARTLY, Evaluation, Measured
+
+COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", CANNOT: "dim"}
+
+
+def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str, str]]:
+    """(experiment, where it ran and as which run) for each experiment."""
+    out = []
+    for name, d in runs.items():
+        if isinstance(d, RunData):
+            out.append((name, f"run {d.run_id}, {d.settings.get('topology', 'local')}"
+                        + ("" if d.status == "complete" else f" ({d.status})")))
+        else:
+            out.append((name, f"profiled on this machine: {', '.join(d.variants)}"))
+    return out + [(name, f"not run: {why}") for name, why in skipped.items()]
+
+
+def summary_line(ev: Evaluation) -> str:
+    return (f"{len(ev.claims)} conclusions: {ev.count(HOLDS)} hold, {ev.count(PARTLY)} partly, "
+            f"{ev.count(FAILS)} do not hold, {ev.count(CANNOT)} cannot be tested here")
+
+
+def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
+           notes: list[str], console: Console) -> None:
+    s = ev.study
+    console.print(f"[bold]{s.title}[/]\n{s.citation}\n[dim]seed {s.seed}[/]")
+    console.print(f"the study ran on: {s.network}")
+    for name, where in _where(runs, skipped):
+        console.print(f"  {name}: {where}")
+    for note in notes:
+        console.print(f"[yellow]note[/] {note}")
+    if ev.figures:
+        table = Table("figure", "source", "library (as published)", "published", "measured here",
+                      title="Published figures beside ours", title_justify="left")
+        for row in ev.figures:
+            measured = "\n".join(f"{v}: {x}" if v else x for v, x in row.measured)
+            table.add_row(row.what + (f"\n[dim]{row.note}[/]" if row.note else ""), row.source,
+                          row.library, row.published, measured)
+        console.print(table)
+    table = Table("", "conclusion of the study", "source", "what we measured",
+                  title="Conclusions checked", title_justify="left")
+    for c in ev.claims:
+        table.add_row(f"[{COLOUR[c.status]}]{c.status}[/]", c.text, c.source, c.detail)
+    console.print(table)
+    console.print(summary_line(ev))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def markdown(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
+             notes: list[str], db: str) -> str:
+    s = ev.study
+    lines = [f"# Reproduction: {s.title}", "", f"{s.citation} (seed `{s.seed}`).", "",
+             f"The study ran on: {s.network}.", "", "| experiment | where it ran here |",
+             "| --- | --- |"]
+    lines += [f"| {name} | {_cell(where)} |" for name, where in _where(runs, skipped)]
+    lines.append("")
+    lines += [f"- note: {n}" for n in notes]
+    lines += ["", f"Every observation is in `{db}`; `mpiarena show RUN` prints a run's full "
+              "tables, `mpiarena report RUN` its HTML report.", ""]
+    if ev.figures:
+        lines += ["## Published figures beside ours", "",
+                  "| figure | source | library (as published) | published | measured here |",
+                  "| --- | --- | --- | --- | --- |"]
+        for row in ev.figures:
+            measured = "<br>".join(_cell(f"{v}: {x}" if v else x) for v, x in row.measured)
+            what = row.what + (f" ({row.note})" if row.note else "")
+            lines.append(f"| {_cell(what)} | {_cell(row.source)} | {_cell(row.library)} | "
+                         f"{_cell(row.published)} | {measured} |")
+        lines.append("")
+    lines += ["## Conclusions checked", "", "| status | conclusion | source | what we measured |",
+              "| --- | --- | --- | --- |"]
+    lines += [f"| **{c.status}** | {_cell(c.text)} | {_cell(c.source)} | {_cell(c.detail)} |"
+              for c in ev.claims]
+    lines += ["", summary_line(ev) + ".", ""]
+    return "\n".join(lines)

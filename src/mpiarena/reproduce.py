@@ -1,0 +1,158 @@
+"""Rerun a seed study: one run per experiment, each on the network closest to the study's.
+
+The study's rank counts are scaled down to what this machine can hold: one rank per core by
+default, since a polling library with more ranks than cores waits for the scheduler (measured
+here: MPICH's bcast-ack at 3 ranks on 2 cores took 8 ms, at 2 ranks 4 us). Every such change
+becomes a note in the report. Each run records its study and experiment in its settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rich.console import Console
+
+from .build import KERNELS, build_all
+from .cluster.topology import opened
+from .errors import ArenaError
+from .impls import Implementation
+from .plan import make_plan, variants_for
+from .profile import MPI_FAMILIES, ProfileRun, profile, totals
+from .runner.execute import Settings
+from .runner.session import measure
+from .store import Store
+from .studies import Experiment, Study
+from .suites import Suite, from_dict, variant_spec
+from .users import RankUser
+
+
+@dataclass(frozen=True)
+class Step:
+    """One experiment as it will run here: a suite, or a profiled program at np ranks."""
+
+    experiment: Experiment
+    suite: Suite | None  # None: a profiled program
+    cluster: str | None  # a cluster spec or kept cluster's name; None: this machine
+    np: int
+    args: tuple[str, ...] = ()  # the profiled program's arguments
+    notes: tuple[str, ...] = ()
+    skip: str = ""  # why it does not run here
+
+
+@dataclass
+class Reproduction:
+    study: Study
+    quick: bool
+    runs: dict[str, int] = field(default_factory=dict)  # experiment -> run id
+    profiles: dict[str, ProfileRun] = field(default_factory=dict)  # experiment -> its profile
+    skipped: dict[str, str] = field(default_factory=dict)  # experiment -> why
+    notes: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def cores() -> int:
+    return os.cpu_count() or 1
+
+
+def _cluster_for(exp: Experiment, base: str, nodes: int) -> str:
+    """The study's emulated network with as many nodes as ranks, at the experiment's MTU."""
+    if not base.startswith("emulated:"):
+        return base  # a cluster kept up by name: used as it is
+    spec = base if "nodes=" in base else f"{base},nodes={max(nodes, 2)}"
+    return f"{spec},mtu={exp.mtu}" if exp.mtu else spec
+
+
+def steps(study: Study, quick: bool, cluster: str | None, cap: int) -> list[Step]:
+    """What runs for each experiment: its suite (short form with quick), at most `cap` ranks,
+    and where."""
+    out = []
+    for exp in study.experiments.values():
+        data = {**exp.suite, **(exp.quick if quick else {})}
+        wanted = [int(n) for n in data.get("np", [2])]
+        nps = sorted({min(n, cap) for n in wanted})
+        suite = None if exp.program else from_dict(
+            f"{study.id}/{exp.name}", {**data, "np": nps}, f"{study.id}.toml, experiment "
+            f"{exp.name}")
+        args = tuple(str(a) for a in data.get("args", []))
+        notes = []
+        if max(nps) < exp.study_np:
+            why = []
+            if exp.study_np > cap:
+                why.append(f"--max-ranks is {cap}: this machine has {cores()} cores, and "
+                           "polling libraries with more ranks than cores measure the scheduler")
+            if quick and max(nps) < min(max(exp.suite.get("np", [2])), cap):
+                why.append("the short mode (--quick) runs fewer")
+            notes.append(f"{exp.name}: the study ran up to {exp.study_np} ranks, one per "
+                         f"machine; here {', '.join(map(str, nps))} ({'; '.join(why)})")
+        if exp.program:
+            notes.append(f"{exp.name}: profiled on this machine (the profiler launches locally)")
+            out.append(Step(exp, None, None, max(nps), args, tuple(notes)))
+        elif cluster == "local" or exp.local:
+            skip = ("it is about the network, and --cluster local has none"
+                    if exp.needs_network and cluster == "local" else "")
+            if exp.local and cluster != "local":
+                notes.append(f"{exp.name}: runs on this machine: {exp.local}")
+            out.append(Step(exp, suite, None, max(nps), notes=tuple(notes), skip=skip))
+        else:
+            if exp.cluster and cluster:
+                notes.append(f"{exp.name}: the study's network for it is {exp.cluster}; it "
+                             f"ran on {cluster} as asked")
+            where = _cluster_for(exp, cluster or exp.cluster or study.cluster, max(nps))
+            if exp.mtu and not where.startswith("emulated:"):
+                notes.append(f"{exp.name}: the kept cluster '{where}' has its own MTU, not "
+                             f"{exp.mtu}")
+            out.append(Step(exp, suite, where, max(nps), notes=tuple(notes)))
+    return out
+
+
+def run(study: Study, quick: bool, cluster: str | None, impls: list[Implementation],
+        store: Store, rank_user: RankUser | None, command: str, progress_to: Console,
+        say: Callable[[str], None], cap: int, timeout: float = 60.0) -> Reproduction:
+    """Run every experiment of the study; Ctrl-C stops after keeping what was measured."""
+    done = Reproduction(study, quick)
+    for step in steps(study, quick, cluster, cap):
+        exp = step.experiment
+        done.notes += step.notes
+        if step.skip:
+            done.skipped[exp.name] = step.skip
+            continue
+        chosen = [i for i in impls if i.family in exp.families]
+        if not chosen:
+            done.skipped[exp.name] = (f"no implementation of {', '.join(exp.families)} was "
+                                      "found; see 'mpiarena doctor'")
+            continue
+        say(f"{study.id} {exp.name}: {exp.what} [{step.cluster or 'this machine'}]")
+        if step.suite is None:
+            try:
+                done.profiles[exp.name] = _profile(step, chosen, rank_user, timeout)
+            except ArenaError as e:
+                done.skipped[exp.name] = str(e)
+            continue
+        builds = build_all(chosen, explicit=False, warn=say)
+        plan = make_plan(step.suite, [b.impl for b in builds.values()])
+        with opened(step.cluster, None, False) as topology:
+            settings = Settings(timeout=timeout, topology=topology.label)
+            outcome = measure(plan, builds, store, topology, settings, rank_user, command,
+                              progress_to, {"study": study.id, "experiment": exp.name,
+                                            "quick": quick})
+        done.runs[exp.name] = outcome.run_id
+        if outcome.status == "incomplete":
+            done.interrupted = True
+            break
+    return done
+
+
+def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
+             timeout: float) -> ProfileRun:
+    """The experiment's program profiled with each MPI implementation and variant."""
+    exp = step.experiment
+    mpi = [i for i in impls if i.family in MPI_FAMILIES]
+    specs = tuple(variant_spec(v, f"experiment {exp.name}") for v in exp.suite["variant"])
+    variants = variants_for(specs, mpi)
+    found = profile(variants, step.np, list(step.args), user, KERNELS / exp.program,
+                    timeout * 4)
+    return ProfileRun([{"impl_id": v.impl.id, "family": v.impl.family} for v in variants],
+                      list(found), {v: {name: row[1] for name, row in totals(prof).items()}
+                                    for v, prof in found.items()})

@@ -1,0 +1,69 @@
+"""One measured run: record what runs where, execute the plan under a progress bar, close it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from .. import __version__, machine
+from ..build import Build
+from ..cluster.topology import Topology
+from ..plan import Plan
+from ..store import Store
+from ..users import RankUser
+from .execute import Executor, Settings
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run_id: int
+    status: str  # complete | incomplete (interrupted: what was measured is kept)
+
+
+def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topology,
+            settings: Settings, rank_user: RankUser | None, command: str, progress_to: Console,
+            recorded: dict | None = None) -> Outcome:
+    """Run the plan into a new run of the store; Ctrl-C ends it as incomplete, never lost.
+
+    `recorded` adds to the run's settings (a reproduction names its study and experiment).
+    """
+    suite = plan.suite
+    run_id = store.begin_run(suite.name, command, plan.seed, __version__, machine.describe(), {
+        "benchmarks": suite.benchmarks, "sizes": suite.sizes, "nps": suite.nps,
+        "observations": suite.observations, "target_time": suite.target_time,
+        "max_cell_time": suite.max_cell_time, "window": suite.window,
+        "hold_time": suite.hold_time, "offcache": settings.offcache,
+        "validate": settings.validate, "timeout": settings.timeout,
+        "topology": settings.topology, "precision": settings.precision,
+        "max_time": settings.max_time,
+        "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})
+    for b in builds.values():
+        i = b.impl
+        store.add_implementation(run_id, {
+            "impl_id": i.id, "family": i.family, "version": i.version,
+            "version_string": b.version_string, "origin": i.origin,
+            "prefix": str(i.prefix or ""), "wrapper": str(i.wrapper),
+            "launcher": str(i.launcher), "wrapper_flags": b.wrapper_flags, "cflags": b.cflags})
+    for v in plan.variants:
+        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
+                          v.binding or "auto")
+    status = "complete"
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=progress_to, transient=True) as progress:
+        task = progress.add_task("starting", total=plan.total_steps)
+
+        def advance(what: str) -> None:
+            progress.update(task, advance=1, description=what)
+
+        def grow(more: int) -> None:
+            progress.update(task, total=(progress.tasks[0].total or 0) + more)
+
+        try:
+            Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
+                     topology).run()
+        except KeyboardInterrupt:
+            status = "incomplete"
+    store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)
+    return Outcome(run_id, status)

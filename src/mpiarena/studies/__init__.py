@@ -1,0 +1,186 @@
+"""The seed studies as data: their experiments, published figures and conclusions.
+
+Each `<id>.toml` here cites its source and holds three kinds of entries:
+- `[[experiment]]`: a suite (benchmarks, sizes, ranks, observations; its `[[experiment.variant]]`
+  entries are the suite's variants) and the network it ran on, plus a shorter `quick` form;
+- `[[figure]]`: a number the study published, where it appears, and which measured quantity
+  stands beside it;
+- `[[claim]]`: a conclusion the study drew, and how to check it (or why it cannot be checked).
+Libraries are named by keys (`lam`, `mpich`...) that map to measured variants: `lam` is every
+LAM implementation found as it is, `lam:tcp` its variant named `tcp`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ArenaError
+from ..sizes import parse_size
+
+HERE = Path(__file__).parent
+QUANTITIES = ("median", "mean", "latency", "peak", "peak_size", "call", "cpu_during", "profile")
+CHECKS = ("best", "better", "similar", "flat", "switch", "peak_within", "at_most", "at_least",
+          "cannot")
+
+
+@dataclass(frozen=True)
+class Library:
+    key: str
+    name: str  # as the study ran it, e.g. "LAM/MPI 6.3.2"
+    measured: tuple[str, ...]  # selectors: family or family:variant
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    what: str
+    suite: dict[str, Any]  # a suite table (see mpiarena.suites.from_dict)
+    quick: dict[str, Any]  # what the short mode changes in it
+    families: tuple[str, ...]  # implementations measured (all of these families found)
+    study_np: int  # the most ranks the study ran (one per machine)
+    mtu: int | None = None  # the link's MTU, if the experiment is about it
+    needs_network: bool = False  # meaningless on one machine (skipped with --cluster local)
+    program: str = ""  # a program of kernels/ to profile instead of a suite (args in suite)
+    local: str = ""  # why it runs on this machine whatever the cluster (empty: it does not)
+    cluster: str = ""  # its own network, instead of the study's (e.g. emulated:gige)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """Which measured figure: a statistic of one cell (bench x size x ranks) of an experiment."""
+
+    experiment: str
+    kind: str  # one of QUANTITIES
+    bench: str
+    size: int | None = None  # None: the only or the largest size measured
+    np: int | None = None  # None: 2 for point-to-point, else the most ranks measured
+    call: str = ""  # kind call: send, recv, sendrecv, scatter, reduce; kind profile: MPI_Wait...
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.kind == "peak" or self.bench in ("progress", "overlap")
+
+
+@dataclass(frozen=True)
+class Figure:
+    what: str
+    source: str  # where the study gives it: "Table 2", "text, Barrier"
+    quantity: Quantity
+    unit: str  # how both numbers are shown: s, ms, us, Mbit/s, MB, %
+    published: dict[str, tuple[float, float | None]]  # library -> (value, spread), in unit
+    relative_to: str | None = None  # show each as a ratio to this library's figure
+    minus: str | None = None  # show the difference to this library's figure
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    source: str
+    check: str  # one of CHECKS
+    quantity: Quantity | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Study:
+    id: str
+    title: str
+    citation: str
+    seed: str  # the seed file it comes from
+    network: str  # what the study ran on
+    cluster: str  # the emulated network closest to it
+    libraries: dict[str, Library]
+    experiments: dict[str, Experiment]
+    figures: tuple[Figure, ...]
+    claims: tuple[Claim, ...]
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in HERE.glob("*.toml"))
+
+
+def load(study_id: str) -> Study:
+    path = HERE / f"{study_id}.toml"
+    if not path.exists():
+        raise ArenaError(f"unknown study '{study_id}'; choose one of {', '.join(names())}")
+    return parse(study_id, tomllib.loads(path.read_text()), path.name)
+
+
+def _quantity(item: dict, where: str, experiments: dict[str, Experiment]) -> Quantity:
+    exp = item.get("experiment", "")
+    if exp not in experiments:
+        raise ArenaError(f"{where}: experiment '{exp}' is not defined")
+    kind = item.get("quantity", "median")
+    if kind not in QUANTITIES:
+        raise ArenaError(f"{where}: quantity '{kind}' is not one of {', '.join(QUANTITIES)}")
+    size = item.get("size")
+    return Quantity(exp, kind, str(item.get("bench", "pingpong")),
+                    parse_size(str(size)) if size is not None else None, item.get("np"),
+                    str(item.get("call", "")))
+
+
+def _published(values: dict, where: str) -> dict[str, tuple[float, float | None]]:
+    out: dict[str, tuple[float, float | None]] = {}
+    for lib, v in values.items():
+        if isinstance(v, list) and len(v) == 2:
+            out[lib] = (float(v[0]), float(v[1]))
+        elif isinstance(v, int | float):
+            out[lib] = (float(v), None)
+        else:
+            raise ArenaError(f"{where}: published value of {lib} is a number or [value, spread]")
+    return out
+
+
+def parse(study_id: str, data: dict, where: str) -> Study:
+    """A study from its TOML; every problem is one line naming the file and entry."""
+    try:
+        libraries = {k: Library(k, v["name"], tuple(v.get("measured", [])), v.get("note", ""))
+                     for k, v in data["libraries"].items()}
+        experiments = {}
+        for e in data["experiment"]:
+            experiments[e["name"]] = Experiment(
+                e["name"], e["what"], {**e["suite"], "variant": e.get("variant", [])},
+                dict(e.get("quick", {})),
+                tuple(e["families"]), int(e.get("study_np", max(e["suite"].get("np", [2])))),
+                e.get("mtu"), bool(e.get("needs_network", False)), e.get("program", ""),
+                e.get("local", ""), e.get("cluster", ""))
+        figures = tuple(
+            Figure(f["what"], f["source"], _quantity(f, f"{where}: figure '{f['what']}'",
+                                                     experiments),
+                   f["unit"], _published(f["published"], f"{where}: figure '{f['what']}'"),
+                   f.get("relative_to"), f.get("minus"), f.get("note", ""))
+            for f in data.get("figure", []))
+        claims = []
+        for c in data.get("claim", []):
+            here = f"{where}: claim '{c['text']}'"
+            if c["check"] not in CHECKS:
+                raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(CHECKS)}")
+            q = None if c["check"] == "cannot" else _quantity(c, here, experiments)
+            params = {k: v for k, v in c.items() if k not in (
+                "text", "source", "check", "experiment", "quantity", "bench", "size", "np",
+                "call")}
+            claims.append(Claim(c["text"], c["source"], c["check"], q, params))
+        study = Study(study_id, data["title"], data["citation"], data["seed"], data["network"],
+                      data["cluster"], libraries, experiments, figures, tuple(claims))
+    except KeyError as e:
+        raise ArenaError(f"{where}: missing field {e}") from e
+    _check_libraries(study, where)
+    return study
+
+
+def _check_libraries(study: Study, where: str) -> None:
+    used = [lib for f in study.figures for lib in f.published]
+    used += [f.relative_to for f in study.figures if f.relative_to]
+    for c in study.claims:
+        for key in ("expect", "a", "b", "lib"):
+            if key in c.params:
+                used.append(str(c.params[key]).split("@")[0])
+        used += [str(x).split("@")[0] for x in c.params.get("among", [])]
+    unknown = sorted(set(used) - set(study.libraries))
+    if unknown:
+        raise ArenaError(f"{where}: libraries {', '.join(unknown)} are not in [libraries]")
