@@ -37,7 +37,7 @@ def test_every_study_loads_with_its_source(name: str) -> None:
 def test_published_numbers_are_the_seeds_numbers(name: str) -> None:
     """Every number a figure quotes occurs in the study's text (Table 2: 61, 77.44...)."""
     study = studies.load(name)
-    text = (SEEDS / study.seed).read_text()
+    text = (SEEDS / study.seed).read_text().replace(",", "")  # 3,213 s
     for fig in study.figures:
         for value_, spread in fig.published.values():
             for number in (value_, spread):

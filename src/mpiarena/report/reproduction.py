@@ -158,6 +158,10 @@ def _show(v: float | None, unit: str, spread: float | None = None) -> str:
 
 
 def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[FigureRow]:
+    if fig.quantity is None:
+        return [FigureRow(fig.what, fig.source, study.libraries[lib].name,
+                          _show(pub, fig.unit, spread), [("", f"cannot be measured: {fig.why}")],
+                          fig.note) for lib, (pub, spread) in fig.published.items()]
     data = runs.get(fig.quantity.experiment)
     scale = SCALE[fig.unit]
     ref_key = fig.relative_to or fig.minus

@@ -69,12 +69,13 @@ class Quantity:
 class Figure:
     what: str
     source: str  # where the study gives it: "Table 2", "text, Barrier"
-    quantity: Quantity
+    quantity: Quantity | None  # None: it cannot be measured here (see why)
     unit: str  # how both numbers are shown: s, ms, us, Mbit/s, MB, %
     published: dict[str, tuple[float, float | None]]  # library -> (value, spread), in unit
     relative_to: str | None = None  # show each as a ratio to this library's figure
     minus: str | None = None  # show the difference to this library's figure
     note: str = ""
+    why: str = ""  # why nothing here stands beside it
 
 
 @dataclass(frozen=True)
@@ -150,10 +151,11 @@ def parse(study_id: str, data: dict, where: str) -> Study:
                 e.get("mtu"), bool(e.get("needs_network", False)), e.get("program", ""),
                 e.get("local", ""), e.get("cluster", ""))
         figures = tuple(
-            Figure(f["what"], f["source"], _quantity(f, f"{where}: figure '{f['what']}'",
+            Figure(f["what"], f["source"],
+                   None if "why" in f else _quantity(f, f"{where}: figure '{f['what']}'",
                                                      experiments),
                    f["unit"], _published(f["published"], f"{where}: figure '{f['what']}'"),
-                   f.get("relative_to"), f.get("minus"), f.get("note", ""))
+                   f.get("relative_to"), f.get("minus"), f.get("note", ""), f.get("why", ""))
             for f in data.get("figure", []))
         claims = []
         for c in data.get("claim", []):
