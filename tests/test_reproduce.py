@@ -78,6 +78,9 @@ def test_mtu_experiments_need_a_network() -> None:
     local = {s.experiment.name: s for s in reproduce.steps(chau, True, "local", 2)}
     assert "about the network" in local["mtu1300"].skip
     assert local["netpipe"].cluster is None and not local["netpipe"].skip
+    real = {s.experiment.name: s for s in reproduce.steps(chau, True, "hosts:lab.txt", 2)}
+    assert real["mtu1000"].cluster == "hosts:lab.txt"
+    assert "mtu1000: hosts:lab.txt has its own MTU, not 1000" in real["mtu1000"].notes
 
 
 # --- conclusions against known measurements -------------------------------------------------

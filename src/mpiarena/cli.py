@@ -280,6 +280,9 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
 @click.argument("study")
 @click.option("--cluster", help="where to run: an emulated spec, a kept cluster's name, or "
               "'local' (this machine only); default: the emulated network closest to the study's")
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
+              help="a real cluster instead: one host per line (this machine first)")
+@click.option("--slurm", "slurm_job", is_flag=True, help="inside a Slurm allocation instead")
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @click.option("--impl", "impl_specs", multiple=True, help="only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
@@ -287,8 +290,9 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Markdown report (default: reproduce-STUDY.md)")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
-def reproduce_cmd(study: str, cluster: str | None, quick: bool, impl_specs: tuple[str, ...],
-                  max_ranks: int | None, timeout: float, output: str | None, db: str) -> None:
+def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm_job: bool,
+                  quick: bool, impl_specs: tuple[str, ...], max_ranks: int | None,
+                  timeout: float, output: str | None, db: str) -> None:
     """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
     the network closest to its own, its published figures beside ours, its conclusions checked."""
     from . import reproduce, studies
@@ -296,6 +300,9 @@ def reproduce_cmd(study: str, cluster: str | None, quick: bool, impl_specs: tupl
     from .report.reproduction_text import markdown, render
 
     chosen = studies.load(study)
+    if sum(map(bool, (cluster, hosts_file, slurm_job))) > 1:
+        raise ArenaError("choose one of --cluster, --hosts and --slurm")
+    where = f"hosts:{hosts_file}" if hosts_file else "slurm" if slurm_job else cluster
     cap = max_ranks if max_ranks is not None else reproduce.cores()
     if cap < 2:
         raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
@@ -304,7 +311,8 @@ def reproduce_cmd(study: str, cluster: str | None, quick: bool, impl_specs: tupl
     if killed := sweep_stale(paths.scratch_dir()):
         err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
     store = _store(db)
-    done = reproduce.run(chosen, quick, cluster, impls, store, users.for_ranks(),
+    done = reproduce.run(chosen, quick, where, impls, store,
+                         None if slurm_job else users.for_ranks(),
                          shlex.join(["mpiarena", *sys.argv[1:]]), err,
                          lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
     runs = {name: load(store, run_id) for name, run_id in done.runs.items()}

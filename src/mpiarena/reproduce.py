@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from rich.console import Console
 
 from .build import KERNELS, build_all
-from .cluster.topology import opened
+from .cluster.topology import Topology, opened
 from .errors import ArenaError
 from .impls import Implementation
 from .plan import make_plan, variants_for
@@ -34,7 +35,7 @@ class Step:
 
     experiment: Experiment
     suite: Suite | None  # None: a profiled program
-    cluster: str | None  # a cluster spec or kept cluster's name; None: this machine
+    cluster: str | None  # a cluster spec, kept cluster's name, hosts:FILE, slurm; None: here
     np: int
     args: tuple[str, ...] = ()  # the profiled program's arguments
     notes: tuple[str, ...] = ()
@@ -59,7 +60,7 @@ def cores() -> int:
 def _cluster_for(exp: Experiment, base: str, nodes: int) -> str:
     """The study's emulated network with as many nodes as ranks, at the experiment's MTU."""
     if not base.startswith("emulated:"):
-        return base  # a cluster kept up by name: used as it is
+        return base  # a kept cluster, hosts:FILE or slurm: used as it is
     spec = base if "nodes=" in base else f"{base},nodes={max(nodes, 2)}"
     return f"{spec},mtu={exp.mtu}" if exp.mtu else spec
 
@@ -101,8 +102,7 @@ def steps(study: Study, quick: bool, cluster: str | None, cap: int) -> list[Step
                              f"ran on {cluster} as asked")
             where = _cluster_for(exp, cluster or exp.cluster or study.cluster, max(nps))
             if exp.mtu and not where.startswith("emulated:"):
-                notes.append(f"{exp.name}: the kept cluster '{where}' has its own MTU, not "
-                             f"{exp.mtu}")
+                notes.append(f"{exp.name}: {where} has its own MTU, not {exp.mtu}")
             out.append(Step(exp, suite, where, max(nps), notes=tuple(notes)))
     return out
 
@@ -130,9 +130,13 @@ def run(study: Study, quick: bool, cluster: str | None, impls: list[Implementati
             except ArenaError as e:
                 done.skipped[exp.name] = str(e)
             continue
-        builds = build_all(chosen, explicit=False, warn=say)
+        try:
+            builds = build_all(chosen, explicit=False, warn=say)
+        except ArenaError as e:  # none of its implementations builds: the others may
+            done.skipped[exp.name] = str(e)
+            continue
         plan = make_plan(step.suite, [b.impl for b in builds.values()])
-        with opened(step.cluster, None, False) as topology:
+        with _opened(step.cluster) as topology:
             settings = Settings(timeout=timeout, topology=topology.label)
             outcome = measure(plan, builds, store, topology, settings, rank_user, command,
                               progress_to, {"study": study.id, "experiment": exp.name,
@@ -156,3 +160,11 @@ def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
     return ProfileRun([{"impl_id": v.impl.id, "family": v.impl.family} for v in variants],
                       list(found), {v: {name: row[1] for name, row in totals(prof).items()}
                                     for v, prof in found.items()})
+
+
+def _opened(where: str | None) -> AbstractContextManager[Topology]:
+    if where is not None and where.startswith("hosts:"):
+        return opened(None, where.removeprefix("hosts:"), False)
+    if where == "slurm":
+        return opened(None, None, True)
+    return opened(where, None, False)
