@@ -151,7 +151,7 @@ class Executor:
     def _startup(self, variant: Variant, np: int) -> None:
         """One launch that only starts and stops: launch-to-init and finalize times. A launch
         that fails is a failed start-up, not a failed variant: the measurements run in jobs of
-        their own (MPICH 4.0.2 over TCP hangs in MPI_Finalize about once in 30 launches)."""
+        their own (MPICH 4.0.2 over an emulated TCP link hung in MPI_Finalize in 1 of 40)."""
         self.advance(f"{variant.id} start-up, {np} ranks")
         cell = Cell("init", 0, np)
         if variant.id in self.failed:
