@@ -130,7 +130,7 @@ def _ids(*families: str) -> list[str]:
 def _short(name: str, tmp_path: Path, *extra: str) -> tuple[str, str]:
     out = tmp_path / f"{name}.md"
     r = mpiarena("reproduce", name, "--quick", "--db", str(tmp_path / "r.db"), "-o", str(out),
-                 *extra, timeout=600)
+                 "--timeout", "20", *extra, timeout=600)  # a finalize hang costs 20 s, not 60
     assert r.returncode == 0, r.stderr[-2000:]
     assert leftovers() == []
     return out.read_text(), r.stdout

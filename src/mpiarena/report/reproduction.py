@@ -270,87 +270,112 @@ def _missing(study: Study, runs: dict[str, Measured], skipped: dict[str, str],
     return "nothing measured"
 
 
+@dataclass(frozen=True)
+class _Case:
+    """A claim with what was measured for each library it names."""
+
+    claim: Claim
+    q: Quantity
+    subjects: list[str]
+    vals: dict[str, dict[str, float]]  # subject (or a, b) -> variant -> value
+
+    @property
+    def p(self) -> dict:
+        return self.claim.params
+
+    @property
+    def margin(self) -> float:
+        return float(self.p.get("factor", MARGIN))
+
+    def pooled(self) -> dict[str, float]:
+        return {k: v for s in self.subjects for k, v in self.vals[s].items()}
+
+
+def _best(c: _Case) -> tuple[str, str]:
+    higher = c.q.higher_is_better
+    expect = str(c.p["expect"])
+    rivals = [v for s in c.subjects if s != expect for v in c.vals[s].values()]
+    oks = [_gain(e, r, higher) >= c.margin for e, r in product(c.vals[expect].values(), rivals)]
+    ranked = dict(sorted(c.pooled().items(), key=lambda kv: -kv[1] if higher else kv[1]))
+    return _verdict(oks), f"{'highest' if higher else 'lowest'} first: {_listing(ranked, c.q)}"
+
+
+def _better(c: _Case) -> tuple[str, str]:
+    a, b = c.vals["a"], c.vals["b"]
+    pairs = ([(a[v], b[v]) for v in a if v in b] if c.subjects[0] == c.subjects[1]
+             else list(product(a.values(), b.values())))  # same library: same variants
+    if not pairs:
+        return CANNOT, "no variant measured at both sizes"
+    gains = [_gain(x, y, c.q.higher_is_better) for x, y in pairs]
+    published = (f" (published {float(c.p['published_ratio']):.3g}x)"
+                 if "published_ratio" in c.p else "")
+    at = {k: f" at {c.p[f'{k}_size']} B" if c.p.get(f"{k}_size") is not None else ""
+          for k in "ab"}
+    listed = {f"{v}{at[k]}": x for k in "ab" for v, x in c.vals[k].items()}
+    return (_verdict([g >= c.margin for g in gains]),
+            f"{c.subjects[0]}{at['a']} better than {c.subjects[1]}{at['b']} by "
+            f"{_range(gains)}{published}; needs {c.margin:.3g}x: {_listing(listed, c.q)}")
+
+
+def _similar(c: _Case) -> tuple[str, str]:
+    within = float(c.p.get("within", MARGIN - 1))
+    flat = c.pooled()
+    spread = max(flat.values()) / min(flat.values()) if min(flat.values()) > 0 else math.inf
+    return (HOLDS if spread <= 1 + within else FAILS,
+            f"largest over smallest {spread:.3g}x (within {1 + within:.3g}x counts as the "
+            f"same): {_listing(flat, c.q)}")
+
+
+def _peak_within(c: _Case, runs: dict[str, Measured]) -> tuple[str, str]:
+    low, high = _size(c.p["low"]), _size(c.p["high"])
+    assert low is not None and high is not None
+    emulated = any(isinstance(d := runs[_subject(s, c.q)[1]], RunData) and link_mbps(d)
+                   for s in c.subjects)
+    if emulated and low < TRUSTED_FROM:
+        return CANNOT, (f"on an emulated link sizes under {format_size(TRUSTED_FROM)} pass "
+                        "partly through tbf's bucket at host speed, so where the throughput "
+                        "peaks below that is not the link's; rerun with --hosts on a real "
+                        "network")
+    flat = c.pooled()
+    return (_verdict([low <= v <= high for v in flat.values()]),
+            f"throughput peaks at: {_listing(flat, c.q)}")
+
+
+def _bound(c: _Case) -> tuple[str, str]:
+    bound, most = float(c.p["value"]), c.claim.check == "at_most"
+    flat = c.vals[c.subjects[0]]
+    oks = [(v <= bound) if most else (v >= bound) for v in flat.values()]
+    return _verdict(oks), f"needs {'<=' if most else '>='} {bound:g}: {_listing(flat, c.q)}"
+
+
 def check(claim: Claim, study: Study, runs: dict[str, Measured],
           skipped: dict[str, str]) -> ClaimRow:
     """One conclusion against the measurements."""
     p, q = claim.params, claim.quantity
     if claim.check == "cannot" or q is None:
         return ClaimRow(claim.text, claim.source, CANNOT, str(p.get("why", "")))
-    higher = q.higher_is_better
-    margin = float(p.get("factor", MARGIN))
     if claim.check in ("best", "similar", "peak_within", "flat"):
         subjects = [str(x) for x in p.get("among", [])]
     elif claim.check == "better":
         subjects = [str(p["a"]), str(p["b"])]
     else:
         subjects = [str(p["lib"])]
-    size_of = {"a": p.get("a_size"), "b": p.get("b_size")}
-    vals = {s: _values(study, runs, s, q) for s in subjects}
     if claim.check == "better":
-        a = _values(study, runs, subjects[0], q, _size(size_of["a"]))
-        b = _values(study, runs, subjects[1], q, _size(size_of["b"]))
-        vals = {"a": a, "b": b}
+        vals = {k: _values(study, runs, s, q, _size(p.get(f"{k}_size")))
+                for k, s in zip("ab", subjects, strict=True)}
+    else:
+        vals = {s: _values(study, runs, s, q) for s in subjects}
     if not all(vals.values()):
         return ClaimRow(claim.text, claim.source, CANNOT,
                         _missing(study, runs, skipped, subjects, q))
-    if claim.check == "best":
-        expect = str(p["expect"])
-        rivals = {k: v for s in subjects if s != expect for k, v in vals[s].items()}
-        oks = [_gain(e, r, higher) >= margin for e, r in product(vals[expect].values(),
-                                                                  rivals.values())]
-        ranked = dict(sorted({k: v for s in subjects for k, v in vals[s].items()}.items(),
-                             key=lambda kv: -kv[1] if higher else kv[1]))
-        return ClaimRow(claim.text, claim.source, _verdict(oks),
-                        f"{'highest' if higher else 'lowest'} first: {_listing(ranked, q)}")
-    if claim.check == "better":
-        a, b = vals["a"], vals["b"]
-        pairs = ([(a[v], b[v]) for v in a if v in b] if subjects[0] == subjects[1]
-                 else list(product(a.values(), b.values())))  # same library: same variants
-        if not pairs:
-            return ClaimRow(claim.text, claim.source, CANNOT, "no variant measured at both sizes")
-        gains = [_gain(x, y, higher) for x, y in pairs]
-        published = f" (published {float(p['published_ratio']):.3g}x)" \
-            if "published_ratio" in p else ""
-        label_a, label_b = (f"{x} at {size_of[k]} B" if size_of[k] is not None else x
-                            for k, x in zip("ab", subjects, strict=True))
-        listed = {(f"{k} at {size_of['a']} B" if size_of["a"] is not None else k): v
-                  for k, v in a.items()}
-        listed |= {(f"{k} at {size_of['b']} B" if size_of["b"] is not None else k): v
-                   for k, v in b.items()}
-        return ClaimRow(claim.text, claim.source, _verdict([g >= margin for g in gains]),
-                        f"{label_a} better than {label_b} by {_range(gains)}{published}; "
-                        f"needs {margin:.3g}x: {_listing(listed, q)}")
-    if claim.check == "similar":
-        within = float(p.get("within", MARGIN - 1))
-        flat = {k: v for s in subjects for k, v in vals[s].items()}
-        spread = max(flat.values()) / min(flat.values()) if min(flat.values()) > 0 else math.inf
-        return ClaimRow(claim.text, claim.source, HOLDS if spread <= 1 + within else FAILS,
-                        f"largest over smallest {spread:.3g}x (within {1 + within:.3g}x "
-                        f"counts as the same): {_listing(flat, q)}")
-    if claim.check == "peak_within":
-        low, high = _size(p["low"]), _size(p["high"])
-        if low is not None and low < TRUSTED_FROM and any(
-                link_mbps(d) for s in subjects if isinstance(d := runs[_subject(s, q)[1]],
-                                                             RunData)):
-            return ClaimRow(claim.text, claim.source, CANNOT,
-                            f"on an emulated link sizes under {format_size(TRUSTED_FROM)} pass "
-                            "partly through tbf's bucket at host speed, so where the "
-                            "throughput peaks below that is not the link's; rerun with "
-                            "--hosts on a real network")
-        flat = {k: v for s in subjects for k, v in vals[s].items()}
-        oks = [low <= v <= high for v in flat.values()]
-        return ClaimRow(claim.text, claim.source, _verdict(oks),
-                        f"throughput peaks at: {_listing(flat, q)}")
-    if claim.check in ("at_most", "at_least"):
-        bound = float(p["value"])
-        flat = vals[subjects[0]]
-        oks = [(v <= bound) if claim.check == "at_most" else (v >= bound) for v in flat.values()]
-        sign = "<=" if claim.check == "at_most" else ">="
-        return ClaimRow(claim.text, claim.source, _verdict(oks),
-                        f"needs {sign} {bound:g}: {_listing(flat, q)}")
-    if claim.check == "flat":
-        return _flat(claim, study, runs, subjects, q)
-    return _switch(claim, study, runs, subjects[0], q)
+    case = _Case(claim, q, subjects, vals)
+    checks = {"best": _best, "better": _better, "similar": _similar, "at_most": _bound,
+              "at_least": _bound,
+              "peak_within": lambda c: _peak_within(c, runs),
+              "flat": lambda c: _flat(c, study, runs),
+              "switch": lambda c: _switch(c, study, runs)}
+    status, detail = checks[claim.check](case)
+    return ClaimRow(claim.text, claim.source, status, detail)
 
 
 def _size(text: object) -> int | None:
@@ -362,48 +387,43 @@ def _range(xs: list[float]) -> str:
     return f"{lo:.3g}x" if math.isclose(lo, hi, rel_tol=0.005) else f"{lo:.3g}-{hi:.3g}x"
 
 
-def _flat(claim: Claim, study: Study, runs: dict[str, Measured], subjects: list[str],
-          q: Quantity) -> ClaimRow:
-    within = float(claim.params.get("within", 0.25))
-    data = runs[q.experiment]
+def _flat(c: _Case, study: Study, runs: dict[str, Measured]) -> tuple[str, str]:
+    within = float(c.p.get("within", 0.25))
+    data = runs[c.q.experiment]
     growth, parts = [], []
-    for s in subjects:
+    for s in c.subjects:
         for v in _variants(data, study.libraries[s].measured):
             nps = sorted({n for (b, _, n), cell in data.cells.items()
-                          if b == q.bench and v in cell})
-            pts = [(n, value(data, q, v, np_=n)) for n in nps]
+                          if b == c.q.bench and v in cell})
+            pts = [(n, value(data, c.q, v, np_=n)) for n in nps]
             pts = [(n, x) for n, x in pts if x is not None and x > 0]
             if len(pts) < 2:
                 continue
             growth.append(pts[-1][1] / pts[0][1])
-            parts.append(f"{v} " + ", ".join(f"{n}: {x * 1e6:.3g} us" for n, x in pts))
+            parts.append(f"{v} " + ", ".join(f"{n}: {units.seconds(x)}" for n, x in pts))
     if not growth:
-        return ClaimRow(claim.text, claim.source, CANNOT, "fewer than two rank counts measured")
-    oks = [g <= 1 + within for g in growth]
-    return ClaimRow(claim.text, claim.source, _verdict(oks),
-                    f"most ranks over fewest {_range(growth)} (within {1 + within:.3g}x counts "
-                    f"as flat): {'; '.join(parts)}")
+        return CANNOT, "fewer than two rank counts measured"
+    return (_verdict([g <= 1 + within for g in growth]),
+            f"most ranks over fewest {_range(growth)} (within {1 + within:.3g}x counts as "
+            f"flat): {'; '.join(parts)}")
 
 
-def _switch(claim: Claim, study: Study, runs: dict[str, Measured], lib: str,
-            q: Quantity) -> ClaimRow:
-    low, high = _size(claim.params["low"]), _size(claim.params["high"])
-    data = runs[q.experiment]
-    found = protocol_switches(data, q.bench, 2)
+def _switch(c: _Case, study: Study, runs: dict[str, Measured]) -> tuple[str, str]:
+    low, high = _size(c.p["low"]), _size(c.p["high"])
+    assert low is not None and high is not None
+    data = runs[c.q.experiment]
+    found = protocol_switches(data, c.q.bench, 2)
     oks, parts = [], []
-    for v in _variants(data, study.libraries[lib].measured):
+    for v in _variants(data, study.libraries[c.subjects[0]].measured):
         sw = found.get(v, [])
-        oks.append(any(s.last_before <= high and s.size >= low for s in sw))
-        where = ", ".join(f"{format_size(s.last_before)}-{format_size(s.size)} ({s.kind})"
-                          for s in sw) or "none found"
+        oks.append(any(x.last_before <= high and x.size >= low for x in sw))
+        where = ", ".join(f"{format_size(x.last_before)}-{format_size(x.size)} ({x.kind})"
+                          for x in sw) or "none found"
         parts.append(f"{v}: {where}")
-    if not oks:
-        return ClaimRow(claim.text, claim.source, CANNOT, f"nothing measured for {lib}")
     caveat = (" (on an emulated link tbf's 4 KiB bucket bends every curve too)"
               if link_mbps(data) else "")
-    return ClaimRow(claim.text, claim.source, _verdict(oks),
-                    f"expected between {format_size(low)} and {format_size(high)}; switches "
-                    f"found{caveat}: {'; '.join(parts)}")
+    return (_verdict(oks), f"expected between {format_size(low)} and {format_size(high)}; "
+            f"switches found{caveat}: {'; '.join(parts)}")
 
 
 def evaluate(study: Study, runs: dict[str, Measured], skipped: dict[str, str]) -> Evaluation:
