@@ -369,13 +369,30 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
         return ClaimRow(claim.text, claim.source, CANNOT,
                         _missing(study, runs, skipped, subjects, q))
     case = _Case(claim, q, subjects, vals)
+    missing = _unmeasured(study, runs, subjects, q, vals)
     checks = {"best": _best, "better": _better, "similar": _similar, "at_most": _bound,
               "at_least": _bound,
               "peak_within": lambda c: _peak_within(c, runs),
               "flat": lambda c: _flat(c, study, runs),
               "switch": lambda c: _switch(c, study, runs)}
     status, detail = checks[claim.check](case)
+    if missing:
+        detail += f"; not measured (failed or n/a): {', '.join(missing)}"
     return ClaimRow(claim.text, claim.source, status, detail)
+
+
+def _unmeasured(study: Study, runs: dict[str, Measured], subjects: list[str], q: Quantity,
+                vals: dict[str, dict[str, float]]) -> list[str]:
+    """Variants standing for a library of the claim that gave no figure."""
+    seen = {k for v in vals.values() for k in v}
+    out = []
+    for s in subjects:
+        lib, exp = _subject(s, q)
+        if (data := runs.get(exp)) is not None:
+            keys = (f"{v}@{exp}" if "@" in s else v
+                    for v in _variants(data, study.libraries[lib].measured))
+            out += [k for k in keys if k not in seen and k not in out]
+    return out
 
 
 def _size(text: object) -> int | None:
