@@ -404,7 +404,7 @@ def lam_ipc(universe: LamUniverse) -> list[tuple[str, str]]:
 def lam_booted(s: Session) -> Iterator[dict[str, str]]:
     """A LAM universe booted as mpiarena boots it; on the way out, whatever state it is in,
     halt it, kill what is left of it, remove its session directory and the IPC it registered."""
-    universe = LamUniverse(LAM_BIN, 2, s.workdir, s.user)
+    universe = LamUniverse(LAM_BIN, 2, s.workdir, s.user, None)
     try:
         env = universe.up(s.env)
     except RuntimeError as e:
@@ -429,7 +429,7 @@ def lam_booted(s: Session) -> Iterator[dict[str, str]]:
 
 @contextlib.contextmanager
 def pvm_booted(s: Session) -> Iterator[dict[str, str]]:
-    daemon = PvmDaemon(s.workdir, s.user)
+    daemon = PvmDaemon(s.workdir, s.user, None)
     try:
         env = daemon.up(s.env)
     except RuntimeError as e:

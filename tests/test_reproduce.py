@@ -11,7 +11,8 @@ from test_cluster import CAN_EMULATE
 
 from mpiarena import reproduce, studies
 from mpiarena.errors import ArenaError
-from mpiarena.report.reproduction import CANNOT, FAILS, HOLDS, PARTLY, check, value
+from mpiarena.report.claims import CANNOT, FAILS, HOLDS, PARTLY, check
+from mpiarena.report.quantities import value
 from mpiarena.results import Group, RunData
 from mpiarena.studies import Quantity
 

@@ -6,7 +6,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..results import RunData
-from .reproduction import CANNOT, FAILS, HOLDS, PARTLY, Evaluation, Measured
+from .claims import CANNOT, FAILS, HOLDS, PARTLY
+from .quantities import Measured
+from .reproduction import Evaluation
 
 COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", CANNOT: "dim"}
 
