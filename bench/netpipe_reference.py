@@ -605,7 +605,8 @@ def main() -> int:
     netpipe = {t.name: Side() for t in TRANSPORTS}
     failed = True
     try:
-        print(f"ranks run as {user.name if user else 'self'}, unbound on both sides; "
+        print(f"ranks run as {user.name if user else 'self'}, mpiarena's bound one per core, "
+              "NetPIPE's unbound; "
               f"{args.rounds} rounds, each one mpiarena run ({args.observations} observations "
               f"of >= {args.target_time * 1e3:g} ms per cell) and one NetPIPE launch per "
               "transport and size, in alternating order")
