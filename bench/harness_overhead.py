@@ -79,12 +79,13 @@ def mpiarena_argv() -> list[str]:
     return [sys.executable, "-c", "from mpiarena.cli import main; main()"]
 
 
-def foreign_mpi(token: str) -> int:
-    """How many MPI launchers, proxies or mpiarena cores not started by us are running."""
+def foreign_mpi(token: str, names: set[str] = FOREIGN) -> int:
+    """How many processes named in names (MPI launchers, proxies, mpiarena cores) not started
+    by us are running."""
     count = 0
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
-            if entry.name.isdigit() and (entry / "comm").read_text().strip() in FOREIGN:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() in names:
                 count += f"{TAG}={token}".encode() not in (entry / "environ").read_bytes()
     return count
 
@@ -97,6 +98,15 @@ def tagged_pids(token: str) -> list[int]:
 def kill_tagged(token: str) -> list[int]:
     """Stop every process tagged with token; return the pids that were still there."""
     return cleanup.kill_tagged(token, grace=0.0, var=TAG)
+
+
+def clean_up(token: str, scratch: Path) -> None:
+    """Kill whatever this bench started and remove its scratch directory; say if anything
+    was still running."""
+    left = kill_tagged(token)
+    shutil.rmtree(scratch, ignore_errors=True)
+    if left:
+        print(f"warning: killed {len(left)} leftover processes", file=sys.stderr)
 
 
 def run(argv: list[str], env: dict[str, str], timeout: float, **kw: object) -> str:
@@ -292,10 +302,7 @@ def main() -> int:
         for impl in impls:
             failed |= not compare(impl, sizes, args, target, workdir, env, token, rng)
     finally:
-        left = kill_tagged(token)
-        shutil.rmtree(workdir, ignore_errors=True)
-        if left:
-            print(f"warning: killed {len(left)} leftover processes", file=sys.stderr)
+        clean_up(token, workdir)
     print(f"\n{'FAIL' if failed else 'PASS'}: harness overhead "
           f"{'outside' if failed else 'within'} 1.00 +- {args.tolerance:.2f}")
     return 1 if failed else 0

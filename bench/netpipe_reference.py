@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, kill_tagged, mpiarena_argv, run, tagged_pids
+from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, tagged_pids
 
 from mpiarena import users
 from mpiarena.impls.lam import LamUniverse
@@ -165,7 +165,7 @@ class Session:
         self.launches += 1
         began = time.monotonic()
         while True:
-            quiet = foreign_mpi(self.token) == 0 and busy_elsewhere(0.3) < QUIET_BUSY
+            quiet = foreign_mpi(self.token, FOREIGN) == 0 and busy_elsewhere(0.3) < QUIET_BUSY
             if quiet or time.monotonic() - began > self.quiet_wait:
                 break
             time.sleep(1)
@@ -186,16 +186,6 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def foreign_mpi(token: str) -> int:
-    """MPI, PVM, LAM or NetPIPE processes on this machine that we did not start."""
-    count = 0
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
-            if entry.name.isdigit() and (entry / "comm").read_text().strip() in FOREIGN:
-                count += f"{TAG}={token}".encode() not in (entry / "environ").read_bytes()
-    return count
 
 
 def busy_elsewhere(seconds: float = 1.0) -> float:
@@ -610,7 +600,7 @@ def main() -> int:
               f"{args.rounds} rounds, each one mpiarena run ({args.observations} observations "
               f"of >= {args.target_time * 1e3:g} ms per cell) and one NetPIPE launch per "
               "transport and size, in alternating order")
-        if n := foreign_mpi(token):
+        if n := foreign_mpi(token, FOREIGN):
             print(f"warning: {n} MPI/LAM/PVM/NetPIPE processes of others are running now")
         if (busy := busy_elsewhere()) > 0.15:
             print(f"warning: the CPUs were {busy:.0%} busy before we started (2 cores: "
@@ -636,10 +626,7 @@ def main() -> int:
         failed = not report(arena, netpipe, args.tolerance, args.min_rounds)
     finally:
         stop_arena(token)
-        left = kill_tagged(token)
-        shutil.rmtree(workdir, ignore_errors=True)
-        if left:
-            print(f"warning: killed {len(left)} leftover processes", file=sys.stderr)
+        clean_up(token, workdir)
     print(f"\n{'FAIL' if failed else 'PASS'}: mpiarena against NetPIPE "
           f"{'outside' if failed else 'within'} 1.00 +- {args.tolerance:.2f}")
     return 1 if failed else 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from harness_overhead import TAG, kill_tagged, mpiarena_argv
+from harness_overhead import TAG, clean_up, mpiarena_argv
 
 from mpiarena import paths
 from mpiarena.build import build_core
@@ -109,10 +108,7 @@ def main() -> int:
             built = [p for p in (home / "builds").glob("*") if (p / "arena").is_file()]
             print(f"  the cold run compiled {len(built)} cores into an empty build cache")
     finally:
-        left = kill_tagged(token)
-        shutil.rmtree(tmp, ignore_errors=True)
-        if left:
-            print(f"warning: killed {len(left)} leftover processes", file=sys.stderr)
+        clean_up(token, tmp)
     print(f"{'PASS' if ok else 'FAIL'}: warm {args.suite} suite "
           f"{'completed within' if ok else 'did not complete within'} {args.limit:.0f} s")
     return 0 if ok else 1

@@ -10,6 +10,7 @@ from conftest import IMPLS, leftovers, mpiarena
 from test_cluster import CAN_EMULATE
 
 from mpiarena import reproduce, studies
+from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
 from mpiarena.report.claims import CANNOT, FAILS, HOLDS, PARTLY, check
 from mpiarena.report.quantities import value
@@ -64,24 +65,24 @@ def test_a_bad_study_file_is_one_line() -> None:
 
 def test_ranks_are_scaled_to_the_machine_and_said_so() -> None:
     nevin = studies.load("nevin1996")
-    steps = {s.experiment.name: s for s in reproduce.steps(nevin, False, None, 2)}
+    steps = {s.experiment.name: s for s in reproduce.steps(nevin, False, Where(), 2)}
     coll = steps["collectives"]
     assert coll.suite.nps == (2,)
     assert "the study ran up to 8 ranks" in coll.notes[0] and "--max-ranks is 2" in coll.notes[0]
-    assert coll.cluster == "emulated:fddi,nodes=2"
+    assert coll.where == Where("emulated:fddi,nodes=2")
     assert steps["p2p"].notes == ()  # 2 ranks, as in the study
 
 
 def test_mtu_experiments_need_a_network() -> None:
     chau = studies.load("chau2001")
-    emulated = {s.experiment.name: s for s in reproduce.steps(chau, True, None, 2)}
-    assert emulated["mtu1000"].cluster == "emulated:fast-ethernet,nodes=2,mtu=1000"
-    local = {s.experiment.name: s for s in reproduce.steps(chau, True, "local", 2)}
+    emulated = {s.experiment.name: s for s in reproduce.steps(chau, True, Where(), 2)}
+    assert emulated["mtu1000"].where == Where("emulated:fast-ethernet,nodes=2,mtu=1000")
+    local = {s.experiment.name: s for s in reproduce.steps(chau, True, Where("local"), 2)}
     assert "about the network" in local["mtu1300"].skip
-    assert local["netpipe"].cluster is None and not local["netpipe"].skip
-    real = {s.experiment.name: s for s in reproduce.steps(chau, True, "hosts:lab.txt", 2)}
-    assert real["mtu1000"].cluster == "hosts:lab.txt"
-    assert "mtu1000: hosts:lab.txt has its own MTU, not 1000" in real["mtu1000"].notes
+    assert local["netpipe"].where == Where() and not local["netpipe"].skip
+    real = {s.experiment.name: s for s in reproduce.steps(chau, True, Where(hosts="lab.txt"), 2)}
+    assert real["mtu1000"].where == Where(hosts="lab.txt")
+    assert "mtu1000: hosts file lab.txt has its own MTU, not 1000" in real["mtu1000"].notes
 
 
 # --- conclusions against known measurements -------------------------------------------------

@@ -15,12 +15,12 @@ from rich.table import Table
 from . import __version__, doctor, paths, users
 from .build import Build, build_all, build_core
 from .cluster.commands import cluster_cmd
-from .cluster.topology import opened
+from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import discover, parse_user_impls, pypi, select
 from .plan import make_plan
 from .report import export
-from .report.commands import plot_cmd, report_cmd
+from .report.commands import plot_cmd, report_cmd, write_report
 from .results import load
 from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
@@ -123,6 +123,12 @@ def _builds(impls, explicit: bool) -> dict[str, Build]:
     return build_all(impls, explicit, lambda line: err.print(f"[yellow]{line}[/]"))
 
 
+def _sweep() -> None:
+    """Clear what an earlier mpiarena that crashed left running."""
+    if killed := sweep_stale(paths.scratch_dir()):
+        err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
+
+
 def _on_sigterm(*_: object) -> NoReturn:
     raise KeyboardInterrupt
 
@@ -162,13 +168,12 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
                       benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
-    if killed := sweep_stale(paths.scratch_dir()):
-        err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
+    _sweep()
     from .report import terminal  # statistics load scipy: only the commands that need them
     from .runner.execute import Settings
     from .runner.session import measure
 
-    with opened(cluster, hosts_file, slurm_job) as topology:
+    with opened(Where(cluster, hosts_file, slurm_job)) as topology:
         store = _store(db)
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], seed)
@@ -300,16 +305,13 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
     from .report.reproduction_text import markdown, render
 
     chosen = studies.load(study)
-    if sum(map(bool, (cluster, hosts_file, slurm_job))) > 1:
-        raise ArenaError("choose one of --cluster, --hosts and --slurm")
-    where = f"hosts:{hosts_file}" if hosts_file else "slurm" if slurm_job else cluster
+    where = Where(cluster, hosts_file, slurm_job)
     cap = max_ranks if max_ranks is not None else reproduce.cores()
     if cap < 2:
         raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
-    if killed := sweep_stale(paths.scratch_dir()):
-        err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
+    _sweep()
     store = _store(db)
     done = reproduce.run(chosen, quick, where, impls, store,
                          None if slurm_job else users.for_ranks(),
@@ -319,12 +321,8 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
     runs |= done.profiles
     ev = evaluate(chosen, runs, done.skipped)
     render(ev, runs, done.skipped, done.notes, console)
-    path = Path(output or f"reproduce-{chosen.id}.md")
-    try:
-        path.write_text(markdown(ev, runs, done.skipped, done.notes, db), encoding="utf-8")
-    except OSError as e:
-        raise ArenaError(f"cannot write {path}: {e.strerror}; choose another -o FILE") from e
-    console.print(f"wrote {path}")
+    write_report(Path(output or f"reproduce-{chosen.id}.md"),
+                 markdown(ev, runs, done.skipped, done.notes, db))
     if done.interrupted:
         err.print("interrupted: the runs kept what was measured (marked incomplete)")
         sys.exit(130)

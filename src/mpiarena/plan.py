@@ -93,8 +93,7 @@ def _cells(suite: Suite) -> dict[int, list[Cell]]:
 
 def _fits(variant: Variant, np: int) -> bool:
     family = family_of(variant.impl)
-    most = family.max_np
-    return np >= getattr(family, "min_np", 1) and (most is None or np <= most)
+    return np >= family.min_np and (family.max_np is None or np <= family.max_np)
 
 
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:

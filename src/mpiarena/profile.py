@@ -85,23 +85,25 @@ def profile(targets: list[Implementation] | list[Variant], np: int, program: lis
     scratch = Path(tempfile.mkdtemp(prefix="profile-", dir=paths.scratch_dir()))
     try:
         scratch.chmod(0o777)
-        return {v.id: _profile_one(v, np, program, user, build, scratch, timeout)
+        built: dict[str, list[str]] = {}  # compiled once per implementation, not per variant
+        for impl in {v.impl.id: v.impl for v in variants}.values():
+            if build is not None:
+                binary = compile_with(impl, [build.resolve()], scratch / f"{build.stem}-{impl.id}")
+                built[impl.id] = [str(binary), *program]
+        return {v.id: _profile_one(v, np, built.get(v.impl.id, program), user, scratch, timeout)
                 for v in variants}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _profile_one(variant: Variant, np: int, program: list[str], user: RankUser | None,
-                 build: Path | None, scratch: Path, timeout: float) -> Profile:
+                 scratch: Path, timeout: float) -> Profile:
     impl = variant.impl
     work = scratch / variant.id.replace(":", "-")
     out = work / "profile"
     out.mkdir(parents=True)
     for d in (work, out):
         d.chmod(0o777)
-    if build is not None:
-        binary = compile_with(impl, [build.resolve()], work / build.stem)
-        program = [str(binary), *program]
     library = build_pmpi(impl)
     daemons = Daemons(work, user, uuid.uuid4().hex)  # LAM's launch exports LD_PRELOAD and
     log = work / "launcher.log"                      # ARENA_PROFILE_DIR

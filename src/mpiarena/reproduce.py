@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from rich.console import Console
 
 from .build import KERNELS, build_all
-from .cluster.topology import Topology, opened
+from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import Implementation
 from .plan import make_plan, variants_for
@@ -35,7 +34,7 @@ class Step:
 
     experiment: Experiment
     suite: Suite | None  # None: a profiled program
-    cluster: str | None  # a cluster spec, kept cluster's name, hosts:FILE, slurm; None: here
+    where: Where
     np: int
     args: tuple[str, ...] = ()  # the profiled program's arguments
     notes: tuple[str, ...] = ()
@@ -57,15 +56,17 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
-def _cluster_for(exp: Experiment, base: str, nodes: int) -> str:
-    """The study's emulated network with as many nodes as ranks, at the experiment's MTU."""
-    if not base.startswith("emulated:"):
-        return base  # a kept cluster, hosts:FILE or slurm: used as it is
-    spec = base if "nodes=" in base else f"{base},nodes={max(nodes, 2)}"
-    return f"{spec},mtu={exp.mtu}" if exp.mtu else spec
+def _where_for(exp: Experiment, base: Where, default: str, nodes: int) -> Where:
+    """The study's emulated network (or the one asked for) with as many nodes as ranks, at the
+    experiment's MTU; a kept cluster, hosts file or allocation as it is."""
+    spec = base.cluster or exp.cluster or default
+    if base.hosts or base.slurm or not spec.startswith("emulated:"):
+        return base
+    spec = spec if "nodes=" in spec else f"{spec},nodes={max(nodes, 2)}"
+    return Where(f"{spec},mtu={exp.mtu}" if exp.mtu else spec)
 
 
-def steps(study: Study, quick: bool, cluster: str | None, cap: int) -> list[Step]:
+def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
     """What runs for each experiment: its suite (short form with quick), at most `cap` ranks,
     and where."""
     out = []
@@ -87,32 +88,33 @@ def steps(study: Study, quick: bool, cluster: str | None, cap: int) -> list[Step
                 why.append("the short mode (--quick) runs fewer")
             notes.append(f"{exp.name}: the study ran up to {exp.study_np} ranks, one per "
                          f"machine; here {', '.join(map(str, nps))} ({'; '.join(why)})")
+        here = where.cluster == "local"
         if exp.program:
             notes.append(f"{exp.name}: profiled on this machine (the profiler launches locally)")
-            out.append(Step(exp, None, None, max(nps), args, tuple(notes)))
-        elif cluster == "local" or exp.local:
+            out.append(Step(exp, None, Where(), max(nps), args, tuple(notes)))
+        elif here or exp.local:
             skip = ("it is about the network, and --cluster local has none"
-                    if exp.needs_network and cluster == "local" else "")
-            if exp.local and cluster != "local":
+                    if exp.needs_network and here else "")
+            if exp.local and not here:
                 notes.append(f"{exp.name}: runs on this machine: {exp.local}")
-            out.append(Step(exp, suite, None, max(nps), notes=tuple(notes), skip=skip))
+            out.append(Step(exp, suite, Where(), max(nps), notes=tuple(notes), skip=skip))
         else:
-            if exp.cluster and cluster:
+            at = _where_for(exp, where, study.cluster, max(nps))
+            if exp.cluster and where != Where():
                 notes.append(f"{exp.name}: the study's network for it is {exp.cluster}; it "
-                             f"ran on {cluster} as asked")
-            where = _cluster_for(exp, cluster or exp.cluster or study.cluster, max(nps))
-            if exp.mtu and not where.startswith("emulated:"):
-                notes.append(f"{exp.name}: {where} has its own MTU, not {exp.mtu}")
-            out.append(Step(exp, suite, where, max(nps), notes=tuple(notes)))
+                             f"ran on {where} as asked")
+            if exp.mtu and not (at.cluster or "").startswith("emulated:"):
+                notes.append(f"{exp.name}: {at} has its own MTU, not {exp.mtu}")
+            out.append(Step(exp, suite, at, max(nps), notes=tuple(notes)))
     return out
 
 
-def run(study: Study, quick: bool, cluster: str | None, impls: list[Implementation],
+def run(study: Study, quick: bool, where: Where, impls: list[Implementation],
         store: Store, rank_user: RankUser | None, command: str, progress_to: Console,
         say: Callable[[str], None], cap: int, timeout: float = 60.0) -> Reproduction:
     """Run every experiment of the study; Ctrl-C stops after keeping what was measured."""
     done = Reproduction(study, quick)
-    for step in steps(study, quick, cluster, cap):
+    for step in steps(study, quick, where, cap):
         exp = step.experiment
         done.notes += step.notes
         if step.skip:
@@ -123,7 +125,7 @@ def run(study: Study, quick: bool, cluster: str | None, impls: list[Implementati
             done.skipped[exp.name] = (f"no implementation of {', '.join(exp.families)} was "
                                       "found; see 'mpiarena doctor'")
             continue
-        say(f"{study.id} {exp.name}: {exp.what} [{step.cluster or 'this machine'}]")
+        say(f"{study.id} {exp.name}: {exp.what} [{step.where}]")
         if step.suite is None:
             try:
                 done.profiles[exp.name] = _profile(step, chosen, rank_user, timeout)
@@ -136,7 +138,7 @@ def run(study: Study, quick: bool, cluster: str | None, impls: list[Implementati
             done.skipped[exp.name] = str(e)
             continue
         plan = make_plan(step.suite, [b.impl for b in builds.values()])
-        with _opened(step.cluster) as topology:
+        with opened(step.where) as topology:
             settings = Settings(timeout=timeout, topology=topology.label)
             outcome = measure(plan, builds, store, topology, settings, rank_user, command,
                               progress_to, {"study": study.id, "experiment": exp.name,
@@ -156,15 +158,8 @@ def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
     specs = tuple(variant_spec(v, f"experiment {exp.name}") for v in exp.suite["variant"])
     variants = variants_for(specs, mpi)
     found = profile(variants, step.np, list(step.args), user, KERNELS / exp.program,
-                    timeout * 4)
+                    timeout * 4)  # a whole program run, not one cell: HPL's N=2000 takes ~1 min
     return ProfileRun([{"impl_id": v.impl.id, "family": v.impl.family} for v in variants],
                       list(found), {v: {name: row[1] for name, row in totals(prof).items()}
                                     for v, prof in found.items()})
 
-
-def _opened(where: str | None) -> AbstractContextManager[Topology]:
-    if where is not None and where.startswith("hosts:"):
-        return opened(None, where.removeprefix("hosts:"), False)
-    if where == "slurm":
-        return opened(None, None, True)
-    return opened(where, None, False)

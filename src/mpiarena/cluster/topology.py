@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -39,17 +40,34 @@ class Local:
         return 0
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where ranks run, as --cluster, --hosts and --slurm say; all empty: this machine."""
+
+    cluster: str | None = None  # an emulated spec or the name of a cluster kept up
+    hosts: str | None = None  # a hosts file
+    slurm: bool = False  # inside a Slurm allocation
+
+    def __post_init__(self) -> None:
+        if sum(map(bool, (self.cluster, self.hosts, self.slurm))) > 1:
+            raise ArenaError("choose one of --cluster, --hosts and --slurm")
+
+    def __str__(self) -> str:
+        if self.hosts:
+            return f"hosts file {self.hosts}"
+        return "the Slurm allocation" if self.slurm else self.cluster or "this machine"
+
+
 @contextlib.contextmanager
-def opened(cluster: str | None, hosts_file: str | None, slurm_job: bool) -> Iterator[Topology]:
+def opened(where: Where) -> Iterator[Topology]:
     """The topology of a run; an emulated cluster made for it is torn down however it ends."""
-    if sum(map(bool, (cluster, hosts_file, slurm_job))) > 1:
-        raise ArenaError("choose one of --cluster, --hosts and --slurm")
-    if slurm_job:
+    if where.slurm:
         yield slurm.open_allocation()
         return
-    if hosts_file:
-        yield hosts.open_hosts(Path(hosts_file))
+    if where.hosts:
+        yield hosts.open_hosts(Path(where.hosts))
         return
+    cluster = where.cluster
     if not cluster:
         yield Local()
         return

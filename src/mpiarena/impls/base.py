@@ -69,6 +69,7 @@ class Family(Protocol):
     kernel_modules: tuple[str, ...]  # the C modules of the core it is built with
     link_flags: tuple[str, ...]  # after the sources when compiling
     max_np: int | None  # most ranks a job can have (raw TCP: 2)
+    min_np: int  # fewest ranks a job can have (raw TCP: 2)
     install_hint: str
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
@@ -95,6 +96,7 @@ class Daemonless:
 
     link_flags: tuple[str, ...] = ()
     max_np: int | None = None
+    min_np: int = 1
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:

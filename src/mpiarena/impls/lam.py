@@ -79,6 +79,7 @@ class Lam:
     link_flags: tuple[str, ...] = ()
     install_hint = "apt-get install lam-runtime lam4-dev"
     max_np: int | None = None
+    min_np: int = 1
 
     def detect(self) -> list[Found]:
         if not WRAPPER.exists() or not shutil.which("lamboot"):

@@ -92,6 +92,7 @@ class Pvm:
     link_flags = ("-lgpvm3", "-lpvm3")
     install_hint = "apt-get install pvm pvm-dev"
     max_np: int | None = None
+    min_np: int = 1
 
     def detect(self) -> list[Found]:
         if not HEADER.exists() and not PVMD.exists():

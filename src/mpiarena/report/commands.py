@@ -27,6 +27,15 @@ def _check_baseline(data: RunData, baseline: str | None) -> None:
                          f"{', '.join(data.variants) or 'no variants'}")
 
 
+def write_report(path: Path, text: str) -> None:
+    """Write a report file; a path that cannot be written is one line naming -o."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ArenaError(f"cannot write {path}: {e.strerror}; choose another -o FILE") from e
+    click.echo(f"wrote {path} ({len(text.encode()) / 1024:.0f} KiB)")
+
+
 @click.command("report")
 @click.argument("run", default="latest")
 @click.option("--baseline", help="variant id the relative figures compare with (default: the "
@@ -46,12 +55,7 @@ def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db:
     else:
         from .markdown import render_markdown
         text = render_markdown(data, baseline, variants)
-    path = Path(output or f"report.{fmt}")
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ArenaError(f"cannot write {path}: {e.strerror}; choose another -o FILE") from e
-    click.echo(f"wrote {path} ({len(text.encode()) / 1024:.0f} KiB)")
+    write_report(Path(output or f"report.{fmt}"), text)
 
 
 @click.command("plot")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
         if q.kind == "latency":
             return d.first_latency
         return _peak(d.throughput, link_mbps(data), q.kind == "peak_size")
-    group = _cell(data, q if np_ is None else Quantity(**{**q.__dict__, "np": np_}), variant,
+    group = _cell(data, q if np_ is None else replace(q, np=np_), variant,
                   size)
     if group is None:
         return None

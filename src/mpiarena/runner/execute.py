@@ -103,15 +103,18 @@ class Executor:
         self.daemons.stop_all()
         self.topology.reap()
 
-    def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
-        """A started job; on failure the variant is out of the round and JobError is raised."""
+    def _launched(self, variant: Variant, np: int, fatal: bool = True) -> tuple[Job, int, Hello]:
+        """A started job, or JobError. A failure halts the variant's daemons (they start again
+        when next needed) and, if fatal, puts the variant out of the round."""
         assert self.workdir is not None
         log = self.workdir / f"job-{next(self.jobs_started)}.err"
         try:
             job, binding = job_for(variant, np, self.builds[variant.impl.id].binary,
                                    self.workdir, self.user, log, self.daemons)
         except JobError as e:
-            self._out(variant, f"its daemons did not start: {e}")
+            self.daemons.stop(variant.id)
+            if fatal:
+                self.failed[variant.id] = f"its daemons did not start: {e}"
             raise
         job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
                                     job.argv)
@@ -119,7 +122,7 @@ class Executor:
         try:
             hello = job.start(self.settings.timeout)
         except JobError as e:
-            self._fail(variant, job, job_id, f"start-up failed: {e}")
+            (self._fail if fatal else self._drop)(variant, job, job_id, f"start-up failed: {e}")
             raise
         self.store.update_job(job_id, status="running", tick=hello.tick,
                               resolution=hello.resolution, thread_level=hello.thread_level,
@@ -133,15 +136,16 @@ class Executor:
             return None
         return job, job_id
 
-    def _out(self, variant: Variant, reason: str) -> None:
-        """The variant measures nothing more in this round; its daemons are halted now."""
-        self.failed[variant.id] = reason
+    def _drop(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
+        """The job failed: record why, kill it, halt the variant's daemons."""
+        self.store.update_job(job_id, status="failed", reason=reason)
+        job.kill()
         self.daemons.stop(variant.id)
 
     def _fail(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
-        self.store.update_job(job_id, status="failed", reason=reason)
-        job.kill()
-        self._out(variant, reason)
+        """The job failed and the variant measures nothing more in this round."""
+        self._drop(variant, job, job_id, reason)
+        self.failed[variant.id] = reason
 
     def _retire(self, job: Job) -> None:
         job.kill()
@@ -158,15 +162,14 @@ class Executor:
             self._record(variant, cell, None, "skipped", self.failed[variant.id])
             return
         try:
-            job, job_id, hello = self._launched(variant, np)
+            job, job_id, hello = self._launched(variant, np, fatal=False)
         except JobError as e:
             self._record(variant, cell, None, "failed", str(e))
-            self.failed.pop(variant.id, None)
             return
         try:
             finalize, _ = job.quit(self.settings.timeout)
         except JobError as e:
-            self.store.update_job(job_id, status="failed", reason=f"shut-down failed: {e}")
+            self._drop(variant, job, job_id, f"shut-down failed: {e}")
             self._record(variant, cell, job_id, "failed", f"shut-down failed: {e}")
             return
         finally:
