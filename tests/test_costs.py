@@ -150,7 +150,8 @@ def test_a_schema_1_store_gains_the_extras_table(tmp_path):
     path = tmp_path / "old.db"
     Store(path).close()
     db = sqlite3.connect(path)
-    db.executescript("DROP TABLE extras; UPDATE meta SET value='1';")
+    db.executescript("DROP TABLE extras; ALTER TABLE cells DROP COLUMN launch; "
+                     "ALTER TABLE cells DROP COLUMN timing; UPDATE meta SET value='1';")
     db.commit()
     db.close()
     store = Store(path)

@@ -48,3 +48,20 @@ def test_other_schema_version_is_refused(tmp_path):
     db.commit()
     with pytest.raises(ArenaError, match="schema 99"):
         Store(path)
+
+
+def test_a_schema_2_store_upgrades_in_place_with_each_cell_one_looped_launch(tmp_path):
+    path = tmp_path / "v2.db"
+    store = Store(path)
+    run = _run(store)
+    store.add_cell(run, None, "x-1", "pingpong", 8, 2, "ok", None, 100, [Obs(0, [1e-6, 1e-6])], 0)
+    store.close()
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
+                     "UPDATE meta SET value='2';")
+    db.commit()
+    db.close()
+    store = Store(path)
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+    (cell,) = store.cells(run)
+    assert (cell["launch"], cell["timing"]) == (0, "loop")

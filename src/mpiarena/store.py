@@ -19,7 +19,9 @@ from pathlib import Path
 
 from .errors import ArenaError
 
-SCHEMA_VERSION = 2  # 2: extras (CPU, memory, overlap and progress figures per observation)
+SCHEMA_VERSION = 3  # 2: extras (CPU, memory, overlap and progress figures per observation);
+# 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
+# call was timed: loop, barrier or window)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -44,7 +46,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE TABLE IF NOT EXISTS cells (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), job_id INTEGER,
   variant TEXT NOT NULL, bench TEXT NOT NULL, size INTEGER NOT NULL, np INTEGER NOT NULL,
-  iterations INTEGER, status TEXT NOT NULL, reason TEXT, seq INTEGER NOT NULL);
+  iterations INTEGER, status TEXT NOT NULL, reason TEXT, seq INTEGER NOT NULL,
+  launch INTEGER NOT NULL DEFAULT 0, timing TEXT NOT NULL DEFAULT 'loop');
 CREATE TABLE IF NOT EXISTS observations (
   cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
   seconds REAL NOT NULL, PRIMARY KEY (cell_id, obs, rank)) WITHOUT ROWID;
@@ -54,6 +57,11 @@ CREATE TABLE IF NOT EXISTS extras (
   WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, bench, np, size);
 """
+
+# What upgrades a store of schema v to v + 1 (the extras table of schema 2 comes from SCHEMA
+# itself). Cells stored before schema 3 were measured in one launch each, timed as a loop.
+_UPGRADES = {1: "", 2: "ALTER TABLE cells ADD COLUMN launch INTEGER NOT NULL DEFAULT 0;"
+                       "ALTER TABLE cells ADD COLUMN timing TEXT NOT NULL DEFAULT 'loop';"}
 
 
 def now() -> str:
@@ -82,8 +90,10 @@ class Store:
                     self.db.executescript(SCHEMA)
                     self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)",
                                     (str(SCHEMA_VERSION),))
-            elif version == 1:  # 2 only adds the extras table
+            elif version in _UPGRADES:
                 with self.db:
+                    for step in range(version, SCHEMA_VERSION):
+                        self.db.executescript(_UPGRADES[step])
                     self.db.executescript(SCHEMA)
                     self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                     (str(SCHEMA_VERSION),))
@@ -155,13 +165,16 @@ class Store:
 
     def add_cell(self, run_id: int, job_id: int | None, variant: str, bench: str, size: int,
                  np: int, status: str, reason: str | None, iterations: int | None,
-                 observations: list[Obs], seq: int) -> int:
-        """One cell and all its observations, in one transaction."""
+                 observations: list[Obs], seq: int, launch: int = 0,
+                 timing: str = "loop") -> int:
+        """One cell and all its observations, in one transaction; `launch` counts the
+        variant's launches at this rank count from 0, `timing` names how a call was timed."""
         with self.tx() as db:
             cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
-                             "iterations, status, reason, seq) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                             "iterations, status, reason, seq, launch, timing) "
+                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                              (run_id, job_id, variant, bench, size, np, iterations, status,
-                              reason, seq))
+                              reason, seq, launch, timing))
             cell_id = int(cur.lastrowid or 0)
             db.executemany("INSERT INTO observations VALUES (?, ?, ?, ?)",
                            [(cell_id, o.index, r, t) for o in observations
