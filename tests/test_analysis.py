@@ -288,7 +288,8 @@ def test_real_open_mpi_eager_limit_shows_and_moves(tmp_path: Path, db: str):
     # neighbours (size-3, size, size+3) then disagree. Judge curves only when they agree
     # within 20%, measuring again (at most 3 runs of about 6 s) while they do not.
     for _ in range(3):
-        done = mpiarena("run", "--suite", str(suite), "--impl", "openmpi-4.1.4", "--sizes",
+        done = mpiarena("run", "--launches", "2",
+                        "--suite", str(suite), "--impl", "openmpi-4.1.4", "--sizes",
                         "256..256K", "--perturb", "--db", db, timeout=120)
         assert done.returncode == 0, done.stderr
         noise, found = _judge_eager_run(db)

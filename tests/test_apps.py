@@ -89,7 +89,8 @@ def test_kernels_say_what_they_cannot_run():
 
 def test_run_selects_kernels_and_summarises_them(tmp_path):
     chosen = CHOSEN[0]
-    done = mpiarena("run", "--suite", "apps", "--bench", "app-pi,app-primes", "--np", "2",
+    done = mpiarena("run", "--launches", "2",
+                    "--suite", "apps", "--bench", "app-pi,app-primes", "--np", "2",
                     "--impl", chosen.id, "--observations", "2", "--db", str(tmp_path / "r.db"),
                     env={"COLUMNS": "200"})
     assert done.returncode == 0, done.stderr[-2000:]

@@ -130,7 +130,8 @@ def test_every_family_crosses_the_shaped_link(two_nodes, impl):
 
 @needs_root
 def test_a_run_on_four_nodes_places_one_rank_per_node_and_cleans_up(db):
-    done = mpiarena("run", "--cluster", "emulated:nodes=4,link=1gbit", "--impl", MPI, "--bench",
+    done = mpiarena("run", "--launches", "2",
+                    "--cluster", "emulated:nodes=4,link=1gbit", "--impl", MPI, "--bench",
                     "alltoall", "--np", "4", "--sizes", "1K", "--observations", "3", "--db", db)
     assert done.returncode == 0, done.stderr
     con = sqlite3.connect(db)
@@ -226,7 +227,7 @@ def test_without_network_privileges_emulation_refuses_in_one_line():
 def test_a_bad_hosts_file_is_one_line_naming_the_host(tmp_path, db, lines, said):
     hosts = tmp_path / "hosts"
     hosts.write_text(lines)
-    done = mpiarena("run", "--hosts", str(hosts), "--impl", MPI, "--db", db)
+    done = mpiarena("run", "--launches", "2", "--hosts", str(hosts), "--impl", MPI, "--db", db)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and said in done.stderr, done.stderr
 
@@ -258,7 +259,8 @@ def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(d
 def test_a_hosts_file_of_this_machine_runs_every_family(tmp_path, db):
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 slots=2  # this machine\n")
-    done = mpiarena("run", "--hosts", str(hosts), "--bench", "pingpong", "--sizes", "8",
+    done = mpiarena("run", "--launches", "2",
+                    "--hosts", str(hosts), "--bench", "pingpong", "--sizes", "8",
                     "--observations", "3", "--db", db)
     assert done.returncode == 0, done.stderr
     con = sqlite3.connect(db)

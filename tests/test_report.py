@@ -66,7 +66,8 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> str:
             f'[[variant]]\nimpl = "{BROKEN}"\nname = "broken"\n'
             'env = { OMPI_MCA_btl = "nosuch" }\n')
         suite = ["--suite", str(where / "suite.toml")]
-    done = mpiarena("run", *suite, *[f"--impl={i}" for i in TWO], "--bench", "pingpong,bcast",
+    done = mpiarena("run", "--launches", "2",
+                    *suite, *[f"--impl={i}" for i in TWO], "--bench", "pingpong,bcast",
                     "--sizes", "8,1K,64K", "--np", "2,3", "--observations", "5", "--db", db)
     assert done.returncode == 0, done.stderr
     return db

@@ -83,7 +83,8 @@ def test_a_suite_runs_through_srun_in_an_allocation(slurm, db):
     impls = [f"--impl={i}" for i in WANTED]
     done = subprocess.run(
         ["salloc", "-n", "2", sys.executable, "-c", "from mpiarena.cli import main; main()",
-         "run", "--slurm", *impls, "--bench", "pingpong,bcast", "--sizes", "8,64K",
+         "run", "--launches", "2",
+         "--slurm", *impls, "--bench", "pingpong,bcast", "--sizes", "8,64K",
          "--observations", "3", "--db", db], capture_output=True, text=True, env=slurm,
         timeout=600, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr

@@ -19,19 +19,22 @@ import numpy as np
 from .benchmarks import BENCHMARKS
 from .results import Group, Key, RunData
 from .stats import (
+    ALPHA,
     THRESHOLD,
+    center,
+    decide,
     holm,
-    omnibus,
+    launch_medians,
     outliers,
     p_value,
-    precise_enough,
     ratio_ci,
+    variance_share,
 )
 
 __all__ = [
     "CellWarning", "Change", "Derived", "Switch", "Warning", "cell_warnings", "compare_runs",
-    "curve", "curve_noise", "derived", "omnibus", "outliers", "precise_enough", "protocol_switches",
-    "relative", "scaling", "switches", "warning_lines",
+    "curve", "curve_noise", "derived", "outliers", "protocol_switches", "relative", "scaling",
+    "switches", "warning_lines",
 ]
 
 HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is noise
@@ -49,7 +52,7 @@ def _ok(group: Group | None) -> bool:
 
 
 def _median(group: Group) -> float:
-    return float(np.median(group.array))
+    return center(group.nested)
 
 
 # --- warnings -------------------------------------------------------------------------------
@@ -62,8 +65,8 @@ class CellWarning:
     key: Key
     variant: str
     text: str
-    cause: Literal["warm-up", "oversubscribed", "noise", "interference"]
-    outliers: tuple[int, ...] = ()  # indices into Group.values
+    cause: Literal["warm-up", "oversubscribed", "noise", "interference", "launches"]
+    outliers: tuple[int, ...] = ()  # indices into the launch's observations
 
 
 Warning = CellWarning  # the name the issue uses; shadows the builtin only inside this module
@@ -77,18 +80,39 @@ def _robust_cv(x: np.ndarray) -> float:
 
 def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
                   high_cv: float = HIGH_CV) -> list[CellWarning]:
-    """Hyperfine-style warnings, each with its likely cause: statistical outliers (beyond
-    Tukey's fences at `k` IQR, "far out" by default, and at least `min_rel` away from the
-    median), or a cell whose observations vary by more than `high_cv` (robust CV)."""
+    """Hyperfine-style warnings, each with its likely cause: launches that disagree (most of
+    the variance between launches, their medians `LAUNCH_SPREAD` apart or more), statistical
+    outliers inside a launch (beyond Tukey's fences at `k` IQR, "far out" by default, and at
+    least `min_rel` away from the launch's median), or a launch whose observations vary by
+    more than `high_cv` (robust CV). One warning per cell and variant, the first that applies."""
     cores = int(data.machine.get("cores", 0) or 0)
     out: list[CellWarning] = []
     for key in sorted(k for k in data.cells if BENCHMARKS[k[0]].unit == "s"):
         for variant, group in sorted(data.cells[key].items()):
-            if _ok(group):
-                warning = _cell_warning(key, variant, group.array, cores, k, min_rel, high_cv)
-                if warning is not None:
-                    out.append(warning)
+            if not _ok(group):
+                continue
+            warning = _launch_warning(key, variant, group)
+            for x in group.nested if warning is None else []:
+                warning = warning or _cell_warning(key, variant, x, cores, k, min_rel, high_cv)
+            if warning is not None:
+                out.append(warning)
     return out
+
+
+LAUNCH_SPREAD = 1.25  # launch medians this far apart, with most variance between launches
+
+
+def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
+    sample = group.nested
+    share = variance_share(sample)
+    medians = launch_medians(sample)
+    if share is None or share < 0.5 or medians.min() <= 0 \
+            or medians.max() / medians.min() < LAUNCH_SPREAD:
+        return None
+    figures = ", ".join(f"{v * 1e6:.3g}" for v in medians)
+    return CellWarning(key, variant, f"its launches disagree: {share:.0%} of the variance lies "
+                       f"between launches, launch medians {figures} us; the level is set when a "
+                       "job starts, so only more launches narrow it", "launches")
 
 
 def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, min_rel: float,
@@ -510,16 +534,16 @@ class Change:
     ci_high: float
     p_adjusted: float
     outcome: Literal["regression", "improvement", "indistinguishable", "undecided"]
-    n_a: int
+    n_a: int  # launches
     n_b: int
 
 
 def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
-                 alpha: float = 0.05, threshold: float = THRESHOLD) -> list[Change]:
+                 alpha: float = ALPHA, threshold: float = THRESHOLD) -> list[Change]:
     """Every cell measured in both runs for the same variant (or the `pairs` a -> b, to follow
-    an upgrade such as mpich-4.0.2 -> mpich-5.0.2): ratio of medians with a bootstrap interval,
-    Mann-Whitney p-values Holm-corrected across all cells, and a verdict as in `stats.verdicts`.
-    """
+    an upgrade such as mpich-4.0.2 -> mpich-5.0.2): the two runs are two sets of launches, and
+    the ratio, its interval, the launch test (Holm-corrected across all cells) and the
+    decision are those of `stats.verdicts`."""
     pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
     rows = []
     for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
@@ -527,19 +551,20 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
             ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
             if _ok(ga) and _ok(gb):
                 assert ga is not None and gb is not None
-                ratio, lo, hi = ratio_ci(ga.array, gb.array)
-                rows.append((key, va, vb, ratio, lo, hi, p_value(ga.array, gb.array),
-                             len(ga.values), len(gb.values)))
+                ratio, lo, hi = ratio_ci(ga.nested, gb.nested)
+                rows.append((key, va, vb, ratio, lo, hi, p_value(ga.nested, gb.nested),
+                             len(ga.nested), len(gb.nested)))
     adjusted = holm([r[6] for r in rows])
     out = []
     for (key, va, vb, ratio, lo, hi, _p, na, nb), p in zip(rows, adjusted, strict=True):
-        slower, faster = ratio >= 1 + threshold and lo > 1, ratio <= 1 / (1 + threshold) and hi < 1
         outcome: Literal["regression", "improvement", "indistinguishable", "undecided"]
-        if not (slower or faster):
+        slower = decide(lo, hi, p, alpha, threshold)
+        faster = decide(1 / hi, 1 / lo, p, alpha, threshold)
+        if "faster" in (slower, faster):
+            outcome = "regression" if slower == "faster" else "improvement"
+        elif slower == "indistinguishable":
             outcome = "indistinguishable"
-        elif p >= alpha:
-            outcome = "undecided"
         else:
-            outcome = "regression" if slower else "improvement"
+            outcome = "undecided"
         out.append(Change(key, va, vb, ratio, lo, hi, p, outcome, na, nb))
     return out

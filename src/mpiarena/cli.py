@@ -140,12 +140,14 @@ def _on_sigterm(*_: object) -> NoReturn:
 @click.option("--np", "np_text", help="comma-separated rank counts, e.g. 2,4")
 @click.option("--sizes", help="message sizes, e.g. 0,1,8,1K..4M")
 @click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours")
-@click.option("--observations", type=int, help="observations per cell")
+@click.option("--observations", type=int, help="observations per cell in each launch")
+@click.option("--launches", type=int,
+              help="independent launches of each variant per rank count (the statistics' unit)")
 @click.option("--off-cache", is_flag=True, help="rotate buffers so caches do not flatter sizes")
 @click.option("--validate", is_flag=True, help="check received data after each cell")
 @click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
-@click.option("--precision", help="sample each cell until its median's 95%% CI is within this, "
-              "e.g. 2%%")
+@click.option("--precision", help="add launches of each cell until its figure's 95%% CI (over "
+              "launches) is within this, e.g. 2%%")
 @click.option("--max-time", default=30.0, show_default=True,
               help="with --precision: seconds one cell may take in all")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
@@ -157,14 +159,15 @@ def _on_sigterm(*_: object) -> NoReturn:
               help="inside a Slurm allocation (salloc/sbatch): ranks start with srun")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
 def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text: str | None,
-            sizes: str | None, perturb: bool, observations: int | None, off_cache: bool,
+            sizes: str | None, perturb: bool, observations: int | None,
+            launches: int | None, off_cache: bool,
             validate: bool, timeout: float, precision: str | None, max_time: float,
             seed: int | None, cluster: str | None, hosts_file: str | None, slurm_job: bool,
             db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
-                      observations=observations,
+                      observations=observations, launches=launches,
                       benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)

@@ -1,7 +1,9 @@
 """Turn a suite and a set of implementations into the ordered list of measurements to take.
 
-Implementations take turns cell by cell, in an order shuffled with a recorded seed, so that
-drift on a shared machine does not favour whichever ran first.
+Each variant is measured in several independent launches per rank count: launch i of every
+variant, started in a shuffled order, before launch i + 1 of any. Inside a launch the
+variants take turns cell by cell, in an order shuffled with a recorded seed, so that drift on
+a shared machine does not favour whichever ran first.
 """
 
 from __future__ import annotations
@@ -40,18 +42,30 @@ class Cell:
     np: int
 
 
-@dataclass
-class Round:
-    """Everything measured at one rank count: start-up launches, then interleaved cells."""
+Turn = tuple[Cell, Variant]
 
-    np: int
-    launches: list[Variant] = field(default_factory=list)
-    turns: list[tuple[Cell, Variant]] = field(default_factory=list)
+
+@dataclass
+class Session:
+    """Launch `index` of each of its variants: jobs started together, cells taking turns."""
+
+    index: int
+    turns: list[Turn] = field(default_factory=list)
 
     @property
     def variants(self) -> list[Variant]:
         seen = {v.id: v for _, v in self.turns}
         return list(seen.values())
+
+
+@dataclass
+class Round:
+    """Everything measured at one rank count: start-up launches, then the measuring launches
+    (exclusive variants in sessions of their own, right after the shared one of each index)."""
+
+    np: int
+    startups: list[Variant] = field(default_factory=list)
+    sessions: list[Session] = field(default_factory=list)
 
 
 @dataclass
@@ -63,7 +77,7 @@ class Plan:
 
     @property
     def total_steps(self) -> int:
-        return sum(len(r.launches) + len(r.turns) for r in self.rounds)
+        return sum(len(r.startups) + sum(len(s.turns) for s in r.sessions) for r in self.rounds)
 
 
 def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) -> list[Variant]:
@@ -96,6 +110,14 @@ def _fits(variant: Variant, np: int) -> bool:
     return np >= family.min_np and (family.max_np is None or np <= family.max_np)
 
 
+def _session(index: int, cells: list[Cell], variants: list[Variant],
+             rng: random.Random) -> Session:
+    order = list(cells)
+    rng.shuffle(order)
+    return Session(index, [(cell, v) for cell in order for v in rng.sample(variants,
+                                                                              len(variants))])
+
+
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
@@ -108,12 +130,12 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
         fit = [v for v in variants if _fits(v, np)]
         if startup:
             for _ in range(suite.init_launches):
-                rnd.launches += rng.sample(fit, len(fit))
-        order = list(cells.get(np, []))
-        rng.shuffle(order)
+                rnd.startups += rng.sample(fit, len(fit))
+        here = cells.get(np, [])
         shared = [v for v in fit if not v.exclusive]
-        for cell in order:
-            rnd.turns += [(cell, v) for v in rng.sample(shared, len(shared))]
+        alone = [v for v in fit if v.exclusive]
+        for i in range(suite.launches if here else 0):
+            groups = [shared, *([v] for v in rng.sample(alone, len(alone)))]
+            rnd.sessions += [_session(i, here, g, rng) for g in groups if g]
         rounds.append(rnd)
-        rounds += [Round(np, turns=[(cell, v) for cell in order]) for v in fit if v.exclusive]
     return Plan(suite, variants, rounds, seed)

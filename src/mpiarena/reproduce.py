@@ -8,9 +8,11 @@ becomes a note in the report. Each run records its study and experiment in its s
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
 
@@ -66,12 +68,21 @@ def _where_for(exp: Experiment, base: Where, default: str, nodes: int) -> Where:
     return Where(f"{spec},mtu={exp.mtu}" if exp.mtu else spec)
 
 
+def _spread(suite: dict[str, Any], launches: int) -> dict[str, Any]:
+    """A study's observations per cell spread over `launches` launches (the launch is the unit
+    of the statistics), unless the study names its launches itself."""
+    if "launches" in suite:
+        return suite
+    per_launch = max(2, math.ceil(int(suite.get("observations", 5)) / launches))
+    return {**suite, "launches": launches, "observations": per_launch}
+
+
 def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
     """What runs for each experiment: its suite (short form with quick), at most `cap` ranks,
     and where."""
     out = []
     for exp in study.experiments.values():
-        data = {**exp.suite, **(exp.quick if quick else {})}
+        data = _spread({**exp.suite, **(exp.quick if quick else {})}, 2 if quick else 4)
         wanted = [int(n) for n in data.get("np", [2])]
         nps = sorted({min(n, cap) for n in wanted})
         suite = None if exp.program else from_dict(

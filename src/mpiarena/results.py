@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .benchmarks import BENCHMARKS
+from .stats import nest
 from .store import Store
 
 Key = tuple[str, int, int]  # bench, size, np
@@ -18,16 +19,25 @@ Key = tuple[str, int, int]  # bench, size, np
 class Group:
     """Everything measured for one variant in one cell (benchmark x size x ranks)."""
 
-    status: str = "ok"  # ok | na | skipped (its job failed earlier) | invalid | failed
+    status: str = "ok"  # ok when any launch measured it, else na | skipped | invalid | failed
     reason: str = ""
     values: list[float] = field(default_factory=list)  # reduced observations, in bench.unit
+    launches: list[int] = field(default_factory=list)  # each value's launch
     per_rank: list[list[float]] = field(default_factory=list)
     extras: list[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
+    lost: dict[int, str] = field(default_factory=dict)  # launch -> why it measured nothing here
+    timing: str = "loop"  # how a call was timed (loop | barrier | window)
 
     @property
     def array(self) -> np.ndarray:
+        """Every observation, all launches together."""
         return np.asarray(self.values, dtype=float)
+
+    @property
+    def nested(self) -> list[np.ndarray]:
+        """The observations of each launch, in launch order: the unit of every statistic."""
+        return nest(self.values, self.launches)
 
 
 @dataclass
@@ -61,15 +71,22 @@ def load(store: Store, run_id: int) -> RunData:
         bench = BENCHMARKS[row["bench"]]
         group = cells.setdefault((row["bench"], row["size"], row["np"]), {}).setdefault(
             row["variant"], Group())
-        if _SEVERITY[row["status"]] > _SEVERITY[group.status]:
-            group.status, group.reason = row["status"], row["reason"] or ""
+        if row["status"] != "ok":
+            if row["status"] != "na":
+                group.lost[row["launch"]] = f"{row['status']}: {row['reason'] or 'no reason'}"
+            if not group.values and _SEVERITY[row["status"]] > _SEVERITY[group.status]:
+                group.status, group.reason = row["status"], row["reason"] or ""
+        elif group.status != "ok":  # a launch measured what an earlier one could not
+            group.status, group.reason = "ok", ""
         group.iterations = row["iterations"] or group.iterations
+        group.timing = row["timing"]
         figures = [x for _, x in sorted(extras.get(row["id"], {}).items())]
         for i, per_rank in enumerate(obs.get(row["id"], [])):
             extra = {name: v + [math.nan] * (len(per_rank) - len(v))  # not finite: not stored
                      for name, v in (figures[i] if i < len(figures) else {}).items()}
             value = bench.observation(per_rank, extra)
             if math.isfinite(value):
+                group.launches.append(row["launch"])
                 group.per_rank.append(per_rank)
                 group.extras.append(extra)
                 group.values.append(value)

@@ -1,11 +1,18 @@
-"""Statistics of observations: robust summaries, intervals, and honest pairwise verdicts.
+"""Statistics on launches: the launch is the unit, observations inside it are nested.
 
-Medians with nonparametric confidence intervals come first (Hoefler and Belli, SC 2015);
-no normality is assumed and ratios are never averaged.
+On a shared machine the level of a figure is set when a job is launched (page placement, where
+the host puts the vCPUs) and varies between launches far more than inside one (Hunold and
+Carpen-Amarie, TPDS 2016; Hoefler and Belli, SC 2015). So a sample is one array of
+observations per launch; its figure is the median of the launch medians, its intervals come
+from a hierarchical bootstrap (launches resampled, then observations inside each), and the
+test behind a verdict compares launch medians. No normality is assumed, ratios are never
+averaged.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,117 +20,153 @@ from scipy import stats as st
 
 CONFIDENCE = 0.95
 THRESHOLD = 0.05  # a difference under 5% is never called, whatever the test says
+ALPHA = 0.05
+ROUNDS = 2000  # bootstrap resamples
+
+Sample = Sequence[np.ndarray]  # one array of observations per launch
+
+
+def nest(values: Sequence[float], launches: Sequence[int]) -> list[np.ndarray]:
+    """Observations grouped by their launch, in launch order."""
+    x = np.asarray(values, dtype=float)
+    ids = np.asarray(launches)
+    return [x[ids == i] for i in np.unique(ids)]
+
+
+def flat(sample: Sample) -> np.ndarray:
+    return np.concatenate([np.asarray(a, dtype=float) for a in sample]) if len(sample) else \
+        np.array([])
+
+
+def launch_medians(sample: Sample) -> np.ndarray:
+    return np.array([float(np.median(a)) for a in sample if len(a)])
+
+
+def center(sample: Sample) -> float:
+    """A sample's figure: the median of its launch medians."""
+    return float(np.median(launch_medians(sample)))
+
+
+def boot_centers(sample: Sample, rng: np.random.Generator, rounds: int = ROUNDS) -> np.ndarray:
+    """Hierarchical bootstrap of the median of launch medians: each round draws launches with
+    replacement, then, for each draw, the launch's observations with replacement."""
+    launches = [np.asarray(a, dtype=float) for a in sample if len(a)]
+    # each launch's median under `rounds` resamples of its own observations
+    inner = np.stack([np.median(a[rng.integers(0, len(a), (rounds, len(a)))], axis=1)
+                      for a in launches])
+    picks = rng.integers(0, len(launches), (rounds, len(launches)))
+    which = rng.integers(0, rounds, (rounds, len(launches)))
+    return np.median(inner[picks, which], axis=1)
+
+
+def center_ci(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Interval of the figure from the order statistics of the launch medians, interpolated
+    between neighbours (Hettmansperger and Sheather, 1986) to reach `confidence`; with under 6
+    launches no pair reaches 95% and this is their range (see `center_coverage`)."""
+    x = np.sort(launch_medians(sample))
+    n = len(x)
+    gamma = [float(st.binom.cdf(n - k, n, 0.5) - st.binom.cdf(k - 1, n, 0.5))
+             for k in range(1, n // 2 + 2)]  # P(x_k <= true median <= x_(n-k+1))
+    k = max((i + 1 for i, g in enumerate(gamma) if g >= confidence), default=1)
+    if (k == 1 and gamma[0] < confidence) or k >= n - k + 1:
+        return float(x[0]), float(x[-1])
+    g_k, g_next = gamma[k - 1], gamma[k]
+    share = (g_k - confidence) / (g_k - g_next) if g_k > g_next else 0.0
+    lam = (n - k) * share / (k + (n - 2 * k) * share)
+    return (float(lam * x[k] + (1 - lam) * x[k - 1]),
+            float(lam * x[n - k - 1] + (1 - lam) * x[n - k]))
+
+
+def center_coverage(launches: int, confidence: float = CONFIDENCE) -> float:
+    """How sure `center_ci` is: `confidence`, or less for under 6 launches (their range)."""
+    if launches < 2:
+        return 0.0
+    return min(confidence, 1 - 2 * 0.5**launches)
+
+
+def ci_halfwidth(sample: Sample, confidence: float = CONFIDENCE) -> float:
+    """Half-width of the figure's interval relative to the figure (the wider side); infinite
+    with fewer than 3 launches (no interval can speak for launches not measured) or a figure
+    that is not positive."""
+    if sum(1 for a in sample if len(a)) < 3:
+        return math.inf
+    figure = center(sample)
+    if figure <= 0:
+        return math.inf
+    lo, hi = center_ci(sample, confidence)
+    return max(figure - lo, hi - figure) / figure
+
+
+def variance_share(sample: Sample) -> float | None:
+    """Share of the variance of log observations that lies between launches (one-way random
+    effects, method of moments), 0-1; None with fewer than 2 launches of 2 observations."""
+    groups = [np.log(np.asarray(a, dtype=float)) for a in sample if len(a) >= 2 and min(a) > 0]
+    if len(groups) < 2:
+        return None
+    n = np.array([len(g) for g in groups], dtype=float)
+    means = np.array([g.mean() for g in groups])
+    grand = float(np.concatenate(groups).mean())
+    msb = float(np.sum(n * (means - grand) ** 2) / (len(groups) - 1))
+    msw = float(sum(((g - g.mean()) ** 2).sum() for g in groups) / (n.sum() - len(groups)))
+    n0 = (n.sum() - (n**2).sum() / n.sum()) / (len(groups) - 1)
+    between = max(0.0, (msb - msw) / n0)
+    total = between + msw
+    return between / total if total > 0 else 0.0
 
 
 @dataclass(frozen=True)
 class Summary:
-    n: int
-    median: float
-    mean: float
-    std: float
-    min: float
-    max: float
-    cv: float
+    launches: int
+    n: int  # observations, all launches together
+    median: float  # the median of launch medians
     ci_low: float
     ci_high: float
+    min: float
+    max: float
+    between: float | None  # share of the variance between launches
 
 
-def median_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Distribution-free interval of the median from order statistics (binomial)."""
-    x = np.sort(values)
-    n = len(x)
-    if n < 2:
-        return float(x[0]), float(x[-1])
-    lo = int(st.binom.ppf((1 - confidence) / 2, n, 0.5))
-    hi = int(st.binom.isf((1 - confidence) / 2, n, 0.5))
-    return float(x[max(lo - 1, 0)]), float(x[min(hi, n - 1)])
+def summarize(sample: Sample) -> Summary:
+    x = flat(sample)
+    lo, hi = center_ci(sample)
+    return Summary(sum(1 for a in sample if len(a)), len(x), center(sample), lo, hi,
+                   float(x.min()), float(x.max()), variance_share(sample))
 
 
-def min_observations(confidence: float = CONFIDENCE) -> int:
-    """Fewest observations whose range [min, max] covers the median with `confidence`."""
-    n = 2
-    while 1 - 2 * 0.5**n < confidence:
-        n += 1
-    return n
-
-
-def ci_halfwidth(values: np.ndarray, confidence: float = CONFIDENCE) -> float:
-    """Half-width of the median's interval relative to the median (the wider side).
-
-    Infinite while there are too few observations for any order-statistic interval to reach
-    `confidence` (6 at 95%), or when the median is not positive.
-    """
-    x = np.asarray(values, dtype=float)
-    if len(x) < min_observations(confidence):
-        return float("inf")
-    median = float(np.median(x))
-    if median <= 0:
-        return float("inf")
-    lo, hi = median_ci(x, confidence)
-    return max(median - lo, hi - median) / median
-
-
-def precise_enough(values: np.ndarray, precision: float, confidence: float = CONFIDENCE) -> bool:
-    """True when the median's interval is within `precision` (a fraction, 0.02) of the median."""
-    return ci_halfwidth(values, confidence) <= precision
-
-
-def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:
-    """Indices of observations beyond Tukey's fences (k IQR outside the quartiles).
-
-    An observation within `min_rel` of the median (a fraction) is never flagged, so a very
-    tight sample does not report differences too small to matter.
-    """
-    x = np.asarray(values, dtype=float)
-    if len(x) < 4:
-        return np.array([], dtype=int)
-    q1, median, q3 = np.percentile(x, [25, 50, 75])
-    iqr = q3 - q1
-    out = (x < q1 - k * iqr) | (x > q3 + k * iqr)
-    out &= np.abs(x - median) > min_rel * abs(median)
-    return np.flatnonzero(out)
-
-
-def omnibus(samples: dict[str, np.ndarray]) -> float:
-    """Kruskal-Wallis p-value that all samples come from one distribution (1.0 if untestable)."""
-    groups = [np.asarray(v, dtype=float) for v in samples.values() if len(v) > 0]
-    if len(groups) < 2 or sum(len(g) for g in groups) <= len(groups):
-        return 1.0
-    if np.ptp(np.concatenate(groups)) == 0:
-        return 1.0
-    return float(st.kruskal(*groups).pvalue)
-
-
-def summarize(values: np.ndarray) -> Summary:
-    x = np.asarray(values, dtype=float)
-    lo, hi = median_ci(x)
-    mean = float(x.mean())
-    std = float(x.std(ddof=1)) if len(x) > 1 else 0.0
-    return Summary(len(x), float(np.median(x)), mean, std, float(x.min()), float(x.max()),
-                   std / mean if mean > 0 else 0.0, lo, hi)
-
-
-def ratio_ci(fast: np.ndarray, slow: np.ndarray, seed: int = 0, rounds: int = 2000,
+def ratio_ci(fast: Sample, slow: Sample, seed: int = 0,
              confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """median(slow) / median(fast), with a percentile bootstrap interval."""
+    """center(slow) / center(fast), with a hierarchical bootstrap percentile interval."""
     rng = np.random.default_rng(seed)
-    a = np.asarray(fast, dtype=float)
-    b = np.asarray(slow, dtype=float)
-    ma = np.median(a[rng.integers(0, len(a), (rounds, len(a)))], axis=1)
-    mb = np.median(b[rng.integers(0, len(b), (rounds, len(b)))], axis=1)
-    boot = mb / np.where(ma > 0, ma, np.nan)
+    a, b = boot_centers(fast, rng), boot_centers(slow, rng)
+    boot = b / np.where(a > 0, a, np.nan)
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.nanpercentile(boot, [tail, 100 - tail])
-    return float(np.median(b) / np.median(a)), float(lo), float(hi)
+    return center(slow) / center(fast), float(lo), float(hi)
 
 
-def p_value(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Mann-Whitney U test; 1.0 when either side has too few observations."""
-    if len(a) < 2 or len(b) < 2:
+def p_value(a: Sample, b: Sample) -> float:
+    """Two-sided Mann-Whitney U test on launch medians (exact without ties); 1.0 when either
+    side has a single launch or every launch median is the same."""
+    ma, mb = launch_medians(a), launch_medians(b)
+    if len(ma) < 2 or len(mb) < 2 or np.ptp(np.concatenate([ma, mb])) == 0:
         return 1.0
-    if np.ptp(np.concatenate([a, b])) == 0:
-        return 1.0
-    return float(st.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    tied = len(np.unique(np.concatenate([ma, mb]))) < len(ma) + len(mb)
+    return float(st.mannwhitneyu(ma, mb, alternative="two-sided",
+                                 method="asymptotic" if tied else "exact").pvalue)
+
+
+def smallest_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p the launch test can give with these many launches."""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+
+
+def launches_needed(comparisons: int, alpha: float = ALPHA) -> int:
+    """Launches per variant for the launch test to reach `alpha` after Holm over
+    `comparisons` tests, when every launch of one variant beats every launch of the other."""
+    n = 2
+    while smallest_p(n, n) * max(comparisons, 1) >= alpha:
+        n += 1
+    return n
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -146,45 +189,66 @@ class Verdict:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: str  # faster | indistinguishable | undecided (a difference the data cannot back)
-    n_fast: int
-    n_slow: int
-    omnibus_p: float | None = None  # Kruskal-Wallis p of the cell, when it has over two variants
+    outcome: str  # faster | indistinguishable | undecided
+    launches_fast: int
+    launches_slow: int
+    needed: int = 0  # undecided for want of launches: how many per variant the test needs
 
 
-def verdicts(samples: list[dict[str, np.ndarray]], alpha: float = 0.05,
+def decide(ratio_low: float, ratio_high: float, p_adjusted: float, alpha: float = ALPHA,
+           threshold: float = THRESHOLD) -> str:
+    """faster: the whole ratio interval clears 1 + threshold and the launch test backs it;
+    indistinguishable: the whole interval lies inside the +-threshold band (equivalence);
+    anything else is undecided."""
+    if ratio_low > 1 + threshold and p_adjusted < alpha:
+        return "faster"
+    if ratio_low >= 1 / (1 + threshold) and ratio_high <= 1 + threshold:
+        return "indistinguishable"
+    return "undecided"
+
+
+def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
              threshold: float = THRESHOLD) -> list[list[Verdict]]:
-    """For each cell's samples, the fastest against every other, Holm-corrected across all cells.
-
-    A difference is called only when it passes the test and is at least `threshold`;
-    one that is large but not significant (too few observations) is left undecided.
-    A cell of more than two variants is first tested as a whole (Kruskal-Wallis): when that
-    is not significant at `alpha`, every pair in it is indistinguishable.
-    """
-    raw: list[list[tuple[str, str, float, float, float, float]]] = []
-    gates = [omnibus(cell) if len(cell) > 2 else None for cell in samples]
+    """For each cell's samples, the fastest against every other, the launch tests
+    Holm-corrected across all cells. An undecided verdict that more launches could decide
+    says how many per variant the test would need."""
+    raw = []
     for cell in samples:
-        ranked = sorted(cell, key=lambda k: float(np.median(cell[k])))
+        ranked = sorted(cell, key=lambda k: center(cell[k]))
         rows = []
         for other in ranked[1:]:
             ratio, lo, hi = ratio_ci(cell[ranked[0]], cell[other])
             rows.append((ranked[0], other, ratio, lo, hi, p_value(cell[ranked[0]], cell[other])))
         raw.append(rows)
-    flat = holm([r[5] for rows in raw for r in rows])
-    out, i = [], 0
-    for rows, gate in zip(raw, gates, strict=True):
+    m = sum(len(rows) for rows in raw)
+    adjusted = iter(holm([r[5] for rows in raw for r in rows]))
+    need = launches_needed(m, alpha)
+    out = []
+    for cell, rows in zip(samples, raw, strict=True):
         cell_out = []
         for fast, slow, ratio, lo, hi, _ in rows:
-            if ratio < 1 + threshold or (gate is not None and gate >= alpha):
-                outcome = "indistinguishable"
-            elif flat[i] < alpha and lo > 1.0:
-                outcome = "faster"
-            else:
-                outcome = "undecided"
-            cell_out.append(Verdict(fast, slow, ratio, lo, hi, flat[i], outcome,
-                                    len(samples[len(out)][fast]), len(samples[len(out)][slow]),
-                                    gate))
-            i += 1
+            p = next(adjusted)
+            outcome = decide(lo, hi, p, alpha, threshold)
+            n_fast, n_slow = len(launch_medians(cell[fast])), len(launch_medians(cell[slow]))
+            short = outcome == "undecided" and lo > 1 + threshold \
+                and smallest_p(n_fast, n_slow) * m >= alpha
+            cell_out.append(Verdict(fast, slow, ratio, lo, hi, p, outcome, n_fast, n_slow,
+                                    need if short else 0))
         out.append(cell_out)
     return out
 
+
+def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:
+    """Indices of observations beyond Tukey's fences (k IQR outside the quartiles).
+
+    An observation within `min_rel` of the median (a fraction) is never flagged, so a very
+    tight sample does not report differences too small to matter.
+    """
+    x = np.asarray(values, dtype=float)
+    if len(x) < 4:
+        return np.array([], dtype=int)
+    q1, median, q3 = np.percentile(x, [25, 50, 75])
+    iqr = q3 - q1
+    out = (x < q1 - k * iqr) | (x > q3 + k * iqr)
+    out &= np.abs(x - median) > min_rel * abs(median)
+    return np.flatnonzero(out)

@@ -132,6 +132,7 @@ static double rss_init;
 static char app_bad[160]; /* rank 0: why an application kernel's answer was wrong this cell */
 static double extra_now[X_COUNT]; /* this observation's extras, set by the loop that ran */
 static int extra_set[X_COUNT];    /* which extras the current cell has */
+static double planted = 1.0; /* test-only launch effect: see plant_launch_effect */
 
 static void note(enum extra x, double v)
 {
@@ -502,7 +503,7 @@ static double run(int bench, size_t size, long k, const struct bufs *b, int wind
         }
     }
     (void)sink;
-    double per = (M->now() - t0) / (double)k;
+    double per = (M->now() - t0) / (double)k * planted;
     if (bench == B_MSGRATE) return per / window;
     if (bench == B_THREADS) return per / ((double)window * (double)size);
     return per;
@@ -848,6 +849,16 @@ static void report_ranks(double init_s, double since_launch)
     }
 }
 
+/* Test-only: ARENA_FAULT=crash:BENCH makes the last rank die when asked for BENCH, so tests
+ * can see a failed cell end its launch and the variant's other cells go on in a fresh one. */
+static void planted_crash(int bench)
+{
+    const char *fault = getenv("ARENA_FAULT");
+    if (fault && !strncmp(fault, "crash:", 6) && !strcmp(fault + 6, bench_names[bench]) &&
+        rank == np - 1)
+        _exit(3);
+}
+
 static void serve(FILE *control)
 {
     char line[LINE];
@@ -865,6 +876,7 @@ static void serve(FILE *control)
             arena_barrier();      /* send may need its sender's progress to leave the node */
             return;
         }
+        planted_crash(c.bench);
         run_cell(&c);
     }
 }
@@ -889,6 +901,16 @@ static int baseline(const char *bench, const char *size, const char *ranks)
     return 0;
 }
 
+/* Test-only: ARENA_PLANT_SLOW=F multiplies every timed figure of a random half of the launches
+ * by F (the coin is a bit of the launch time ARENA_T0, which every rank of a launch shares), so
+ * tests can plant a launch-level effect and see the statistics report it. */
+static void plant_launch_effect(const char *t0env)
+{
+    const char *slow = getenv("ARENA_PLANT_SLOW");
+    if (slow && *slow && t0env && ((unsigned long long)(atof(t0env) * 1e6) >> 4) & 1)
+        planted = atof(slow);
+}
+
 int main(int argc, char **argv)
 {
     char buf[8192];
@@ -909,6 +931,7 @@ int main(int argc, char **argv)
         }
     }
     const char *t0env = getenv("ARENA_T0");
+    plant_launch_effect(t0env);
     double before = realtime();
     M->init(&argc, &argv, &rank, &np, thread_level, sizeof thread_level);
     double after = realtime();

@@ -17,7 +17,7 @@ import numpy as np
 from ..benchmarks import OVERLAP_OPS, overlap_of, progress_verdict
 from ..results import Group, Key, RunData
 from ..sizes import format_size
-from ..stats import Verdict, summarize, verdicts
+from ..stats import Sample, Verdict, nest, summarize, verdicts
 from .summary import comparable
 
 COST_BENCHES = ("cpu", "memory", "overlap", "progress", "threads", "msgrate")
@@ -29,7 +29,7 @@ class Figure:
     """One column: its samples per variant, how to print a median, how a verdict reads."""
 
     title: str
-    samples: dict[str, np.ndarray]
+    samples: dict[str, Sample]
     show: Callable[[float], str]
     better: str = ""  # "used {r}x less CPU than"; empty: no verdicts (higher is better)
     floor: float = 0.0  # values below this count as this (ratios of ~0 mean nothing)
@@ -60,18 +60,20 @@ def _groups(data: RunData, bench: str) -> dict[str, list[Group]]:
     return out
 
 
-def _cpu_during(data: RunData, bench: str, ranks: int | None) -> dict[str, np.ndarray]:
-    """CPU % of the active ranks (ranks 0 and 1, or all) over every observation of bench."""
+def _cpu_during(data: RunData, bench: str, ranks: int | None) -> dict[str, Sample]:
+    """CPU % of the active ranks (ranks 0 and 1, or all) over every observation of bench, per
+    launch."""
     out = {}
     for variant, groups in _groups(data, bench).items():
-        values = [v for g in groups for x in g.extras if "cpu" in x
-                  if np.isfinite(v := 100 * float(np.mean(x["cpu"][:ranks])))]
-        if values:
-            out[variant] = np.asarray(values)
+        pairs = [(launch, v) for g in groups for x, launch in zip(g.extras, g.launches,
+                                                                   strict=True)
+                 if "cpu" in x and np.isfinite(v := 100 * float(np.mean(x["cpu"][:ranks])))]
+        if pairs:
+            out[variant] = nest([v for _, v in pairs], [launch for launch, _ in pairs])
     return out
 
 
-def _cell(data: RunData, key: Key | None) -> dict[str, np.ndarray]:
+def _cell(data: RunData, key: Key | None) -> dict[str, Sample]:
     return comparable(data.cells[key]) if key else {}
 
 
@@ -114,11 +116,12 @@ def _figures(data: RunData) -> list[Figure]:
     return [f for f in figs if f.samples]
 
 
-def _by_impl(samples: dict[str, np.ndarray], floor: float) -> list[dict[str, np.ndarray]]:
+def _by_impl(samples: dict[str, Sample], floor: float) -> list[dict[str, Sample]]:
     """The samples split by implementation (variant ids are impl or impl:name)."""
-    groups: dict[str, dict[str, np.ndarray]] = {}
+    groups: dict[str, dict[str, Sample]] = {}
     for variant, x in samples.items():
-        groups.setdefault(variant.split(":")[0], {})[variant] = np.maximum(x, floor)
+        groups.setdefault(variant.split(":")[0], {})[variant] = [np.maximum(a, floor)
+                                                                  for a in x]
     return [g for g in groups.values() if len(g) > 1]
 
 
@@ -138,8 +141,9 @@ def cost_verdict_text(label: str, better: str, v: Verdict) -> str:
         return f"{label}: {v.fast} {said} {v.slow} ({ci})"
     if v.outcome == "indistinguishable":
         return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
-    return (f"{label}: {v.fast} looks as if it {said} {v.slow} ({ci}) but {v.n_fast} and "
-            f"{v.n_slow} observations cannot back it (p={v.p_adjusted:.2g} after Holm)")
+    return (f"{label}: undecided, {v.fast} looks as if it {said} {v.slow} ({ci}); "
+            f"{v.launches_fast} and {v.launches_slow} launches cannot back it "
+            f"(p={v.p_adjusted:.2g} after Holm)")
 
 
 def _ordered(data: RunData, key: Key) -> list[tuple[str, Group]]:

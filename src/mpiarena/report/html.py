@@ -24,10 +24,10 @@ from ..stats import CONFIDENCE, THRESHOLD, Verdict
 from . import plots, units
 from .costs import costs
 from .summary import (
-    METHOD,
     Analysis,
     analyse,
     machine_line,
+    method_text,
     variant_rows,
     variant_settings,
     verdict_text,
@@ -60,7 +60,8 @@ def _image(plot: plots.Plot, dpi: int) -> Image:
 def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
     return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
             "ratio": f"{v.ratio:.2f}", "ci": f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}",
-            "n_fast": v.n_fast, "n_slow": v.n_slow, "p": f"{v.p_adjusted:.2g}",
+            "launches_fast": v.launches_fast, "launches_slow": v.launches_slow,
+            "p": f"{v.p_adjusted:.2g}",
             "text": verdict_text(a.label(key), v)}
 
 
@@ -78,12 +79,13 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
                 entries.append({"variant": variant, "missing": status,
                                 "reason": group.reason if group else ""})
                 continue
+            between = "-" if s.between is None else f"{s.between:.0%}"
             entries.append({
-                "variant": variant, "n": s.n, "median": units.seconds(s.median),
+                "variant": variant, "launches": s.launches, "n": s.n,
+                "median": units.seconds(s.median),
                 "ci": f"{units.seconds(s.ci_low)} - {units.seconds(s.ci_high)}",
-                "mean": units.seconds(s.mean), "sd": units.seconds(s.std),
                 "min": units.seconds(s.min), "max": units.seconds(s.max),
-                "cv": f"{100 * s.cv:.1f}%", "noisy": s.cv > 0.1,
+                "between": between, "noisy": (s.between or 0) > 0.5,
                 "iterations": group.iterations if group else None})
         spec = BENCHMARKS[key[0]]
         rows.append({"size": spec.size_text(key[1]) if spec.sized else "",
@@ -217,10 +219,9 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
         ("rank counts", ", ".join(str(n) for n in settings.get("nps", []))),
         ("sizes", ", ".join(format_size(s) for s in settings.get("sizes", []))),
     ]
-    target = units.seconds(settings.get("target_time", 0))
     n_comparisons = len(all_verdicts)
     method = [
-        METHOD.format(target=target),
+        method_text(data),
         f"The interval of a median is distribution-free, from order statistics "
         f"({CONFIDENCE:.0%}). A ratio is median over median, with a percentile bootstrap "
         f"interval (2000 resamples). Each cell's fastest variant is compared with every other by a "

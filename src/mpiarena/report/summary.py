@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
-
 from ..analysis import (
     Derived,
     Switch,
@@ -26,24 +24,37 @@ from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..results import Group, Key, RunData
 from ..sizes import format_size
-from ..stats import Summary, Verdict, summarize, verdicts
+from ..stats import Sample, Summary, Verdict, center, summarize, verdicts
 from . import units
 
-METHOD = ("Each observation is a timed loop of k iterations divided by k (k chosen so that a loop "
-          "lasts at least {target}), after a warm-up, preceded by mpiarena's own dissemination "
-          "barrier; point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
-          "start-up: the slowest rank. Cells show the median; verdicts need a Mann-Whitney test "
-          "(Holm-corrected across the report) and a difference of at least 5%.")
+METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
+          "across variants. Each observation is a timed loop of k iterations divided by k (k "
+          "chosen so that a loop lasts at least {target}), after a warm-up, preceded by "
+          "mpiarena's own dissemination barrier; point-to-point: ranks 0 and 1 (pingpong: half "
+          "the round trip); collectives and start-up: the slowest rank. Cells show the median of "
+          "the launch medians; intervals come from the launches (a hierarchical bootstrap for "
+          "ratios). 'faster' needs the whole ratio interval beyond 5% and a Mann-Whitney test on "
+          "launch medians (Holm-corrected across the report); 'indistinguishable' needs the "
+          "whole interval within 5%; anything else is undecided.")
+
+
+def method_text(data: RunData) -> str:
+    """How the run's figures were measured and judged, from what the store recorded."""
+    target = units.seconds(data.settings.get("target_time", 0))
+    return METHOD.format(target=target, launches=data.settings.get("launches", 1))
+
+
 STATUS_TEXT = {"na": "n/a", "invalid": "INVALID", "failed": "failed", "skipped": "skipped"}
 
 
-def comparable(cell: dict[str, Group]) -> dict[str, np.ndarray]:
-    """The variants of a cell that measured something, as arrays of seconds."""
-    return {v: g.array for v, g in cell.items() if g.status == "ok" and g.values}
+def comparable(cell: dict[str, Group]) -> dict[str, Sample]:
+    """The variants of a cell that measured something, as observations per launch."""
+    return {v: g.nested for v, g in cell.items() if g.status == "ok" and g.values}
 
 
 def median(group: Group) -> float:
-    return float(np.median(group.array))
+    """A cell's figure: the median of its launch medians."""
+    return center(group.nested)
 
 
 def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | None:
@@ -87,7 +98,7 @@ class Analysis:
 
     def best(self, key: Key) -> str | None:
         ok = comparable(self.data.cells[key])
-        return min(ok, key=lambda v: float(np.median(ok[v]))) if len(ok) > 1 else None
+        return min(ok, key=lambda v: center(ok[v])) if len(ok) > 1 else None
 
     def cell_text(self, key: Key, variant: str) -> str:
         """Median and (point-to-point) bandwidth, or why there is none: the terminal's cell."""
@@ -146,9 +157,14 @@ def verdict_text(label: str, v: Verdict) -> str:
         return f"{label}: {v.fast} ran {v.ratio:.2f}x faster than {v.slow} ({ci})"
     if v.outcome == "indistinguishable":
         return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
-    return (f"{label}: {v.fast} looks {v.ratio:.2f}x faster than {v.slow} ({ci}) but "
-            f"{v.n_fast} and {v.n_slow} observations cannot back it "
-            f"(p={v.p_adjusted:.2g} after Holm)")
+    if v.needed:
+        why = (f"{v.launches_fast} and {v.launches_slow} launches cannot back it: the test on "
+               f"launches needs {v.needed} per variant (--launches {v.needed})")
+    elif v.ci_low > 1.05:
+        why = f"the launches disagree too much to back it (p={v.p_adjusted:.2g} after Holm)"
+    else:
+        why = "the interval reaches within 5%: more launches would tell"
+    return f"{label}: undecided, {v.fast} looks {v.ratio:.2f}x faster than {v.slow} ({ci}); {why}"
 
 
 def _where(keys: list[Key]) -> str:
@@ -176,7 +192,7 @@ def _warnings(a: Analysis) -> list[Notice]:
     problems: dict[tuple[str, str, str], list[Key]] = {}
     unexpressible: dict[tuple[str, str], list[Key]] = {}
     short: dict[str, list[Key]] = {}
-    wanted = int(data.settings.get("observations", 0))
+    wanted = int(data.settings.get("observations", 0)) * int(data.settings.get("launches", 1))
     for key, cell in data.cells.items():
         for variant, group in cell.items():
             if group.status in ("failed", "invalid", "skipped"):

@@ -12,16 +12,15 @@ from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
 from ..stats import ci_halfwidth
-from . import units
 from .apps import apps
 from .costs import costs
 from .summary import (
-    METHOD,
     Analysis,
     analyse,
     derived_text,
     implementation_line,
     machine_line,
+    method_text,
     switch_text,
     verdict_text,
 )
@@ -40,8 +39,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
         console.print(f"  {escape(implementation_line(impl))}")
     for line in placement_lines(data):
         console.print(escape(line))
-    target = units.seconds(data.settings.get("target_time", 0))
-    console.print(f"[dim]{METHOD.format(target=target)}[/]")
+    console.print(f"[dim]{method_text(data)}[/]")
     for (bench, np_), keys in a.tables.items():
         _table(a, bench, np_, keys, console)
         for key in keys if all_verdicts else a.summary_keys(keys):
@@ -139,22 +137,23 @@ def _against_raw_tcp(data: RunData, console: Console) -> None:
 
 
 def _precision_summary(data: RunData, precision: float, console: Console) -> None:
-    """How many observations each cell needed for the precision asked, and which never got it."""
-    console.print(f"[bold]Adaptive sampling[/] to +-{precision:.1%} of the median (95% CI), at "
-                  f"most {data.settings.get('max_time')} s per cell:")
+    """How many launches each cell needed for the precision asked, and which never got it."""
+    console.print(f"[bold]Adaptive sampling[/] to +-{precision:.1%} of the figure (95% CI over "
+                  f"launches), at most {data.settings.get('max_time')} s per cell:")
     for variant in data.variants:
         groups = [(k, c[variant]) for k, c in data.cells.items()
                   if variant in c and c[variant].status == "ok" and c[variant].values]
         if not groups:
             continue
-        missed = [(k, g) for k, g in groups if ci_halfwidth(g.array) > precision]
-        counts = sorted(len(g.values) for _, g in groups)
+        missed = [(k, g) for k, g in groups if ci_halfwidth(g.nested) > precision]
+        counts = sorted(len(g.nested) for _, g in groups)
         console.print(f"  {variant}: {len(groups) - len(missed)} of {len(groups)} cells reached "
-                      f"it (observations {counts[0]}-{counts[-1]})")
+                      f"it (launches {counts[0]}-{counts[-1]})")
         for key, group in missed:
             size = BENCHMARKS[key[0]].size_text(key[1])
-            console.print(f"    [yellow]never[/]: {key[0]} {size} at {key[2]} "
-                          f"ranks (n={len(group.values)}, +-{ci_halfwidth(group.array):.1%})")
+            console.print(f"    [yellow]never[/]: {key[0]} {size} at {key[2]} ranks "
+                          f"({len(group.nested)} launches, {len(group.values)} observations, "
+                          f"+-{ci_halfwidth(group.nested):.1%})")
 
 
 def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,
@@ -172,6 +171,6 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
         colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
                       f"time (95% CI {c.ci_low:.2f}-{c.ci_high:.2f}, p={c.p_adjusted:.2g}, "
-                      f"n={c.n_a}/{c.n_b})")
+                      f"launches {c.n_a}/{c.n_b})")
     counts = {k: sum(c.outcome == k for c in changes) for k in order}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")

@@ -41,6 +41,20 @@ class Settings:
     max_time: float = 30.0  # adaptive: seconds one cell may take in all
 
 
+@dataclass
+class Running:
+    """A variant's live job in a session: its store id and which launch of the variant it is."""
+
+    job: Job
+    job_id: int
+    launch: int
+    restarts: int = 0
+
+
+MAX_RESTARTS = 3  # fresh launches a session gives a variant whose cells keep failing
+MAX_EXTRA_LAUNCHES = 32  # adaptive sampling: launches added at most, whatever the time left
+
+
 class Executor:
     def __init__(self, plan: Plan, builds: dict[str, Build], store: Store, run_id: int,
                  settings: Settings, user: RankUser | None,
@@ -50,11 +64,13 @@ class Executor:
         self.topology = topology or Local()
         self.plan, self.builds, self.store, self.run_id = plan, builds, store, run_id
         self.settings, self.user, self.advance, self.grow = settings, user, advance, grow
-        self.sampled: dict[tuple[Cell, str], tuple[list[float], float]] = {}  # values, seconds
+        # (cell, variant id) -> launch -> reduced observations, and seconds spent measuring
+        self.sampled: dict[tuple[Cell, str], tuple[dict[int, list[float]], float]] = {}
+        self.broken: dict[tuple[Cell, str], str] = {}  # cells that failed: never asked again
+        self.launches: dict[tuple[str, int], int] = {}  # (variant id, np) -> launches started
         self.seq = 0
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
-        self.failed: dict[str, str] = {}  # variant id -> why, for the current round
         self.workdir: Path | None = None
         self.live: list[Job] = []
 
@@ -77,35 +93,35 @@ class Executor:
             kill_tagged(self.run_token, var=RUN_VAR)
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    # --- one round -----------------------------------------------------------------------
+    # --- one round: start-ups, then the launches ---------------------------------------------
     def _round(self, rnd: Round) -> None:
-        self.failed = {}
-        for variant in rnd.launches:
+        for variant in rnd.startups:
             self._startup(variant, rnd.np)
-        jobs: dict[str, tuple[Job, int]] = {}
-        for variant in rnd.variants:
-            if variant.id not in self.failed:
-                started = self._start(variant, rnd.np)
-                if started:
-                    jobs[variant.id] = started
-        for cell, variant in rnd.turns:
-            self._turn(cell, variant, jobs.get(variant.id))
+        for session in rnd.sessions:
+            self._session(session.turns, rnd.np)
         if self.settings.precision:
-            self._refine(rnd, jobs)
-        for variant_id, (job, job_id) in jobs.items():
-            if variant_id not in self.failed:
-                try:
-                    job.quit(self.settings.timeout)
-                    self.store.update_job(job_id, status="ok")
-                except JobError as e:
-                    self.store.update_job(job_id, status="failed", reason=str(e))
-            self._retire(job)
+            self._refine(rnd)
         self.daemons.stop_all()
         self.topology.reap()
 
-    def _launched(self, variant: Variant, np: int, fatal: bool = True) -> tuple[Job, int, Hello]:
-        """A started job, or JobError. A failure halts the variant's daemons (they start again
-        when next needed) and, if fatal, puts the variant out of the round."""
+    def _session(self, turns: list[tuple[Cell, Variant]], np_: int) -> None:
+        """One launch of each variant in `turns`, started in the order they first appear, cells
+        taken in turn; a failed cell ends its launch, and the variant's remaining cells go on
+        in a fresh one."""
+        jobs: dict[str, Running | str] = {}  # variant id -> its job, or why it has none
+        try:
+            for variant in dict.fromkeys(v for _, v in turns):
+                jobs[variant.id] = self._start(variant, np_)
+            for cell, variant in turns:
+                self._turn(cell, variant, jobs)
+        finally:
+            for running in jobs.values():
+                if isinstance(running, Running):
+                    self._finish(running)
+
+    def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
+        """A started job, or JobError (its daemons are then halted: they start again when next
+        needed)."""
         assert self.workdir is not None
         log = self.workdir / f"job-{next(self.jobs_started)}.err"
         try:
@@ -113,39 +129,43 @@ class Executor:
                                    self.workdir, self.user, log, self.daemons)
         except JobError as e:
             self.daemons.stop(variant.id)
-            if fatal:
-                self.failed[variant.id] = f"its daemons did not start: {e}"
-            raise
+            raise JobError(f"its daemons did not start: {e}") from e
         job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
                                     job.argv)
         self.live.append(job)
         try:
             hello = job.start(self.settings.timeout)
         except JobError as e:
-            (self._fail if fatal else self._drop)(variant, job, job_id, f"start-up failed: {e}")
-            raise
+            self._drop(variant, job, job_id, f"start-up failed: {e}")
+            raise JobError(f"start-up failed: {e}") from e
         self.store.update_job(job_id, status="running", tick=hello.tick,
                               resolution=hello.resolution, thread_level=hello.thread_level,
                               ranks=[r.__dict__ for r in hello.ranks])
         return job, job_id, hello
 
-    def _start(self, variant: Variant, np: int) -> tuple[Job, int] | None:
+    def _start(self, variant: Variant, np: int, restarts: int = 0) -> Running | str:
+        """The variant's next launch, or why it did not start."""
+        launch = self.launches.get((variant.id, np), 0)
+        self.launches[variant.id, np] = launch + 1
         try:
             job, job_id, _ = self._launched(variant, np)
-        except JobError:
-            return None
-        return job, job_id
+        except JobError as e:
+            return f"launch {launch} did not start: {e}"
+        return Running(job, job_id, launch, restarts)
+
+    def _finish(self, running: Running) -> None:
+        try:
+            running.job.quit(self.settings.timeout)
+            self.store.update_job(running.job_id, status="ok")
+        except JobError as e:
+            self.store.update_job(running.job_id, status="failed", reason=str(e))
+        self._retire(running.job)
 
     def _drop(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
         """The job failed: record why, kill it, halt the variant's daemons."""
         self.store.update_job(job_id, status="failed", reason=reason)
-        job.kill()
+        self._retire(job)
         self.daemons.stop(variant.id)
-
-    def _fail(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
-        """The job failed and the variant measures nothing more in this round."""
-        self._drop(variant, job, job_id, reason)
-        self.failed[variant.id] = reason
 
     def _retire(self, job: Job) -> None:
         job.kill()
@@ -157,88 +177,104 @@ class Executor:
         that fails is a failed start-up, not a failed variant: the measurements run in jobs of
         their own (MPICH 4.0.2 over an emulated TCP link hung in MPI_Finalize in 1 of 40)."""
         self.advance(f"{variant.id} start-up, {np} ranks")
+        n = self._count("init", variant, np)
         cell = Cell("init", 0, np)
-        if variant.id in self.failed:
-            self._record(variant, cell, None, "skipped", self.failed[variant.id])
-            return
         try:
-            job, job_id, hello = self._launched(variant, np, fatal=False)
+            job, job_id, hello = self._launched(variant, np)
         except JobError as e:
-            self._record(variant, cell, None, "failed", str(e))
+            self._record(variant, cell, None, "failed", str(e), launch=n)
             return
         try:
             finalize, _ = job.quit(self.settings.timeout)
         except JobError as e:
             self._drop(variant, job, job_id, f"shut-down failed: {e}")
-            self._record(variant, cell, job_id, "failed", f"shut-down failed: {e}")
+            self._record(variant, cell, job_id, "failed", f"shut-down failed: {e}", launch=n)
             return
         finally:
             self._retire(job)
         self.store.update_job(job_id, status="ok")
-        n = self._count("init", variant, np)
         self._record(variant, cell, job_id, "ok", "", 1,
-                     [Obs(n, [r.since_launch for r in hello.ranks])])
-        self._record(variant, Cell("finalize", 0, np), job_id, "ok", "", 1, [Obs(n, finalize)])
+                     [Obs(0, [r.since_launch for r in hello.ranks])], launch=n)
+        self._record(variant, Cell("finalize", 0, np), job_id, "ok", "", 1, [Obs(0, finalize)],
+                     launch=n)
 
     def _count(self, bench: str, variant: Variant, np: int) -> int:
         row = self.store.db.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND bench=? AND "
                                     "variant=? AND np=?", (self.run_id, bench, variant.id, np))
         return int(row.fetchone()[0])
 
-    def _turn(self, cell: Cell, variant: Variant, started: tuple[Job, int] | None) -> None:
+    def _turn(self, cell: Cell, variant: Variant, jobs: dict[str, Running | str]) -> None:
         self.advance(f"{variant.id} {cell.bench}")
-        if started is None or variant.id in self.failed:
-            self._record(variant, cell, None, "skipped", self.failed.get(variant.id, "not started"))
+        if (cell, variant.id) in self.broken:
             return
-        job, job_id = started
+        running = jobs[variant.id]
+        if isinstance(running, str):
+            launch = self.launches.get((variant.id, cell.np), 1) - 1
+            self._record(variant, cell, None, "skipped", running, launch=launch)
+            return
         s = self.plan.suite
         began = time.monotonic()
-        so_far = len(self.sampled.get((cell, variant.id), ([], 0.0))[0])
-        batch = max(s.observations, so_far)  # adaptive batches double, so calibrations stay few
         try:
-            res = job.cell(self.seq, cell.bench, cell.size, batch, s.target_time,
-                           _max_time(cell, batch, s), s.window, self.settings.offcache,
-                           self.settings.validate, self.settings.timeout, s.hold_time)
+            res = running.job.cell(self.seq, cell.bench, cell.size, s.observations,
+                                   s.target_time, _max_time(cell, s.observations, s), s.window,
+                                   self.settings.offcache, self.settings.validate,
+                                   self.settings.timeout, s.hold_time)
         except JobError as e:
-            self._fail(variant, job, job_id, f"{cell.bench} {cell.size} B: {e}")
-            self._record(variant, cell, job_id, "failed", str(e))
+            why = f"{cell.bench} {cell.size} B in launch {running.launch}: {e}"
+            self._drop(variant, running.job, running.job_id, why)
+            self._record(variant, cell, running.job_id, "failed", str(e), launch=running.launch)
+            self.broken[cell, variant.id] = str(e)
+            jobs[variant.id] = (self._start(variant, cell.np, running.restarts + 1)
+                                if running.restarts < MAX_RESTARTS else
+                                f"launch {running.launch} gave up after {MAX_RESTARTS} "
+                                "fresh launches failed")
             return
         if cell.bench == "memory" and res.status == "ok":
             res = with_baseline(res, cell)
-        self._record(variant, cell, job_id, res.status, res.reason, res.iterations,
-                     res.observations)
+        self._record(variant, cell, running.job_id, res.status, res.reason, res.iterations,
+                     res.observations, launch=running.launch)
         if res.status == "ok":
-            values, spent = self.sampled.get((cell, variant.id), ([], 0.0))
+            by_launch, spent = self.sampled.get((cell, variant.id), ({}, 0.0))
             bench = BENCHMARKS[cell.bench]
-            values += [v for o in res.observations
-                       if math.isfinite(v := bench.observation(o.per_rank, o.extras))]
-            self.sampled[cell, variant.id] = values, spent + time.monotonic() - began
+            by_launch.setdefault(running.launch, []).extend(
+                v for o in res.observations
+                if math.isfinite(v := bench.observation(o.per_rank, o.extras)))
+            self.sampled[cell, variant.id] = by_launch, spent + time.monotonic() - began
 
-    def _refine(self, rnd: Round, jobs: dict[str, tuple[Job, int]]) -> None:
-        """Adaptive sampling: more batches, still interleaved, for every cell whose median is not
-        yet known to the requested precision, until it is or the cell's time is spent."""
+    def _refine(self, rnd: Round) -> None:
+        """Adaptive sampling: more launches, still interleaved, of every cell whose figure is
+        not yet known to the requested precision across launches, until it is or the cell's
+        time is spent."""
         rng = random.Random(self.plan.seed + rnd.np)
-        pending = [(c, v) for c, v in rnd.turns if self._needs_more(c, v)]
-        while pending:
+        planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
+        for _ in range(MAX_EXTRA_LAUNCHES):
+            pending = [(c, v) for c, v in planned if self._needs_more(c, v)]
+            if not pending:
+                return
             self.grow(len(pending))
             rng.shuffle(pending)
-            for cell, variant in pending:
-                self._turn(cell, variant, jobs.get(variant.id))
-            pending = [(c, v) for c, v in pending if self._needs_more(c, v)]
+            shared = [t for t in pending if not t[1].exclusive]
+            alone = [[t for t in pending if t[1] == v]
+                     for v in dict.fromkeys(v for _, v in pending if v.exclusive)]
+            for turns in [shared, *alone]:
+                if turns:
+                    self._session(turns, rnd.np)
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
-        if variant.id in self.failed or (cell, variant.id) not in self.sampled:
+        if (cell, variant.id) in self.broken or (cell, variant.id) not in self.sampled:
             return False
-        values, spent = self.sampled[cell, variant.id]
+        by_launch, spent = self.sampled[cell, variant.id]
         assert self.settings.precision is not None
+        sample = [np.asarray(v) for v in by_launch.values() if v]
         return spent < self.settings.max_time and \
-            ci_halfwidth(np.asarray(values)) > self.settings.precision
+            ci_halfwidth(sample) > self.settings.precision
 
     def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: str,
                 reason: str, iterations: int | None = None,
-                observations: list[Obs] | None = None) -> None:
+                observations: list[Obs] | None = None, launch: int = 0) -> None:
         self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
-                            status, reason or None, iterations, observations or [], self.seq)
+                            status, reason or None, iterations, observations or [], self.seq,
+                            launch)
         self.seq += 1
 
 

@@ -32,7 +32,8 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
     suite = plan.suite
     run_id = store.begin_run(suite.name, command, plan.seed, __version__, machine.describe(), {
         "benchmarks": suite.benchmarks, "sizes": suite.sizes, "nps": suite.nps,
-        "observations": suite.observations, "target_time": suite.target_time,
+        "observations": suite.observations, "launches": suite.launches,
+        "target_time": suite.target_time,
         "max_cell_time": suite.max_cell_time, "window": suite.window,
         "hold_time": suite.hold_time, "offcache": settings.offcache,
         "validate": settings.validate, "timeout": settings.timeout,

@@ -32,7 +32,8 @@ class Suite:
     benchmarks: tuple[str, ...]
     sizes: tuple[int, ...]
     nps: tuple[int, ...]
-    observations: int = 20
+    observations: int = 5  # per launch
+    launches: int = 8  # independent launches of each variant per rank count
     target_time: float = 1e-3  # each observation lasts at least this long
     max_cell_time: float = 2.0  # observations of one cell stop after this
     init_launches: int = 3
@@ -82,7 +83,8 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
             benchmarks=tuple(data["benchmarks"]),
             sizes=tuple(parse_sizes(str(data.get("sizes", "0..4M")))),
             nps=tuple(int(n) for n in data.get("np", [2])),
-            observations=int(data.get("observations", 20)),
+            observations=int(data.get("observations", 5)),
+            launches=int(data.get("launches", 8)),
             target_time=float(data.get("target_time", 1e-3)),
             max_cell_time=float(data.get("max_cell_time", 2.0)),
             init_launches=int(data.get("init_launches", 3)),
@@ -106,8 +108,9 @@ def check(suite: Suite, where: str) -> Suite:
         raise ArenaError(f"{where}: no benchmarks selected")
     if not suite.nps or min(suite.nps) < 1:
         raise ArenaError(f"{where}: rank counts must be 1 or more, got {list(suite.nps)}")
-    if suite.observations < 1 or suite.init_launches < 0 or suite.window < 1:
-        raise ArenaError(f"{where}: observations and window must be at least 1")
+    if suite.observations < 1 or suite.launches < 1 or suite.init_launches < 0 \
+            or suite.window < 1:
+        raise ArenaError(f"{where}: observations, launches and window must be at least 1")
     if suite.target_time <= 0 or suite.max_cell_time <= 0 or suite.hold_time <= 0:
         raise ArenaError(f"{where}: target_time, max_cell_time and hold_time must be positive")
     return suite

@@ -1,0 +1,62 @@
+"""The launch as the unit, for real: launch effects reported as such, failures that end a
+launch and not the variant."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from conftest import IMPLS, mpiarena
+
+from mpiarena.report.summary import analyse
+from mpiarena.results import load
+from mpiarena.store import Store
+
+MPI = next((i.id for i in IMPLS if i.family in ("mpich", "openmpi")), None)
+pytestmark = pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")
+
+
+def test_a_planted_launch_effect_is_launch_variance_and_backs_no_verdict(tmp_path, db):
+    suite = tmp_path / "planted.toml"
+    suite.write_text('benchmarks = ["pingpong"]\nsizes = "1K,64K"\nobservations = 4\n'
+                     'launches = 8\ninit_launches = 0\n'
+                     f'[[variant]]\nimpl = "{MPI}"\nname = "planted"\n'
+                     'env = { ARENA_PLANT_SLOW = "10" }\n')
+    done = mpiarena("run", "--suite", str(suite), "--impl", MPI, "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(db), 1)
+    a = analyse(data)
+    planted = f"{MPI}:planted"
+    for key in a.judged:
+        launches = data.cells[key][planted].nested
+        assert len(launches) == 8
+        fastest = np.array([x.min() for x in launches])  # interference only adds time
+        slowed = int(np.sum(fastest > 4 * fastest.min()))
+        if 3 <= slowed <= 5:  # no side holds most launches: nothing can back a verdict
+            verdict = a.judged[key][0]
+            assert verdict.outcome == "undecided", (key, verdict, fastest)
+        quiet = max(np.median(np.abs(np.log(x / np.median(x)))) for x in launches) < 0.3
+        if 0 < slowed < 8 and quiet:  # the coin gave some launches the effect: they disagree
+            assert (a.summaries[key][planted].between or 0) > 0.5
+            assert f"{planted}: " in done.stdout and "its launches disagree" in done.stdout
+
+
+def test_a_failed_cell_ends_its_launch_and_the_rest_go_on_in_a_fresh_one(db):
+    done = mpiarena("run", "--impl", MPI, "--bench", "pingpong,bcast,allreduce", "--sizes",
+                    "8,1K", "--launches", "2", "--observations", "2", "--db", db,
+                    env={"ARENA_FAULT": "crash:bcast"})
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(db)
+    status = dict(con.execute("SELECT bench || ' ' || size, group_concat(DISTINCT status) "
+                              "FROM cells GROUP BY bench, size").fetchall())
+    assert status["pingpong 8"] == status["allreduce 1024"] == "ok"
+    assert set(status["bcast 8"].split(",")) | set(status["bcast 1024"].split(",")) \
+        == {"failed"}
+    ok = dict(con.execute("SELECT bench || ' ' || size, COUNT(*) FROM cells WHERE status='ok' "
+                          "GROUP BY bench, size").fetchall())
+    # no other cell was lost to the crashes: each has its two launches
+    assert ok == {"pingpong 8": 2, "pingpong 1024": 2, "allreduce 8": 2, "allreduce 1024": 2}
+    jobs = dict(con.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status").fetchall())
+    assert jobs["failed"] == 2 and jobs["ok"] >= 2  # each crash ended a launch, fresh ones went on
+    assert "bcast" in done.stdout and "failed" in done.stdout
