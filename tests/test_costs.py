@@ -116,14 +116,17 @@ def _synthetic_run(tmp_path) -> tuple[Store, int]:
         store.add_variant(run, variant, variant, "default", {}, [], "auto")
         job = store.add_job(run, variant, 2, "local", "core", ["x"])
         store.update_job(job, status="ok", thread_level="single")
-        cpu = [Obs(i, [0.2, 0.2], {"cpu": [busy * (1 + rng.random() / 50)] * 2})
-               for i in range(10)]
-        store.add_cell(run, job, variant, "cpu", 0, 2, "ok", None, 1, cpu, 2 * seq)
-        mem = [Obs(i, [1e-3] * 2, {"peak": [9e6 + i, 9e6], "base_peak": [5e6, 5e6],
-                                   "rss": [8e6, 8e6], "base_rss": [5e6, 5e6],
-                                   "rss_init": [7e6, 7e6], "base_rss_init": [1e6, 1e6]})
-               for i in range(10)]
-        store.add_cell(run, job, variant, "memory", 1 << 20, 2, "ok", None, 4, mem, 2 * seq + 1)
+        for launch in range(8):  # 8 launches of 2 observations
+            cpu = [Obs(i, [0.2, 0.2], {"cpu": [busy * (1 + rng.random() / 50)] * 2})
+                   for i in range(2)]
+            store.add_cell(run, job, variant, "cpu", 0, 2, "ok", None, 1, cpu,
+                           2 * (8 * seq + launch), launch)
+            mem = [Obs(i, [1e-3] * 2, {"peak": [9e6 + i, 9e6], "base_peak": [5e6, 5e6],
+                                       "rss": [8e6, 8e6], "base_rss": [5e6, 5e6],
+                                       "rss_init": [7e6, 7e6], "base_rss_init": [1e6, 1e6]})
+                   for i in range(2)]
+            store.add_cell(run, job, variant, "memory", 1 << 20, 2, "ok", None, 4, mem,
+                           2 * (8 * seq + launch) + 1, launch)
     return store, run
 
 

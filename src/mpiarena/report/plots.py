@@ -25,7 +25,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
-from ..stats import ratio_ci
+from ..stats import center, launch_medians, ratio_ci
 from . import units
 from .summary import Analysis, analyse, bandwidth, comparable
 
@@ -168,6 +168,42 @@ def time_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | N
     _time_axis(ax)
     ax.set_ylabel("time (median, 95% CI band)")
     _title(ax, a, np_, f"{bench}, {np_} ranks: time")
+    _legend(ax)
+    return fig
+
+
+def launches_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
+    """Each launch's median as a dot per variant and size (variants side by side), the figure
+    (median of launch medians) as a bar: where launches disagree, the dots split."""
+    keys = a.tables[(bench, np_)]
+    variants = [v for v in a.data.variants
+                if any(v in comparable(a.data.cells[k]) for k in keys)]
+    if not variants or max(len(comparable(a.data.cells[k]).get(v, []))
+                           for k in keys for v in variants) < 2:
+        return None
+    fig = _figure((max(SIZE[0], 0.5 * len(keys) * len(variants) ** 0.5), SIZE[1]))
+    ax = _axes(fig)
+    width = 0.8 / len(variants)
+    for i, variant in enumerate(variants):
+        st = styles(variant)
+        for x, key in enumerate(keys):
+            sample = comparable(a.data.cells[key]).get(variant)
+            if not sample:
+                continue
+            medians = launch_medians(sample)
+            at = x - 0.4 + width * (i + 0.5)
+            jitter = np.linspace(-0.3, 0.3, len(medians)) * width
+            ax.scatter(at + jitter, medians, s=9, color=st["color"], alpha=0.8,
+                       label=variant if x == 0 else None, zorder=3)
+            ax.hlines(center(sample), at - width / 2, at + width / 2, color=st["color"],
+                      linewidth=1.6, zorder=4)
+    spec = BENCHMARKS[bench]
+    ax.set_xticks(range(len(keys)), [spec.size_text(k[1]) if spec.sized else bench
+                                     for k in keys], fontsize=7)
+    ax.set_yscale("log")
+    _time_axis(ax)
+    ax.set_ylabel("median of each launch")
+    _title(ax, a, np_, f"{bench}, {np_} ranks: launches")
     _legend(ax)
     return fig
 
@@ -460,6 +496,10 @@ def figures(data: RunData, baseline: str | None = None,
                 ("signature", signature_figure, f"{bench}, {np_} ranks: signature graph",
                  "NetPIPE's signature graph: throughput against the time of one transfer; "
                  "the leftmost point is the latency."),
+                ("launches", launches_figure, f"{bench}, {np_} ranks: launch by launch",
+                 "Each dot is one launch's median, the bar the figure (the median of the launch "
+                 "medians): the level of a figure is set when a job starts, so launches that "
+                 "split into groups are the uncertainty the intervals carry."),
                 ("relative", relative_figure, f"{bench}, {np_} ranks: relative to {a.baseline}",
                  f"{a.baseline}'s median over each variant's, in percent (above 100%: faster "
                  "than the baseline); the band is a bootstrap 95% interval."),

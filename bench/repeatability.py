@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Do verdicts hold when the same command runs again? (issue 11: the launch is the unit)
+
+Runs one comparison (3 implementations x 4 benchmarks x 5 sizes at 2 ranks) R times back to
+back, then, for every pair of runs and every (benchmark, size, pair of implementations),
+compares the verdicts the launch statistics give: the share identical (target >= 90%), the
+share where both say "faster" in opposite directions (target <= 1%), and the share of
+(variant, cell) whose figure in one run lies inside the other run's 95% interval (target
+>= 90%). Every pair of implementations is judged as a cell of its own, Holm-corrected across
+the run. Prints the figures and exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness_overhead import mpiarena_argv
+
+from mpiarena.report.summary import comparable
+from mpiarena.results import RunData, load
+from mpiarena.stats import center, center_ci, verdicts
+from mpiarena.store import Store
+
+IMPLS = ("mpich-4.0.2", "openmpi-4.1.4", "mpich-5.0.2")
+BENCH = "pingpong,bcast,allreduce,alltoall"
+SIZES = "8,512,4K,64K,1M"
+
+
+def outcomes(data: RunData) -> dict[tuple, str]:
+    """(bench, size, np, a, b) -> 'a faster' | 'b faster' | 'indistinguishable' | 'undecided'
+    for every pair of variants measured in a cell."""
+    pairs, keys = [], []
+    for key, cell in sorted(data.cells.items()):
+        ok = comparable(cell)
+        for a, b in itertools.combinations(sorted(ok), 2):
+            pairs.append({a: ok[a], b: ok[b]})
+            keys.append((*key, a, b))
+    out = {}
+    for key, (v,) in zip(keys, verdicts(pairs), strict=True):
+        out[key] = f"{v.fast} faster" if v.outcome == "faster" else v.outcome
+    return out
+
+
+def inside(a: RunData, b: RunData) -> tuple[int, int]:
+    """(variant, cell)s of a whose figure lies inside b's 95% interval, and how many both have."""
+    hits = total = 0
+    for key, cell in a.cells.items():
+        other = comparable(b.cells.get(key, {}))
+        for variant, sample in comparable(cell).items():
+            if variant in other:
+                lo, hi = center_ci(other[variant])
+                hits += lo <= center(sample) <= hi
+                total += 1
+    return hits, total
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=6)
+    ap.add_argument("--launches", type=int, default=8)
+    ap.add_argument("--observations", type=int, default=5)
+    ap.add_argument("--impl", action="append", help=f"default: {', '.join(IMPLS)}")
+    args = ap.parse_args()
+    impls = args.impl or list(IMPLS)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "repeat.db"
+        walls = []
+        for r in range(args.runs):
+            start = time.monotonic()
+            done = subprocess.run([*mpiarena_argv(), "run", *(a for i in impls
+                                                               for a in ("--impl", i)),
+                                   "--bench", BENCH, "--sizes", SIZES, "--np", "2",
+                                   "--launches", str(args.launches), "--observations",
+                                   str(args.observations), "--db", str(db)],
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            walls.append(time.monotonic() - start)
+            if done.returncode != 0:
+                print(f"run {r + 1} failed: {done.stderr.strip()[-400:]}")
+                return 1
+        store = Store(db)
+        runs = [load(store, i) for i in range(1, args.runs + 1)]
+    judged = [outcomes(d) for d in runs]
+    same = opposite = both = 0
+    for a, b in itertools.combinations(judged, 2):
+        for key in set(a) & set(b):
+            both += 1
+            same += a[key] == b[key]
+            opposite += (a[key].endswith("faster") and b[key].endswith("faster")
+                         and a[key] != b[key])
+    hits = total = 0
+    for a, b in itertools.permutations(runs, 2):
+        h, t = inside(a, b)
+        hits, total = hits + h, total + t
+    decided = sum(v.endswith("faster") or v == "indistinguishable" for j in judged
+                  for v in j.values()) / max(1, sum(len(j) for j in judged))
+    print(f"{args.runs} runs of {len(impls)} implementations x {BENCH} x {SIZES} at 2 ranks, "
+          f"{args.launches} launches of {args.observations} observations each; "
+          f"{sum(walls) / len(walls):.0f} s per run")
+    print(f"identical verdicts:        {same / both:6.1%} of {both} (run pair x cell x pair; "
+          "target >= 90%)")
+    print(f"opposite 'faster' verdicts: {opposite / both:5.1%} (target <= 1%)")
+    print(f"figure inside the other run's 95% interval: {hits / total:.1%} of {total} "
+          "(target >= 90%)")
+    print(f"decided (faster or indistinguishable): {decided:.1%} of verdicts")
+    met = same / both >= 0.90 and opposite / both <= 0.01 and hits / total >= 0.90
+    print("targets met" if met else "targets MISSED")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
