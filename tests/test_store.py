@@ -65,3 +65,28 @@ def test_a_schema_2_store_upgrades_in_place_with_each_cell_one_looped_launch(tmp
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
     (cell,) = store.cells(run)
     assert (cell["launch"], cell["timing"]) == (0, "loop")
+
+
+def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
+    path = tmp_path / "v2.db"
+    store = Store(path)
+    run = _run(store)
+    for variant, level in (("a-1", 1e-6), ("b-1", 3e-6)):
+        store.add_variant(run, variant, variant, "default", {}, [], "auto")
+        store.add_cell(run, None, variant, "pingpong", 8, 2, "ok", None, 100,
+                       [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)], 0)
+    store.close()
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
+                     "UPDATE meta SET value='2';")
+    db.commit()
+    db.close()
+    from mpiarena.analysis import compare_runs
+    from mpiarena.report.summary import analyse, verdict_text
+    from mpiarena.results import load
+
+    data = load(Store(path), run)
+    (v,) = analyse(data).judged["pingpong", 8, 2]
+    assert v.outcome == "undecided" and v.launches_fast == v.launches_slow == 1
+    assert "the test on launches needs 4 per variant" in verdict_text("pingpong 8 B", v)
+    assert {c.outcome for c in compare_runs(data, data)} == {"undecided"}

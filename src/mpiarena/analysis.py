@@ -558,8 +558,8 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     out = []
     for (key, va, vb, ratio, lo, hi, _p, na, nb), p in zip(rows, adjusted, strict=True):
         outcome: Literal["regression", "improvement", "indistinguishable", "undecided"]
-        slower = decide(lo, hi, p, alpha, threshold)
-        faster = decide(1 / hi, 1 / lo, p, alpha, threshold)
+        slower = decide(lo, hi, p, min(na, nb), alpha, threshold)
+        faster = decide(1 / hi, 1 / lo, p, min(na, nb), alpha, threshold)
         if "faster" in (slower, faster):
             outcome = "regression" if slower == "faster" else "improvement"
         elif slower == "indistinguishable":

@@ -195,11 +195,14 @@ class Verdict:
     needed: int = 0  # undecided for want of launches: how many per variant the test needs
 
 
-def decide(ratio_low: float, ratio_high: float, p_adjusted: float, alpha: float = ALPHA,
-           threshold: float = THRESHOLD) -> str:
+def decide(ratio_low: float, ratio_high: float, p_adjusted: float, launches: int,
+           alpha: float = ALPHA, threshold: float = THRESHOLD) -> str:
     """faster: the whole ratio interval clears 1 + threshold and the launch test backs it;
     indistinguishable: the whole interval lies inside the +-threshold band (equivalence);
-    anything else is undecided."""
+    anything else is undecided, and so is every comparison where a side has a single launch
+    (its interval speaks for that launch only)."""
+    if launches < 2:
+        return "undecided"
     if ratio_low > 1 + threshold and p_adjusted < alpha:
         return "faster"
     if ratio_low >= 1 / (1 + threshold) and ratio_high <= 1 + threshold:
@@ -228,10 +231,10 @@ def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
         cell_out = []
         for fast, slow, ratio, lo, hi, _ in rows:
             p = next(adjusted)
-            outcome = decide(lo, hi, p, alpha, threshold)
             n_fast, n_slow = len(launch_medians(cell[fast])), len(launch_medians(cell[slow]))
-            short = outcome == "undecided" and lo > 1 + threshold \
-                and smallest_p(n_fast, n_slow) * m >= alpha
+            outcome = decide(lo, hi, p, min(n_fast, n_slow), alpha, threshold)
+            short = outcome == "undecided" and smallest_p(n_fast, n_slow) * m >= alpha \
+                and (lo > 1 + threshold or min(n_fast, n_slow) < 2)
             cell_out.append(Verdict(fast, slow, ratio, lo, hi, p, outcome, n_fast, n_slow,
                                     need if short else 0))
         out.append(cell_out)
