@@ -29,7 +29,12 @@ def test_run_list_show_export(db):
     # pingpong at 2 sizes + bcast at 2 sizes, 2 launches of 4 observations, 2 ranks, per impl
     assert len(rows) == len(TWO) * 4 * 2 * 4 * 2
     assert {r["status"] for r in rows} == {"ok"}
-    assert all(float(r["seconds"]) > 0 for r in rows)
+    assert all(float(r["seconds_per_iteration"]) > 0 for r in rows)
+    for r in rows:  # the figure is in the tables' unit: pingpong reports half the round trip
+        if r["bench"] == "pingpong" and r["rank"] == "0":
+            assert float(r["figure"]) == pytest.approx(float(r["seconds_per_iteration"]) / 2,
+                                                       rel=0.5)
+    assert {r["unit"] for r in rows} == {"seconds"} and {r["launch"] for r in rows} == {"0", "1"}
     doc = json.loads(mpiarena("export", "1", "--format", "json", "--db", db).stdout)
     assert doc["run"]["status"] == "complete"
     assert doc["run"]["machine"]["cores"] >= 1
@@ -37,6 +42,32 @@ def test_run_list_show_export(db):
     assert all(j["ranks"] and j["ranks"][0]["cpus"] for j in doc["jobs"])
     shown = mpiarena("show", "latest", "--all", "--db", db)
     assert shown.returncode == 0 and "bcast 64 KiB" in shown.stdout
+    _summary_export_matches_the_tables(db, shown.stdout)
+
+
+def _summary_export_matches_the_tables(db: str, shown: str) -> None:
+    """The summary export validates against its schema and says what the tables say."""
+    import jsonschema
+
+    from mpiarena.report.summary_export import SCHEMA
+
+    doc = json.loads(mpiarena("export", "latest", "--summary", "--format", "json",
+                              "--db", db).stdout)
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    records = {(r["variant"], r["bench"], r["size"]): r for r in doc["records"]}
+    assert len(records) == len(TWO) * 4
+    for (variant, _, _), r in records.items():
+        assert r["launches"] == 2 and r["observations"] == 8 and r["unit"] == "seconds"
+        assert r["ci_low"] <= r["figure"] <= r["ci_high"]
+        if r["verdict"] is not None:
+            assert r["fastest"] != variant and r["ratio_to_fastest"] >= 1
+    rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--summary", "--db",
+                                                    db).stdout)))
+    assert len(rows) == len(records) and float(rows[0]["figure"]) > 0
+    from mpiarena.report import units
+
+    pingpong = records[TWO[0], "pingpong", 8]
+    assert units.seconds(pingpong["figure"]) in shown  # the table's own figure
 
 
 def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:

@@ -221,13 +221,24 @@ def show_cmd(run: str, all_verdicts: bool, db: str) -> None:
 @click.argument("run", default="latest")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
               show_default=True)
+@click.option("--summary", is_flag=True,
+              help="what the tables and verdicts say (one record per variant and cell) instead "
+                   "of every observation")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="file (default: stdout)")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
-def export_cmd(run: str, fmt: str, output: str | None, db: str) -> None:
-    """Every observation of one run, every rank, as CSV or JSON."""
+def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -> None:
+    """Every observation of one run, every rank, as CSV or JSON; or, with --summary, its
+    figures, intervals and verdicts (schema: report/summary.schema.json)."""
     store = _store(db)
     run_id = store.resolve(run)
-    text = export.to_csv(store, run_id) if fmt == "csv" else export.to_json(store, run_id)
+    if summary:
+        from .report import summary_export
+        from .report.summary import analyse
+
+        a = analyse(load(store, run_id))
+        text = summary_export.to_csv(a) if fmt == "csv" else summary_export.to_json(a)
+    else:
+        text = export.to_csv(store, run_id) if fmt == "csv" else export.to_json(store, run_id)
     if output:
         Path(output).write_text(text)
     else:

@@ -1,5 +1,10 @@
 """Exports of one run: every observation of every rank, as CSV or JSON, with its extra figures
-(CPU seconds per wall second, resident bytes, overlap and progress timings) where it has them."""
+(CPU seconds per wall second, resident bytes, overlap and progress timings) where it has them.
+
+`seconds_per_iteration` is what a rank timed: one iteration of the benchmark's loop (a whole
+round trip for pingpong). `figure` is the observation as the tables report it, in `unit`: the
+ranks reduced as the benchmark says (pingpong: half the round trip of ranks 0 and 1;
+collectives: the slowest rank), the same on every rank's row."""
 
 from __future__ import annotations
 
@@ -7,10 +12,12 @@ import csv
 import io
 import json
 
+from ..benchmarks import BENCHMARKS
 from ..store import Store
 
-COLUMNS = ["run", "variant", "impl", "bench", "size", "np", "status", "iterations", "obs", "rank",
-           "seconds"]
+COLUMNS = ["run", "variant", "impl", "bench", "size", "np", "launch", "timing", "status",
+           "iterations", "obs", "rank", "seconds_per_iteration", "figure", "unit"]
+UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 
 
 def _extras(store: Store, run_id: int) -> dict[int, list[dict[str, list[float]]]]:
@@ -24,12 +31,16 @@ def _rows(store: Store, run_id: int, names: list[str]):
     extras = _extras(store, run_id)
     for cell in store.cells(run_id):
         figures = extras.get(cell["id"], [])
+        bench = BENCHMARKS[cell["bench"]]
         for index, per_rank in enumerate(obs.get(cell["id"], [])):
             extra = figures[index] if index < len(figures) else {}
+            figure = bench.observation(per_rank, {n: v + [float("nan")] * (len(per_rank) - len(v))
+                                                  for n, v in extra.items()})
             for rank, t in enumerate(per_rank):
                 yield [run_id, cell["variant"], impl_of.get(cell["variant"], ""), cell["bench"],
-                       cell["size"], cell["np"], cell["status"], cell["iterations"], index, rank,
-                       t, *(extra[n][rank] if n in extra else "" for n in names)]
+                       cell["size"], cell["np"], cell["launch"], cell["timing"], cell["status"],
+                       cell["iterations"], index, rank, t, figure, UNITS[bench.unit],
+                       *(extra[n][rank] if n in extra else "" for n in names)]
 
 
 def to_csv(store: Store, run_id: int) -> str:

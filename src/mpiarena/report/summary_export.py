@@ -1,0 +1,75 @@
+"""What the tables and verdicts say, for programs: one record per (variant, benchmark, size,
+ranks), versioned and described by `summary.schema.json` beside this file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+from ..benchmarks import BENCHMARKS
+from ..results import RunData
+from ..stats import CONFIDENCE, THRESHOLD
+from .summary import Analysis, method_text
+
+SCHEMA = Path(__file__).with_name("summary.schema.json")
+VERSION = 1
+UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
+FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
+          "observations", "figure", "ci_low", "ci_high", "between_launches", "fastest",
+          "ratio_to_fastest", "ratio_ci_low", "ratio_ci_high", "p_adjusted", "verdict",
+          "launches_needed"]
+
+
+def _number(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def records(a: Analysis) -> list[dict]:
+    """Every cell of every variant: its figure (median of launch medians, in the tables' unit:
+    pingpong is half the round trip) and interval, and its verdict against the cell's fastest."""
+    out = []
+    for key in sorted(a.data.cells, key=lambda k: (list(BENCHMARKS).index(k[0]), k[2], k[1])):
+        bench, size, np_ = key
+        against = {v.slow: v for v in a.judged.get(key, [])}
+        for variant, group in sorted(a.data.cells[key].items()):
+            s = a.summaries.get(key, {}).get(variant)
+            v = against.get(variant)
+            out.append({
+                "variant": variant, "bench": bench, "size": size, "np": np_,
+                "unit": UNITS[BENCHMARKS[bench].unit], "timing": group.timing,
+                "status": group.status, "reason": group.reason or None,
+                "launches": s.launches if s else 0, "observations": s.n if s else 0,
+                "figure": _number(s.median) if s else None,
+                "ci_low": _number(s.ci_low) if s else None,
+                "ci_high": _number(s.ci_high) if s else None,
+                "between_launches": _number(s.between) if s else None,
+                "fastest": a.best(key),
+                "ratio_to_fastest": _number(v.ratio) if v else None,
+                "ratio_ci_low": _number(v.ci_low) if v else None,
+                "ratio_ci_high": _number(v.ci_high) if v else None,
+                "p_adjusted": _number(v.p_adjusted) if v else None,
+                "verdict": v.outcome if v else None,
+                "launches_needed": (v.needed or None) if v else None})
+    return out
+
+
+def to_json(a: Analysis) -> str:
+    data: RunData = a.data
+    return json.dumps({
+        "schema": "mpiarena-summary", "version": VERSION,
+        "run": {"id": data.run_id, "status": data.status, "suite": data.run["suite"],
+                "started": data.run["started"], "command": data.run["command"],
+                "machine": data.machine},
+        "method": method_text(data), "confidence": CONFIDENCE, "threshold": THRESHOLD,
+        "records": records(a)}, indent=1)
+
+
+def to_csv(a: Analysis) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, FIELDS)
+    writer.writeheader()
+    writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in records(a))
+    return out.getvalue()
