@@ -305,3 +305,30 @@ def test_real_open_mpi_eager_limit_shows_and_moves(tmp_path: Path, db: str):
     assert any(2045 <= s.size <= 16387 for s in found["openmpi-4.1.4"]), found
     # with the limit at 16 KiB the rendezvous switch moves up
     assert any(8189 <= s.size <= 32771 for s in found["openmpi-4.1.4:eager16k"]), found
+
+
+# --- the answer first -----------------------------------------------------------------------
+
+
+def test_scoreboard_names_a_planted_winner_its_sizes_and_the_standing():
+    from mpiarena.report.summary import analyse, scoreboard_lines, standings, stretches
+
+    rng = np.random.default_rng(21)
+    cells = {}
+    for s in (8, 1024, 65536):
+        base = A + B * s
+        cells["pingpong", s, 2] = {
+            "fast": noisy(np.full(80, base), rng, 0.02),
+            "slow": noisy(np.full(80, 1.5 * base), rng, 0.02),  # slowed on purpose
+            "mixed": noisy(np.full(80, (0.8 if s == 65536 else 1.2) * base), rng, 0.02)}
+    a = analyse(run_data(cells, per_launch=10))
+    (first, second) = stretches(a, "pingpong", 2)
+    assert (first.winner, first.first, first.last, first.decided) == ("fast", 8, 1024, 2)
+    assert (second.winner, second.first, second.decided) == ("mixed", 65536, 1)
+    ranked = {s.variant: s for s in standings(a)}
+    truth = (1.5 * 1.5 * 1.5 / 0.8) ** (1 / 3)  # against fast, fast, then mixed at 64 KiB
+    assert ranked["slow"].ci_low < truth < ranked["slow"].ci_high
+    assert ranked["fast"].geomean < ranked["slow"].geomean
+    text = "\n".join(scoreboard_lines(a))
+    assert "pingpong (2 ranks): fast 8 B-1 KiB (decided at 2 of 2 sizes); mixed 64 KiB" in text
+    assert "Largest decided differences:" in text and "ran 1." in text

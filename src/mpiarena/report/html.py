@@ -28,6 +28,7 @@ from .summary import (
     analyse,
     machine_line,
     method_text,
+    scoreboard_lines,
     variant_rows,
     variant_settings,
     verdict_text,
@@ -254,7 +255,8 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
         "scoreboard": scoreboard, "n_judged": len(a.judged), "costs": costs(data),
-        "benches": benches, "method": method, "variant_names": data.variants,
+        "benches": benches, "method": method, "answer": scoreboard_lines(a),
+        "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
         "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,
     }

@@ -9,6 +9,7 @@ from .summary import (
     analyse,
     machine_line,
     method_text,
+    scoreboard_lines,
     variant_rows,
     variant_settings,
     verdict_text,
@@ -54,6 +55,9 @@ def render_markdown(data: RunData, baseline: str | None = None,
     if any(variant_settings(v) != "defaults" or v["binding"] != "auto" for v in rows):
         out += ["", "| variant | settings | binding |", "| --- | --- | --- |"]
         out += [f"| {v['variant']} | `{variant_settings(v)}` | {v['binding']} |" for v in rows]
+    out += ["", "## The answer", ""]
+    out += [f"- {_md(line.strip())}" if line.startswith(" ") else f"\n{_md(line)}\n"
+            for line in scoreboard_lines(a)]
     if a.warnings:
         out += ["", "## Warnings", ""]
         out += [f"- **{w.level}**: {_md(w.text)}" for w in a.warnings]
@@ -63,7 +67,8 @@ def render_markdown(data: RunData, baseline: str | None = None,
             out += [f"- {_md(verdict_text(a.label(key), v))}" for v in a.judged.get(key, [])]
     if not a.judged:
         out.append("None: no cell has two variants that measured it.")
-    out += ["", "## Results", "", "Medians; **\\*** marks the lowest median of a row.", ""]
+    out += ["", "## Results", "", "Medians of launch medians; **\\*** marks the lowest of a row.",
+            ""]
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
         out += [f"### {_md(a.title(bench, np_))}", "",

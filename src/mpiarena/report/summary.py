@@ -8,9 +8,12 @@ so that all reports say the same.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+
+import numpy as np
 
 from ..analysis import (
     Derived,
@@ -24,7 +27,7 @@ from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..results import Group, Key, RunData
 from ..sizes import format_size
-from ..stats import Sample, Summary, Verdict, center, summarize, verdicts
+from ..stats import Sample, Summary, Verdict, boot_centers, center, summarize, verdicts
 from . import units
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
@@ -271,3 +274,111 @@ def derived_text(variant: str, d: Derived) -> str:
     if d.n_half:
         text += f", half of it from {format_size(round(d.n_half))}"
     return text
+
+
+# --- the answer first -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Sizes of one benchmark over which one variant has the lowest figure."""
+
+    winner: str
+    first: int
+    last: int
+    sizes: int
+    decided: int  # sizes where it ran faster than every other variant, with the verdict's backing
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A variant against the fastest of each cell it measured: the geometric mean of its ratios
+    (1.0: always the fastest), with a hierarchical bootstrap interval."""
+
+    variant: str
+    geomean: float
+    ci_low: float
+    ci_high: float
+    cells: int
+
+
+def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
+    """Who has the lowest figure across a table's sizes, one entry per change of winner."""
+    out: list[Stretch] = []
+    for key in a.tables[(bench, np_)]:
+        best = a.best(key)
+        if best is None:
+            continue
+        decided = all(v.outcome == "faster" for v in a.judged.get(key, [])) and bool(
+            a.judged.get(key))
+        if out and out[-1].winner == best:
+            s = out[-1]
+            out[-1] = Stretch(best, s.first, key[1], s.sizes + 1, s.decided + decided)
+        else:
+            out.append(Stretch(best, key[1], key[1], 1, int(decided)))
+    return out
+
+
+def standings(a: Analysis, rounds: int = 400) -> list[Standing]:
+    """Every variant's standing over the time cells of point-to-point and collective
+    benchmarks where at least two variants measured something, best first."""
+    rng = np.random.default_rng(0)
+    logs: dict[str, list[np.ndarray]] = {}
+    points: dict[str, list[float]] = {}
+    for keys in a.tables.values():
+        for key in keys:
+            if BENCHMARKS[key[0]].kind not in ("p2p", "coll"):
+                continue
+            ok = comparable(a.data.cells[key])
+            if len(ok) < 2:
+                continue
+            boot = {v: boot_centers(s, rng, rounds) for v, s in ok.items()}
+            best = min(ok, key=lambda v: center(ok[v]))
+            for v, s in ok.items():
+                logs.setdefault(v, []).append(np.log(boot[v] / boot[best]))
+                points.setdefault(v, []).append(math.log(center(s) / center(ok[best])))
+    out = []
+    for v, rows in logs.items():
+        means = np.exp(np.mean(np.stack(rows), axis=0))
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        out.append(Standing(v, math.exp(float(np.mean(points[v]))), float(lo), float(hi),
+                            len(rows)))
+    return sorted(out, key=lambda s: s.geomean)
+
+
+def strongest(a: Analysis, count: int = 5) -> list[tuple[Key, Verdict]]:
+    """The decided differences that matter most: the largest lower bounds of the ratio."""
+    decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == "faster"]
+    return sorted(decided, key=lambda kv: -kv[1].ci_low)[:count]
+
+
+def stretch_text(bench: str, s: Stretch) -> str:
+    spec = BENCHMARKS[bench]
+    where = (spec.size_text(s.first) if s.first == s.last else
+             f"{spec.size_text(s.first)}-{spec.size_text(s.last)}") if spec.sized else ""
+    backed = (f"decided at {s.decided} of {s.sizes} size{'s' if s.sizes > 1 else ''}"
+              if spec.sized else ("decided" if s.decided else "not decided"))
+    return f"{s.winner}{' ' + where if where else ''} ({backed})"
+
+
+def scoreboard_lines(a: Analysis) -> list[str]:
+    """The answer on one screen: who wins each benchmark over which sizes, each variant's
+    standing against the fastest, and the strongest decided differences."""
+    lines = ["Who is fastest (lowest median of launch medians; 'decided': the launch statistics "
+             "back it against every other variant):"]
+    for (bench, np_), _keys in a.tables.items():
+        if BENCHMARKS[bench].kind not in ("p2p", "coll", "startup", "timer"):
+            continue
+        parts = [stretch_text(bench, s) for s in stretches(a, bench, np_)]
+        if parts:
+            lines.append(f"  {bench} ({np_} ranks{a.oversub(np_)}): " + "; ".join(parts))
+    ranked = standings(a)
+    if len(ranked) > 1:
+        lines.append("Overall, against the fastest of each cell (geometric mean of time ratios "
+                     "over the point-to-point and collective cells, 95% CI):")
+        lines += [f"  {s.variant}: {s.geomean:.2f}x ({s.ci_low:.2f}-{s.ci_high:.2f}) over "
+                  f"{s.cells} cells" for s in ranked]
+    if top := strongest(a):
+        lines.append("Largest decided differences:")
+        lines += [f"  {verdict_text(a.label(k), v)}" for k, v in top]
+    return lines

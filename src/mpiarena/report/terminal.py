@@ -21,6 +21,7 @@ from .summary import (
     implementation_line,
     machine_line,
     method_text,
+    scoreboard_lines,
     switch_text,
     verdict_text,
 )
@@ -40,6 +41,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
     for line in placement_lines(data):
         console.print(escape(line))
     console.print(f"[dim]{method_text(data)}[/]")
+    for line in scoreboard_lines(a):
+        console.print(escape(line) if line.startswith(" ") else f"[bold]{escape(line)}[/]")
     for (bench, np_), keys in a.tables.items():
         _table(a, bench, np_, keys, console)
         for key in keys if all_verdicts else a.summary_keys(keys):
