@@ -36,6 +36,10 @@ def test_run_list_show_export(db):
     assert all(j["ranks"] and j["ranks"][0]["cpus"] for j in doc["jobs"])
     shown = mpiarena("show", "latest", "--all", "--db", db)
     assert shown.returncode == 0 and "bcast 64 KiB" in shown.stdout
+    # piped, the tables are narrow: their titles must still be whole lines
+    lines = shown.stdout.splitlines()
+    assert "bcast: MPI_Bcast from rank 0 (2 ranks)" in lines, shown.stdout
+    assert "pingpong: half round trip between ranks 0 and 1 (2 ranks)" in lines, shown.stdout
 
 
 def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:

@@ -21,6 +21,7 @@ from .impls import discover, parse_user_impls, pypi, select
 from .plan import make_plan
 from .report import export
 from .report.commands import plot_cmd, report_cmd, write_report
+from .report.tables import show as show_table
 from .results import load
 from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
@@ -278,7 +279,7 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
     results = profile.profile(impls, np_, list(program), users.for_ranks(),
                               Path(source) if source else None, timeout)
-    console.print(profile.table(results, np_))
+    show_table(console, *profile.table(results, np_))
 
 
 @cli.command("reproduce")
