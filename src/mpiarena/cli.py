@@ -26,8 +26,8 @@ from .results import load
 from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
 from .store import Store
+from .suites import cores, fit_to_cores, override
 from .suites import load as load_suite
-from .suites import override
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 150)
@@ -164,6 +164,10 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
             db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
+    if np_text is None:
+        chosen, note = fit_to_cores(chosen)
+        if note:
+            err.print(f"note: {note}", soft_wrap=True, markup=False)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
                       observations=observations,
                       benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
@@ -307,7 +311,7 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
 
     chosen = studies.load(study)
     where = Where(cluster, hosts_file, slurm_job)
-    cap = max_ranks if max_ranks is not None else reproduce.cores()
+    cap = max_ranks if max_ranks is not None else cores()
     if cap < 2:
         raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
     ids, user_prefixes = parse_user_impls(impl_specs)

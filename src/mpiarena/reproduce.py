@@ -8,7 +8,6 @@ becomes a note in the report. Each run records its study and experiment in its s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,7 +23,7 @@ from .runner.execute import Settings
 from .runner.session import measure
 from .store import Store
 from .studies import Experiment, Study
-from .suites import Suite, from_dict, variant_spec
+from .suites import OVERSUBSCRIBED, Suite, capped, cores, from_dict, variant_spec
 from .users import RankUser
 
 
@@ -52,10 +51,6 @@ class Reproduction:
     interrupted: bool = False
 
 
-def cores() -> int:
-    return os.cpu_count() or 1
-
-
 def _where_for(exp: Experiment, base: Where, default: str, nodes: int) -> Where:
     """The study's emulated network (or the one asked for) with as many nodes as ranks, at the
     experiment's MTU; a kept cluster, hosts file or allocation as it is."""
@@ -73,7 +68,7 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
     for exp in study.experiments.values():
         data = {**exp.suite, **(exp.quick if quick else {})}
         wanted = [int(n) for n in data.get("np", [2])]
-        nps = sorted({min(n, cap) for n in wanted})
+        nps = capped(wanted, cap)
         suite = None if exp.program else from_dict(
             f"{study.id}/{exp.name}", {**data, "np": nps}, f"{study.id}.toml, experiment "
             f"{exp.name}")
@@ -83,7 +78,7 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
             why = []
             if exp.study_np > cap:
                 why.append(f"--max-ranks is {cap}: this machine has {cores()} cores, and "
-                           "polling libraries with more ranks than cores measure the scheduler")
+                           + OVERSUBSCRIBED)
             if quick and max(nps) < min(max(exp.suite.get("np", [2])), cap):
                 why.append("the short mode (--quick) runs fewer")
             notes.append(f"{exp.name}: the study ran up to {exp.study_np} ranks, one per "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from ..errors import ArenaError
 from ..sizes import parse_sizes
 
 BUILTIN = Path(__file__).parent
+OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Suite:
     window: int = 64
     hold_time: float = 1.0  # the cpu benchmark: seconds a rank stays blocked in a receive
     variants: tuple[VariantSpec, ...] = field(default_factory=tuple)
+    up_to_cores: bool = False  # rank counts above the cores become the cores, unless --np
 
 
 def builtin_names() -> list[str]:
@@ -89,6 +93,7 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
             window=int(data.get("window", 64)),
             hold_time=float(data.get("hold_time", 1.0)),
             variants=tuple(variant_spec(v, where) for v in data.get("variant", [])),
+            up_to_cores=_flag(data, "up_to_cores", where),
         )
     except KeyError as e:
         raise ArenaError(f"{where}: missing field {e}") from e
@@ -111,6 +116,34 @@ def check(suite: Suite, where: str) -> Suite:
     if suite.target_time <= 0 or suite.max_cell_time <= 0 or suite.hold_time <= 0:
         raise ArenaError(f"{where}: target_time, max_cell_time and hold_time must be positive")
     return suite
+
+
+def _flag(data: dict, name: str, where: str) -> bool:
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise ArenaError(f"{where}: '{name}' must be true or false, got {value!r}")
+    return value
+
+
+def cores() -> int:
+    return os.cpu_count() or 1
+
+
+def capped(nps: Iterable[int], cap: int) -> list[int]:
+    """The rank counts with those above cap lowered to cap."""
+    return sorted({min(n, cap) for n in nps})
+
+
+def fit_to_cores(suite: Suite) -> tuple[Suite, str]:
+    """The suite with no more ranks than cores if it asks for that, and a note when that
+    changed its rank counts ('' otherwise)."""
+    nps = tuple(capped(suite.nps, cores()))
+    if not suite.up_to_cores or nps == suite.nps:
+        return suite, ""
+    wanted = ",".join(map(str, suite.nps))
+    return replace(suite, nps=nps), (
+        f"suite {suite.name}: ranks {', '.join(map(str, nps))}, not {wanted}: this machine has "
+        f"{cores()} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
 
 
 def override(suite: Suite, **changes) -> Suite:
