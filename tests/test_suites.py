@@ -31,6 +31,18 @@ def test_suite_file_with_variant(tmp_path):
     ('benchmarks = ["pingpong"]\nsizes = "8..x"', "not a message size"),
     ('sizes = "8"', "missing field"),
     ('benchmarks = ["pingpong"]\nup_to_cores = "yes"', "'up_to_cores' must be true or false"),
+    ('benchmarks = ["pingpong"]\nnp = "two"',
+     r"'np' must be a list of integers, e.g. np = \[2, 4\], got 'two'"),
+    ('benchmarks = ["pingpong"]\nnp = 2', "'np' must be a list of integers"),
+    ('benchmarks = "pingpong"', "'benchmarks' must be a list of strings"),
+    ('benchmarks = ["pingpong"]\nobservations = "many"', "'observations' must be an integer"),
+    ('benchmarks = ["pingpong"]\ntarget_time = "1ms"', "'target_time' must be a number"),
+    ('benchmarks = ["pingpong"]\nobservation = 5', "unknown field 'observation'; the fields are"),
+    ('benchmarks = ["pingpong"]\nvariant = "x"', "'variant' must be a list of tables"),
+    ('benchmarks = ["pingpong"]\n[[variant]]\nimpl = "mpich"\nname = "x"\nenv = "A=1"',
+     "'env' must be a table"),
+    ('benchmarks = ["pingpong"]\n[[variant]]\nimpl = "mpich"\nname = "x"\nexclusive = "no"',
+     "'exclusive' must be true or false"),
 ])
 def test_bad_suite_files_say_what_is_wrong(tmp_path, text, message):
     f = tmp_path / "bad.toml"
