@@ -64,6 +64,14 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--suite", "/no/such.toml"], "suite '/no/such.toml' not found"),
     (["run", "--suite", "/"], "cannot read suite file"),
     (["show", "42"], "no run '42'"),
+    (["run", "--sizes", ""], "empty size list"),
+    (["run", "--bench", ""], "--bench '' has an empty benchmark name"),
+    (["run", "--bench", "pingpong,,bcast"], "has an empty benchmark name"),
+    (["run", "--np", ""], "bad rank count list ''"),
+    (["run", "--timeout", "-1"], "'-1' is not a number of seconds above 0; e.g. --timeout 60"),
+    (["run", "--timeout", "soon"], "'soon' is not a number of seconds above 0"),
+    (["run", "--max-time", "0"], "'0' is not a number of seconds above 0; e.g. --max-time 60"),
+    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a number of seconds above 0"),
     (["export", "--format", "xml"], "'xml' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, db):
@@ -72,6 +80,18 @@ def test_bad_input_is_one_line_and_exit_2(args, message, db):
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert leftovers() == []
+
+
+def test_suite_variant_for_no_known_implementation(tmp_path, db):
+    suite = tmp_path / "v.toml"
+    suite.write_text('benchmarks = ["pingpong"]\n[[variant]]\nimpl = "nosuch"\nname = "x"\n')
+    done = mpiarena("run", "--suite", str(suite), "--db", db)
+    assert done.returncode == 2, done.stdout
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, done.stderr
+    assert f"suite {suite}: variant 'x' is for impl 'nosuch', which is neither a family " \
+        "(mpich, openmpi, impi, lam, pvm, tcp) nor an implementation found here (" in lines[0]
+    assert all(i.id in lines[0] for i in IMPLS)
 
 
 def test_wrapper_that_is_no_mpi(tmp_path, db):

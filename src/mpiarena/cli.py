@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import signal
 import sys
@@ -18,7 +19,7 @@ from .cluster.commands import cluster_cmd
 from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import discover, parse_user_impls, pypi, select
-from .plan import make_plan
+from .plan import check_variants, make_plan
 from .report import export
 from .report.commands import plot_cmd, report_cmd, write_report
 from .report.tables import show as show_table
@@ -91,12 +92,41 @@ def install_cmd(spec: str) -> None:
     console.print(f"installed {spec} into {prefix}")
 
 
+class Seconds(click.ParamType):
+    """A number of seconds above 0."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx) -> float:
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not seconds > 0:
+            self.fail(f"'{value}' is not a number of seconds above 0; e.g. "
+                      f"{param.opts[0] if param else ''} 60", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+
 def _sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:
-    return tuple(parse_sizes(text, perturb)) if text else None
+    return None if text is None else tuple(parse_sizes(text, perturb))
+
+
+def _benchmarks(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = tuple(b.strip() for b in text.split(","))
+    if "" in names:
+        raise ArenaError(f"--bench '{text}' has an empty benchmark name; give a comma-separated "
+                         "list, e.g. --bench pingpong,bcast")
+    return names
 
 
 def _nps(text: str | None) -> tuple[int, ...] | None:
-    if not text:
+    if text is None:
         return None
     try:
         nps = tuple(int(x) for x in text.split(","))
@@ -144,10 +174,11 @@ def _on_sigterm(*_: object) -> NoReturn:
 @click.option("--observations", type=int, help="observations per cell")
 @click.option("--off-cache", is_flag=True, help="rotate buffers so caches do not flatter sizes")
 @click.option("--validate", is_flag=True, help="check received data after each cell")
-@click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
+              help="seconds before a job is hung")
 @click.option("--precision", help="sample each cell until its median's 95%% CI is within this, "
               "e.g. 2%%")
-@click.option("--max-time", default=30.0, show_default=True,
+@click.option("--max-time", default=30.0, show_default=True, type=SECONDS,
               help="with --precision: seconds one cell may take in all")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--cluster", help="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
@@ -169,10 +200,11 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         if note:
             err.print(f"note: {note}", soft_wrap=True, markup=False)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
-                      observations=observations,
-                      benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
+                      observations=observations, benchmarks=_benchmarks(bench))
     ids, user_prefixes = parse_user_impls(impl_specs)
-    impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    found = discover(user_prefixes, paths.impls_dir())
+    check_variants(chosen.variants, [f.name for f in found], f"suite {suite}")
+    impls = select(found, ids)
     _sweep()
     from .report import terminal  # statistics load scipy: only the commands that need them
     from .runner.execute import Settings
@@ -271,7 +303,8 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
 @click.option("--build", "source", type=click.Path(dir_okay=False),
               help="a C source to compile with each implementation's wrapper; the arguments "
               "after -- are then the program's")
-@click.option("--timeout", default=120.0, show_default=True, help="seconds one run may take")
+@click.option("--timeout", default=120.0, show_default=True, type=SECONDS,
+              help="seconds one run may take")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeout: float,
                 program: tuple[str, ...]) -> None:
@@ -296,7 +329,8 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @click.option("--impl", "impl_specs", multiple=True, help="only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
-@click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
+              help="seconds before a job is hung")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Markdown report (default: reproduce-STUDY.md)")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
