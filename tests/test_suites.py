@@ -43,6 +43,8 @@ def test_suite_file_with_variant(tmp_path):
      "'env' must be a table"),
     ('benchmarks = ["pingpong"]\n[[variant]]\nimpl = "mpich"\nname = "x"\nexclusive = "no"',
      "'exclusive' must be true or false"),
+    ('benchmarks = ["pingpong"]\n[[variant]]\nimpl = "mpich"\nname = "x"\nenvs = {}',
+     "variant 'x': unknown field 'envs'; the fields are impl, name, env"),
 ])
 def test_bad_suite_files_say_what_is_wrong(tmp_path, text, message):
     f = tmp_path / "bad.toml"

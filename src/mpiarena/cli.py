@@ -97,7 +97,8 @@ class Seconds(click.ParamType):
 
     name = "seconds"
 
-    def convert(self, value, param, ctx) -> float:
+    def convert(self, value: str | float, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
         try:
             seconds = float(value)
         except ValueError:

@@ -7,6 +7,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
@@ -69,6 +70,7 @@ def load(name_or_path: str) -> Suite:
 def variant_spec(item: dict, where: str) -> VariantSpec:
     if not isinstance(item, dict) or "impl" not in item or "name" not in item:
         raise ArenaError(f"{where}: every [[variant]] needs 'impl' and 'name'")
+    _known(item, VARIANT_FIELDS, f"{where}: variant '{item['name']}'")
     if item.get("binding") not in (None, "core", "none"):
         raise ArenaError(f"{where}: variant binding must be 'core' or 'none'")
     env = item.get("env", {})
@@ -83,11 +85,18 @@ def variant_spec(item: dict, where: str) -> VariantSpec:
 
 EXPECTED = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
             dict: "a table"}
+VARIANT_FIELDS = ("impl", "name", "env", "args", "binding", "exclusive")
 FIELDS = ("description", "benchmarks", "sizes", "np", "observations", "target_time",
           "max_cell_time", "init_launches", "window", "hold_time", "variant", "up_to_cores")
 
 
-def _get(data: dict, key: str, default: object, kind: type, where: str):
+def _known(data: dict, fields: tuple[str, ...], where: str) -> None:
+    if unknown := sorted(set(data) - set(fields)):
+        raise ArenaError(f"{where}: unknown field {', '.join(map(repr, unknown))}; the fields are "
+                         f"{', '.join(fields)}")
+
+
+def _get(data: dict, key: str, default: Any, kind: type, where: str) -> Any:
     """data[key], or default, checked to be of kind (an integer counts as a number)."""
     value = data.get(key, default)
     if kind is float and type(value) is int:
@@ -108,9 +117,7 @@ def _list(data: dict, key: str, default: list, kind: type, where: str, example: 
 
 def from_dict(name: str, data: dict, where: str) -> Suite:
     """Validate a suite's fields; every problem is one line naming the field."""
-    if unknown := sorted(set(data) - set(FIELDS)):
-        raise ArenaError(f"{where}: unknown field {', '.join(map(repr, unknown))}; the fields are "
-                         f"{', '.join(FIELDS)}")
+    _known(data, FIELDS, where)
     if "benchmarks" not in data:
         raise ArenaError(f"{where}: missing field 'benchmarks', e.g. benchmarks = [\"pingpong\"]")
     suite = Suite(
