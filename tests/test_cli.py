@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -42,6 +43,10 @@ def test_run_list_show_export(db):
     assert all(j["ranks"] and j["ranks"][0]["cpus"] for j in doc["jobs"])
     shown = mpiarena("show", "latest", "--all", "--db", db)
     assert shown.returncode == 0 and "bcast 64 KiB" in shown.stdout
+    # piped, the tables are narrow: their titles must still be whole lines
+    lines = shown.stdout.splitlines()
+    assert "bcast: MPI_Bcast from rank 0 (2 ranks)" in lines, shown.stdout
+    assert "pingpong: half round trip between ranks 0 and 1 (2 ranks)" in lines, shown.stdout
     _summary_export_matches_the_tables(db, shown.stdout)
 
 
@@ -91,6 +96,14 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--suite", "/no/such.toml"], "suite '/no/such.toml' not found"),
     (["run", "--suite", "/"], "cannot read suite file"),
     (["show", "42"], "no run '42'"),
+    (["run", "--sizes", ""], "empty size list"),
+    (["run", "--bench", ""], "--bench '' has an empty benchmark name"),
+    (["run", "--bench", "pingpong,,bcast"], "has an empty benchmark name"),
+    (["run", "--np", ""], "bad rank count list ''"),
+    (["run", "--timeout", "-1"], "'-1' is not a number of seconds above 0; e.g. --timeout 60"),
+    (["run", "--timeout", "soon"], "'soon' is not a number of seconds above 0"),
+    (["run", "--max-time", "0"], "'0' is not a number of seconds above 0; e.g. --max-time 60"),
+    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a number of seconds above 0"),
     (["export", "--format", "xml"], "'xml' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, db):
@@ -99,6 +112,18 @@ def test_bad_input_is_one_line_and_exit_2(args, message, db):
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert leftovers() == []
+
+
+def test_suite_variant_for_no_known_implementation(tmp_path, db):
+    suite = tmp_path / "v.toml"
+    suite.write_text('benchmarks = ["pingpong"]\n[[variant]]\nimpl = "nosuch"\nname = "x"\n')
+    done = mpiarena("run", "--suite", str(suite), "--db", db)
+    assert done.returncode == 2, done.stdout
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, done.stderr
+    assert f"suite {suite}: variant 'x' is for impl 'nosuch', which is neither a family " \
+        "(mpich, openmpi, impi, lam, pvm, tcp) nor an implementation found here (" in lines[0]
+    assert all(i.id in lines[0] for i in IMPLS)
 
 
 def test_wrapper_that_is_no_mpi(tmp_path, db):
@@ -159,3 +184,18 @@ def test_compare_calls_a_regression_across_runs(tmp_path, db):
     assert f"regression pingpong 8 B, 2 ranks, {openmpi} -> {openmpi}:tcp" in done.stdout
     bad = mpiarena("compare", "1", "1", "--pair", "nosuch=other", "--db", db)
     assert bad.returncode == 2 and "share no cell" in bad.stderr
+
+
+def test_raw_tcp_is_a_reference_not_a_ceiling(db):
+    mpich = next((i.id for i in IMPLS if i.family == "mpich"), None)
+    if mpich is None or "tcp" not in {i.id for i in IMPLS}:
+        pytest.skip("needs MPICH and raw TCP")
+    done = mpiarena("run", "--impl", mpich, "--impl", "tcp", "--bench", "pingpong", "--sizes",
+                    "1K", "--observations", "3", "--db", db)
+    assert done.returncode == 0, done.stderr
+    found = re.search(rf"^{mpich}: (\d+\.\d\d) times the pingpong bandwidth of raw TCP "
+                      r"\(the reference\) at 1 KiB$", done.stdout, re.M)
+    assert found, done.stdout
+    # shared memory beats loopback TCP (0.4-0.7 us against 35-45 us here): more than raw TCP
+    assert float(found.group(1)) > 1
+    assert "ceiling" not in done.stdout and "% of raw TCP" not in done.stdout

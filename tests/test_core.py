@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import IMPLS
+from conftest import IMPLS, mpiarena
 
 from mpiarena import paths, users
 from mpiarena.benchmarks import BENCHMARKS
@@ -23,6 +24,7 @@ from mpiarena.runner.launch import Daemons, job_for
 COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
                "alltoall"]
 EXPRESSIBLE = {"tcp": set(), "pvm": {"barrier", "bcast", "scatter", "gather", "reduce"}}
+PVM_NO_ZERO = {"scatter", "gather", "reduce"}  # PVM refuses a count of 0 in these
 
 
 def expressible(impl: Implementation) -> set[str]:
@@ -86,6 +88,29 @@ def test_every_collective_delivers_correct_data(impl, np_):
             assert 1 <= len(res.observations) <= 3  # oversubscribed cells may hit max time
             assert all(len(o.per_rank) == np_ and min(o.per_rank) > 0
                        for o in res.observations)
+
+
+def test_zero_byte_collectives_run_or_say_why_not(tmp_path):
+    """A 0-byte collective a family cannot express (PVM refuses a count of 0 in pvm_scatter,
+    pvm_gather and pvm_reduce) is n/a with the reason; the job goes on."""
+    chosen = [i.id for i in IMPLS if i.family != "tcp"]
+    if not chosen:
+        pytest.skip("no implementation with collectives")
+    db = str(tmp_path / "r.db")
+    done = mpiarena("run", *(f"--impl={i}" for i in chosen), "--bench", ",".join(COLLECTIVES),
+                    "--sizes", "0,8", "--observations", "2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    cells = json.loads(mpiarena("export", "--format", "json", "--db", db).stdout)["cells"]
+    assert len(cells) == len(chosen) * (2 * len(COLLECTIVES) - 1)  # barrier has no size
+    for c in cells:
+        impl = next(i for i in IMPLS if i.id == c["variant"])
+        if c["bench"] not in expressible(impl):
+            assert (c["status"], c["reason"]) == ("na", "not expressible in this family"), c
+        elif impl.family == "pvm" and c["size"] == 0 and c["bench"] in PVM_NO_ZERO:
+            assert c["status"] == "na", c
+            assert c["reason"] == "this family cannot express a 0-byte message in this collective"
+        else:
+            assert c["status"] == "ok", c
 
 
 def test_validation_catches_corrupted_data(impl):

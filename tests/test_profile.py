@@ -75,6 +75,8 @@ def test_side_by_side(source: Path) -> None:
     done = mpiarena("profile", *(f"--impl={i}" for i in two), "--np", "2", "--build",
                     str(source), timeout=120)
     assert done.returncode == 0, done.stderr
+    title = "time in MPI calls, 2 ranks (calls: all ranks; time: sum over ranks, slowest rank)"
+    assert title in done.stdout.splitlines()  # a whole line, not wrapped to the table
     header = next(ln for ln in done.stdout.splitlines() if ln.startswith("┃"))
     assert all(i in header for i in two)
     rows = {ln.split("│")[1].strip(): ln for ln in done.stdout.splitlines() if "│" in ln}

@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -22,30 +21,6 @@ BROKEN = next((i.id for i in IMPLS[:2] if i.family == "openmpi"), None)
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LIMIT = 5 * 2**20
 pytestmark = pytest.mark.skipif(len(TWO) < 2, reason="needs two usable implementations")
-
-# Until cli.py registers them, the commands run in a group of their own with main()'s handling.
-_GROUP = """
-import sys, click
-from mpiarena.errors import ArenaError
-from mpiarena.report.commands import plot_cmd, report_cmd
-group = click.Group(commands=[report_cmd, plot_cmd])
-try:
-    group.main(sys.argv[1:], standalone_mode=False)
-except ArenaError as e:
-    print(f"mpiarena: error: {e}", file=sys.stderr)
-    sys.exit(2)
-except click.ClickException as e:
-    print(f"mpiarena: error: {e.format_message()}", file=sys.stderr)
-    sys.exit(e.exit_code)
-"""
-
-
-def report_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    from mpiarena.cli import cli
-    if "report" in cli.commands and "plot" in cli.commands:
-        return mpiarena(*args, cwd=cwd)
-    return subprocess.run([sys.executable, "-c", _GROUP, *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600, stdin=subprocess.DEVNULL)
 
 
 def collapse(text: str) -> str:
@@ -76,7 +51,7 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="session")
 def html_report(run_db: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("html") / "run.html"
-    done = report_cli("report", "latest", "--db", run_db, "-o", str(out))
+    done = mpiarena("report", "latest", "--db", run_db, "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}" in done.stdout
     return out
@@ -199,7 +174,7 @@ window.addEventListener("load", function () {
 
 
 def test_markdown_summary(run_db: str, tmp_path: Path):
-    done = report_cli("report", "latest", "--format", "md", "--db", run_db, cwd=tmp_path)
+    done = mpiarena("report", "latest", "--format", "md", "--db", run_db, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     md = (tmp_path / "report.md").read_text()      # the default name
     assert md.startswith("# mpiarena run 1")
@@ -227,7 +202,7 @@ def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):
     from PIL import Image
 
     out = tmp_path / "figs"
-    done = report_cli("plot", "latest", "-o", str(out), "--db", run_db)
+    done = mpiarena("plot", "latest", "-o", str(out), "--db", run_db)
     assert done.returncode == 0, done.stderr
     expected = ["winners", "pingpong-np2-time", "pingpong-np2-bandwidth",
                 "pingpong-np2-signature", "pingpong-np2-relative", "bcast-np2-time",
@@ -244,7 +219,7 @@ def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):
 
 def test_baseline(run_db: str, tmp_path: Path):
     out = tmp_path / "b.html"
-    done = report_cli("report", "--baseline", TWO[1], "--db", run_db, "-o", str(out))
+    done = mpiarena("report", "--baseline", TWO[1], "--db", run_db, "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert f"relative to {TWO[1]}" in out.read_text()
 
@@ -256,7 +231,7 @@ def test_baseline(run_db: str, tmp_path: Path):
     (["report", "--format", "pdf"], "'pdf' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, run_db: str, tmp_path: Path):
-    done = report_cli(*args, "--db", run_db, cwd=tmp_path)
+    done = mpiarena(*args, "--db", run_db, cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and message in lines[0], done.stderr
@@ -266,6 +241,6 @@ def test_bad_input_is_one_line_and_exit_2(args, message, run_db: str, tmp_path: 
 
 
 def test_missing_store_is_not_created(tmp_path: Path):
-    done = report_cli("report", "--db", str(tmp_path / "none.db"), cwd=tmp_path)
+    done = mpiarena("report", "--db", str(tmp_path / "none.db"), cwd=tmp_path)
     assert done.returncode == 2 and "no store at" in done.stderr
     assert not (tmp_path / "none.db").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import signal
 import sys
@@ -18,15 +19,16 @@ from .cluster.commands import cluster_cmd
 from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import discover, parse_user_impls, pypi, select
-from .plan import make_plan
+from .plan import check_variants, make_plan
 from .report import export
 from .report.commands import plot_cmd, report_cmd, write_report
+from .report.tables import show as show_table
 from .results import load
 from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
 from .store import Store
+from .suites import cores, fit_to_cores, override
 from .suites import load as load_suite
-from .suites import override
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
 err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 150)
@@ -90,12 +92,42 @@ def install_cmd(spec: str) -> None:
     console.print(f"installed {spec} into {prefix}")
 
 
+class Seconds(click.ParamType):
+    """A number of seconds above 0."""
+
+    name = "seconds"
+
+    def convert(self, value: str | float, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not seconds > 0:
+            self.fail(f"'{value}' is not a number of seconds above 0; e.g. "
+                      f"{param.opts[0] if param else ''} 60", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+
 def _sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:
-    return tuple(parse_sizes(text, perturb)) if text else None
+    return None if text is None else tuple(parse_sizes(text, perturb))
+
+
+def _benchmarks(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = tuple(b.strip() for b in text.split(","))
+    if "" in names:
+        raise ArenaError(f"--bench '{text}' has an empty benchmark name; give a comma-separated "
+                         "list, e.g. --bench pingpong,bcast")
+    return names
 
 
 def _nps(text: str | None) -> tuple[int, ...] | None:
-    if not text:
+    if text is None:
         return None
     try:
         nps = tuple(int(x) for x in text.split(","))
@@ -145,10 +177,11 @@ def _on_sigterm(*_: object) -> NoReturn:
               help="independent launches of each variant per rank count (the statistics' unit)")
 @click.option("--off-cache", is_flag=True, help="rotate buffers so caches do not flatter sizes")
 @click.option("--validate", is_flag=True, help="check received data after each cell")
-@click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
+              help="seconds before a job is hung")
 @click.option("--precision", help="add launches of each cell until its figure's 95%% CI (over "
               "launches) is within this, e.g. 2%%")
-@click.option("--max-time", default=30.0, show_default=True,
+@click.option("--max-time", default=30.0, show_default=True, type=SECONDS,
               help="with --precision: seconds one cell may take in all")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--cluster", help="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
@@ -166,11 +199,17 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
             db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
+    if np_text is None:
+        chosen, note = fit_to_cores(chosen)
+        if note:
+            err.print(f"note: {note}", soft_wrap=True, markup=False)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
                       observations=observations, launches=launches,
-                      benchmarks=tuple(b.strip() for b in bench.split(",")) if bench else None)
+                      benchmarks=_benchmarks(bench))
     ids, user_prefixes = parse_user_impls(impl_specs)
-    impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    found = discover(user_prefixes, paths.impls_dir())
+    check_variants(chosen.variants, [f.name for f in found], f"suite {suite}")
+    impls = select(found, ids)
     _sweep()
     from .report import terminal  # statistics load scipy: only the commands that need them
     from .runner.execute import Settings
@@ -280,7 +319,8 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
 @click.option("--build", "source", type=click.Path(dir_okay=False),
               help="a C source to compile with each implementation's wrapper; the arguments "
               "after -- are then the program's")
-@click.option("--timeout", default=120.0, show_default=True, help="seconds one run may take")
+@click.option("--timeout", default=120.0, show_default=True, type=SECONDS,
+              help="seconds one run may take")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeout: float,
                 program: tuple[str, ...]) -> None:
@@ -292,7 +332,7 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
     results = profile.profile(impls, np_, list(program), users.for_ranks(),
                               Path(source) if source else None, timeout)
-    console.print(profile.table(results, np_))
+    show_table(console, *profile.table(results, np_))
 
 
 @cli.command("reproduce")
@@ -305,7 +345,8 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @click.option("--impl", "impl_specs", multiple=True, help="only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
-@click.option("--timeout", default=60.0, show_default=True, help="seconds before a job is hung")
+@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
+              help="seconds before a job is hung")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Markdown report (default: reproduce-STUDY.md)")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
@@ -320,7 +361,7 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
 
     chosen = studies.load(study)
     where = Where(cluster, hosts_file, slurm_job)
-    cap = max_ranks if max_ranks is not None else reproduce.cores()
+    cap = max_ranks if max_ranks is not None else cores()
     if cap < 2:
         raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
     ids, user_prefixes = parse_user_impls(impl_specs)

@@ -13,7 +13,8 @@ import random
 from dataclasses import dataclass, field
 
 from .benchmarks import BENCHMARKS
-from .impls import Implementation, family_of
+from .errors import ArenaError
+from .impls import FAMILIES, Implementation, family_of
 from .suites import Suite, VariantSpec
 
 
@@ -90,6 +91,16 @@ def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) ->
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
                                    spec.args, spec.binding, spec.exclusive))
     return out
+
+
+def check_variants(specs: tuple[VariantSpec, ...], found: list[str], where: str) -> None:
+    """Refuse a variant whose impl is neither a family nor an implementation found here: it
+    would match nothing and vanish without a word."""
+    for spec in specs:
+        if spec.impl not in FAMILIES and spec.impl not in found:
+            raise ArenaError(f"{where}: variant '{spec.name}' is for impl '{spec.impl}', which is "
+                             f"neither a family ({', '.join(FAMILIES)}) nor an implementation "
+                             f"found here ({', '.join(sorted(found))}); see 'mpiarena impls'")
 
 
 def _cells(suite: Suite) -> dict[int, list[Cell]]:

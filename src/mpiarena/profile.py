@@ -177,14 +177,13 @@ def totals(prof: Profile) -> dict[str, tuple[int, float, float]]:
     return rows
 
 
-def table(results: dict[str, Profile], np: int) -> Table:
-    """One row per MPI function, per implementation its calls (all ranks) and time (summed
-    over ranks, and the slowest rank's), then the point-to-point and collective totals."""
+def table(results: dict[str, Profile], np: int) -> tuple[str, Table]:
+    """A title and one row per MPI function, per implementation its calls (all ranks) and time
+    (summed over ranks, and the slowest rank's), then the point-to-point and collective totals."""
     per_impl = {impl_id: totals(prof) for impl_id, prof in results.items()}
     names = [n for n in ORDER if any(n in rows for rows in per_impl.values())]
     names += sorted({n for rows in per_impl.values() for n in rows} - set(names) - set(TOTALS))
-    out = Table(title=f"time in MPI calls, {np} ranks (calls: all ranks; time: sum over ranks, "
-                "slowest rank)")
+    out = Table()
     out.add_column("function", no_wrap=True)
     for impl_id in results:
         out.add_column(f"{impl_id} calls", justify="right")
@@ -197,4 +196,5 @@ def table(results: dict[str, Profile], np: int) -> Table:
                       if calls else "-"]
         out.add_row(f"[bold]{name}[/]" if name in TOTALS else name, *cells,
                     end_section=name == names[-1])
-    return out
+    return (f"time in MPI calls, {np} ranks (calls: all ranks; time: sum over ranks, slowest rank)",
+            out)

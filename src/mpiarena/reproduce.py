@@ -9,7 +9,6 @@ becomes a note in the report. Each run records its study and experiment in its s
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from .runner.execute import Settings
 from .runner.session import measure
 from .store import Store
 from .studies import Experiment, Study
-from .suites import Suite, from_dict, variant_spec
+from .suites import OVERSUBSCRIBED, Suite, capped, cores, from_dict, variant_spec
 from .users import RankUser
 
 
@@ -52,10 +51,6 @@ class Reproduction:
     skipped: dict[str, str] = field(default_factory=dict)  # experiment -> why
     notes: list[str] = field(default_factory=list)
     interrupted: bool = False
-
-
-def cores() -> int:
-    return os.cpu_count() or 1
 
 
 def _where_for(exp: Experiment, base: Where, default: str, nodes: int) -> Where:
@@ -84,7 +79,7 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
     for exp in study.experiments.values():
         data = _spread({**exp.suite, **(exp.quick if quick else {})}, 2 if quick else 4)
         wanted = [int(n) for n in data.get("np", [2])]
-        nps = sorted({min(n, cap) for n in wanted})
+        nps = capped(wanted, cap)
         suite = None if exp.program else from_dict(
             f"{study.id}/{exp.name}", {**data, "np": nps}, f"{study.id}.toml, experiment "
             f"{exp.name}")
@@ -94,7 +89,7 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
             why = []
             if exp.study_np > cap:
                 why.append(f"--max-ranks is {cap}: this machine has {cores()} cores, and "
-                           "polling libraries with more ranks than cores measure the scheduler")
+                           + OVERSUBSCRIBED)
             if quick and max(nps) < min(max(exp.suite.get("np", [2])), cap):
                 why.append("the short mode (--quick) runs fewer")
             notes.append(f"{exp.name}: the study ran up to {exp.study_np} ranks, one per "

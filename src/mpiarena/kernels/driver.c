@@ -671,7 +671,10 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
     if (is_pair(b) && np < 2) return "needs at least 2 ranks";
     if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";
     if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
-    if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size)) return "not expressible in this family";
+    if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size))
+        return c->size == 0 && M->has_coll(coll_of(b), 1)
+            ? "this family cannot express a 0-byte message in this collective"
+            : "not expressible in this family";
     if (c->size < 0 || c->nobs < 1 || c->window < 1 || c->hold < 0) return "bad cell parameters";
     if ((b == B_OVERLAP || b == B_PROGRESS) && !M->start)
         return "this family has no non-blocking operations";

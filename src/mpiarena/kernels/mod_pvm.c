@@ -5,7 +5,8 @@
  *   ARENA_PVM_ROUTE=direct     task-to-task TCP links (PvmRouteDirect) instead of via pvmd
  *   ARENA_PVM_ENCODING=xdr|raw|inplace   PvmDataDefault (XDR), PvmDataRaw, PvmDataInPlace
  * Collectives: barrier (pvm_barrier), bcast (pvm_mcast), scatter, gather, reduce (PvmSum);
- * allreduce, allgather and alltoall have no PVM call and are reported n/a.
+ * allreduce, allgather and alltoall have no PVM call and are reported n/a, as are 0-byte
+ * scatter, gather and reduce (PVM refuses a count of 0).
  */
 #define _GNU_SOURCE
 #include <pvm3.h>
@@ -197,9 +198,11 @@ static void pvm_window_(const void *sbuf, void *rbuf, size_t n, int peer, int w)
 
 static int pvm_has_coll_(enum arena_coll op, size_t size)
 {
-    if (op == ARENA_REDUCE || op == ARENA_REDUCE_DOUBLE) /* pvm_reduce refuses a count of 0 */
+    /* pvm_scatter, pvm_gather and pvm_reduce refuse a count of 0 (PvmBadParam) */
+    if (op == ARENA_SCATTER || op == ARENA_GATHER || op == ARENA_REDUCE ||
+        op == ARENA_REDUCE_DOUBLE)
         return size > 0;
-    return op == ARENA_BARRIER || op == ARENA_BCAST || op == ARENA_SCATTER || op == ARENA_GATHER;
+    return op == ARENA_BARRIER || op == ARENA_BCAST;
 }
 
 static void pvm_coll_(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)

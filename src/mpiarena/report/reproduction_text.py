@@ -9,6 +9,7 @@ from ..results import RunData
 from .claims import CANNOT, FAILS, HOLDS, PARTLY
 from .quantities import Measured
 from .reproduction import Evaluation
+from .tables import show
 
 COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", CANNOT: "dim"}
 
@@ -40,18 +41,16 @@ def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
     for note in notes:
         console.print(f"[yellow]note[/] {note}")
     if ev.figures:
-        table = Table("figure", "source", "library (as published)", "published", "measured here",
-                      title="Published figures beside ours", title_justify="left")
+        table = Table("figure", "source", "library (as published)", "published", "measured here")
         for row in ev.figures:
             measured = "\n".join(f"{v}: {x}" if v else x for v, x in row.measured)
             table.add_row(row.what + (f"\n[dim]{row.note}[/]" if row.note else ""), row.source,
                           row.library, row.published, measured)
-        console.print(table)
-    table = Table("", "conclusion of the study", "source", "what we measured",
-                  title="Conclusions checked", title_justify="left")
+        show(console, "Published figures beside ours", table)
+    table = Table("", "conclusion of the study", "source", "what we measured")
     for c in ev.claims:
         table.add_row(f"[{COLOUR[c.status]}]{c.status}[/]", c.text, c.source, c.detail)
-    console.print(table)
+    show(console, "Conclusions checked", table)
     console.print(summary_line(ev))
 
 

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 
+def _scaled(value: float, steps: tuple[tuple[str, float], ...]) -> str:
+    """3 significant digits in the largest unit the value reaches; the last step is the floor.
+
+    The value is rounded before the unit is chosen, so 999.7 ns is 1 us, never 1e+03 ns."""
+    if value < 0:
+        return "-" + _scaled(-value, steps)
+    value = float(f"{value:.3g}")
+    unit, scale = next(((u, s) for u, s in steps if value >= s), steps[-1])
+    shown = value / scale
+    return f"{shown:.3g} {unit}" if shown < 1000 else f"{shown:.0f} {unit}"
+
+
 def seconds(t: float) -> str:
     """3 significant digits in ns, us, ms or s."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
+    return _scaled(t, (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)))
 
 
 def bandwidth(bytes_per_s: float) -> str:
-    bits = bytes_per_s * 8
-    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if bits >= scale:
-            return f"{bits / scale:.3g} {unit}"
-    return f"{bits:.3g} bit/s"
+    """3 significant digits in bit/s, kbit/s, Mbit/s or Gbit/s."""
+    return _scaled(bytes_per_s * 8, (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3),
+                                     ("bit/s", 1.0)))

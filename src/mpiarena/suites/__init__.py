@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..sizes import parse_sizes
 
 BUILTIN = Path(__file__).parent
+OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,7 @@ class Suite:
     window: int = 64
     hold_time: float = 1.0  # the cpu benchmark: seconds a rank stays blocked in a receive
     variants: tuple[VariantSpec, ...] = field(default_factory=tuple)
+    up_to_cores: bool = False  # rank counts above the cores become the cores, unless --np
 
 
 def builtin_names() -> list[str]:
@@ -64,38 +69,76 @@ def load(name_or_path: str) -> Suite:
 
 
 def variant_spec(item: dict, where: str) -> VariantSpec:
-    if "impl" not in item or "name" not in item:
+    if not isinstance(item, dict) or "impl" not in item or "name" not in item:
         raise ArenaError(f"{where}: every [[variant]] needs 'impl' and 'name'")
+    _known(item, VARIANT_FIELDS, f"{where}: variant '{item['name']}'")
     if item.get("binding") not in (None, "core", "none"):
         raise ArenaError(f"{where}: variant binding must be 'core' or 'none'")
+    env = item.get("env", {})
+    if not isinstance(env, dict):
+        raise ArenaError(f"{where}: variant '{item['name']}': 'env' must be a table, e.g. "
+                         f"env = {{ OMPI_MCA_btl = \"self,tcp\" }}, got {env!r}")
     return VariantSpec(str(item["impl"]), str(item["name"]),
-                       tuple((str(k), str(v)) for k, v in item.get("env", {}).items()),
-                       tuple(str(a) for a in item.get("args", [])), item.get("binding"),
-                       bool(item.get("exclusive", False)))
+                       tuple((str(k), str(v)) for k, v in env.items()),
+                       _list(item, "args", [], str, where, '["--mca", "btl", "self,tcp"]'),
+                       item.get("binding"), _get(item, "exclusive", False, bool, where))
+
+
+EXPECTED = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+            dict: "a table"}
+VARIANT_FIELDS = ("impl", "name", "env", "args", "binding", "exclusive")
+FIELDS = ("description", "benchmarks", "sizes", "np", "observations", "launches", "target_time",
+          "max_cell_time", "init_launches", "window", "hold_time", "variant", "up_to_cores")
+
+
+def _known(data: dict, fields: tuple[str, ...], where: str) -> None:
+    if unknown := sorted(set(data) - set(fields)):
+        raise ArenaError(f"{where}: unknown field {', '.join(map(repr, unknown))}; the fields are "
+                         f"{', '.join(fields)}")
+
+
+def _get(data: dict, key: str, default: Any, kind: type, where: str) -> Any:
+    """data[key], or default, checked to be of kind (an integer counts as a number)."""
+    value = data.get(key, default)
+    if kind is float and type(value) is int:
+        value = float(value)
+    if type(value) is not kind:
+        raise ArenaError(f"{where}: '{key}' must be {EXPECTED[kind]}, got {value!r}")
+    return value
+
+
+def _list(data: dict, key: str, default: list, kind: type, where: str, example: str) -> tuple:
+    """data[key], or default, checked to be a list whose items are all of kind."""
+    value = data.get(key, default)
+    if not isinstance(value, list) or any(type(v) is not kind for v in value):
+        raise ArenaError(f"{where}: '{key}' must be a list of {EXPECTED[kind].split(' ', 1)[1]}s,"
+                         f" e.g. {key} = {example}, got {value!r}")
+    return tuple(value)
 
 
 def from_dict(name: str, data: dict, where: str) -> Suite:
     """Validate a suite's fields; every problem is one line naming the field."""
-    try:
-        suite = Suite(
-            name=name,
-            description=str(data.get("description", "")),
-            benchmarks=tuple(data["benchmarks"]),
-            sizes=tuple(parse_sizes(str(data.get("sizes", "0..4M")))),
-            nps=tuple(int(n) for n in data.get("np", [2])),
-            observations=int(data.get("observations", 5)),
-            launches=int(data.get("launches", 8)),
-            target_time=float(data.get("target_time", 1e-3)),
-            max_cell_time=float(data.get("max_cell_time", 2.0)),
-            init_launches=int(data.get("init_launches", 3)),
-            window=int(data.get("window", 64)),
-            hold_time=float(data.get("hold_time", 1.0)),
-            variants=tuple(variant_spec(v, where) for v in data.get("variant", [])),
-        )
-    except KeyError as e:
-        raise ArenaError(f"{where}: missing field {e}") from e
-    except (TypeError, ValueError) as e:
-        raise ArenaError(f"{where}: {e}") from e
+    _known(data, FIELDS, where)
+    if "benchmarks" not in data:
+        raise ArenaError(f"{where}: missing field 'benchmarks', e.g. benchmarks = [\"pingpong\"]")
+    suite = Suite(
+        name=name,
+        description=_get(data, "description", "", str, where),
+        benchmarks=_list(data, "benchmarks", [], str, where, '["pingpong", "bcast"]'),
+        sizes=tuple(parse_sizes(str(data.get("sizes", "0..4M")))),
+        nps=_list(data, "np", [2], int, where, "[2, 4]"),
+        observations=_get(data, "observations", 5, int, where),
+        launches=_get(data, "launches", 8, int, where),
+        target_time=_get(data, "target_time", 1e-3, float, where),
+        max_cell_time=_get(data, "max_cell_time", 2.0, float, where),
+        init_launches=_get(data, "init_launches", 3, int, where),
+        window=_get(data, "window", 64, int, where),
+        hold_time=_get(data, "hold_time", 1.0, float, where),
+        variants=tuple(variant_spec(v, where) for v in _list(data, "variant", [], dict, where,
+                                                               "[{ impl = \"mpich\", name = "
+                                                               "\"x\" }]")),
+        up_to_cores=_get(data, "up_to_cores", False, bool, where),
+    )
     return check(suite, where)
 
 
@@ -114,6 +157,27 @@ def check(suite: Suite, where: str) -> Suite:
     if suite.target_time <= 0 or suite.max_cell_time <= 0 or suite.hold_time <= 0:
         raise ArenaError(f"{where}: target_time, max_cell_time and hold_time must be positive")
     return suite
+
+
+def cores() -> int:
+    return os.cpu_count() or 1
+
+
+def capped(nps: Iterable[int], cap: int) -> list[int]:
+    """The rank counts with those above cap lowered to cap."""
+    return sorted({min(n, cap) for n in nps})
+
+
+def fit_to_cores(suite: Suite) -> tuple[Suite, str]:
+    """The suite with no more ranks than cores if it asks for that, and a note when that
+    changed its rank counts ('' otherwise)."""
+    nps = tuple(capped(suite.nps, cores()))
+    if not suite.up_to_cores or nps == suite.nps:
+        return suite, ""
+    wanted = ",".join(map(str, suite.nps))
+    return replace(suite, nps=nps), (
+        f"suite {suite.name}: ranks {', '.join(map(str, nps))}, not {wanted}: this machine has "
+        f"{cores()} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
 
 
 def override(suite: Suite, **changes) -> Suite:
