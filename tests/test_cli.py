@@ -191,7 +191,7 @@ def test_raw_tcp_is_a_reference_not_a_ceiling(db):
     if mpich is None or "tcp" not in {i.id for i in IMPLS}:
         pytest.skip("needs MPICH and raw TCP")
     done = mpiarena("run", "--impl", mpich, "--impl", "tcp", "--bench", "pingpong", "--sizes",
-                    "1K", "--observations", "3", "--db", db)
+                    "1K", "--launches", "2", "--observations", "3", "--db", db)
     assert done.returncode == 0, done.stderr
     found = re.search(rf"^{mpich}: (\d+\.\d\d) times the pingpong bandwidth of raw TCP "
                       r"\(the reference\) at 1 KiB$", done.stdout, re.M)

@@ -98,7 +98,7 @@ def test_zero_byte_collectives_run_or_say_why_not(tmp_path):
         pytest.skip("no implementation with collectives")
     db = str(tmp_path / "r.db")
     done = mpiarena("run", *(f"--impl={i}" for i in chosen), "--bench", ",".join(COLLECTIVES),
-                    "--sizes", "0,8", "--observations", "2", "--db", db)
+                    "--sizes", "0,8", "--launches", "1", "--observations", "2", "--db", db)
     assert done.returncode == 0, done.stderr
     cells = json.loads(mpiarena("export", "--format", "json", "--db", db).stdout)["cells"]
     assert len(cells) == len(chosen) * (2 * len(COLLECTIVES) - 1)  # barrier has no size

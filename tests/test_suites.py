@@ -67,7 +67,7 @@ def _nps(db: str) -> list[int]:
 def test_default_suite_caps_ranks_at_the_cores_unless_np_asks(tmp_path):
     impl = next((i.id for i in IMPLS if i.family == "openmpi"), IMPLS[0].id)  # yields at 3 ranks
     args = ["run", "--suite", "default", "--impl", impl, "--bench", "barrier",
-            "--observations", "2"]
+            "--launches", "1", "--observations", "2"]
     done = mpiarena(*args, "--db", str(tmp_path / "capped.db"))
     assert done.returncode == 0, done.stderr
     notes = [ln for ln in done.stderr.splitlines() if ln.startswith("note:")]
