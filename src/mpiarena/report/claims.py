@@ -18,9 +18,17 @@ from ..results import RunData
 from ..sizes import format_size, parse_size
 from ..studies import Claim, Quantity, Study
 from . import units
-from .quantities import TRUSTED_FROM, Measured, link_mbps, subject_of, value, values_of, variants_of
+from .quantities import (
+    MARGIN,
+    Measured,
+    link_of,
+    subject_of,
+    trusted_from,
+    value,
+    values_of,
+    variants_of,
+)
 
-MARGIN = 1.05  # a difference under 5% is noise on this machine
 HOLDS, FAILS, PARTLY, CANNOT = "holds", "does not hold", "partly", "cannot test"
 
 
@@ -135,13 +143,12 @@ def _similar(c: _Case) -> tuple[str, str]:
 def _peak_within(c: _Case, runs: dict[str, Measured]) -> tuple[str, str]:
     low, high = _size(c.p["low"]), _size(c.p["high"])
     assert low is not None and high is not None
-    emulated = any(isinstance(d := runs[subject_of(s, c.q)[1]], RunData) and link_mbps(d)
-                   for s in c.subjects)
-    if emulated and low < TRUSTED_FROM:
-        return CANNOT, (f"on an emulated link sizes under {format_size(TRUSTED_FROM)} pass "
-                        "partly through tbf's bucket at host speed, so where the throughput "
-                        "peaks below that is not the link's; rerun with --hosts on a real "
-                        "network")
+    floor = max(trusted_from(link_of(d)) for s in c.subjects
+                if isinstance(d := runs[subject_of(s, c.q)[1]], RunData))
+    if high < floor:
+        return CANNOT, (f"on this emulated link sizes under {format_size(floor)} pass partly "
+                        "through tbf's bucket at host speed, so where the throughput peaks "
+                        "below that is not the link's; rerun with --hosts on a real network")
     flat = c.pooled()
     return (_verdict([low <= v <= high for v in flat.values()]),
             f"throughput peaks at: {_listing(flat, c.q)}")
@@ -243,7 +250,7 @@ def _switch(c: _Case, study: Study, runs: dict[str, Measured]) -> tuple[str, str
         where = ", ".join(f"{format_size(x.last_before)}-{format_size(x.size)} ({x.kind})"
                           for x in sw) or "none found"
         parts.append(f"{v}: {where}")
-    caveat = (" (on an emulated link tbf's 4 KiB bucket bends every curve too)"
-              if link_mbps(data) else "")
+    caveat = (" (on an emulated link tbf's bucket bends every curve too)"
+              if link_of(data) else "")
     return (_verdict(oks), f"expected between {format_size(low)} and {format_size(high)}; "
             f"switches found{caveat}: {'; '.join(parts)}")

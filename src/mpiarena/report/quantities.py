@@ -11,14 +11,13 @@ import numpy as np
 
 from ..analysis import derived
 from ..benchmarks import BENCHMARKS
-from ..cluster.spec import parse
+from ..cluster.spec import EmulatedSpec, parse
 from ..profile import ProfileRun
 from ..results import Group, RunData
 from ..studies import Quantity, Study
 from .apps import call_times
 
-TBF_SLACK = 1.04  # tbf lets 64 KiB messages through 1.5-4% over its rate (measured)
-TRUSTED_FROM = 1 << 20  # on an emulated link, the smallest size a peak may come from
+MARGIN = 1.05  # a difference under 5% is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program
 
 
@@ -56,13 +55,11 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
         return data.seconds.get(variant, {}).get(q.call) if q.kind == "profile" else None
     if q.kind == "profile":
         return None
-    if q.kind in ("latency", "peak", "peak_size"):
+    if q.kind == "latency":
         d = derived(data, q.bench, 2).get(variant)
-        if d is None:
-            return None
-        if q.kind == "latency":
-            return d.first_latency
-        return _peak(d.throughput, link_mbps(data), q.kind == "peak_size")
+        return d.first_latency if d is not None else None
+    if q.kind in ("peak", "peak_size"):
+        return _peak(data, variant, q.bench, q.kind == "peak_size")
     group = _cell(data, q if np_ is None else replace(q, np=np_), variant,
                   size)
     if group is None:
@@ -78,21 +75,38 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
     return 100 * float(np.median(cpu)) if cpu else None
 
 
-def link_mbps(data: RunData) -> float | None:
-    """The emulated link's rate in Mbit/s, None on other topologies."""
+def link_of(data: RunData) -> EmulatedSpec | None:
+    """The emulated link of the run, None on other topologies."""
     label = str(data.settings.get("topology", ""))
-    if not label.startswith("emulated:"):
-        return None
-    return parse(label).rate_bits * 1e-6
+    return parse(label) if label.startswith("emulated:") else None
 
 
-def _peak(throughput: dict[int, float], link: float | None, where: bool) -> float | None:
-    """Peak bandwidth in B/s (or the size it is reached at). On an emulated link only sizes
-    from TRUSTED_FROM count, and none over the link's rate: tbf's 4 KiB bucket lets part of a
-    smaller message through at host speed (32 KiB ping-pongs read 104 Mbit/s on 100 Mbit/s,
-    64 KiB ones 99 where TCP can carry 94), which no real link of that rate would carry."""
-    kept = {s: mbps for s, mbps in throughput.items()
-            if link is None or (s >= TRUSTED_FROM and mbps <= link * TBF_SLACK)}
+def trusted_from(link: EmulatedSpec | None) -> int:
+    """The smallest message whose throughput the emulated link cannot flatter: its bucket's
+    bytes pass at host speed, so a message counts only when those bytes cannot lift it over
+    the link's rate (the frames' headers outweigh them) and shorten its time at the rate by
+    less than the noise margin. 43 KiB on Fast Ethernet, 240 KiB on FDDI's 4352-byte frames
+    (fewer headers to outweigh the bucket), 0 off emulated links."""
+    if link is None:
+        return 0
+    headers = link.wire_bytes(1 << 20) / (1 << 20) - 1  # wire bytes per payload byte, beyond 1
+    over_rate = link.burst / headers
+    noise = link.burst * MARGIN / (MARGIN - 1) / (1 + headers)
+    return math.ceil(max(over_rate, noise))
+
+
+def throughput(data: RunData, variant: str, bench: str = "pingpong") -> dict[int, float]:
+    """NetPIPE throughput in Mbit/s per size of one variant, from the sizes the link cannot
+    flatter (see trusted_from)."""
+    d = derived(data, bench, 2).get(variant)
+    floor = trusted_from(link_of(data))
+    return {s: mbps for s, mbps in d.throughput.items() if s >= floor} if d else {}
+
+
+def _peak(data: RunData, variant: str, bench: str, where: bool) -> float | None:
+    """Peak bandwidth in B/s (or the size it is reached at), from the sizes the link cannot
+    flatter."""
+    kept = throughput(data, variant, bench)
     if not kept:
         return None
     size = max(kept, key=lambda s: kept[s])
