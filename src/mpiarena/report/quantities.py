@@ -34,18 +34,38 @@ def variants_of(data: Measured, selectors: Iterable[str]) -> list[str]:
     return out
 
 
-def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
-    bench = BENCHMARKS[q.bench]
-    nps = [n for (b, _, n), cell in data.cells.items() if b == q.bench and variant in cell]
+def _np(data: RunData, q: Quantity) -> int | None:
+    """The quantity's rank count: its own, 2 for point-to-point, else the most measured."""
+    nps = [n for (b, _, n) in data.cells if b == q.bench]
     if not nps:
         return None
-    np_ = q.np or (2 if bench.pair else max(nps))
+    return q.np or (2 if BENCHMARKS[q.bench].pair else max(nps))
+
+
+def sizes_of(data: Measured, q: Quantity) -> list[int]:
+    """Every size measured for the quantity's benchmark at its rank count, smallest first."""
+    if isinstance(data, ProfileRun):
+        return []
+    np_ = _np(data, q)
+    return sorted({s for (b, s, n) in data.cells if b == q.bench and n == np_})
+
+
+def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
+    np_ = _np(data, q)
     sizes = [s for (b, s, n) in data.cells if b == q.bench and n == np_]
     if not sizes:
         return None
     size = size if size is not None else (q.size if q.size is not None else max(sizes))
     group = data.cells.get((q.bench, size, np_), {}).get(variant)
     return group if group is not None and group.status == "ok" and group.values else None
+
+
+def observations(group: Group, q: Quantity) -> np.ndarray:
+    """The cell's observations: the benchmark's reduction over ranks, or one rank's time."""
+    if q.rank is None:
+        return group.array
+    scale = BENCHMARKS[q.bench].scale
+    return np.asarray([r[q.rank] * scale for r in group.per_rank if len(r) > q.rank])
 
 
 def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
@@ -64,7 +84,9 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
                   size)
     if group is None:
         return None
-    x = group.array
+    x = observations(group, q)
+    if not len(x):
+        return None
     if q.kind == "median":
         return float(np.median(x))
     if q.kind == "mean":
@@ -116,8 +138,8 @@ def _peak(data: RunData, variant: str, bench: str, where: bool) -> float | None:
 def spread(data: RunData, q: Quantity, variant: str) -> float | None:
     """Standard deviation of the cell's observations (the studies' "st.dev")."""
     group = _cell(data, q, variant, None)
-    return float(np.std(group.array, ddof=1)) if group is not None and len(group.values) > 1 \
-        else None
+    x = observations(group, q) if group is not None else np.empty(0)
+    return float(np.std(x, ddof=1)) if len(x) > 1 else None
 
 
 def subject_of(text: str, q: Quantity) -> tuple[str, str]:
