@@ -58,8 +58,6 @@ def _verdict(oks: list[bool]) -> str:
 
 def _shown(v: float, q: Quantity) -> str:
     """A measured quantity in its natural unit."""
-    if q.kind == "peak_size":
-        return format_size(int(v))
     if q.kind == "peak":
         return units.bandwidth(v)
     if q.kind == "profile":

@@ -78,8 +78,8 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
     if q.kind == "latency":
         d = derived(data, q.bench, 2).get(variant)
         return d.first_latency if d is not None else None
-    if q.kind in ("peak", "peak_size"):
-        return _peak(data, variant, q.bench, q.kind == "peak_size")
+    if q.kind == "peak":
+        return _peak(data, variant, q.bench)
     group = _cell(data, q if np_ is None else replace(q, np=np_), variant,
                   size)
     if group is None:
@@ -107,11 +107,11 @@ def trusted_from(link: EmulatedSpec | None) -> int:
     """The smallest message whose throughput the emulated link cannot flatter: its bucket's
     bytes pass at host speed, so a message counts only when those bytes cannot lift it over
     the link's rate (the frames' headers outweigh them) and shorten its time at the rate by
-    less than the noise margin. 43 KiB on Fast Ethernet, 240 KiB on FDDI's 4352-byte frames
+    less than the noise margin: 42765 B on Fast Ethernet, 239606 B on FDDI's 4352-byte frames
     (fewer headers to outweigh the bucket), 0 off emulated links."""
     if link is None:
         return 0
-    headers = link.wire_bytes(1 << 20) / (1 << 20) - 1  # wire bytes per payload byte, beyond 1
+    headers = link.wire_bytes(1) - 1  # header bytes on the wire per byte of payload
     over_rate = link.burst / headers
     noise = link.burst * MARGIN / (MARGIN - 1) / (1 + headers)
     return math.ceil(max(over_rate, noise))
@@ -125,14 +125,10 @@ def throughput(data: RunData, variant: str, bench: str = "pingpong") -> dict[int
     return {s: mbps for s, mbps in d.throughput.items() if s >= floor} if d else {}
 
 
-def _peak(data: RunData, variant: str, bench: str, where: bool) -> float | None:
-    """Peak bandwidth in B/s (or the size it is reached at), from the sizes the link cannot
-    flatter."""
+def _peak(data: RunData, variant: str, bench: str) -> float | None:
+    """Peak bandwidth in B/s, from the sizes the link cannot flatter."""
     kept = throughput(data, variant, bench)
-    if not kept:
-        return None
-    size = max(kept, key=lambda s: kept[s])
-    return float(size) if where else kept[size] / 8e-6
+    return max(kept.values()) / 8e-6 if kept else None
 
 
 def spread(data: RunData, q: Quantity, variant: str) -> float | None:

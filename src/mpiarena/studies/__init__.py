@@ -23,7 +23,7 @@ from ..errors import ArenaError
 from ..sizes import parse_size
 
 HERE = Path(__file__).parent
-QUANTITIES = ("median", "mean", "latency", "peak", "peak_size", "call", "cpu_during", "profile")
+QUANTITIES = ("median", "mean", "latency", "peak", "call", "cpu_during", "profile")
 CHECKS = ("best", "order", "better", "grows", "similar", "flat", "switch", "peak_within",
           "reduced", "at_most", "at_least", "all", "cannot")
 
