@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -25,6 +26,9 @@ from mpiarena.cluster.placement import Node, spread
 from mpiarena.cluster.spec import parse
 from mpiarena.errors import ArenaError
 from mpiarena.plan import Variant
+from mpiarena.report.quantities import trusted_from
+from mpiarena.report.topology import emulation_note
+from mpiarena.results import RunData
 from mpiarena.runner.launch import Daemons, job_for
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
@@ -43,6 +47,19 @@ def test_specs_and_profiles_parse_and_bad_ones_say_why():
                       ("emulated:mtu=100", "MTU"), ("mesh:nodes=2", "unknown cluster")]:
         with pytest.raises(ArenaError, match=said):
             parse(bad)
+
+
+def test_the_bucket_is_a_frame_and_the_timer_slack_and_sets_what_peaks_may_use():
+    """One 1538-byte frame plus 50 us at the rate; the sizes the bucket cannot flatter start
+    where the frames' headers outweigh it and it shortens a message by under 5%."""
+    fast, fddi, gige = (parse(f"emulated:{p}") for p in ("fast-ethernet", "fddi", "gige"))
+    assert (fast.burst, fddi.burst, gige.burst) == (1538 + 625, 4390 + 625, 1538 + 6250)
+    assert fast.wire_bytes(1448) == pytest.approx(1538)
+    assert trusted_from(fast) == 42765  # 2163 B * 21 of wire time, 40.6 KiB of payload
+    assert trusted_from(fddi) == 239606  # 4352-byte frames: 2% of headers outweigh it late
+    assert trusted_from(None) == 0
+    note = emulation_note(RunData(1, {}, "complete", [], [], [], {"topology": fast.label()}, {}))
+    assert "the first 2163 B of a message" in note and "under 42765 B" in note
 
 
 def test_an_unknown_cluster_name_is_one_line(db):
@@ -126,6 +143,21 @@ def test_every_family_crosses_the_shaped_link(two_nodes, impl):
     # libraries no faster than the wire, and not crippled either
     low, high = (88e6, 96.5e6) if impl.family == "tcp" else (25e6, 96.5e6)
     assert low < rate < high, f"{rate / 1e6:.1f} Mbit/s"
+
+
+@pytest.mark.skipif(not any(i.family == "tcp" for i in IMPLS), reason="needs raw TCP")
+def test_no_size_crosses_the_link_faster_than_its_rate(two_nodes):
+    """From 48 KiB up (what peaks may use on Fast Ethernet) not even the fastest of a size's
+    ping-pongs crosses the 100 Mbit/s link faster than 100 Mbit/s; the 4 KiB bucket used before
+    let 48 KiB through at 101.4 Mbit/s."""
+    spec = two_nodes.spec
+    burst = re.search(r"burst (\d+)b", netns.qdisc(two_nodes.ns(0), "eth0"))
+    assert burst and int(burst.group(1)) == pytest.approx(spec.burst, rel=0.01)  # tc's ticks
+    assert trusted_from(spec) <= 48 << 10
+    tcp = next(i for i in IMPLS if i.family == "tcp")
+    for size in (48 << 10, 64 << 10, 1 << 20):
+        _, rate, _ = pingpong_across(two_nodes, tcp, size)
+        assert rate <= spec.rate_bits, f"{size} B at {rate / 1e6:.1f} Mbit/s"
 
 
 @needs_root

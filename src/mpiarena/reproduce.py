@@ -164,7 +164,7 @@ def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
     specs = tuple(variant_spec(v, f"experiment {exp.name}") for v in exp.suite["variant"])
     variants = variants_for(specs, mpi)
     found = profile(variants, step.np, list(step.args), user, KERNELS / exp.program,
-                    timeout * 4)  # a whole program run, not one cell: HPL's N=2000 takes ~1 min
+                    timeout * 4)  # a whole program run, not one cell
     return ProfileRun([{"impl_id": v.impl.id, "family": v.impl.family} for v in variants],
                       list(found), {v: {name: row[1] for name, row in totals(prof).items()}
                                     for v, prof in found.items()})

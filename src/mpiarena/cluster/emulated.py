@@ -138,8 +138,8 @@ def _wire(c: Emulated) -> None:
     for i, node in enumerate(c.nodes):
         netns.add(c.ns(i))
         netns.cable(c.ns(i), sw, f"p{i}", node.address, c.spec.mtu)
-        netns.shape(c.ns(i), "eth0", c.spec.rate_bits, c.spec.mtu)
-        netns.shape(sw, f"p{i}", c.spec.rate_bits, c.spec.mtu)
+        netns.shape(c.ns(i), "eth0", c.spec.rate_bits, c.spec.burst)
+        netns.shape(sw, f"p{i}", c.spec.rate_bits, c.spec.burst)
 
 
 def _start_sshds(c: Emulated) -> tuple[int, ...]:

@@ -6,9 +6,9 @@ import json
 import subprocess
 
 from ..errors import ArenaError
+from .spec import ETHERNET_OVERHEAD
 
 PREFIX = "mpiarena-"  # every namespace mpiarena makes starts with this
-ETHERNET_OVERHEAD = 24  # preamble 8 + inter-frame gap 12 + FCS 4 bytes, beyond the frame itself
 
 
 def _run(*argv: str) -> str:
@@ -50,11 +50,9 @@ def cable(node_ns: str, switch_ns: str, port: str, address: str, mtu: int) -> No
     _run("ip", "-n", switch_ns, "link", "set", port, "master", "br0", "up")
 
 
-def shape(ns: str, dev: str, rate_bits: float, mtu: int) -> None:
-    """tbf at rate on dev's egress, each frame charged Ethernet's 24 bytes of preamble, gap and
-    FCS as on a real wire. The bucket holds max(4 KiB, 2 frames): smaller ones lose rate to timer
-    slack; a message that fits in it passes at host speed (reports say so)."""
-    burst = max(4096, 2 * (mtu + 14))
+def shape(ns: str, dev: str, rate_bits: float, burst: int) -> None:
+    """tbf at rate on dev's egress with a bucket of `burst` bytes (EmulatedSpec.burst), each
+    frame charged Ethernet's 24 bytes of preamble, gap and FCS as on a real wire."""
     try:
         _run("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
              f"{int(rate_bits)}bit", "burst", str(burst), "latency", "50ms", "overhead",

@@ -11,14 +11,13 @@ import numpy as np
 
 from ..analysis import derived
 from ..benchmarks import BENCHMARKS
-from ..cluster.spec import parse
+from ..cluster.spec import EmulatedSpec, parse
 from ..profile import ProfileRun
 from ..results import Group, RunData
 from ..studies import Quantity, Study
 from .apps import call_times
 
-TBF_SLACK = 1.04  # tbf lets 64 KiB messages through 1.5-4% over its rate (measured)
-TRUSTED_FROM = 1 << 20  # on an emulated link, the smallest size a peak may come from
+MARGIN = 1.05  # a difference under 5% is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program
 
 
@@ -35,18 +34,38 @@ def variants_of(data: Measured, selectors: Iterable[str]) -> list[str]:
     return out
 
 
-def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
-    bench = BENCHMARKS[q.bench]
-    nps = [n for (b, _, n), cell in data.cells.items() if b == q.bench and variant in cell]
+def _np(data: RunData, q: Quantity) -> int | None:
+    """The quantity's rank count: its own, 2 for point-to-point, else the most measured."""
+    nps = [n for (b, _, n) in data.cells if b == q.bench]
     if not nps:
         return None
-    np_ = q.np or (2 if bench.pair else max(nps))
+    return q.np or (2 if BENCHMARKS[q.bench].pair else max(nps))
+
+
+def sizes_of(data: Measured, q: Quantity) -> list[int]:
+    """Every size measured for the quantity's benchmark at its rank count, smallest first."""
+    if isinstance(data, ProfileRun):
+        return []
+    np_ = _np(data, q)
+    return sorted({s for (b, s, n) in data.cells if b == q.bench and n == np_})
+
+
+def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
+    np_ = _np(data, q)
     sizes = [s for (b, s, n) in data.cells if b == q.bench and n == np_]
     if not sizes:
         return None
     size = size if size is not None else (q.size if q.size is not None else max(sizes))
     group = data.cells.get((q.bench, size, np_), {}).get(variant)
     return group if group is not None and group.status == "ok" and group.values else None
+
+
+def observations(group: Group, q: Quantity) -> np.ndarray:
+    """The cell's observations: the benchmark's reduction over ranks, or one rank's time."""
+    if q.rank is None:
+        return group.array
+    scale = BENCHMARKS[q.bench].scale
+    return np.asarray([r[q.rank] * scale for r in group.per_rank if len(r) > q.rank])
 
 
 def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
@@ -56,18 +75,18 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
         return data.seconds.get(variant, {}).get(q.call) if q.kind == "profile" else None
     if q.kind == "profile":
         return None
-    if q.kind in ("latency", "peak", "peak_size"):
+    if q.kind == "latency":
         d = derived(data, q.bench, 2).get(variant)
-        if d is None:
-            return None
-        if q.kind == "latency":
-            return d.first_latency
-        return _peak(d.throughput, link_mbps(data), q.kind == "peak_size")
+        return d.first_latency if d is not None else None
+    if q.kind == "peak":
+        return _peak(data, variant, q.bench)
     group = _cell(data, q if np_ is None else replace(q, np=np_), variant,
                   size)
     if group is None:
         return None
-    x = group.array
+    x = observations(group, q)
+    if not len(x):
+        return None
     if q.kind == "median":
         return float(np.median(x))
     if q.kind == "mean":
@@ -78,32 +97,45 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
     return 100 * float(np.median(cpu)) if cpu else None
 
 
-def link_mbps(data: RunData) -> float | None:
-    """The emulated link's rate in Mbit/s, None on other topologies."""
+def link_of(data: RunData) -> EmulatedSpec | None:
+    """The emulated link of the run, None on other topologies."""
     label = str(data.settings.get("topology", ""))
-    if not label.startswith("emulated:"):
-        return None
-    return parse(label).rate_bits * 1e-6
+    return parse(label) if label.startswith("emulated:") else None
 
 
-def _peak(throughput: dict[int, float], link: float | None, where: bool) -> float | None:
-    """Peak bandwidth in B/s (or the size it is reached at). On an emulated link only sizes
-    from TRUSTED_FROM count, and none over the link's rate: tbf's 4 KiB bucket lets part of a
-    smaller message through at host speed (32 KiB ping-pongs read 104 Mbit/s on 100 Mbit/s,
-    64 KiB ones 99 where TCP can carry 94), which no real link of that rate would carry."""
-    kept = {s: mbps for s, mbps in throughput.items()
-            if link is None or (s >= TRUSTED_FROM and mbps <= link * TBF_SLACK)}
-    if not kept:
-        return None
-    size = max(kept, key=lambda s: kept[s])
-    return float(size) if where else kept[size] / 8e-6
+def trusted_from(link: EmulatedSpec | None) -> int:
+    """The smallest message whose throughput the emulated link cannot flatter: its bucket's
+    bytes pass at host speed, so a message counts only when those bytes cannot lift it over
+    the link's rate (the frames' headers outweigh them) and shorten its time at the rate by
+    less than the noise margin: 42765 B on Fast Ethernet, 239606 B on FDDI's 4352-byte frames
+    (fewer headers to outweigh the bucket), 0 off emulated links."""
+    if link is None:
+        return 0
+    headers = link.wire_bytes(1) - 1  # header bytes on the wire per byte of payload
+    over_rate = link.burst / headers
+    noise = link.burst * MARGIN / (MARGIN - 1) / (1 + headers)
+    return math.ceil(max(over_rate, noise))
+
+
+def throughput(data: RunData, variant: str, bench: str = "pingpong") -> dict[int, float]:
+    """NetPIPE throughput in Mbit/s per size of one variant, from the sizes the link cannot
+    flatter (see trusted_from)."""
+    d = derived(data, bench, 2).get(variant)
+    floor = trusted_from(link_of(data))
+    return {s: mbps for s, mbps in d.throughput.items() if s >= floor} if d else {}
+
+
+def _peak(data: RunData, variant: str, bench: str) -> float | None:
+    """Peak bandwidth in B/s, from the sizes the link cannot flatter."""
+    kept = throughput(data, variant, bench)
+    return max(kept.values()) / 8e-6 if kept else None
 
 
 def spread(data: RunData, q: Quantity, variant: str) -> float | None:
     """Standard deviation of the cell's observations (the studies' "st.dev")."""
     group = _cell(data, q, variant, None)
-    return float(np.std(group.array, ddof=1)) if group is not None and len(group.values) > 1 \
-        else None
+    x = observations(group, q) if group is not None else np.empty(0)
+    return float(np.std(x, ddof=1)) if len(x) > 1 else None
 
 
 def subject_of(text: str, q: Quantity) -> tuple[str, str]:

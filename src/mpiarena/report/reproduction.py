@@ -46,11 +46,17 @@ def _show(v: float | None, unit: str, sd: float | None = None) -> str:
     return f"{text} {unit}" if unit != "x" else f"{text}x"
 
 
+def _as_published(text: str, unit: str) -> str:
+    """A published figure exactly as the study printed it, with its unit."""
+    return f"{text} {unit}" if unit != "x" else f"{text}x"
+
+
 def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[FigureRow]:
     if fig.quantity is None:
         return [FigureRow(fig.what, fig.source, study.libraries[lib].name,
-                          _show(pub, fig.unit, spread), [("", f"cannot be measured: {fig.why}")],
-                          fig.note) for lib, (pub, spread) in fig.published.items()]
+                          _as_published(pub.text, fig.unit),
+                          [("", f"cannot be measured: {fig.why}")], fig.note)
+                for lib, pub in fig.published.items()]
     data = runs.get(fig.quantity.experiment)
     scale = SCALE[fig.unit]
     ref_key = fig.relative_to or fig.minus
@@ -59,12 +65,12 @@ def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[F
         ref_variants = variants_of(data, study.libraries[ref_key].measured)
         ref = value(data, fig.quantity, ref_variants[0]) if ref_variants else None
     rows = []
-    for lib, (pub, pub_spread) in fig.published.items():
+    for lib, pub in fig.published.items():
         library = study.libraries[lib]
         if fig.relative_to:
-            published = _show(pub / fig.published[fig.relative_to][0], "x")
+            published = _show(pub.value / fig.published[fig.relative_to].value, "x")
         else:
-            published = _show(pub, fig.unit, pub_spread)
+            published = _as_published(pub.text, fig.unit)
         measured = []
         for v in variants_of(data, library.measured) if data is not None else []:
             x = value(data, fig.quantity, v)
@@ -77,7 +83,7 @@ def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[F
                                  else "-"))
             else:
                 sd = (spread(data, fig.quantity, v)
-                      if pub_spread is not None and isinstance(data, RunData) else None)
+                      if pub.spread is not None and isinstance(data, RunData) else None)
                 measured.append((v, _show(x * scale, fig.unit,
                                           sd * scale if sd is not None else None)))
         if not measured:

@@ -38,6 +38,8 @@ def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
     console.print(f"the study ran on: {s.network}")
     for name, where in _where(runs, skipped):
         console.print(f"  {name}: {where}")
+    for difference in s.differences:
+        console.print(f"[yellow]differs from the study[/] {difference}")
     for note in notes:
         console.print(f"[yellow]note[/] {note}")
     if ev.figures:
@@ -66,6 +68,10 @@ def markdown(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
              "| --- | --- |"]
     lines += [f"| {name} | {_cell(where)} |" for name, where in _where(runs, skipped)]
     lines.append("")
+    if s.differences:
+        lines += ["## How this rerun differs from the study", ""]
+        lines += [f"- {d}" for d in s.differences]
+        lines.append("")
     lines += [f"- note: {n}" for n in notes]
     lines += ["", f"Every observation is in `{db}`; `mpiarena show RUN` prints a run's full "
               "tables, `mpiarena report RUN` its HTML report.", ""]

@@ -6,11 +6,17 @@ import json
 from collections import Counter
 
 from ..results import RunData
+from .quantities import link_of, trusted_from
 
-EMULATION_NOTE = ("emulated link: shaped in rate and MTU by tbf; no delay emulation (netem is "
-                  "absent), so latency is this machine's own, and a message that fits in the "
-                  "4 KiB token bucket passes at host speed (throughput above the link rate at "
-                  "small sizes is that, not the network)")
+
+def emulation_note(data: RunData) -> str:
+    """What an emulated link cannot show: delay, and the throughput of small messages."""
+    link = link_of(data)
+    assert link is not None
+    return ("emulated link: shaped in rate and MTU by tbf; no delay emulation (netem is "
+            "absent), so latency is this machine's own, and the first "
+            f"{link.burst} B of a message (tbf's bucket) pass at host speed: throughput above "
+            f"the link rate under {trusted_from(link)} B is that, not the network")
 
 
 def placement_lines(data: RunData) -> list[str]:
@@ -29,5 +35,5 @@ def placement_lines(data: RunData) -> list[str]:
     lines += [f"  {variant}, {np} ranks: {where}"
               for (variant, np), where in sorted(per_job.items())]
     if topology.startswith("emulated"):
-        lines.append(f"Note: {EMULATION_NOTE}")
+        lines.append(f"Note: {emulation_note(data)}")
     return lines

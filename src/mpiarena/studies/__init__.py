@@ -5,9 +5,11 @@ Each `<id>.toml` here cites its source and holds three kinds of entries:
   entries are the suite's variants) and the network it ran on, plus a shorter `quick` form;
 - `[[figure]]`: a number the study published, where it appears, and which measured quantity
   stands beside it;
-- `[[claim]]`: a conclusion the study drew, and how to check it (or why it cannot be checked).
-Libraries are named by keys (`lam`, `mpich`...) that map to measured variants: `lam` is every
-LAM implementation found as it is, `lam:tcp` its variant named `tcp`.
+- `[[claim]]`: a conclusion the study drew, and how to check it (or why it cannot be checked);
+  a conclusion of several parts has check "all" and one `[[claim.part]]` per part.
+`differences` lists how the rerun's method differs from the study's. Libraries are named by
+keys (`lam`, `mpich`...) that map to measured variants: `lam` is every LAM implementation found
+as it is, `lam:tcp` its variant named `tcp`.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from ..errors import ArenaError
 from ..sizes import parse_size
 
 HERE = Path(__file__).parent
-QUANTITIES = ("median", "mean", "latency", "peak", "peak_size", "call", "cpu_during", "profile")
-CHECKS = ("best", "better", "similar", "flat", "switch", "peak_within", "at_most", "at_least",
-          "cannot")
+QUANTITIES = ("median", "mean", "latency", "peak", "call", "cpu_during", "profile")
+CHECKS = ("best", "order", "better", "grows", "similar", "flat", "switch", "peak_within",
+          "reduced", "at_most", "at_least", "all", "cannot")
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,20 @@ class Quantity:
     size: int | None = None  # None: the only or the largest size measured
     np: int | None = None  # None: 2 for point-to-point, else the most ranks measured
     call: str = ""  # kind call: send, recv, sendrecv, scatter, reduce; kind profile: MPI_Wait...
+    rank: int | None = None  # this rank's time (Nevin's rank 0), not the benchmark's reduction
 
     @property
     def higher_is_better(self) -> bool:
         return self.kind == "peak" or self.bench in ("progress", "overlap")
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published number, and how the study printed it (77.44, not 77.4)."""
+
+    value: float
+    spread: float | None = None
+    text: str = ""  # the value (and spread) as printed, in the figure's unit
 
 
 @dataclass(frozen=True)
@@ -71,7 +83,7 @@ class Figure:
     source: str  # where the study gives it: "Table 2", "text, Barrier"
     quantity: Quantity | None  # None: it cannot be measured here (see why)
     unit: str  # how both numbers are shown: s, ms, us, Mbit/s, MB, %
-    published: dict[str, tuple[float, float | None]]  # library -> (value, spread), in unit
+    published: dict[str, Published]  # library -> its figure, in unit
     relative_to: str | None = None  # show each as a ratio to this library's figure
     minus: str | None = None  # show the difference to this library's figure
     note: str = ""
@@ -85,6 +97,7 @@ class Claim:
     check: str  # one of CHECKS
     quantity: Quantity | None
     params: dict[str, Any] = field(default_factory=dict)
+    parts: tuple[Claim, ...] = ()  # check "all": each part of the conclusion
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,7 @@ class Study:
     experiments: dict[str, Experiment]
     figures: tuple[Figure, ...]
     claims: tuple[Claim, ...]
+    differences: tuple[str, ...] = ()  # how the rerun's method differs from the study's
 
 
 def names() -> list[str]:
@@ -122,19 +136,48 @@ def _quantity(item: dict, where: str, experiments: dict[str, Experiment]) -> Qua
     size = item.get("size")
     return Quantity(exp, kind, str(item.get("bench", "pingpong")),
                     parse_size(str(size)) if size is not None else None, item.get("np"),
-                    str(item.get("call", "")))
+                    str(item.get("call", "")), item.get("rank"))
 
 
-def _published(values: dict, where: str) -> dict[str, tuple[float, float | None]]:
-    out: dict[str, tuple[float, float | None]] = {}
+def _number(v: object) -> tuple[float, str]:
+    """A published number and its printed form: a TOML number as Python prints it shortest
+    (77.44), or a string where the print has trailing zeros ("10.20")."""
+    if isinstance(v, bool) or not isinstance(v, int | float | str):
+        raise ValueError(v)
+    return float(v), v if isinstance(v, str) else str(v)
+
+
+def _published(values: dict, where: str) -> dict[str, Published]:
+    out: dict[str, Published] = {}
     for lib, v in values.items():
-        if isinstance(v, list) and len(v) == 2:
-            out[lib] = (float(v[0]), float(v[1]))
-        elif isinstance(v, int | float):
-            out[lib] = (float(v), None)
-        else:
-            raise ArenaError(f"{where}: published value of {lib} is a number or [value, spread]")
+        try:
+            if isinstance(v, list) and len(v) == 2:
+                (x, xt), (sd, st) = _number(v[0]), _number(v[1])
+                out[lib] = Published(x, sd, f"{xt} ± {st}")
+            else:
+                x, xt = _number(v)
+                out[lib] = Published(x, None, xt)
+        except ValueError:
+            raise ArenaError(f"{where}: published value of {lib} is a number or [value, spread]"
+                             ) from None
     return out
+
+
+_CLAIM_FIELDS = ("text", "source", "check", "experiment", "quantity", "bench", "size", "np",
+                 "call", "rank", "part")
+
+
+def _claim(c: dict, where: str, experiments: dict[str, Experiment]) -> Claim:
+    here = f"{where}: claim '{c['text']}'"
+    if c["check"] not in CHECKS:
+        raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(CHECKS)}")
+    parts = tuple(_claim({"source": c["source"], **p}, where, experiments)
+                  for p in c.get("part", []))
+    if (c["check"] == "all") != bool(parts):
+        raise ArenaError(f"{here}: check 'all' and [[claim.part]] go together")
+    q = None if c["check"] in ("cannot", "all") else _quantity(c, here, experiments)
+    params = {k: v for k, v in c.items() if k not in _CLAIM_FIELDS}
+    return Claim(c["text"], c["source"], c["check"], q, params, parts)
 
 
 def parse(study_id: str, data: dict, where: str) -> Study:
@@ -157,18 +200,10 @@ def parse(study_id: str, data: dict, where: str) -> Study:
                    f["unit"], _published(f["published"], f"{where}: figure '{f['what']}'"),
                    f.get("relative_to"), f.get("minus"), f.get("note", ""), f.get("why", ""))
             for f in data.get("figure", []))
-        claims = []
-        for c in data.get("claim", []):
-            here = f"{where}: claim '{c['text']}'"
-            if c["check"] not in CHECKS:
-                raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(CHECKS)}")
-            q = None if c["check"] == "cannot" else _quantity(c, here, experiments)
-            params = {k: v for k, v in c.items() if k not in (
-                "text", "source", "check", "experiment", "quantity", "bench", "size", "np",
-                "call")}
-            claims.append(Claim(c["text"], c["source"], c["check"], q, params))
+        claims = tuple(_claim(c, where, experiments) for c in data.get("claim", []))
         study = Study(study_id, data["title"], data["citation"], data["seed"], data["network"],
-                      data["cluster"], libraries, experiments, figures, tuple(claims))
+                      data["cluster"], libraries, experiments, figures, claims,
+                      tuple(data.get("differences", [])))
     except KeyError as e:
         raise ArenaError(f"{where}: missing field {e}") from e
     _check_libraries(study, where)
@@ -178,11 +213,13 @@ def parse(study_id: str, data: dict, where: str) -> Study:
 def _check_libraries(study: Study, where: str) -> None:
     used = [lib for f in study.figures for lib in f.published]
     used += [f.relative_to for f in study.figures if f.relative_to]
-    for c in study.claims:
+    claims = [*study.claims, *(p for c in study.claims for p in c.parts)]
+    for c in claims:
         for key in ("expect", "a", "b", "lib"):
             if key in c.params:
                 used.append(str(c.params[key]).split("@")[0])
-        used += [str(x).split("@")[0] for x in c.params.get("among", [])]
+        used += [str(x).split("@")[0] for x in (*c.params.get("among", []),
+                                                 *c.params.get("order", []))]
     unknown = sorted(set(used) - set(study.libraries))
     if unknown:
         raise ArenaError(f"{where}: libraries {', '.join(unknown)} are not in [libraries]")
