@@ -36,7 +36,10 @@ class Group:
 
     @property
     def nested(self) -> list[np.ndarray]:
-        """The observations of each launch, in launch order: the unit of every statistic."""
+        """The observations of each launch, in launch order: the unit of every statistic
+        (a group built without launches is one launch)."""
+        if len(self.launches) != len(self.values):
+            return [self.array] if self.values else []
         return nest(self.values, self.launches)
 
 
