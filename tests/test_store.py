@@ -50,17 +50,22 @@ def test_other_schema_version_is_refused(tmp_path):
         Store(path)
 
 
+def _as_schema_2(path) -> None:
+    """Make a closed store look as schema 2 wrote it: cells without launch and timing."""
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
+                     "UPDATE meta SET value='2';")
+    db.commit()
+    db.close()
+
+
 def test_a_schema_2_store_upgrades_in_place_with_each_cell_one_looped_launch(tmp_path):
     path = tmp_path / "v2.db"
     store = Store(path)
     run = _run(store)
     store.add_cell(run, None, "x-1", "pingpong", 8, 2, "ok", None, 100, [Obs(0, [1e-6, 1e-6])], 0)
     store.close()
-    db = sqlite3.connect(path)
-    db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
-                     "UPDATE meta SET value='2';")
-    db.commit()
-    db.close()
+    _as_schema_2(path)
     store = Store(path)
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
     (cell,) = store.cells(run)
@@ -76,11 +81,7 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
         store.add_cell(run, None, variant, "pingpong", 8, 2, "ok", None, 100,
                        [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)], 0)
     store.close()
-    db = sqlite3.connect(path)
-    db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
-                     "UPDATE meta SET value='2';")
-    db.commit()
-    db.close()
+    _as_schema_2(path)
     from mpiarena.analysis import compare_runs
     from mpiarena.report.summary import analyse, verdict_text
     from mpiarena.results import load
