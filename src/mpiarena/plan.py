@@ -78,6 +78,17 @@ def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) ->
     return out
 
 
+def timing(bench: str, suite: Suite, impl: Implementation) -> str:
+    """How a cell's calls are timed, the one rule: collectives by the suite's method (barrier
+    where the family cannot do window: PVM), everything else as a loop divided by its
+    iterations (point-to-point calls synchronise themselves; bcast-ack times itself)."""
+    if BENCHMARKS[bench].kind != "coll" or bench == "bcast-ack":
+        return "loop"
+    if suite.sync == "window" and not family_of(impl).window_timing:
+        return "barrier"
+    return suite.sync
+
+
 def _cells(suite: Suite) -> dict[int, list[Cell]]:
     by_np: dict[int, list[Cell]] = {}
     for name in suite.benchmarks:

@@ -24,6 +24,8 @@ class Group:
     per_rank: list[list[float]] = field(default_factory=list)
     extras: list[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
+    timing: str = "loop"  # how its calls were timed: loop, barrier or window (plan.timing)
+    late: list[float] = field(default_factory=list)  # window: share of calls dropped, per obs.
 
     @property
     def array(self) -> np.ndarray:
@@ -64,10 +66,12 @@ def load(store: Store, run_id: int) -> RunData:
         if _SEVERITY[row["status"]] > _SEVERITY[group.status]:
             group.status, group.reason = row["status"], row["reason"] or ""
         group.iterations = row["iterations"] or group.iterations
+        group.timing = row["timing"]
         figures = [x for _, x in sorted(extras.get(row["id"], {}).items())]
         for i, per_rank in enumerate(obs.get(row["id"], [])):
             extra = {name: v + [math.nan] * (len(per_rank) - len(v))  # not finite: not stored
                      for name, v in (figures[i] if i < len(figures) else {}).items()}
+            group.late += extra.get("late", [])[:1]  # kept even where every call was dropped
             value = bench.observation(per_rank, extra)
             if math.isfinite(value):
                 group.per_rank.append(per_rank)

@@ -24,10 +24,10 @@ from ..stats import CONFIDENCE, THRESHOLD, Verdict
 from . import plots, units
 from .costs import costs
 from .summary import (
-    METHOD,
     Analysis,
     analyse,
     machine_line,
+    method_lines,
     variant_rows,
     variant_settings,
     verdict_text,
@@ -217,10 +217,9 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
         ("rank counts", ", ".join(str(n) for n in settings.get("nps", []))),
         ("sizes", ", ".join(format_size(s) for s in settings.get("sizes", []))),
     ]
-    target = units.seconds(settings.get("target_time", 0))
     n_comparisons = len(all_verdicts)
     method = [
-        METHOD.format(target=target),
+        *method_lines(data),
         f"The interval of a median is distribution-free, from order statistics "
         f"({CONFIDENCE:.0%}). A ratio is median over median, with a percentile bootstrap "
         f"interval (2000 resamples). Each cell's fastest variant is compared with every other by a "

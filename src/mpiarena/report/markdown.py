@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
-from . import units
 from .costs import costs
 from .summary import (
-    METHOD,
     analyse,
     machine_line,
+    method_lines,
     variant_rows,
     variant_settings,
     verdict_text,
@@ -79,8 +78,9 @@ def render_markdown(data: RunData, baseline: str | None = None,
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     out += _costs(data)
-    target = units.seconds(data.settings.get("target_time", 0))
-    out += ["## Method", "", METHOD.format(target=target), ""]
+    out += ["## Method", ""]
+    for line in method_lines(data):
+        out += [_md(line), ""]
     return "\n".join(out)
 
 

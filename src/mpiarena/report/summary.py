@@ -29,11 +29,20 @@ from ..sizes import format_size
 from ..stats import Summary, Verdict, summarize, verdicts
 from . import units
 
-METHOD = ("Each observation is a timed loop of k iterations divided by k (k chosen so that a loop "
-          "lasts at least {target}), after a warm-up, preceded by mpiarena's own dissemination "
-          "barrier; point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
-          "start-up: the slowest rank. Cells show the median; verdicts need a Mann-Whitney test "
-          "(Holm-corrected across the report) and a difference of at least 5%.")
+METHOD = ("Each observation times k calls (k chosen so that they last at least {target}), after a "
+          "warm-up, preceded by mpiarena's own dissemination barrier; point-to-point: ranks 0 and "
+          "1 (pingpong: half the round trip); collectives and start-up: the slowest rank. Cells "
+          "show the median; verdicts need a Mann-Whitney test (Holm-corrected across the report) "
+          "and a difference of at least 5%.")
+TIMING = {
+    "loop": "loop (k calls back to back, the loop's time divided by k)",
+    "barrier": "barrier (mpiarena's own barrier before every call, each call timed alone, each "
+               "rank's mean per call; the slowest rank's mean is IMB's t_max)",
+    "window": "window (every call released at a common start time on a clock synchronised across "
+              "ranks: each rank's offset and drift to rank 0 fitted from ping-pongs, as in HCA; a "
+              "call's time is its exit minus its window's start; calls that any rank reached "
+              "late are dropped; each rank's mean over the kept calls; the slowest rank's mean)",
+}
 STATUS_TEXT = {"na": "n/a", "invalid": "INVALID", "failed": "failed", "skipped": "skipped"}
 
 
@@ -211,6 +220,49 @@ def _warnings(a: Analysis) -> list[Notice]:
         benches = sorted({k[0] for k in keys}, key=list(BENCHMARKS).index)
         out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
                                    f"({reason or 'not expressible'})"))
+    return out
+
+
+def method_lines(data: RunData) -> list[str]:
+    """The method as every report states it: how observations are taken, how each benchmark's
+    calls were timed (as stored with its cells), and what the window method dropped."""
+    target = units.seconds(data.settings.get("target_time", 0))
+    return [METHOD.format(target=target), *_timing_lines(data), *_late_lines(data)]
+
+
+def _timing_lines(data: RunData) -> list[str]:
+    """'BENCH, BENCH (VARIANT): METHOD (what it means).' per method used; a benchmark timed
+    differently by some variants names them."""
+    uses: dict[str, dict[str, set[str]]] = {}  # method -> bench -> variants
+    everyone: dict[str, set[str]] = {}  # bench -> every variant that measured it
+    for (bench, _, _), cell in data.cells.items():
+        if BENCHMARKS[bench].kind in ("timer", "p2p", "coll"):
+            for variant, group in cell.items():
+                uses.setdefault(group.timing, {}).setdefault(bench, set()).add(variant)
+                everyone.setdefault(bench, set()).add(variant)
+    out = []
+    for method, benches in sorted(uses.items(), key=lambda m: list(TIMING).index(m[0])):
+        names = [b if benches[b] == everyone[b] else f"{b} ({', '.join(sorted(benches[b]))})"
+                 for b in BENCHMARKS if b in benches]
+        out.append(f"Timed by {TIMING[method]}: {', '.join(names)}.")
+    return out
+
+
+def _late_lines(data: RunData) -> list[str]:
+    """Per variant timed by the window method, the share of calls it dropped, where above 0."""
+    shares: dict[str, list[tuple[float, Key]]] = {}
+    for key, cell in data.cells.items():
+        for variant, group in cell.items():
+            shares.setdefault(variant, []).extend((s, key) for s in group.late)
+    out = []
+    for variant in data.variants:
+        got = shares.get(variant, [])
+        if got and (mean := float(np.mean([s for s, _ in got]))) > 0:
+            worst, key = max(got)
+            size = f" {format_size(key[1])}" if BENCHMARKS[key[0]].sized else ""
+            out.append(f"{variant}: the window method dropped {mean:.1%} of its calls (a rank "
+                       f"reached the call's window late), at most {worst:.0%} of an observation "
+                       f"({key[0]}{size}, {key[2]} ranks).")
     return out
 
 

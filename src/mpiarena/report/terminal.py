@@ -12,16 +12,15 @@ from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
 from ..stats import ci_halfwidth
-from . import units
 from .apps import apps
 from .costs import costs
 from .summary import (
-    METHOD,
     Analysis,
     analyse,
     derived_text,
     implementation_line,
     machine_line,
+    method_lines,
     switch_text,
     verdict_text,
 )
@@ -40,8 +39,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
         console.print(f"  {escape(implementation_line(impl))}")
     for line in placement_lines(data):
         console.print(escape(line))
-    target = units.seconds(data.settings.get("target_time", 0))
-    console.print(f"[dim]{METHOD.format(target=target)}[/]")
+    for line in method_lines(data):
+        console.print(f"[dim]{escape(line)}[/]")
     for (bench, np_), keys in a.tables.items():
         _table(a, bench, np_, keys, console)
         for key in keys if all_verdicts else a.summary_keys(keys):

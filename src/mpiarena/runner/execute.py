@@ -21,7 +21,7 @@ from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
-from ..plan import Cell, Plan, Round, Variant
+from ..plan import Cell, Plan, Round, Variant, timing
 from ..stats import ci_halfwidth
 from ..store import Obs, Store
 from ..suites import Suite
@@ -198,7 +198,8 @@ class Executor:
         try:
             res = job.cell(self.seq, cell.bench, cell.size, batch, s.target_time,
                            _max_time(cell, batch, s), s.window, self.settings.offcache,
-                           self.settings.validate, self.settings.timeout, s.hold_time)
+                           self.settings.validate, self.settings.timeout, s.hold_time,
+                           timing(cell.bench, s, variant.impl))
         except JobError as e:
             self._fail(variant, job, job_id, f"{cell.bench} {cell.size} B: {e}")
             self._record(variant, cell, job_id, "failed", str(e))
@@ -238,7 +239,8 @@ class Executor:
                 reason: str, iterations: int | None = None,
                 observations: list[Obs] | None = None) -> None:
         self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
-                            status, reason or None, iterations, observations or [], self.seq)
+                            status, reason or None, iterations, observations or [], self.seq,
+                            timing=timing(cell.bench, self.plan.suite, variant.impl))
         self.seq += 1
 
 

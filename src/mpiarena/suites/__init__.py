@@ -11,6 +11,7 @@ from ..errors import ArenaError
 from ..sizes import parse_sizes
 
 BUILTIN = Path(__file__).parent
+SYNC_METHODS = ("loop", "barrier", "window")  # how collectives are timed: see plan.timing
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Suite:
     init_launches: int = 3
     window: int = 64
     hold_time: float = 1.0  # the cpu benchmark: seconds a rank stays blocked in a receive
+    sync: str = "window"  # how collectives are timed: loop, barrier or window
     variants: tuple[VariantSpec, ...] = field(default_factory=tuple)
 
 
@@ -88,6 +90,7 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
             init_launches=int(data.get("init_launches", 3)),
             window=int(data.get("window", 64)),
             hold_time=float(data.get("hold_time", 1.0)),
+            sync=str(data.get("sync", "window")),
             variants=tuple(variant_spec(v, where) for v in data.get("variant", [])),
         )
     except KeyError as e:
@@ -110,6 +113,8 @@ def check(suite: Suite, where: str) -> Suite:
         raise ArenaError(f"{where}: observations and window must be at least 1")
     if suite.target_time <= 0 or suite.max_cell_time <= 0 or suite.hold_time <= 0:
         raise ArenaError(f"{where}: target_time, max_cell_time and hold_time must be positive")
+    if suite.sync not in SYNC_METHODS:
+        raise ArenaError(f"{where}: sync must be loop, barrier or window, got '{suite.sync}'")
     return suite
 
 
