@@ -4,11 +4,11 @@
  * same model; here every rank fits against rank 0 directly, as in Jones and Koenig, which
  * costs O(p) ping-pongs instead of O(log p) rounds and is no concern at a machine's ranks).
  *
- * A fit point is one offset measurement: EXCHANGES ping-pongs with rank 0, the one with the
- * shortest round trip giving offset = (t_send + t_back) / 2 - t_rank0 at local time
- * (t_send + t_back) / 2. Every refresh adds FRESH points to the launch's last FIT_POINTS and
- * fits offset = a + b t by least squares; the drift b is fitted once the points span
- * DRIFT_SPAN seconds (before, a slope from points a few milliseconds apart is noise that
+ * A refresh (the driver asks for one at every window cell) adds one fit point per rank, an
+ * offset measurement: EXCHANGES ping-pongs with rank 0, the one with the shortest round trip
+ * giving offset = (t_send + t_back) / 2 - t_rank0 at local time (t_send + t_back) / 2. Each rank
+ * fits offset = a + b t by least squares over its last FIT_POINTS points; the drift b is fitted
+ * once they span DRIFT_SPAN seconds (a slope from points milliseconds apart is noise that
  * extrapolation would multiply) and is 0 until then.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -17,8 +17,7 @@
 #include "arena.h"
 
 #define FIT_POINTS 64
-#define FRESH 8
-#define EXCHANGES 16
+#define EXCHANGES 32
 #define DRIFT_SPAN 2.0
 
 static struct {
@@ -79,11 +78,7 @@ void arena_clock_refresh(const arena_module *m, int rank, int np)
 {
     clk.rtt = 0;
     for (int r = 1; r < np; r++) {
-        double rtt = INFINITY;
-        for (int j = 0; j < FRESH && (rank == 0 || rank == r); j++) {
-            double one = fit_point(m, rank, r);
-            rtt = one < rtt ? one : rtt;
-        }
+        double rtt = rank == 0 || rank == r ? fit_point(m, rank, r) : 0;
         if (rank == r) {
             fit();
             m->send(&rtt, sizeof rtt, 0);

@@ -231,19 +231,29 @@ def method_lines(data: RunData) -> list[str]:
 
 
 def _timing_lines(data: RunData) -> list[str]:
-    """'BENCH, BENCH (VARIANT): METHOD (what it means).' per method used; a benchmark timed
-    differently by some variants names them."""
-    uses: dict[str, dict[str, set[str]]] = {}  # method -> bench -> variants
-    everyone: dict[str, set[str]] = {}  # bench -> every variant that measured it
-    for (bench, _, _), cell in data.cells.items():
+    """'Timed by METHOD (what it means): BENCH, BENCH at N ranks (VARIANT), ...' per method
+    used, as stored with the cells; a benchmark timed in more than one way is named per rank
+    count, with the variants where not all of them."""
+    uses: dict[str, dict[tuple[str, int], set[str]]] = {}  # method -> (bench, np) -> variants
+    everyone: dict[tuple[str, int], set[str]] = {}
+    methods: dict[str, set[str]] = {}  # bench -> the methods of its cells
+    for (bench, _, np_), cell in data.cells.items():
         if BENCHMARKS[bench].kind in ("timer", "p2p", "coll"):
             for variant, group in cell.items():
-                uses.setdefault(group.timing, {}).setdefault(bench, set()).add(variant)
-                everyone.setdefault(bench, set()).add(variant)
+                uses.setdefault(group.timing, {}).setdefault((bench, np_), set()).add(variant)
+                everyone.setdefault((bench, np_), set()).add(variant)
+                methods.setdefault(bench, set()).add(group.timing)
     out = []
-    for method, benches in sorted(uses.items(), key=lambda m: list(TIMING).index(m[0])):
-        names = [b if benches[b] == everyone[b] else f"{b} ({', '.join(sorted(benches[b]))})"
-                 for b in BENCHMARKS if b in benches]
+    for method in (m for m in TIMING if m in uses):
+        names: list[str] = []
+        for bench in (b for b in BENCHMARKS if b in methods):
+            keys = sorted(k for k in uses[method] if k[0] == bench)
+            if keys and len(methods[bench]) == 1:
+                names.append(bench)
+            for key in keys if len(methods[bench]) > 1 else []:
+                who = uses[method][key]
+                names.append(f"{bench} at {key[1]} ranks" + (
+                    "" if who == everyone[key] else f" ({', '.join(sorted(who))})"))
         out.append(f"Timed by {TIMING[method]}: {', '.join(names)}.")
     return out
 

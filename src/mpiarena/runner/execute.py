@@ -199,7 +199,7 @@ class Executor:
             res = job.cell(self.seq, cell.bench, cell.size, batch, s.target_time,
                            _max_time(cell, batch, s), s.window, self.settings.offcache,
                            self.settings.validate, self.settings.timeout, s.hold_time,
-                           timing(cell.bench, s, variant.impl))
+                           timing(cell, s, variant.impl))
         except JobError as e:
             self._fail(variant, job, job_id, f"{cell.bench} {cell.size} B: {e}")
             self._record(variant, cell, job_id, "failed", str(e))
@@ -240,7 +240,7 @@ class Executor:
                 observations: list[Obs] | None = None) -> None:
         self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
                             status, reason or None, iterations, observations or [], self.seq,
-                            timing=timing(cell.bench, self.plan.suite, variant.impl))
+                            timing=timing(cell, self.plan.suite, variant.impl))
         self.seq += 1
 
 
