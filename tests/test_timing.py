@@ -38,11 +38,11 @@ def extra(res: CellResult, name: str, rank: int) -> list[float]:
 @needs_mpi
 def test_clock_offset_is_zero_on_one_machine_and_its_drift_keeps_it_there():
     """Ranks here read one clock: the fitted offset must come out near 0. Measured with MPICH
-    4.0.2 under a load average of 3-5 (other jobs on both cores): at most 160 ns at the first
-    window cell (one fit point), 35 ns later; fitted drift 5e-8 just after the points span the
-    2 s the fit waits for, under 5e-9 after 10 s. The model is refreshed at every window cell, so
-    no run extrapolates it a minute; the drift fitted over ~12 s, extrapolated a minute ahead,
-    says where it would be (measured: under 0.3 us)."""
+    4.0.2, a load average of 2-5 (other jobs on both cores): within 160 ns of 0 throughout 30 s
+    of window cells; the drift, fitted once the points (one a second) span 2 s, 4e-8 then,
+    6e-9 at 12 s, 1.5e-9 at 30 s. Since the model is refitted every second no run extrapolates it
+    a minute; the drift fitted over ~12 s, extrapolated a minute ahead, says where it would be
+    (measured: under 0.4 us)."""
     with running(MPI[0], 2) as job:
         offsets, began = [], time.monotonic()
         while time.monotonic() - began < 12:

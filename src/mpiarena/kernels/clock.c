@@ -4,11 +4,12 @@
  * same model; here every rank fits against rank 0 directly, as in Jones and Koenig, which
  * costs O(p) ping-pongs instead of O(log p) rounds and is no concern at a machine's ranks).
  *
- * A refresh (the driver asks for one at every window cell) adds one fit point per rank, an
- * offset measurement: EXCHANGES ping-pongs with rank 0, the one with the shortest round trip
- * giving offset = (t_send + t_back) / 2 - t_rank0 at local time (t_send + t_back) / 2. Each rank
- * fits offset = a + b t by least squares over its last FIT_POINTS points; the drift b is fitted
- * once they span DRIFT_SPAN seconds (a slope from points milliseconds apart is noise that
+ * The driver asks at every window cell; rank 0 grants a refresh when the last is REFRESH
+ * seconds old (or there is none). A refresh adds one fit point per rank, an offset
+ * measurement: EXCHANGES ping-pongs with rank 0, the one with the shortest round trip giving
+ * offset = (t_send + t_back) / 2 - t_rank0 at local time (t_send + t_back) / 2. Each rank fits
+ * offset = a + b t by least squares over its last FIT_POINTS points; the drift b is fitted once
+ * they span DRIFT_SPAN seconds (a slope from points milliseconds apart is noise that
  * extrapolation would multiply) and is 0 until then.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -19,12 +20,14 @@
 #define FIT_POINTS 64
 #define EXCHANGES 32
 #define DRIFT_SPAN 2.0
+#define REFRESH 1.0
 
 static struct {
     double x[FIT_POINTS], y[FIT_POINTS];
     int n, next;
     double a, b;  /* offset(t) = a + b t, seconds; 0 on rank 0 */
     double rtt;   /* rank 0: the longest of the ranks' shortest round trips at the last refresh */
+    double last;  /* rank 0: when the last refresh was (CLOCK_MONOTONIC), 0 before the first */
 } clk;
 
 /* Rank 0 answers EXCHANGES pings of rank r with its time; rank r keeps the best exchange as a
@@ -74,9 +77,25 @@ static void fit(void)
     clk.a = my - clk.b * mx;
 }
 
+/* Rank 0 decides whether a refresh is due and tells the others. */
+static int due(const arena_module *m, int rank, int np)
+{
+    int yes = clk.last == 0 || arena_monotonic() - clk.last >= REFRESH;
+    if (rank != 0) {
+        m->recv(&yes, sizeof yes, 0);
+        return yes;
+    }
+    for (int r = 1; r < np; r++)
+        m->send(&yes, sizeof yes, r);
+    return yes;
+}
+
 void arena_clock_refresh(const arena_module *m, int rank, int np)
 {
+    if (!due(m, rank, np))
+        return;
     clk.rtt = 0;
+    clk.last = arena_monotonic();
     for (int r = 1; r < np; r++) {
         double rtt = rank == 0 || rank == r ? fit_point(m, rank, r) : 0;
         if (rank == r) {

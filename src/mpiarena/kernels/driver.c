@@ -27,15 +27,15 @@
  *   barrier  the driver's own barrier before every call, each call timed alone; the rank's
  *            mean per call (IMB's scheme: the slowest rank's figure is IMB's t_max)
  *   window   every call released at a common start time on a global clock (clock.c: each
- *            rank's offset and drift to rank 0, refreshed at every window cell); rank 0 picks
- *            the first start (now + a margin) and the window length (twice the slowest rank's
- *            time per call under the barrier method during calibration, plus round trips and
- *            2 us). A call's time is its exit minus its window's start on the global clock; a
- *            call that any rank reached after its start is dropped. The rank's mean over the
- *            kept calls, and extras `late` (the share of calls dropped; an observation that kept
- *            none is taken again, its calls counted in the next one's share),
- *            `clock_offset` (the fitted offset at the observation, seconds) and `clock_drift`
- *            (seconds per second; rank 0: 0).
+ *            rank's offset and drift to rank 0, refreshed at a window cell when a second old);
+ *            rank 0 picks the first start (now + a margin) and the window length (twice the
+ *            slowest rank's time per call under the barrier method during calibration, plus
+ *            round trips and 2 us; k is chosen so that k windows last `target`). A call's time
+ *            is its exit minus its window's start on the global clock; a call that any rank
+ *            reached after its start is dropped. The rank's mean over the kept calls, and extras
+ *            `late` (the share of calls dropped; an observation that kept none is taken again,
+ *            its calls counted in the next one's share), `clock_offset` (the fitted offset at
+ *            the observation, seconds) and `clock_drift` (seconds per second; rank 0: 0).
  *            ARENA_LATE_RANK=R (tests) makes rank R arrive half a window late at every 5th call.
  *
  * Every observation carries `cpu`: the rank's CPU seconds (user + system, getrusage, every
@@ -744,13 +744,14 @@ static double slowest(double t)
 }
 
 /* Rank 0, window method, after a step: the window's length from the slowest rank's time per
- * call (t) in a calibration step; the next observation's start a margin from now that covers
- * relaying it and the barrier. */
-static void next_window(struct step *st, double t)
+ * call (*t) in a calibration step, which becomes *t (k is calibrated on what an observation's
+ * call costs: its window); the next observation's start a margin from now that covers relaying
+ * it and the barrier. */
+static void next_window(struct step *st, double *t)
 {
     double rtt = arena_clock_rtt();
     if (st->kind == STEP_RUN)
-        st->len = 2 * t + 4 * rtt + 2e-6;
+        *t = st->len = 2 * *t + 4 * rtt + 2e-6;
     st->start = arena_global_now() + 2e-4 + 20 * np * rtt;
 }
 
@@ -794,7 +795,7 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             continue;
         rounds++;
         if (window)
-            next_window(&st, t);
+            next_window(&st, &t);
         if ((c->bench == B_CPU || is_app(c->bench)) && st.kind == STEP_RUN) { /* k = 1 */
             st.kind = STEP_OBS;
             continue;
