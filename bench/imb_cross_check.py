@@ -11,7 +11,7 @@ launcher with mpiarena's binding (one core per rank: -bind-to core / --bind-to c
 rank user when run as root.
 
 What is compared, per benchmark and size:
-- PingPong: IMB's t (half the round trip, a loop of 1000 or fewer ping-pongs) against
+- PingPong: IMB's t (half the round trip, a loop of 1000 ping-pongs) against
   mpiarena's pingpong median (max of ranks 0 and 1, halved). Point-to-point is timed as a loop
   whatever --sync says, so the three mpiarena runs are pooled.
 - Collectives: IMB's t_max (the largest over ranks of each rank's mean per call, the calls
@@ -21,6 +21,9 @@ What is compared, per benchmark and size:
 Each ratio mpiarena/IMB is the median over rounds of the ratio within a round (the launches of
 one round run seconds apart, so slow spells of the shared machine mostly cancel), with the
 range over rounds. The window column also gives the share of calls the window method dropped.
+IMB runs 1000 calls at every size (-iter 1000 -iter_policy off), its default barrier
+(MPI_Barrier) between calls. Before each launch the script waits (up to --quiet-wait) for no
+other MPI job and idle CPUs, and counts the launches where that did not happen.
 Target: barrier and window within 0.85-1.15 from 1 KiB up; exit status 1 if one is outside.
 """
 
@@ -32,12 +35,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run
+from netpipe_reference import busy_elsewhere
 
 from mpiarena import paths, users
 from mpiarena.impls import Implementation, discover, family_of, select
@@ -54,7 +59,9 @@ MPI_FAMILIES = ("mpich", "openmpi", "impi")
 NOT_IMB = {"lam": "LAM/MPI 7.1.4 implements MPI 1.2, and its C++ bindings do not compile "
                   "IMB-MPI1 (-Werror=deprecated-copy in mpi2cxx/request.h)"}
 NP = 2
+IMB_FLAGS = ("-iter", "1000", "-iter_policy", "off", "-time", "10")  # 1000 calls at every size
 BAND = (0.85, 1.15)
+QUIET_BUSY = 0.10  # CPU busy fraction (of both cores) below which the machine counts as quiet
 FROM = 1024  # the band applies from this size up
 Key = tuple[str, int]  # bench, size
 
@@ -84,8 +91,10 @@ def build_imb(impl: Implementation, workdir: Path) -> tuple[Path | None, str]:
         return None, f"no C++ wrapper beside {impl.wrapper} (IMB-MPI1 is C++)"
     tree = workdir / f"imb-{impl.id}"
     shutil.copytree(IMB_SOURCE, tree)
-    done = subprocess.run(["make", "IMB-MPI1", f"CC={impl.wrapper}", f"CXX={cxx}", "-j2"],
-                          cwd=tree, env=impl.environ(), capture_output=True, text=True,
+    # Open MPI 4.1's C++ bindings cast between function types, which IMB's -Wextra -Werror stops
+    done = subprocess.run(["make", "IMB-MPI1", f"CC={impl.wrapper}", f"CXX={cxx}",
+                           "CPPFLAGS=-Wno-cast-function-type", "-j2"], cwd=tree,
+                          env=impl.environ(), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=900)
     if done.returncode != 0:
         said = [ln for ln in (done.stderr + done.stdout).splitlines() if "error" in ln.lower()]
@@ -124,7 +133,7 @@ def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str,
     lengths.write_text("".join(f"{s}\n" for s in sizes))
     lengths.chmod(0o644)
     argv = [*launch.argv, str(binary), *BENCHES.values(), "-msglen", str(lengths), "-npmin",
-            str(NP), "-iter", "1000", "-time", "1"]
+            str(NP), *IMB_FLAGS]
     return parse_imb(run(argv, full, 600, **kw))
 
 
@@ -153,6 +162,16 @@ def run_arena(impl: Implementation, method: str, sizes: list[int], nobs: int, db
     return medians, late
 
 
+def quiet(token: str, wait: float) -> bool:
+    """Wait (up to `wait` seconds) until no other MPI job runs and the CPUs are idle."""
+    began = time.monotonic()
+    while not (calm := foreign_mpi(token) == 0 and busy_elsewhere(0.3) < QUIET_BUSY):
+        if time.monotonic() - began > wait:
+            break
+        time.sleep(1)
+    return calm
+
+
 def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse.Namespace,
             db: Path, env: dict[str, str], token: str) -> tuple[Rounds, int]:
     """args.rounds rounds of IMB and the three methods, order rotated; launches disturbed."""
@@ -161,7 +180,7 @@ def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse
     sides = ["imb", *METHODS]
     for rnd in range(args.rounds):
         for side in sides[rnd % len(sides):] + sides[:rnd % len(sides)]:
-            disturbed += foreign_mpi(token) > 0
+            disturbed += not quiet(token, args.quiet_wait)
             if side == "imb":
                 for key, t in run_imb(impl, binary, sizes, env).items():
                     got.imb.setdefault(key, []).append(t)
@@ -227,6 +246,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--observations", type=int, default=15, help="mpiarena, per cell")
     parser.add_argument("--sizes", default="8,1K,64K,1M", help="message sizes")
+    parser.add_argument("--quiet-wait", type=float, default=10.0,
+                        help="seconds to wait before each launch for other MPI jobs to end and "
+                        "the CPUs to idle (default 10; 0: do not wait)")
     args = parser.parse_args()
 
     sizes = parse_sizes(args.sizes)
@@ -256,8 +278,9 @@ def main() -> int:
                                      env, token)
             print(f"\n{impl.id} ({how}; {impl.launcher.name})")
             if disturbed:
-                print(f"  warning: other MPI jobs were running at {disturbed} of "
-                      f"{4 * args.rounds} launches; their load disturbs these figures")
+                print(f"  warning: other MPI jobs were running, or the CPUs were >= "
+                      f"{QUIET_BUSY:.0%} busy, at {disturbed} of {4 * args.rounds} launches: "
+                      "their load disturbs these figures")
             failed |= not report(got, sizes)
     finally:
         clean_up(token, workdir)
