@@ -28,6 +28,7 @@ bench: install
 	$(BIN)/python bench/harness_overhead.py
 	$(BIN)/python bench/netpipe_reference.py
 	$(BIN)/python bench/emulated_link.py
+	$(BIN)/python bench/imb_cross_check.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db

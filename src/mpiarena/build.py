@@ -34,7 +34,8 @@ def _run(argv: list[str], impl: Implementation, cwd: Path | None = None):
 
 
 def _sources(impl: Implementation) -> list[Path]:
-    return [KERNELS / "driver.c", *(KERNELS / m for m in family_of(impl).kernel_modules)]
+    return [KERNELS / "driver.c", KERNELS / "clock.c",
+            *(KERNELS / m for m in family_of(impl).kernel_modules)]
 
 
 def _digest(sources: list[Path], *words: str) -> str:
@@ -103,7 +104,8 @@ def build_all(impls: list[Implementation], explicit: bool,
 
 def build_baseline() -> Path:
     """The core without any library (cc, raw TCP module): `--baseline` is the memory baseline."""
-    sources = [KERNELS / "driver.c", KERNELS / "mod_tcp.c", KERNELS / "apps.c"]
+    sources = [KERNELS / "driver.c", KERNELS / "clock.c", KERNELS / "mod_tcp.c",
+               KERNELS / "apps.c"]
     dest = paths.builds_dir() / f"baseline-{_digest([*sources, KERNELS / 'arena.h'], 'cc')}"
     if (dest / "arena").exists():
         return dest / "arena"

@@ -184,6 +184,8 @@ def _on_sigterm(*_: object) -> NoReturn:
 @click.option("--max-time", default=30.0, show_default=True, type=SECONDS,
               help="with --precision: seconds one cell may take in all")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
+@click.option("--sync", help="how collectives are timed: loop, barrier or window (default: the "
+              "suite's, else window; barrier where a family cannot do window)")
 @click.option("--cluster", help="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
               "(emulated:fast-ethernet|fddi|gige), or the name of one kept up")
 @click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
@@ -195,8 +197,8 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
             sizes: str | None, perturb: bool, observations: int | None,
             launches: int | None, off_cache: bool,
             validate: bool, timeout: float, precision: str | None, max_time: float,
-            seed: int | None, cluster: str | None, hosts_file: str | None, slurm_job: bool,
-            db: str) -> None:
+            seed: int | None, sync: str | None, cluster: str | None, hosts_file: str | None,
+            slurm_job: bool, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
     if np_text is None:
@@ -204,7 +206,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         if note:
             err.print(f"note: {note}", soft_wrap=True, markup=False)
     chosen = override(chosen, sizes=_sizes(sizes, perturb), nps=_nps(np_text),
-                      observations=observations, launches=launches,
+                      observations=observations, launches=launches, sync=sync,
                       benchmarks=_benchmarks(bench))
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())

@@ -103,6 +103,22 @@ def check_variants(specs: tuple[VariantSpec, ...], found: list[str], where: str)
                              f"found here ({', '.join(sorted(found))}); see 'mpiarena impls'")
 
 
+def timing(cell: Cell, suite: Suite, impl: Implementation) -> str:
+    """How a cell's calls are timed, the one rule: collectives by the suite's method, everything
+    else as a loop divided by its iterations (point-to-point calls synchronise themselves;
+    bcast-ack times itself). Window falls back to barrier where it cannot work: PVM (its
+    messages pass through a daemon, which ranks spinning until their windows keep off the
+    cores: measured here, 60-80% of calls dropped and kept calls 2-4x their barrier time), and
+    more ranks than this machine's cores (they cannot all be running when a window opens; an
+    emulated cluster's nodes share these cores too)."""
+    if BENCHMARKS[cell.bench].kind != "coll" or cell.bench == "bcast-ack":
+        return "loop"
+    if suite.sync == "window" and (not family_of(impl).window_timing
+                                   or cell.np > (os.cpu_count() or 1)):
+        return "barrier"
+    return suite.sync
+
+
 def _cells(suite: Suite) -> dict[int, list[Cell]]:
     by_np: dict[int, list[Cell]] = {}
     for name in suite.benchmarks:

@@ -27,7 +27,8 @@ class Group:
     extras: list[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
     lost: dict[int, str] = field(default_factory=dict)  # launch -> why it measured nothing here
-    timing: str = "loop"  # how a call was timed (loop | barrier | window)
+    timing: str = "loop"  # how its calls were timed: loop, barrier or window (plan.timing)
+    late: list[float] = field(default_factory=list)  # window: share of calls dropped, per obs.
 
     @property
     def array(self) -> np.ndarray:
@@ -87,6 +88,7 @@ def load(store: Store, run_id: int) -> RunData:
         for i, per_rank in enumerate(obs.get(row["id"], [])):
             extra = {name: v + [math.nan] * (len(per_rank) - len(v))  # not finite: not stored
                      for name, v in (figures[i] if i < len(figures) else {}).items()}
+            group.late += extra.get("late", [])[:1]  # kept even where every call was dropped
             value = bench.observation(per_rank, extra)
             if math.isfinite(value):
                 group.launches.append(row["launch"])

@@ -70,6 +70,7 @@ class Family(Protocol):
     link_flags: tuple[str, ...]  # after the sources when compiling
     max_np: int | None  # most ranks a job can have (raw TCP: 2)
     min_np: int  # fewest ranks a job can have (raw TCP: 2)
+    window_timing: bool  # collectives can be timed by the window method (see plan.timing)
     install_hint: str
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
@@ -97,6 +98,7 @@ class Daemonless:
     link_flags: tuple[str, ...] = ()
     max_np: int | None = None
     min_np: int = 1
+    window_timing: bool = True
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:

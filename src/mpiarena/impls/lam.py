@@ -80,6 +80,7 @@ class Lam:
     install_hint = "apt-get install lam-runtime lam4-dev"
     max_np: int | None = None
     min_np: int = 1
+    window_timing: bool = True
 
     def detect(self) -> list[Found]:
         if not WRAPPER.exists() or not shutil.which("lamboot"):

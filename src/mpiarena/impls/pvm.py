@@ -93,6 +93,7 @@ class Pvm:
     install_hint = "apt-get install pvm pvm-dev"
     max_np: int | None = None
     min_np: int = 1
+    window_timing: bool = False  # see plan.timing
 
     def detect(self) -> list[Found]:
         if not HEADER.exists() and not PVMD.exists():

@@ -107,4 +107,13 @@ static inline double arena_monotonic_tick(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The window method's global clock (clock.c): this rank's CLOCK_MONOTONIC mapped onto rank 0's
+ * by a fitted offset and drift. Every rank calls the refresh; when one is due (rank 0 says), it
+ * takes ping-pongs with rank 0. */
+void arena_clock_refresh(const arena_module *m, int rank, int np);
+double arena_global_now(void);
+double arena_clock_offset(double t); /* the fitted offset at local time t, seconds */
+double arena_clock_drift(void);      /* the fitted drift, seconds per second */
+double arena_clock_rtt(void);        /* rank 0: the ranks' slowest shortest round trip */
+
 #endif

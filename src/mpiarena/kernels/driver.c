@@ -16,8 +16,27 @@
  *   finalize R SECONDS          (every rank, after the library is shut down)
  *
  * Commands: `cell id=N bench=NAME size=BYTES obs=N target=S max=S window=W offcache=0|1
- * validate=0|1 hold=S` and `quit`. End of input means quit. No statistics are computed here.
+ * validate=0|1 hold=S sync=loop|barrier|window` and `quit`. End of input means quit. No
+ * statistics are computed here.
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
+ *
+ * How an observation's calls are timed (`sync`; barrier and window: collectives only, not
+ * bcast-ack, which times itself):
+ *   loop     k calls back to back, the loop's time divided by k (calls may overlap: a bcast
+ *            root does not wait for its leaves)
+ *   barrier  the driver's own barrier before every call, each call timed alone; the rank's
+ *            mean per call (IMB's scheme: the slowest rank's figure is IMB's t_max)
+ *   window   every call released at a common start time on a global clock (clock.c: each
+ *            rank's offset and drift to rank 0, refreshed at a window cell when a second old);
+ *            rank 0 picks the first start (now + a margin) and the window length (twice the
+ *            slowest rank's time per call under the barrier method during calibration, plus
+ *            round trips and 2 us; k is chosen so that k windows last `target`). A call's time
+ *            is its exit minus its window's start on the global clock; a call that any rank
+ *            reached after its start is dropped. The rank's mean over the kept calls, and extras
+ *            `late` (the share of calls dropped; an observation that kept none is taken again,
+ *            its calls counted in the next one's share), `clock_offset` (the fitted offset at
+ *            the observation, seconds) and `clock_drift` (seconds per second; rank 0: 0).
+ *            ARENA_LATE_RANK=R (tests) makes rank R arrive half a window late at every 5th call.
  *
  * Every observation carries `cpu`: the rank's CPU seconds (user + system, getrusage, every
  * thread) per wall second of the loop. The cost benchmarks add their own extras:
@@ -46,6 +65,7 @@
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -87,6 +107,7 @@ enum extra {
     X_PURE_A2A, X_COMPUTE_A2A, X_OVERLAPPED_A2A, X_TRANSFER, X_AFTER,
     X_T_SEND, X_T_RECV, X_T_SENDRECV, X_T_SCATTER, X_T_REDUCE, /* in arena_call's order */
     X_PI_ERROR, X_CHECKSUM_ERROR, X_PRIMES, X_ENERGY_DRIFT,
+    X_LATE, X_CLOCK_OFFSET, X_CLOCK_DRIFT,
     X_COUNT
 };
 static const char *extra_names[X_COUNT] = {
@@ -96,6 +117,7 @@ static const char *extra_names[X_COUNT] = {
     "transfer", "after",
     "t_send", "t_recv", "t_sendrecv", "t_scatter", "t_reduce",
     "pi_error", "checksum_error", "primes", "energy_drift",
+    "late", "clock_offset", "clock_drift",
 };
 /* The correctness figure of each application kernel, in arena_app's order. */
 static const enum extra app_check[ARENA_NAPP] = {
@@ -107,16 +129,19 @@ static const enum arena_nb overlap_ops[3] = {ARENA_NB_EXCHANGE, ARENA_NB_ALLREDU
 
 enum step_kind { STEP_RUN, STEP_OBS, STEP_END };
 enum cmd_kind { CMD_CELL, CMD_QUIT };
+enum sync { SYNC_LOOP, SYNC_BARRIER, SYNC_WINDOW, SYNC_COUNT };
+static const char *sync_names[SYNC_COUNT] = {"loop", "barrier", "window"};
 
 struct cmd {
     int64_t id, size;
-    int32_t kind, bench, nobs, window, offcache, validate;
+    int32_t kind, bench, nobs, window, offcache, validate, sync;
     double target, max_time, hold;
 };
 
 struct step {
     int64_t k;
     int32_t kind, idx;
+    double start, len; /* window method: the first window's start (global clock), its length */
 };
 
 struct bufs {
@@ -127,6 +152,7 @@ struct bufs {
 };
 
 static int rank, np;
+static int late_rank = -1; /* ARENA_LATE_RANK: a rank that arrives late (window method, tests) */
 static char thread_level[32];
 static double rss_init;
 static char app_bad[160]; /* rank 0: why an application kernel's answer was wrong this cell */
@@ -150,6 +176,8 @@ static double realtime(void)
 static int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
 /* Collectives: B_BARRIER..B_ALLTOALL map one to one onto arena_coll; bcast-ack is a bcast. */
 static int is_coll(int b) { return (b >= B_BARRIER && b <= B_ALLTOALL) || b == B_BCAST_ACK; }
+/* Collectives that the barrier and window methods can time one call at a time. */
+static int is_synced(int b) { return is_coll(b) && b != B_BCAST_ACK; }
 /* Benchmarks run by ranks 0 and 1 only. */
 static int is_pair(int b) { return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_MSGRATE); }
 static int is_app(int b) { return b >= B_APP_PI && b < B_COUNT; }
@@ -459,14 +487,44 @@ static double run_app(int bench, size_t size, long k)
     return wall / (double)k;
 }
 
-/* Run k iterations of the benchmark; return seconds per iteration on this rank (msgrate and
- * threads: per message). */
+static volatile double sink; /* the wtime benchmark's clock readings go here */
+
+/* One iteration of a timer, point-to-point or collective benchmark on buffers s and r. */
+static void one_call(int bench, size_t size, unsigned char *s, unsigned char *r, int window)
+{
+    int peer = rank == 0 ? 1 : 0;
+    switch (bench) {
+    case B_WTIME: sink += M->now(); break;
+    case B_PINGPONG:
+        if (rank == 0) { M->send(s, size, 1); M->recv(r, size, 1); }
+        else { M->recv(r, size, 0); M->send(s, size, 0); }
+        break;
+    case B_PING:
+        if (rank == 0) M->send(s, size, 1);
+        else M->recv(r, size, 0);
+        break;
+    case B_SENDRECV: M->sendrecv(s, r, size, peer); break;
+    case B_BIBW: M->window(s, r, size, peer, window); break;
+    case B_BCAST: M->coll(ARENA_BCAST, r, r, size); break;
+    default: M->coll(coll_of(bench), s, r, size); break;
+    }
+}
+
+/* The buffers of the iteration in *slot; *slot moves on to the next (off-cache rotation). */
+static void slot_bufs(const struct bufs *b, long *slot, unsigned char **s, unsigned char **r)
+{
+    *s = b->s + (size_t)*slot * b->sstride;
+    *r = b->r + (size_t)*slot * b->rstride;
+    if (++*slot == b->nslots)
+        *slot = 0;
+}
+
+/* Run k iterations of the benchmark back to back; return seconds per iteration on this rank
+ * (msgrate and threads: per message). */
 static double run(int bench, size_t size, long k, const struct bufs *b, int window, double hold)
 {
-    volatile double sink = 0;
-    unsigned char ack = 0;
+    unsigned char ack = 0, *s, *r;
     long slot = 0;
-    int peer = rank == 0 ? 1 : 0;
     int active = !is_pair(bench) || rank < 2;
     if (is_app(bench))
         return run_app(bench, size, k);
@@ -477,36 +535,95 @@ static double run(int bench, size_t size, long k, const struct bufs *b, int wind
         run_cost(bench, size, k, b, window, hold);
     } else if (active) {
         for (long i = 0; i < k; i++) {
-            unsigned char *s = b->s + (size_t)slot * b->sstride;
-            unsigned char *r = b->r + (size_t)slot * b->rstride;
-            if (++slot == b->nslots)
-                slot = 0;
-            switch (bench) {
-            case B_WTIME: sink += M->now(); break;
-            case B_PINGPONG:
-                if (rank == 0) { M->send(s, size, 1); M->recv(r, size, 1); }
-                else { M->recv(r, size, 0); M->send(s, size, 0); }
-                break;
-            case B_PING:
-                if (rank == 0) M->send(s, size, 1);
-                else M->recv(r, size, 0);
-                break;
-            case B_SENDRECV: M->sendrecv(s, r, size, peer); break;
-            case B_BIBW: M->window(s, r, size, peer, window); break;
-            case B_BCAST: M->coll(ARENA_BCAST, r, r, size); break;
-            default: M->coll(coll_of(bench), s, r, size); break;
-            }
+            slot_bufs(b, &slot, &s, &r);
+            one_call(bench, size, s, r, window);
         }
         if (bench == B_PING) { /* the stream ends when the receiver says it has all */
             if (rank == 0) M->recv(&ack, 1, 1);
             else M->send(&ack, 1, 0);
         }
     }
-    (void)sink;
     double per = (M->now() - t0) / (double)k * planted;
     if (bench == B_MSGRATE) return per / window;
     if (bench == B_THREADS) return per / ((double)window * (double)size);
     return per;
+}
+
+/* k calls of a collective, each after the driver's barrier and timed alone: the mean per call
+ * on this rank. */
+static double barrier_calls(int bench, size_t size, long k, const struct bufs *b)
+{
+    unsigned char *s, *r;
+    long slot = 0;
+    double sum = 0;
+    for (long i = 0; i < k; i++) {
+        slot_bufs(b, &slot, &s, &r);
+        arena_barrier();
+        double t0 = M->now();
+        one_call(bench, size, s, r, 1);
+        sum += M->now() - t0;
+    }
+    return sum / (double)k * planted;
+}
+
+/* Wait for time `at` on the global clock; non-zero if it had already passed, or if the wait
+ * ended more than a microsecond after it (the rank was interrupted while waiting). */
+static int wait_until(double at)
+{
+    double g = arena_global_now();
+    if (g > at)
+        return 1;
+    while (g < at)
+        g = arena_global_now();
+    return g > at + 1e-6;
+}
+
+/* Every rank learns which of the k calls any rank reached late. */
+static void share_late(unsigned char *late, long k)
+{
+    if (rank != 0) {
+        M->send(late, (size_t)k, 0);
+        M->recv(late, (size_t)k, 0);
+        return;
+    }
+    unsigned char *theirs = malloc((size_t)k);
+    if (!theirs)
+        M->abort("out of memory for late flags");
+    for (int p = 1; p < np; p++) {
+        M->recv(theirs, (size_t)k, p);
+        for (long i = 0; i < k; i++) late[i] |= theirs[i];
+    }
+    free(theirs);
+    for (int p = 1; p < np; p++) M->send(late, (size_t)k, p);
+}
+
+/* k calls of a collective released at start, start + len, ... on the global clock; a call's
+ * time is its exit minus its window's start. Calls that any rank reached late are dropped and
+ * their share noted; returns the mean over the kept calls on this rank (NaN if none). */
+static double window_calls(int bench, size_t size, long k, const struct bufs *b, double start,
+                           double len)
+{
+    unsigned char *late = calloc((size_t)k, 1), *s, *r;
+    double *t = malloc((size_t)k * sizeof *t), sum = 0;
+    long slot = 0, kept = 0;
+    if (!late || !t)
+        M->abort("out of memory for window timings");
+    for (long i = 0; i < k; i++) {
+        double at = start + (double)i * len;
+        slot_bufs(b, &slot, &s, &r);
+        if (rank == late_rank && i % 5 == 0)
+            wait_until(at + len / 2);
+        late[i] = (unsigned char)wait_until(at);
+        one_call(bench, size, s, r, 1);
+        t[i] = arena_global_now() - at;
+    }
+    share_late(late, k);
+    for (long i = 0; i < k; i++)
+        if (!late[i]) { sum += t[i]; kept++; }
+    note(X_LATE, (double)(k - kept) / (double)k);
+    free(late);
+    free(t);
+    return kept ? sum / (double)kept * planted : NAN;
 }
 
 static unsigned char pat(long src, size_t i)
@@ -600,24 +717,76 @@ static void relay_step(struct step *st)
         M->recv(st, sizeof *st, 0);
 }
 
+/* One step's calls timed by the cell's method: seconds per call on this rank. The window
+ * method's warm-up and calibration run under the barrier method (they size the window). */
+static double timed(const struct cmd *c, const struct bufs *b, const struct step *st)
+{
+    size_t size = (size_t)c->size;
+    if (c->sync == SYNC_WINDOW && st->kind == STEP_OBS)
+        return window_calls(c->bench, size, st->k, b, st->start, st->len);
+    if (c->sync != SYNC_LOOP)
+        return barrier_calls(c->bench, size, st->k, b);
+    return run(c->bench, size, st->k, b, c->window, st->kind == STEP_OBS ? c->hold : 0);
+}
+
+/* Rank 0 gets the largest t of all ranks; the others keep their own. */
+static double slowest(double t)
+{
+    double theirs;
+    if (rank != 0) {
+        M->send(&t, sizeof t, 0);
+        return t;
+    }
+    for (int p = 1; p < np; p++) {
+        M->recv(&theirs, sizeof theirs, p);
+        t = theirs > t ? theirs : t;
+    }
+    return t;
+}
+
+/* Rank 0, window method, after a step: the window's length from the slowest rank's time per
+ * call (*t) in a calibration step, which becomes *t (k is calibrated on what an observation's
+ * call costs: its window); the next observation's start a margin from now that covers relaying
+ * it and the barrier. */
+static void next_window(struct step *st, double *t)
+{
+    double rtt = arena_clock_rtt();
+    if (st->kind == STEP_RUN)
+        *t = st->len = 2 * *t + 4 * rtt + 2e-6;
+    st->start = arena_global_now() + 2e-4 + 20 * np * rtt;
+}
+
 /* Rank 0 decides each step (warm-up, calibration, observations, end); all ranks follow. */
 static long run_steps(const struct cmd *c, const struct bufs *b, double *times, double *xs,
                       int64_t *k)
 {
-    struct step st = {1, STEP_RUN, 0};
+    struct step st = {1, STEP_RUN, 0, 0, 0};
     long nobs = 0, rounds = 0;
     int confirmed = 0; /* k must reach the target twice in a row: one hiccup must not fix it */
-    double start = M->now();
+    int window = c->sync == SYNC_WINDOW;
+    double start = M->now(), wiped = 0; /* window: calls of observations that kept none */
+    if (window)
+        arena_clock_refresh(M, rank, np);
     for (;;) {
         relay_step(&st);
         if (st.kind == STEP_END)
             break;
         arena_barrier();
         double w0 = arena_monotonic(), c0 = cpu_seconds();
-        double t = run(c->bench, (size_t)c->size, st.k, b, c->window,
-                       st.kind == STEP_OBS ? c->hold : 0);
+        double t = timed(c, b, &st);
         note(X_CPU, (cpu_seconds() - c0) / (arena_monotonic() - w0));
-        if (st.kind == STEP_OBS) {
+        if (window && st.kind == STEP_OBS && isnan(t)) {
+            wiped += (double)st.k; /* no observation: redone, its calls counted as dropped */
+        } else if (window && st.kind == STEP_OBS) {
+            double k1 = (double)st.k;
+            note(X_LATE, (extra_now[X_LATE] * k1 + wiped) / (k1 + wiped));
+            note(X_CLOCK_OFFSET, arena_clock_offset(w0));
+            note(X_CLOCK_DRIFT, arena_clock_drift());
+            wiped = 0;
+        } else if (window) {
+            t = slowest(t);
+        }
+        if (st.kind == STEP_OBS && !isnan(t)) {
             for (int x = 0; x < X_COUNT; x++)
                 xs[(size_t)x * (size_t)c->nobs + (size_t)nobs] = extra_now[x];
             times[nobs++] = t;
@@ -626,6 +795,8 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
         if (rank != 0)
             continue;
         rounds++;
+        if (window)
+            next_window(&st, &t);
         if ((c->bench == B_CPU || is_app(c->bench)) && st.kind == STEP_RUN) { /* k = 1 */
             st.kind = STEP_OBS;
             continue;
@@ -641,7 +812,7 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
         } else if (st.kind == STEP_RUN && rounds > 1) {
             st.kind = STEP_OBS;
         } else if (st.kind == STEP_OBS) {
-            st.idx++;
+            st.idx += !isnan(t);
             if (st.idx >= c->nobs || M->now() - start > c->max_time)
                 st.kind = STEP_END;
         }
@@ -676,6 +847,9 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
             ? "this family cannot express a 0-byte message in this collective"
             : "not expressible in this family";
     if (c->size < 0 || c->nobs < 1 || c->window < 1 || c->hold < 0) return "bad cell parameters";
+    if (c->sync < 0) return "unknown timing method: sync is loop, barrier or window";
+    if (c->sync != SYNC_LOOP && !is_synced(b))
+        return "the barrier and window methods time collectives only (not bcast-ack)";
     if ((b == B_OVERLAP || b == B_PROGRESS) && !M->start)
         return "this family has no non-blocking operations";
     if (b == B_THREADS && !M->stream) return "this family has no thread-safe message streams";
@@ -765,6 +939,13 @@ static int bench_index(const char *name)
     return -1;
 }
 
+static int sync_index(const char *name)
+{
+    for (int i = 0; i < SYNC_COUNT; i++)
+        if (strcmp(name, sync_names[i]) == 0) return i;
+    return -1;
+}
+
 /* Parse one control line; returns 0 on success. */
 static int parse_cmd(char *line, struct cmd *c)
 {
@@ -793,6 +974,7 @@ static int parse_cmd(char *line, struct cmd *c)
         else if (!strcmp(tok, "offcache")) c->offcache = atoi(eq);
         else if (!strcmp(tok, "validate")) c->validate = atoi(eq);
         else if (!strcmp(tok, "hold")) c->hold = atof(eq);
+        else if (!strcmp(tok, "sync")) c->sync = sync_index(eq);
         else return -1;
     }
     return 0;
@@ -939,7 +1121,8 @@ int main(int argc, char **argv)
     M->init(&argc, &argv, &rank, &np, thread_level, sizeof thread_level);
     double after = realtime();
     resident(&rss_init, &unused);
-    const char *bind = getenv("ARENA_BIND");
+    const char *bind = getenv("ARENA_BIND"), *late = getenv("ARENA_LATE_RANK");
+    if (late && *late) late_rank = atoi(late);
     if (bind && !strcmp(bind, "core")) bind_to_core();
     if (rank == 0) {
         printf("hello\t%s\t%d\t%.9e\t%s\t%.9e\n", M->family, np, M->tick(), thread_level, measured_resolution());

@@ -27,7 +27,7 @@ from .summary import (
     Analysis,
     analyse,
     machine_line,
-    method_text,
+    method_lines,
     scoreboard_lines,
     variant_rows,
     variant_settings,
@@ -222,7 +222,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
     ]
     n_comparisons = len(all_verdicts)
     method = [
-        method_text(data),
+        *method_lines(data),
         f"The interval of a median is distribution-free, from order statistics "
         f"({CONFIDENCE:.0%}). A ratio is median over median, with a percentile bootstrap "
         f"interval (2000 resamples). Each cell's fastest variant is compared with every other by a "

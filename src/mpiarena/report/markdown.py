@@ -8,7 +8,7 @@ from .costs import costs
 from .summary import (
     analyse,
     machine_line,
-    method_text,
+    method_lines,
     scoreboard_lines,
     variant_rows,
     variant_settings,
@@ -83,7 +83,9 @@ def render_markdown(data: RunData, baseline: str | None = None,
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     out += _costs(data)
-    out += ["## Method", "", method_text(data), ""]
+    out += ["## Method", ""]
+    for line in method_lines(data):
+        out += [_md(line), ""]
     return "\n".join(out)
 
 

@@ -31,22 +31,23 @@ from ..stats import Sample, Summary, Verdict, boot_centers, center, summarize, v
 from . import units
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
-          "across variants. Each observation is a timed loop of k iterations divided by k (k "
-          "chosen so that a loop lasts at least {target}), after a warm-up, preceded by "
-          "mpiarena's own dissemination barrier; point-to-point: ranks 0 and 1 (pingpong: half "
-          "the round trip); collectives and start-up: the slowest rank. Cells show the median of "
-          "the launch medians; intervals come from the launches (a hierarchical bootstrap for "
-          "ratios). 'faster' needs the whole ratio interval beyond 5% and a Mann-Whitney test on "
-          "launch medians (Holm-corrected across the report); 'indistinguishable' needs the "
-          "whole interval within 5%; anything else is undecided.")
-
-
-def method_text(data: RunData) -> str:
-    """How the run's figures were measured and judged, from what the store recorded."""
-    target = units.seconds(data.settings.get("target_time", 0))
-    return METHOD.format(target=target, launches=data.settings.get("launches", 1))
-
-
+          "across variants. Each observation times k calls (k chosen so that they last at least "
+          "{target}), after a warm-up, preceded by mpiarena's own dissemination barrier; "
+          "point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
+          "start-up: the slowest rank. Cells show the median of the launch medians; intervals "
+          "come from the launches (a hierarchical bootstrap for ratios). 'faster' needs the whole "
+          "ratio interval beyond 5% and a Mann-Whitney test on launch medians (Holm-corrected "
+          "across the report); 'indistinguishable' needs the whole interval within 5%; anything "
+          "else is undecided.")
+TIMING = {
+    "loop": "loop (k calls back to back, the loop's time divided by k)",
+    "barrier": "barrier (mpiarena's own barrier before every call, each call timed alone, each "
+               "rank's mean per call; the slowest rank's mean is IMB's t_max)",
+    "window": "window (every call released at a common start time on a clock synchronised across "
+              "ranks: each rank's offset and drift to rank 0 fitted from ping-pongs, as in HCA; a "
+              "call's time is its exit minus its window's start; calls that any rank reached "
+              "late are dropped; each rank's mean over the kept calls; the slowest rank's mean)",
+}
 STATUS_TEXT = {"na": "n/a", "invalid": "INVALID", "failed": "failed", "skipped": "skipped"}
 
 
@@ -230,6 +231,60 @@ def _warnings(a: Analysis) -> list[Notice]:
         benches = sorted({k[0] for k in keys}, key=list(BENCHMARKS).index)
         out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
                                    f"({reason or 'not expressible'})"))
+    return out
+
+
+def method_lines(data: RunData) -> list[str]:
+    """The method as every report states it: how observations are taken, how each benchmark's
+    calls were timed (as stored with its cells), and what the window method dropped."""
+    target = units.seconds(data.settings.get("target_time", 0))
+    return [METHOD.format(target=target, launches=data.settings.get("launches", 1)),
+            *_timing_lines(data), *_late_lines(data)]
+
+
+def _timing_lines(data: RunData) -> list[str]:
+    """'Timed by METHOD (what it means): BENCH, BENCH at N ranks (VARIANT), ...' per method
+    used, as stored with the cells; a benchmark timed in more than one way is named per rank
+    count, with the variants where not all of them."""
+    uses: dict[str, dict[tuple[str, int], set[str]]] = {}  # method -> (bench, np) -> variants
+    everyone: dict[tuple[str, int], set[str]] = {}
+    methods: dict[str, set[str]] = {}  # bench -> the methods of its cells
+    for (bench, _, np_), cell in data.cells.items():
+        if BENCHMARKS[bench].kind in ("timer", "p2p", "coll"):
+            for variant, group in cell.items():
+                uses.setdefault(group.timing, {}).setdefault((bench, np_), set()).add(variant)
+                everyone.setdefault((bench, np_), set()).add(variant)
+                methods.setdefault(bench, set()).add(group.timing)
+    out = []
+    for method in (m for m in TIMING if m in uses):
+        names: list[str] = []
+        for bench in (b for b in BENCHMARKS if b in methods):
+            keys = sorted(k for k in uses[method] if k[0] == bench)
+            if keys and len(methods[bench]) == 1:
+                names.append(bench)
+            for key in keys if len(methods[bench]) > 1 else []:
+                who = uses[method][key]
+                names.append(f"{bench} at {key[1]} ranks" + (
+                    "" if who == everyone[key] else f" ({', '.join(sorted(who))})"))
+        out.append(f"Timed by {TIMING[method]}: {', '.join(names)}.")
+    return out
+
+
+def _late_lines(data: RunData) -> list[str]:
+    """Per variant timed by the window method, the share of calls it dropped, where above 0."""
+    shares: dict[str, list[tuple[float, Key]]] = {}
+    for key, cell in data.cells.items():
+        for variant, group in cell.items():
+            shares.setdefault(variant, []).extend((s, key) for s in group.late)
+    out = []
+    for variant in data.variants:
+        got = shares.get(variant, [])
+        if got and (mean := float(np.mean([s for s, _ in got]))) > 0:
+            worst, key = max(got)
+            size = f" {format_size(key[1])}" if BENCHMARKS[key[0]].sized else ""
+            out.append(f"{variant}: the window method dropped {mean:.1%} of its calls (a rank "
+                       f"reached the call's window late), at most {worst:.0%} of an observation "
+                       f"({key[0]}{size}, {key[2]} ranks).")
     return out
 
 

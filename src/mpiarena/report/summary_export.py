@@ -12,7 +12,7 @@ from pathlib import Path
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..stats import CONFIDENCE, THRESHOLD
-from .summary import Analysis, method_text
+from .summary import Analysis, method_lines
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
 VERSION = 1
@@ -63,7 +63,7 @@ def to_json(a: Analysis) -> str:
         "run": {"id": data.run_id, "status": data.status, "suite": data.run["suite"],
                 "started": data.run["started"], "command": data.run["command"],
                 "machine": data.machine},
-        "method": method_text(data), "confidence": CONFIDENCE, "threshold": THRESHOLD,
+        "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
         "records": records(a)}, indent=1)
 
 

@@ -20,7 +20,7 @@ from .summary import (
     derived_text,
     implementation_line,
     machine_line,
-    method_text,
+    method_lines,
     scoreboard_lines,
     switch_text,
     verdict_text,
@@ -41,7 +41,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
         console.print(f"  {escape(implementation_line(impl))}")
     for line in placement_lines(data):
         console.print(escape(line))
-    console.print(f"[dim]{method_text(data)}[/]")
+    for line in method_lines(data):
+        console.print(f"[dim]{escape(line)}[/]")
     for line in scoreboard_lines(a):
         console.print(escape(line) if line.startswith(" ") else f"[bold]{escape(line)}[/]")
     for (bench, np_), keys in a.tables.items():

@@ -21,7 +21,7 @@ from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
-from ..plan import Cell, Plan, Round, Variant
+from ..plan import Cell, Plan, Round, Variant, timing
 from ..stats import ci_halfwidth
 from ..store import Obs, Store
 from ..suites import Suite
@@ -218,7 +218,8 @@ class Executor:
             res = running.job.cell(self.seq, cell.bench, cell.size, s.observations,
                                    s.target_time, _max_time(cell, s.observations, s), s.window,
                                    self.settings.offcache, self.settings.validate,
-                                   self.settings.timeout, s.hold_time)
+                                   self.settings.timeout, s.hold_time,
+                                   timing(cell, s, variant.impl))
         except JobError as e:
             why = f"{cell.bench} {cell.size} B in launch {running.launch}: {e}"
             self._drop(variant, running.job, running.job_id, why)
@@ -274,7 +275,7 @@ class Executor:
                 observations: list[Obs] | None = None, launch: int = 0) -> None:
         self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
                             status, reason or None, iterations, observations or [], self.seq,
-                            launch)
+                            launch, timing(cell, self.plan.suite, variant.impl))
         self.seq += 1
 
 

@@ -126,10 +126,11 @@ class Job:
     # --- cells ---------------------------------------------------------------------------
     def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,
              max_time: float, window: int, offcache: bool, validate: bool,
-             timeout: float, hold: float = 1.0) -> CellResult:
+             timeout: float, hold: float = 1.0, sync: str = "loop") -> CellResult:
+        """One cell; `sync` is how its calls are timed (plan.timing)."""
         self._send(f"cell id={cell_id} bench={bench} size={size} obs={obs} target={target!r} "
                    f"max={max_time!r} window={window} offcache={int(offcache)} "
-                   f"validate={int(validate)} hold={hold!r}\n")
+                   f"validate={int(validate)} hold={hold!r} sync={sync}\n")
         # the timeout bounds a cell; the cpu benchmark also holds `hold` seconds per observation
         deadline = time.monotonic() + timeout + (hold * obs if bench == "cpu" else 0.0)
         observations: list[Obs] = []

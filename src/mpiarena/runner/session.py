@@ -35,7 +35,7 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
         "observations": suite.observations, "launches": suite.launches,
         "target_time": suite.target_time,
         "max_cell_time": suite.max_cell_time, "window": suite.window,
-        "hold_time": suite.hold_time, "offcache": settings.offcache,
+        "hold_time": suite.hold_time, "sync": suite.sync, "offcache": settings.offcache,
         "validate": settings.validate, "timeout": settings.timeout,
         "topology": settings.topology, "precision": settings.precision,
         "max_time": settings.max_time,

@@ -15,6 +15,7 @@ from ..sizes import parse_sizes
 
 BUILTIN = Path(__file__).parent
 OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"
+SYNC_METHODS = ("loop", "barrier", "window")  # how collectives are timed: see plan.timing
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Suite:
     init_launches: int = 3
     window: int = 64
     hold_time: float = 1.0  # the cpu benchmark: seconds a rank stays blocked in a receive
+    sync: str = "window"  # how collectives are timed: loop, barrier or window
     variants: tuple[VariantSpec, ...] = field(default_factory=tuple)
     up_to_cores: bool = False  # rank counts above the cores become the cores, unless --np
 
@@ -88,7 +90,8 @@ EXPECTED = {int: "an integer", float: "a number", bool: "true or false", str: "a
             dict: "a table"}
 VARIANT_FIELDS = ("impl", "name", "env", "args", "binding", "exclusive")
 FIELDS = ("description", "benchmarks", "sizes", "np", "observations", "launches", "target_time",
-          "max_cell_time", "init_launches", "window", "hold_time", "variant", "up_to_cores")
+          "max_cell_time", "init_launches", "window", "hold_time", "variant", "up_to_cores",
+          "sync")
 
 
 def _known(data: dict, fields: tuple[str, ...], where: str) -> None:
@@ -138,6 +141,7 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
                                                                "[{ impl = \"mpich\", name = "
                                                                "\"x\" }]")),
         up_to_cores=_get(data, "up_to_cores", False, bool, where),
+        sync=_get(data, "sync", "window", str, where),
     )
     return check(suite, where)
 
@@ -156,6 +160,8 @@ def check(suite: Suite, where: str) -> Suite:
         raise ArenaError(f"{where}: observations, launches and window must be at least 1")
     if suite.target_time <= 0 or suite.max_cell_time <= 0 or suite.hold_time <= 0:
         raise ArenaError(f"{where}: target_time, max_cell_time and hold_time must be positive")
+    if suite.sync not in SYNC_METHODS:
+        raise ArenaError(f"{where}: sync must be loop, barrier or window, got '{suite.sync}'")
     return suite
 
 

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""IMB cross-check: mpiarena's three timing methods against the Intel MPI Benchmarks.
+
+For each MPI implementation found (mpich, openmpi, impi families; one that cannot build IMB is
+skipped with the compiler's reason), the script copies shared/imb to a scratch directory, builds
+IMB-MPI1 with the implementation's own C++ wrapper, then alternates, round by round, one
+IMB-MPI1 launch (PingPong, Allreduce, Bcast, Reduce, Alltoall at 2 ranks, -msglen the sizes)
+with three `mpiarena run`s of the same benchmarks and sizes, one per timing method (--sync
+loop, barrier, window), in an order rotated every round. Both sides start through the family's
+launcher with mpiarena's binding (one core per rank: -bind-to core / --bind-to core), as the
+rank user when run as root.
+
+What is compared, per benchmark and size:
+- PingPong: IMB's t (half the round trip, a loop of 1000 ping-pongs) against
+  mpiarena's pingpong median (max of ranks 0 and 1, halved). Point-to-point is timed as a loop
+  whatever --sync says, so the three mpiarena runs are pooled.
+- Collectives: IMB's t_max (the largest over ranks of each rank's mean per call, the calls
+  separated by IMB's barrier) against mpiarena's median observation (the slowest rank's time
+  per call) under loop, barrier and window. IMB reduces MPI_FLOAT, mpiarena MPI_INT: both 4 bytes
+  per element, summed.
+Each ratio mpiarena/IMB is the median over rounds of the ratio within a round (the launches of
+one round run seconds apart, so slow spells of the shared machine mostly cancel), with the
+range over rounds. The window column also gives the share of calls the window method dropped.
+IMB runs 1000 calls at every size (-iter 1000 -iter_policy off), its default barrier
+(MPI_Barrier) between calls. Before each launch the script waits (up to --quiet-wait) for no
+other MPI job and idle CPUs, and counts the launches where that did not happen.
+Target: barrier and window within 0.85-1.15 from 1 KiB up; exit status 1 if one is outside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run
+from netpipe_reference import busy_elsewhere
+
+from mpiarena import paths, users
+from mpiarena.impls import Implementation, discover, family_of, select
+from mpiarena.plan import Variant
+from mpiarena.results import load
+from mpiarena.sizes import format_size, parse_sizes
+from mpiarena.store import Store
+
+IMB_SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "imb"
+BENCHES = {"pingpong": "PingPong", "allreduce": "Allreduce", "bcast": "Bcast",
+           "reduce": "Reduce", "alltoall": "Alltoall"}
+METHODS = ("loop", "barrier", "window")
+MPI_FAMILIES = ("mpich", "openmpi", "impi")
+NOT_IMB = {"lam": "LAM/MPI 7.1.4 implements MPI 1.2, and its C++ bindings do not compile "
+                  "IMB-MPI1 (-Werror=deprecated-copy in mpi2cxx/request.h)"}
+NP = 2
+IMB_FLAGS = ("-iter", "1000", "-iter_policy", "off", "-time", "10")  # 1000 calls at every size
+BAND = (0.85, 1.15)
+QUIET_BUSY = 0.10  # CPU busy fraction (of both cores) below which the machine counts as quiet
+FROM = 1024  # the band applies from this size up
+Key = tuple[str, int]  # bench, size
+
+
+@dataclass
+class Rounds:
+    """Per (bench, size): IMB's figure and each method's median, one entry per round."""
+
+    imb: dict[Key, list[float]] = field(default_factory=dict)
+    arena: dict[tuple[str, Key], list[float]] = field(default_factory=dict)  # (method, key)
+    late: dict[Key, list[float]] = field(default_factory=dict)  # window: share dropped
+
+
+def cxx_wrapper(impl: Implementation) -> Path | None:
+    """The C++ compiler wrapper beside the implementation's C wrapper (IMB is C++)."""
+    for name in ("mpicxx", "mpic++"):
+        candidate = impl.wrapper.with_name(impl.wrapper.name.replace("mpicc", name))
+        if candidate != impl.wrapper and candidate.exists():
+            return candidate
+    return None
+
+
+def build_imb(impl: Implementation, workdir: Path) -> tuple[Path | None, str]:
+    """IMB-MPI1 built with impl's wrappers in a copy of shared/imb, or None and why not."""
+    cxx = cxx_wrapper(impl)
+    if cxx is None:
+        return None, f"no C++ wrapper beside {impl.wrapper} (IMB-MPI1 is C++)"
+    tree = workdir / f"imb-{impl.id}"
+    shutil.copytree(IMB_SOURCE, tree)
+    # Open MPI 4.1's C++ bindings cast between function types, which IMB's -Wextra -Werror stops
+    done = subprocess.run(["make", "IMB-MPI1", f"CC={impl.wrapper}", f"CXX={cxx}",
+                           "CPPFLAGS=-Wno-cast-function-type", "-j2"], cwd=tree,
+                          env=impl.environ(), capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=900)
+    if done.returncode != 0:
+        said = [ln for ln in (done.stderr + done.stdout).splitlines() if "error" in ln.lower()]
+        return None, f"building IMB-MPI1 with {cxx.name} failed: {(said or ['?'])[0][:160]}"
+    tree.chmod(0o755)
+    return tree / "IMB-MPI1", f"IMB-MPI1 built with {cxx.name}"
+
+
+def parse_imb(out: str) -> dict[Key, float]:
+    """Seconds per (bench, size): PingPong's t, the collectives' t_max."""
+    names = {v: k for k, v in BENCHES.items()}
+    got: dict[Key, float] = {}
+    bench = None
+    for line in out.splitlines():
+        words = line.split()
+        if line.startswith("# Benchmarking "):
+            bench = names.get(words[2])
+        elif bench and len(words) >= 3 and words[0].isdigit():
+            column = 2 if bench == "pingpong" else 3  # t[usec]; t_max[usec]
+            got[bench, int(words[0])] = float(words[column]) * 1e-6
+    return got
+
+
+def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str, str]
+            ) -> dict[Key, float]:
+    """One IMB-MPI1 launch, started as mpiarena starts its core (launcher, binding, user)."""
+    user = users.for_ranks()
+    launch = family_of(impl).launch(impl, NP, Variant(impl.id, impl).binding_for(NP),
+                                    os.geteuid() == 0 and user is None)
+    full = impl.environ(env) | launch.env
+    kw: dict[str, object] = {"cwd": binary.parent}
+    if user is not None:
+        full.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
+        kw.update(user=user.uid, group=user.gid, extra_groups=[])
+    lengths = binary.parent / "lengths"
+    lengths.write_text("".join(f"{s}\n" for s in sizes))
+    lengths.chmod(0o644)
+    argv = [*launch.argv, str(binary), *BENCHES.values(), "-msglen", str(lengths), "-npmin",
+            str(NP), *IMB_FLAGS]
+    return parse_imb(run(argv, full, 600, **kw))
+
+
+def run_arena(impl: Implementation, method: str, sizes: list[int], nobs: int, db: Path,
+              env: dict[str, str]) -> tuple[dict[Key, float], dict[Key, float]]:
+    """One `mpiarena run --sync METHOD`: each cell's median, and (window) its share dropped."""
+    argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(BENCHES),
+            "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync", method,
+            "--db", str(db)]
+    run(argv, env, 900)
+    store = Store(db)
+    try:
+        data = load(store, store.resolve("latest"))
+    finally:
+        store.close()
+    medians, late = {}, {}
+    for bench in BENCHES:
+        for size in sizes:
+            group = data.cells[bench, size, NP][impl.id]
+            if group.status != "ok" or not group.values:
+                raise SystemExit(f"error: mpiarena's {impl.id} {bench} {size} B cell is "
+                                 f"{group.status}: {group.reason}")
+            medians[bench, size] = float(np.median(group.array))
+            if group.late:
+                late[bench, size] = float(np.mean(group.late))
+    return medians, late
+
+
+def quiet(token: str, wait: float) -> bool:
+    """Wait (up to `wait` seconds) until no other MPI job runs and the CPUs are idle."""
+    began = time.monotonic()
+    while not (calm := foreign_mpi(token) == 0 and busy_elsewhere(0.3) < QUIET_BUSY):
+        if time.monotonic() - began > wait:
+            break
+        time.sleep(1)
+    return calm
+
+
+def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse.Namespace,
+            db: Path, env: dict[str, str], token: str) -> tuple[Rounds, int]:
+    """args.rounds rounds of IMB and the three methods, order rotated; launches disturbed."""
+    got = Rounds()
+    disturbed = 0
+    sides = ["imb", *METHODS]
+    for rnd in range(args.rounds):
+        for side in sides[rnd % len(sides):] + sides[:rnd % len(sides)]:
+            disturbed += not quiet(token, args.quiet_wait)
+            if side == "imb":
+                for key, t in run_imb(impl, binary, sizes, env).items():
+                    got.imb.setdefault(key, []).append(t)
+                continue
+            medians, late = run_arena(impl, side, sizes, args.observations, db, env)
+            for key, t in medians.items():
+                got.arena.setdefault((side, key), []).append(t)
+            for key, share in late.items():
+                got.late.setdefault(key, []).append(share)
+        print(f"  round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+    return got, disturbed
+
+
+def ratio(arena: list[float], imb: list[float]) -> tuple[float, float, float]:
+    """Median over rounds of the per-round ratio, and its range."""
+    r = np.asarray(arena) / np.asarray(imb)
+    return float(np.median(r)), float(r.min()), float(r.max())
+
+
+def fmt_t(seconds: float) -> str:
+    return f"{seconds * 1e9:.0f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.3g} us"
+
+
+def report(got: Rounds, sizes: list[int]) -> bool:
+    """The table of ratios; True if barrier and window are in the band from FROM up."""
+    ok_all = True
+    print(f"  {'bench':<10}{'size':>8}{'IMB':>10}  " +
+          "".join(f"{m + ' /IMB [range]':>24}" for m in METHODS) + "  window late")
+    for bench in BENCHES:
+        for size in sizes:
+            key = (bench, size)
+            imb = got.imb.get(key, [])
+            if len(imb) != len(got.arena.get(("loop", key), [])):
+                print(f"  {bench:<10}{format_size(size):>8}  IMB gave no figure in some rounds")
+                ok_all = False
+                continue
+            cols = []
+            for method in METHODS:
+                if bench == "pingpong" and method != "loop":
+                    cols.append(f"{'(loop)':>24}")
+                    continue
+                values = got.arena[method, key]
+                if bench == "pingpong":  # the three runs time it alike: pool them
+                    values = [float(np.median([got.arena[m, key][i] for m in METHODS]))
+                              for i in range(len(imb))]
+                r, lo, hi = ratio(values, imb)
+                inside = BAND[0] <= r <= BAND[1]
+                judged = method != "loop" and size >= FROM and bench != "pingpong"
+                ok_all &= inside or not judged
+                mark = "" if not judged else " ok" if inside else " !!"
+                cols.append(f"{r:.2f} [{lo:.2f}-{hi:.2f}]{mark:>3}".rjust(24))
+            late = got.late.get(key)
+            tail = f"  {np.mean(late):.1%}" if late else ""
+            print(f"  {bench:<10}{format_size(size):>8}{fmt_t(float(np.median(imb))):>10}  "
+                  + "".join(cols) + tail)
+    return ok_all
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
+                        "default: every MPICH, Open MPI and Intel MPI found")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument("--observations", type=int, default=15, help="mpiarena, per cell")
+    parser.add_argument("--sizes", default="8,1K,64K,1M", help="message sizes")
+    parser.add_argument("--quiet-wait", type=float, default=10.0,
+                        help="seconds to wait before each launch for other MPI jobs to end and "
+                        "the CPUs to idle (default 10; 0: do not wait)")
+    args = parser.parse_args()
+
+    sizes = parse_sizes(args.sizes)
+    found = discover({}, paths.impls_dir())
+    impls = select(found, args.impl) if args.impl else \
+        [f.impl for f in found if f.impl is not None and f.impl.family in MPI_FAMILIES]
+    for f in found:
+        if f.impl is not None and f.impl not in impls and not args.impl:
+            print(f"{f.impl.id}: skipped: {NOT_IMB.get(f.impl.family, 'not MPI')}")
+    token = uuid.uuid4().hex
+    env = {**os.environ, TAG: token}
+    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-imb-", dir="/var/tmp"))
+    workdir.chmod(0o755)
+    failed = False
+    try:
+        print(f"{args.rounds} rounds per implementation, each one IMB-MPI1 launch and three "
+              f"mpiarena runs ({args.observations} observations per cell), order rotated; "
+              f"2 ranks bound one per core on both sides; ratios mpiarena/IMB: median over "
+              f"rounds [range]; 'ok'/'!!': barrier and window within "
+              f"{BAND[0]:.2f}-{BAND[1]:.2f} from {format_size(FROM)} up")
+        for impl in impls:
+            binary, how = build_imb(impl, workdir)
+            if binary is None:
+                print(f"\n{impl.id}: skipped: {how}")
+                continue
+            got, disturbed = measure(impl, binary, sizes, args, workdir / f"{impl.id}.db",
+                                     env, token)
+            print(f"\n{impl.id} ({how}; {impl.launcher.name})")
+            if disturbed:
+                print(f"  warning: other MPI jobs were running, or the CPUs were >= "
+                      f"{QUIET_BUSY:.0%} busy, at {disturbed} of {4 * args.rounds} launches: "
+                      "their load disturbs these figures")
+            failed |= not report(got, sizes)
+    finally:
+        clean_up(token, workdir)
+    print(f"\n{'FAIL' if failed else 'PASS'}: barrier and window "
+          f"{'not all' if failed else 'all'} within {BAND[0]:.2f}-{BAND[1]:.2f} of IMB from "
+          f"{format_size(FROM)} up")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
