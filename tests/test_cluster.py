@@ -170,7 +170,7 @@ def test_a_run_on_four_nodes_places_one_rank_per_node_and_cleans_up(db):
     topology, ranks = con.execute("SELECT topology, ranks FROM jobs").fetchone()
     assert topology == "emulated:nodes=4,link=1gbit,mtu=1500"
     assert sorted(r["host"] for r in json.loads(ranks)) == ["n0", "n1", "n2", "n3"]
-    assert con.execute("SELECT COUNT(*) FROM cells WHERE status='ok'").fetchone()[0] == 1
+    assert con.execute("SELECT COUNT(*) FROM cells WHERE status='ok'").fetchone()[0] == 2
     shown = mpiarena("show", "latest", "--db", db).stdout
     assert f"{MPI}, 4 ranks: n0: 1, n1: 1, n2: 1, n3: 1" in shown
     assert "no delay emulation" in shown

@@ -98,8 +98,9 @@ class Job:
             if line is None:
                 break
             parts = line.split("\t")
-            if parts[0] == "finalize":
-                finalize[int(parts[1])] = float(parts[2])
+            if parts[0] == "finalize" and len(parts) == 3:  # ranks' lines may interleave
+                with contextlib.suppress(ValueError):
+                    finalize[int(parts[1])] = float(parts[2])
         assert self.proc is not None
         try:
             code = self.proc.wait(max(0.1, deadline - time.monotonic()))
