@@ -29,6 +29,7 @@ bench: install
 	$(BIN)/python bench/netpipe_reference.py
 	$(BIN)/python bench/emulated_link.py
 	$(BIN)/python bench/imb_cross_check.py
+	$(BIN)/python bench/repeatability.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db
