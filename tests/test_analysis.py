@@ -332,3 +332,16 @@ def test_scoreboard_names_a_planted_winner_its_sizes_and_the_standing():
     text = "\n".join(scoreboard_lines(a))
     assert "pingpong (2 ranks): fast 8 B-1 KiB (decided at 2 of 2 sizes); mixed 64 KiB" in text
     assert "Largest decided differences:" in text and "ran 1." in text
+
+
+def test_a_cell_lost_in_one_launch_is_reported_though_others_measured_it():
+    from mpiarena.report.summary import analyse
+
+    rng = np.random.default_rng(22)
+    data = run_data({("pingpong", 8, 2): {"a": rng.lognormal(0, 0.01, 20) * 1e-6,
+                                          "b": rng.lognormal(0, 0.01, 20) * 1e-6}},
+                    per_launch=10)
+    data.cells["pingpong", 8, 2]["b"].lost[2] = ("failed", "pingpong 8 B: no answer within")
+    texts = [n.text for n in analyse(data).warnings]
+    assert ("b failed in a launch (measured in 2 before it, not asked again) at pingpong 8 B, "
+            "2 ranks: no answer within") in texts, texts

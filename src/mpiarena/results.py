@@ -26,7 +26,7 @@ class Group:
     per_rank: list[list[float]] = field(default_factory=list)
     extras: list[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
-    lost: dict[int, str] = field(default_factory=dict)  # launch -> why it measured nothing here
+    lost: dict[int, tuple[str, str]] = field(default_factory=dict)  # launch -> (status, why)
     timing: str = "loop"  # how its calls were timed: loop, barrier or window (plan.timing)
     late: list[float] = field(default_factory=list)  # window: share of calls dropped, per obs.
 
@@ -77,7 +77,7 @@ def load(store: Store, run_id: int) -> RunData:
             row["variant"], Group())
         if row["status"] != "ok":
             if row["status"] != "na":
-                group.lost[row["launch"]] = f"{row['status']}: {row['reason'] or 'no reason'}"
+                group.lost[row["launch"]] = (row["status"], row["reason"] or "")
             if not group.values and _SEVERITY[row["status"]] > _SEVERITY[group.status]:
                 group.status, group.reason = row["status"], row["reason"] or ""
         elif group.status != "ok":  # a launch measured what an earlier one could not

@@ -205,6 +205,11 @@ def _warnings(a: Analysis) -> list[Notice]:
                 problems.setdefault((variant, group.status, reason), []).append(key)
             elif group.status == "na":
                 unexpressible.setdefault((variant, group.reason), []).append(key)
+            elif group.lost:  # measured in some launches, lost in others: say so, and why
+                for status, why in set(group.lost.values()):
+                    problems.setdefault((variant, f"{status} in a launch (measured in "
+                                         f"{len(group.nested)} before it, not asked again)",
+                                         _CAUSE.sub("", why)), []).append(key)
             elif (group.values and len(group.values) < wanted
                   and BENCHMARKS[key[0]].kind != "startup"):
                 short.setdefault(variant, []).append(key)
@@ -212,7 +217,7 @@ def _warnings(a: Analysis) -> list[Notice]:
                 problems.setdefault((variant, "empty", "no observation was stored"),
                                     []).append(key)
     for (variant, status, reason), keys in problems.items():
-        level = "warn" if status == "skipped" else "error"
+        level = "warn" if status.startswith("skipped") else "error"
         out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}"))
     for job in data.jobs:
         cause = _CAUSE.sub("", job["reason"] or "")

@@ -221,7 +221,7 @@ class Executor:
                                    self.settings.timeout, s.hold_time,
                                    timing(cell, s, variant.impl))
         except JobError as e:
-            why = f"{cell.bench} {cell.size} B in launch {running.launch}: {e}"
+            why = f"{cell.bench} {cell.size} B: {e}"
             self._drop(variant, running.job, running.job_id, why)
             self._record(variant, cell, running.job_id, "failed", str(e), launch=running.launch)
             self.broken[cell, variant.id] = str(e)
