@@ -64,6 +64,7 @@ def _summary_export_matches_the_tables(db: str, shown: str) -> None:
     for (variant, _, _), r in records.items():
         assert r["launches"] == 2 and r["observations"] == 8 and r["unit"] == "seconds"
         assert r["ci_low"] <= r["figure"] <= r["ci_high"]
+        assert r["ci_confidence"] == 0.5  # two launches: their range holds the median half the time
         if r["verdict"] is not None:
             assert r["fastest"] != variant and r["ratio_to_fastest"] >= 1
     rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--summary", "--db",

@@ -11,15 +11,15 @@ from pathlib import Path
 
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
-from ..stats import CONFIDENCE, THRESHOLD
+from ..stats import CONFIDENCE, THRESHOLD, center_coverage
 from .summary import Analysis, method_lines
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
 VERSION = 1
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
-          "observations", "figure", "ci_low", "ci_high", "between_launches", "fastest",
-          "ratio_to_fastest", "ratio_ci_low", "ratio_ci_high", "p_adjusted", "verdict",
+          "observations", "figure", "ci_low", "ci_high", "ci_confidence", "between_launches",
+          "fastest", "ratio_to_fastest", "ratio_ci_low", "ratio_ci_high", "p_adjusted", "verdict",
           "launches_needed"]
 
 
@@ -45,6 +45,7 @@ def records(a: Analysis) -> list[dict]:
                 "figure": _number(s.median) if s else None,
                 "ci_low": _number(s.ci_low) if s else None,
                 "ci_high": _number(s.ci_high) if s else None,
+                "ci_confidence": center_coverage(s.launches) if s else None,
                 "between_launches": _number(s.between) if s else None,
                 "fastest": a.best(key),
                 "ratio_to_fastest": _number(v.ratio) if v else None,
