@@ -109,15 +109,13 @@ class Executor:
         taken in turn; a failed cell ends its launch, and the variant's remaining cells go on
         in a fresh one."""
         jobs: dict[str, Running | str] = {}  # variant id -> its job, or why it has none
-        try:
-            for variant in dict.fromkeys(v for _, v in turns):
-                jobs[variant.id] = self._start(variant, np_)
-            for cell, variant in turns:
-                self._turn(cell, variant, jobs)
-        finally:
-            for running in jobs.values():
-                if isinstance(running, Running):
-                    self._finish(running)
+        for variant in dict.fromkeys(v for _, v in turns):
+            jobs[variant.id] = self._start(variant, np_)
+        for cell, variant in turns:
+            self._turn(cell, variant, jobs)
+        for running in jobs.values():  # on Ctrl-C, run() kills what is live instead
+            if isinstance(running, Running):
+                self._finish(running)
 
     def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
         """A started job, or JobError (its daemons are then halted: they start again when next
