@@ -31,11 +31,11 @@ def test_a_planted_launch_effect_is_launch_variance_and_backs_no_verdict(tmp_pat
     for key in a.judged:
         launches = data.cells[key][planted].nested
         assert len(launches) == 8
-        fastest = np.array([x.min() for x in launches])  # interference only adds time
-        slowed = int(np.sum(fastest > 4 * fastest.min()))
-        if 3 <= slowed <= 5:  # no side holds most launches: nothing can back a verdict
+        plain = max(x.min() for x in data.cells[key][MPI].nested)  # interference only adds
+        slowed = sum(x.min() > 3 * plain for x in launches)  # the plain levels differ up to 3x
+        if slowed == 4:  # half the launches carry it: nothing can back a verdict either way
             verdict = a.judged[key][0]
-            assert verdict.outcome == "undecided", (key, verdict, fastest)
+            assert verdict.outcome == "undecided", (key, verdict)
         quiet = max(np.median(np.abs(np.log(x / np.median(x)))) for x in launches) < 0.3
         if 0 < slowed < 8 and quiet:  # the coin gave some launches the effect: they disagree
             assert (a.summaries[key][planted].between or 0) > 0.5
