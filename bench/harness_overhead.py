@@ -34,7 +34,7 @@ from mpiarena import paths, users
 from mpiarena.build import CFLAGS
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
-from mpiarena.results import load
+from mpiarena.results import RunData, load
 from mpiarena.runner import cleanup
 from mpiarena.sizes import format_size, parse_sizes
 from mpiarena.store import Store
@@ -162,17 +162,22 @@ def run_minimal(impl: Implementation, binary: Path, sizes: list[int], nobs: int,
     return got
 
 
+def run_and_load(argv: list[str], env: dict[str, str], timeout: float, db: Path) -> RunData:
+    """Run an `mpiarena run` command line and read its run back from the store."""
+    run(argv, env, timeout)
+    store = Store(db)
+    try:
+        return load(store, store.resolve("latest"))
+    finally:
+        store.close()
+
+
 def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path,
               env: dict[str, str]) -> Got:
     """One `mpiarena run --bench pingpong`, read back through the store."""
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", "pingpong", "--sizes",
             ",".join(map(str, sizes)), "--observations", str(nobs), "--db", str(db)]
-    run(argv, env, 600)
-    store = Store(db)
-    try:
-        data = load(store, store.resolve("latest"))
-    finally:
-        store.close()
+    data = run_and_load(argv, env, 600, db)
     got: Got = {}
     for size in sizes:
         group = data.cells[("pingpong", size, NP)][impl.id]

@@ -42,15 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run
+from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, run_and_load
 from netpipe_reference import busy_elsewhere
 
 from mpiarena import paths, users
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
-from mpiarena.results import load
 from mpiarena.sizes import format_size, parse_sizes
-from mpiarena.store import Store
 
 IMB_SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "imb"
 BENCHES = {"pingpong": "PingPong", "allreduce": "Allreduce", "bcast": "Bcast",
@@ -144,12 +142,7 @@ def run_arena(impl: Implementation, method: str, sizes: list[int], nobs: int, db
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(BENCHES),
             "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync", method,
             "--db", str(db)]
-    run(argv, env, 900)
-    store = Store(db)
-    try:
-        data = load(store, store.resolve("latest"))
-    finally:
-        store.close()
+    data = run_and_load(argv, env, 900, db)
     medians, late = {}, {}
     for bench in BENCHES:
         for size in sizes:
