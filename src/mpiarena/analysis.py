@@ -152,19 +152,21 @@ def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, m
     return CellWarning(key, variant, f"{lead}: {why}", cause, tuple(int(i) for i in idx))
 
 
-def warning_lines(warnings: Sequence[CellWarning], per_variant: int = 3) -> list[str]:
-    """One line per variant and cause ("12 cells: ..."), naming at most `per_variant` cells."""
+def warning_lines(warnings: Sequence[CellWarning],
+                  per_variant: int = 3) -> list[tuple[str, int, str]]:
+    """(cause, cells, line): one line per variant and cause ("12 cells: ..."), naming at most
+    `per_variant` cells."""
     by: dict[tuple[str, str], list[CellWarning]] = {}
     for w in warnings:
         by.setdefault((w.variant, w.cause), []).append(w)
     lines = []
-    for (variant, _cause), ws in sorted(by.items()):
+    for (variant, cause), ws in sorted(by.items()):
         cells = ", ".join(f"{k[0]} {BENCHMARKS[k[0]].size_text(k[1])} ({k[2]} ranks)"
                           for k in (w.key for w in ws[:per_variant]))
         more = f" and {len(ws) - per_variant} more" if len(ws) > per_variant else ""
         first = ws[0].text
-        lines.append(f"{variant}: {len(ws)} cell{'s' if len(ws) > 1 else ''} ({cells}{more}); "
-                     f"e.g. {first}")
+        lines.append((cause, len(ws), f"{variant}: {len(ws)} cell{'s' if len(ws) > 1 else ''} "
+                             f"({cells}{more}); e.g. {first}"))
     return lines
 
 

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from ..cluster.placement import Placement
 from .base import Daemonless, Implementation, Launch
 
 
 class IntelMpi(Daemonless):
     name = "impi"
+    order = 30
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "mpiarena install impi"
+    wrapper_pattern = re.compile(r"Intel\(R\) MPI Library (?:for Linux\* OS, Version )?(\d[\w.]*)")
+    # impi-devel pins impi-rt to its own version, so it goes first (it decides the version)
+    pypi_distributions = ("impi-devel", "impi-rt")
+    pmpi = True
+
+    def run_env(self, prefix: Path) -> dict[str, str]:
+        """Intel's mpicc has an unsubstituted prefix: it needs I_MPI_ROOT."""
+        return {"I_MPI_ROOT": str(prefix)}
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-n", str(np)],
@@ -30,3 +42,6 @@ class IntelMpi(Daemonless):
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-show"]
+
+
+FAMILY = IntelMpi()

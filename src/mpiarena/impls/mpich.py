@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..cluster.placement import Placement
 from .base import Daemonless, Implementation, Launch, srun
 
@@ -12,8 +14,13 @@ NETWORK_ONLY = {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
 
 class Mpich(Daemonless):
     name = "mpich"
+    order = 10
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
+    wrapper_pattern = re.compile(r"for MPICH version (\S+)")
+    debian = (("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),)
+    pypi_distributions = ("mpich",)  # finds everything relative to itself
+    pmpi = True
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-n", str(np), "-bind-to", binding])
@@ -29,3 +36,6 @@ class Mpich(Daemonless):
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-show"]
+
+
+FAMILY = Mpich()

