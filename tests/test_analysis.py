@@ -24,6 +24,7 @@ from mpiarena.analysis import (
     relative,
     scaling,
     switches,
+    timed_differently,
     warning_lines,
 )
 from mpiarena.results import Group, Key, RunData, load
@@ -242,6 +243,11 @@ def test_compare_runs_calls_a_planted_regression_and_not_a_rerun():
         {"improvement"}
     upgrade = compare_runs(before, after, pairs={"mpich": "ompi"})
     assert [c.outcome for c in upgrade if c.key[1] == 4096] == ["regression"]
+    # a cell timed by another method is not compared: the method, not the library, changed
+    for group in after.cells["pingpong", 4096, 2].values():
+        group.timing = "window"
+    assert timed_differently(before, after) == {("loop", "window"): 2}
+    assert {c.key[1] for c in compare_runs(before, after)} == {8, 65536}
 
 
 # --- one real curve -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,7 +34,7 @@ from .stats import (
 __all__ = [
     "CellWarning", "Change", "Derived", "Switch", "Warning", "cell_warnings", "compare_runs",
     "curve", "curve_noise", "derived", "outliers", "protocol_switches", "relative", "scaling",
-    "switches", "warning_lines",
+    "switches", "timed_differently", "warning_lines",
 ]
 
 HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is noise
@@ -545,17 +545,14 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     """Every cell measured in both runs for the same variant (or the `pairs` a -> b, to follow
     an upgrade such as mpich-4.0.2 -> mpich-5.0.2): the two runs are two sets of launches, and
     the ratio, its interval, the launch test (Holm-corrected across all cells) and the
-    decision are those of `stats.verdicts`."""
-    pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
+    decision are those of `stats.verdicts`. Cells whose calls were timed by different methods
+    are not compared (see `timed_differently`)."""
     rows = []
-    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
-        for va, vb in pairs.items():
-            ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
-            if _ok(ga) and _ok(gb):
-                assert ga is not None and gb is not None
-                ratio, lo, hi = ratio_ci(ga.nested, gb.nested)
-                rows.append((key, va, vb, ratio, lo, hi, p_value(ga.nested, gb.nested),
-                             len(ga.nested), len(gb.nested)))
+    for key, va, vb, ga, gb in _shared(a, b, pairs):
+        if ga.timing == gb.timing:
+            ratio, lo, hi = ratio_ci(ga.nested, gb.nested)
+            rows.append((key, va, vb, ratio, lo, hi, p_value(ga.nested, gb.nested),
+                         len(ga.nested), len(gb.nested)))
     adjusted = holm([r[6] for r in rows])
     out = []
     for (key, va, vb, ratio, lo, hi, _p, na, nb), p in zip(rows, adjusted, strict=True):
@@ -570,3 +567,27 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
             outcome = "undecided"
         out.append(Change(key, va, vb, ratio, lo, hi, p, outcome, na, nb))
     return out
+
+
+def timed_differently(a: RunData, b: RunData,
+                      pairs: dict[str, str] | None = None) -> dict[tuple[str, str], int]:
+    """(method in a, method in b) -> how many cells both runs measured but timed differently:
+    their figures differ by the method (a loop pipelines), so they are not compared."""
+    out: dict[tuple[str, str], int] = {}
+    for _key, _va, _vb, ga, gb in _shared(a, b, pairs):
+        if ga.timing != gb.timing:
+            out[ga.timing, gb.timing] = out.get((ga.timing, gb.timing), 0) + 1
+    return out
+
+
+def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None
+            ) -> Iterator[tuple[Key, str, str, Group, Group]]:
+    """(key, variant in a, variant in b, group in a, group in b) of every timed cell measured
+    in both runs."""
+    pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
+    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
+        for va, vb in pairs.items():
+            ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
+            if _ok(ga) and _ok(gb):
+                assert ga is not None and gb is not None
+                yield key, va, vb, ga, gb

@@ -306,7 +306,7 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
                 db_b: str | None) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics."""
-    from .analysis import compare_runs
+    from .analysis import compare_runs, timed_differently
     from .report import terminal
 
     store_a = _store(db)
@@ -317,6 +317,11 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     if len(mapping) != len(pairs):
         raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
     changes = compare_runs(a, b, mapping or None)
+    for (ta, tb), n in timed_differently(a, b, mapping or None).items():
+        err.print(f"warn: {n} cells were timed by {ta} in run {a.run_id} and by {tb} in run "
+                  f"{b.run_id}: not compared (the method changes the figure); rerun one with "
+                  f"the other's method (--sync {ta} or --sync {tb}) to compare them",
+                  soft_wrap=True)
     if not changes:
         raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
                          "match variants with --pair A=B")
