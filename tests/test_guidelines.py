@@ -24,10 +24,10 @@ WITH_COLLECTIVES = [i for i in IMPLS if i.family != "tcp"]
 LACKING = {  # what a family cannot run, and the words of its reason
     "lam": {"reduce_scatter_block": "has no reduce_scatter_block",
             "allreduce=reduce_scatter_block+allgather": "needs reduce_scatter_block",
-            "reduce_scatter_block=reduce+scatter": "has no reduce_scatter_block",
             "scan=exscan+reduce_local": "needs reduce_local"},
-    "pvm": {b: "" for b in (*BENCHES, "exscan") if b not in ("bcast", "scatter", "gather",
-                                                               "reduce", "scatter=bcast")},
+    "pvm": {b: "" for b in (*BENCHES, "exscan") if b not in (  # pvm_mcast, pvm_scatter...
+        "bcast", "scatter", "gather", "reduce", "scatter=bcast", "allreduce=reduce+bcast",
+        "allgather=gather+bcast", "reduce_scatter_block=reduce+scatter")},
 }
 MPI = next((i for i in IMPLS if i.id == "mpich-5.0.2"),
            next((i for i in IMPLS if i.family in ("mpich", "openmpi", "impi")), None))
@@ -72,15 +72,17 @@ def test_validation_checks_the_mockups():
 
 @pytest.mark.skipif(MPI is None, reason="no MPICH, Open MPI or Intel MPI here")
 def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
-    """allreduce made 5x slower at 64 B only (a test-only setting of the core): its mock-up
-    reduce+bcast beats it there and nowhere else, and every report says so."""
+    """allreduce made 50x slower at 64 B only (a test-only setting of the core): its mock-up
+    reduce+bcast beats it there and nowhere else, and every report says so. 6 launches: the
+    fewest with which the launch test can back a verdict after Holm over the run's 6 checks;
+    50x: launches of this loaded 2-core machine disturbed 10x and more are common."""
     assert MPI is not None
     suite = tmp_path / "planted.toml"
     suite.write_text('benchmarks = ["allreduce", "allreduce=reduce+bcast"]\n'
                      'sizes = "8,64,512"\nnp = [2]\nobservations = 3\nlaunches = 6\n'
                      'init_launches = 0\ntarget_time = 0.0005\nmax_cell_time = 0.5\n'
                      f'[[variant]]\nimpl = "{MPI.id}"\nname = "planted"\n'
-                     'env = { ARENA_PLANT_SLOW_BENCH = "allreduce:64:5" }\n')
+                     'env = { ARENA_PLANT_SLOW_BENCH = "allreduce:64:50" }\n')
     db = str(tmp_path / "g.db")
     done = mpiarena("run", "--suite", str(suite), "--impl", MPI.id, "--db", db)
     assert done.returncode == 0, done.stderr
@@ -92,7 +94,7 @@ def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
     assert found == {(planted, 64)}, [(c.variant, c.key, c.ratio, c.ci_low, c.p_adjusted)
                                       for c in checks]
     hit = next(c for c in checks if c.outcome == "violated")
-    assert 2 < hit.ratio < 12 and hit.ci_low > 1.05 and 0.5 < hit.saving < 0.95
+    assert 5 < hit.ratio < 200 and hit.ci_low > 1.05 and 0.8 < hit.saving < 1
     section = guidelines(data)
     assert section is not None
     lib = next(x for x in section.libraries if x.variant == planted)
@@ -104,3 +106,31 @@ def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
     assert "Self-consistency guidelines" in shown and f"{planted}: 3 checked" in shown
     assert "MPI\\_Reduce then MPI\\_Bcast instead of MPI\\_Allreduce" in render_markdown(data)
     assert "1 violated" in render_html(data)
+
+
+OLD = [i.id for i in IMPLS if i.family in ("lam", "pvm")]
+
+
+@pytest.mark.skipif(not OLD, reason="neither LAM/MPI nor PVM here")
+def test_what_a_library_cannot_express_is_na_with_the_reason(tmp_path):
+    db = str(tmp_path / "g.db")
+    done = mpiarena("run", *(f"--impl={i}" for i in OLD), "--bench", "allreduce,"
+                    "allreduce=reduce+bcast,scan,scan=exscan+reduce_local,scatter,scatter=bcast",
+                    "--sizes", "8", "--np", "2", "--launches", "1", "--observations", "1",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    section = guidelines(load(Store(db), 1))
+    assert section is not None
+    libs = {lib.variant: lib for lib in section.libraries}
+    for variant in OLD:
+        lib = libs[variant]
+        if variant.startswith("lam"):  # MPI 1.2: MPI_Exscan, but no MPI_Reduce_local
+            assert lib.checked == 2 and lib.undecided == 2  # one launch decides nothing
+            assert lib.unchecked == ["MPI_Scan <= MPI_Exscan + MPI_Reduce_local: n/a "
+                                     "(scan=exscan+reduce_local: needs reduce_local, which this "
+                                     "library lacks)"]
+        else:  # pvm_scatter against pvm_mcast is the one guideline PVM can check
+            assert lib.checked == 1
+            assert "MPI_Allreduce <= MPI_Reduce + MPI_Bcast: n/a (allreduce: not expressible " \
+                "in this family)" in lib.unchecked
+            assert any("scan: this library has no scan" in x for x in lib.unchecked)

@@ -29,14 +29,16 @@ class Library:
     held: int = 0
     violated: int = 0
     undecided: int = 0
+    leaning: int = 0  # undecided ones where the collective looks faster
     violations: list[str] = field(default_factory=list)
     advice: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
 
     @property
     def counts(self) -> str:
+        lean = f" ({self.leaning} with the collective looking faster)" if self.leaning else ""
         return (f"{self.checked} checked: {self.held} held, {self.violated} violated, "
-                f"{self.undecided} undecided")
+                f"{self.undecided} undecided{lean}")
 
 
 @dataclass
@@ -88,7 +90,8 @@ def guidelines(data: RunData) -> Guidelines | None:
     for variant in data.variants:
         mine = [c for c in checks if c.variant == variant]
         lib = Library(variant, len(mine), *(sum(c.outcome == o for c in mine)
-                                            for o in ("held", "violated", "undecided")))
+                                            for o in ("held", "violated", "undecided")),
+                      sum(c.outcome == "undecided" and c.ratio < 1 for c in mine))
         for g in GUIDELINES:
             bad = [c for c in mine if c.guideline == g and c.outcome == "violated"]
             lib.violations += [violation_text(c) for c in bad]
