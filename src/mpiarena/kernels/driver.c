@@ -92,7 +92,7 @@ enum bench {
     B_BARRIER, B_BCAST, B_SCATTER, B_GATHER, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLTOALL,
     B_REDUCE_SCATTER_BLOCK, B_SCAN, B_EXSCAN, /* B_BARRIER..B_EXSCAN: arena_coll's order */
     B_BCAST_ACK, /* a collective, but not in arena_coll's order: see is_coll and coll_of */
-    /* Mock-ups (self-consistency guidelines): a collective built from others, see mockups */
+    /* Mock-ups (self-consistency guidelines): see mock_parts and mockup_call */
     B_M_ALLREDUCE_RB, B_M_ALLREDUCE_RSB, B_M_BCAST_SA, B_M_ALLGATHER_GB, B_M_ALLGATHER_A2A,
     B_M_GATHER_AG, B_M_SCATTER_B, B_M_REDUCE_AR, B_M_RSB_RS, B_M_SCAN_ER,
     B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
@@ -963,9 +963,9 @@ static void escape_print(const char *tag, const char *s)
 static const char *mock_unrunnable(int b, size_t size, char *msg, size_t len)
 {
     const enum arena_coll *parts = mock_parts[b - B_M_ALLREDUCE_RB];
-    int at = M->has_coll(parts[0], 1) && M->has_coll(parts[1], 1) ? (int)size : 1;
-    int lacks0 = !M->has_coll(parts[0], (size_t)at);
-    int lacks1 = parts[1] != parts[0] && !M->has_coll(parts[1], (size_t)at);
+    size_t at = M->has_coll(parts[0], 1) && M->has_coll(parts[1], 1) ? size : 1;
+    int lacks0 = !M->has_coll(parts[0], at);
+    int lacks1 = parts[1] != parts[0] && !M->has_coll(parts[1], at);
     if (!lacks0 && !lacks1)
         return NULL;
     snprintf(msg, len, "%s %s%s%s", at ? "needs" : "cannot express a 0-byte message in",
@@ -985,7 +985,7 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
     if (is_pair(b) && np < 2) return "needs at least 2 ranks";
     if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";
     if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
-    if (is_mock(b)) return mock_unrunnable(b, (size_t)c->size, msg, len);
+    if (is_mock(b) && mock_unrunnable(b, (size_t)c->size, msg, len)) return msg;
     if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size) && b >= B_REDUCE_SCATTER_BLOCK
         && b <= B_EXSCAN && !M->has_coll(coll_of(b), 1)) {
         snprintf(msg, len, "this library has no %s", bench_names[b]);
