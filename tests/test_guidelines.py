@@ -94,7 +94,7 @@ def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
     assert found == {(planted, 64)}, [(c.variant, c.key, c.ratio, c.ci_low, c.p_adjusted)
                                       for c in checks]
     hit = next(c for c in checks if c.outcome == "violated")
-    assert 5 < hit.ratio < 200 and hit.ci_low > 1.05 and 0.8 < hit.saving < 1
+    assert hit.ratio > 5 and hit.ci_low > 1.05 and 0.8 < hit.saving < 1
     section = guidelines(data)
     assert section is not None
     lib = next(x for x in section.libraries if x.variant == planted)

@@ -986,12 +986,11 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
     if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";
     if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
     if (is_mock(b) && mock_unrunnable(b, (size_t)c->size, msg, len)) return msg;
-    if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size) && b >= B_REDUCE_SCATTER_BLOCK
-        && b <= B_EXSCAN && !M->has_coll(coll_of(b), 1)) {
+    if (b >= B_REDUCE_SCATTER_BLOCK && b <= B_EXSCAN && !M->has_coll(coll_of(b), 1)) {
         snprintf(msg, len, "this library has no %s", bench_names[b]);
         return msg;
     }
-    if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size))
+    if (is_coll(b) && !is_mock(b) && !M->has_coll(coll_of(b), (size_t)c->size))
         return c->size == 0 && M->has_coll(coll_of(b), 1)
             ? "this family cannot express a 0-byte message in this collective"
             : "not expressible in this family";
