@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .benchmarks import BENCHMARKS
+from .guidelines import GUIDELINES, Guideline
 from .results import Group, Key, RunData
 from .stats import (
     ALPHA,
@@ -32,9 +33,10 @@ from .stats import (
 )
 
 __all__ = [
-    "CellWarning", "Change", "Derived", "Switch", "Warning", "cell_warnings", "compare_runs",
-    "curve", "curve_noise", "derived", "outliers", "protocol_switches", "relative", "scaling",
-    "switches", "timed_differently", "warning_lines",
+    "CellWarning", "Change", "Derived", "GuidelineCheck", "Switch", "Warning", "cell_warnings",
+    "compare_runs", "curve", "curve_noise", "derived", "guideline_checks", "guidelines_unchecked",
+    "outliers", "protocol_switches", "relative", "scaling", "switches", "timed_differently",
+    "warning_lines",
 ]
 
 HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is noise
@@ -591,3 +593,83 @@ def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None
             if _ok(ga) and _ok(gb):
                 assert ga is not None and gb is not None
                 yield key, va, vb, ga, gb
+
+
+# --- self-consistency guidelines ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuidelineCheck:
+    """One guideline for one variant in one cell: the collective against its mock-up."""
+
+    guideline: Guideline
+    variant: str
+    key: Key  # the collective's cell; the mock-up's is (guideline.mockup, size, np)
+    collective: float  # seconds: the median of launch medians
+    mockup: float
+    ratio: float  # collective / mock-up: above 1, the mock-up ran faster
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    outcome: Literal["violated", "held", "undecided"]
+    launches: int
+
+    @property
+    def saving(self) -> float:
+        """The share of the collective's time the mock-up saves (negative: it costs more)."""
+        return 1 - 1 / self.ratio
+
+
+def guideline_checks(data: RunData, alpha: float = ALPHA,
+                     threshold: float = THRESHOLD) -> list[GuidelineCheck]:
+    """Every guideline in every cell where a variant measured both the collective and its
+    mock-up. Violated: the mock-up ran faster by the verdicts' rule (the whole ratio interval
+    beyond `threshold` and the launch test, Holm-corrected across every check of the run, backing
+    it); held: the collective ran faster by that rule, or the two are indistinguishable;
+    anything else is undecided."""
+    rows = []
+    for g in GUIDELINES:
+        for key in sorted(k for k in data.cells if k[0] == g.collective):
+            mock = data.cells.get((g.mockup, key[1], key[2]), {})
+            for variant in data.variants:
+                gc, gm = data.cells[key].get(variant), mock.get(variant)
+                if _ok(gc) and _ok(gm):
+                    assert gc is not None and gm is not None
+                    ratio, lo, hi = ratio_ci(gm.nested, gc.nested)
+                    rows.append((g, variant, key, gc, gm, ratio, lo, hi,
+                                 p_value(gc.nested, gm.nested)))
+    adjusted = holm([r[-1] for r in rows])
+    out = []
+    for (g, variant, key, gc, gm, ratio, lo, hi, _p), p in zip(rows, adjusted, strict=True):
+        n = min(len(gc.nested), len(gm.nested))
+        outcome: Literal["violated", "held", "undecided"] = "undecided"
+        if decide(lo, hi, p, n, alpha, threshold) == "faster":
+            outcome = "violated"
+        elif decide(1 / hi, 1 / lo, p, n, alpha, threshold) == "faster" \
+                or decide(lo, hi, p, n, alpha, threshold) == "indistinguishable":
+            outcome = "held"
+        out.append(GuidelineCheck(g, variant, key, _median(gc), _median(gm), ratio, lo, hi, p,
+                                  outcome, n))
+    return out
+
+
+def guidelines_unchecked(data: RunData) -> dict[tuple[str, str], str]:
+    """(mock-up, variant) -> why a guideline the run asked for was checked at no cell for that
+    variant: what the core said of the collective or its mock-up (n/a, failed...) at the
+    largest size (a 0-byte cell's reason is only its own)."""
+    out: dict[tuple[str, str], str] = {}
+    for g in GUIDELINES:
+        cells = {(k[1], k[2]) for k in data.cells if k[0] in (g.collective, g.mockup)}
+        for variant in data.variants:
+            def group(bench: str, cell: tuple[int, int], variant: str = variant) -> Group | None:
+                return data.cells.get((bench, *cell), {}).get(variant)
+
+            if not cells or any(_ok(group(g.collective, c)) and _ok(group(g.mockup, c))
+                                for c in cells):
+                continue
+            largest = max(c[0] for c in cells)
+            lost = sorted({f"{bench}: {x.reason or x.status}" for c in cells if c[0] == largest
+                           for bench in (g.collective, g.mockup)
+                           if (x := group(bench, c)) is not None and not _ok(x)})
+            out[g.mockup, variant] = "; ".join(lost) or "not measured"
+    return out

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from .guidelines import GUIDELINES
 from .sizes import format_size
 
 Kind = Literal["timer", "p2p", "coll", "startup", "cost", "app"]
@@ -135,6 +136,10 @@ _ALL = [
     Benchmark("allreduce", "coll", "MPI_Allreduce of ceil(size/4) MPI_INT, sum"),
     Benchmark("allgather", "coll", "MPI_Allgather, size bytes per rank"),
     Benchmark("alltoall", "coll", "MPI_Alltoall, size bytes per pair of ranks"),
+    Benchmark("reduce_scatter_block", "coll", "MPI_Reduce_scatter_block of ceil(size/4) MPI_INT "
+              "(padded to a multiple of the ranks), sum; each rank gets its block"),
+    Benchmark("scan", "coll", "MPI_Scan of ceil(size/4) MPI_INT, sum"),
+    Benchmark("exscan", "coll", "MPI_Exscan of ceil(size/4) MPI_INT, sum"),
     Benchmark("cpu", "cost", "CPU % of rank 1 blocked in a receive for the hold time",
               sized=False, pair=True, unit="%", figure=_cpu),
     Benchmark("memory", "cost", "peak resident memory during alltoall beyond a baseline "
@@ -165,6 +170,7 @@ _ALL += [
     Benchmark("app-stencil", "app", "2-D Jacobi stencil, 50 sweeps, halo rows exchanged; "
               "size = grid edge", sizes=(64, 256, 1024)),
 ]
+_ALL += [Benchmark(g.mockup, "coll", f"mock-up of {g.collective}: {g.doc}") for g in GUIDELINES]
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in _ALL}
 APP_CALLS = ("send", "recv", "sendrecv", "scatter", "reduce")  # extras t_send, t_recv...
 APP_CHECKS = {"pi_error": "pi error", "checksum_error": "checksum rel. error",

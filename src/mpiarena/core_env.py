@@ -19,7 +19,8 @@ PROFILE_DIR = "ARENA_PROFILE_DIR"  # where the per-call profiler writes rank-R.t
 # test-only: faults and effects planted so tests can see them found
 FAULT = "ARENA_FAULT"  # crash:BENCH kills the last rank at BENCH; wrong answers for checkers
 PLANT_SLOW = "ARENA_PLANT_SLOW"  # F: a random half of the launches read F times slower
+PLANT_SLOW_BENCH = "ARENA_PLANT_SLOW_BENCH"  # BENCH:SIZE:F: that cell reads F times slower
 LATE_RANK = "ARENA_LATE_RANK"  # R: rank R reaches every 5th window half a window late
 
 SETTINGS = (T0, NP, BIND, THREAD_LEVEL, PVM_ROUTE, PVM_ENCODING, PVM_HOSTS, TCP_BIND, TCP_PEER,
-            TCP_RSH, TCP_CONNECT, PROFILE_DIR, FAULT, PLANT_SLOW, LATE_RANK)
+            TCP_RSH, TCP_CONNECT, PROFILE_DIR, FAULT, PLANT_SLOW, PLANT_SLOW_BENCH, LATE_RANK)

@@ -22,6 +22,11 @@ enum arena_coll {
     ARENA_ALLREDUCE,
     ARENA_ALLGATHER,
     ARENA_ALLTOALL,
+    ARENA_REDUCE_SCATTER_BLOCK, /* ceil(size/4) ints padded to a multiple of np, sum; each
+                                 * rank gets its block (arena_block ints) */
+    ARENA_SCAN,         /* ceil(size/4) ints, sum, inclusive prefix */
+    ARENA_EXSCAN,       /* the same, exclusive (rank 0's result undefined) */
+    ARENA_REDUCE_LOCAL, /* local, no communication: rbuf += sbuf, ceil(size/4) ints */
     ARENA_REDUCE_DOUBLE, /* ceil(size/8) doubles, sum, root 0: the application kernels' */
     ARENA_NCOLL
 };
@@ -70,6 +75,13 @@ typedef struct arena_module {
 } arena_module;
 
 extern const arena_module arena_module_impl;
+
+/* Ints per rank in a reduce_scatter_block of `size` bytes over np ranks. */
+static inline size_t arena_block(size_t size, int np)
+{
+    size_t ints = (size + 3) / 4;
+    return (ints + (size_t)np - 1) / (size_t)np;
+}
 
 /* Application kernels (apps.c), written once against the module. */
 enum arena_app {

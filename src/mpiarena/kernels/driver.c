@@ -21,6 +21,9 @@
  * same cell: calibration starts there and needs one round that reaches the target (a launch
  * more than 4x faster than the one that set it calibrates again from there).
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
+ * Mock-ups (`allreduce=reduce+bcast`, ...: the self-consistency guidelines) are collectives
+ * built from the library's other calls on the collective's buffers and sizes (mockup_call);
+ * they are timed and validated as the collective they stand in for.
  *
  * How an observation's calls are timed (`sync`; barrier and window: collectives only, not
  * bcast-ack, which times itself):
@@ -89,7 +92,11 @@
 enum bench {
     B_WTIME, B_PINGPONG, B_PING, B_SENDRECV, B_BIBW,
     B_BARRIER, B_BCAST, B_SCATTER, B_GATHER, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLTOALL,
+    B_REDUCE_SCATTER_BLOCK, B_SCAN, B_EXSCAN, /* B_BARRIER..B_EXSCAN: arena_coll's order */
     B_BCAST_ACK, /* a collective, but not in arena_coll's order: see is_coll and coll_of */
+    /* Mock-ups (self-consistency guidelines): see mock_parts and mockup_call */
+    B_M_ALLREDUCE_RB, B_M_ALLREDUCE_RSB, B_M_BCAST_SA, B_M_ALLGATHER_GB, B_M_ALLGATHER_A2A,
+    B_M_GATHER_AG, B_M_SCATTER_B, B_M_REDUCE_AR, B_M_RSB_RS, B_M_SCAN_ER,
     B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
     B_APP_PI, B_APP_MATVEC, B_APP_MATMUL, B_APP_ROWMM, B_APP_PRIMES, B_APP_MD, B_APP_STENCIL,
     B_COUNT
@@ -97,7 +104,12 @@ enum bench {
 static const char *bench_names[B_COUNT] = {
     "wtime", "pingpong", "ping", "sendrecv", "bibw",
     "barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather", "alltoall",
+    "reduce_scatter_block", "scan", "exscan",
     "bcast-ack",
+    "allreduce=reduce+bcast", "allreduce=reduce_scatter_block+allgather",
+    "bcast=scatter+allgather", "allgather=gather+bcast", "allgather=alltoall",
+    "gather=allgather", "scatter=bcast", "reduce=allreduce", "reduce_scatter_block=reduce+scatter",
+    "scan=exscan+reduce_local",
     "cpu", "memory", "overlap", "progress", "threads", "msgrate",
     "app-pi", "app-matvec", "app-matmul", "app-rowmm", "app-primes", "app-md", "app-stencil",
 };
@@ -149,6 +161,7 @@ struct step {
 struct bufs {
     unsigned char *s, *r; /* first slot of each, page-aligned */
     void *s_mem, *r_mem;  /* what malloc gave (LAM replaces malloc/free but not aligned_alloc) */
+    unsigned char *t;     /* a mock-up's intermediate result (not rotated), or NULL */
     size_t sstride, rstride;
     long nslots;
 };
@@ -161,6 +174,7 @@ static char app_bad[160]; /* rank 0: why an application kernel's answer was wron
 static double extra_now[X_COUNT]; /* this observation's extras, set by the loop that ran */
 static int extra_set[X_COUNT];    /* which extras the current cell has */
 static double planted = 1.0; /* test-only launch effect: see plant_launch_effect */
+static double planted_cell = 1.0; /* test-only slowdown of one cell: see plant_cell */
 
 static void note(enum extra x, double v)
 {
@@ -176,8 +190,13 @@ static double realtime(void)
 }
 
 static int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
-/* Collectives: B_BARRIER..B_ALLTOALL map one to one onto arena_coll; bcast-ack is a bcast. */
-static int is_coll(int b) { return (b >= B_BARRIER && b <= B_ALLTOALL) || b == B_BCAST_ACK; }
+static int is_mock(int b) { return b >= B_M_ALLREDUCE_RB && b <= B_M_SCAN_ER; }
+/* Collectives: B_BARRIER..B_EXSCAN map one to one onto arena_coll; bcast-ack is a bcast; a
+ * mock-up is timed as the collective it stands in for. */
+static int is_coll(int b)
+{
+    return (b >= B_BARRIER && b <= B_EXSCAN) || b == B_BCAST_ACK || is_mock(b);
+}
 /* Collectives that the barrier and window methods can time one call at a time. */
 static int is_synced(int b) { return is_coll(b) && b != B_BCAST_ACK; }
 /* Benchmarks run by ranks 0 and 1 only. */
@@ -188,17 +207,43 @@ static enum arena_coll coll_of(int b)
     return b == B_BCAST_ACK ? ARENA_BCAST : (enum arena_coll)(b - B_BARRIER);
 }
 
+/* What each mock-up is made of (the library's own calls, in order); see mockup_call. The
+ * definitions of which mock-up stands in for which collective live in guidelines.py. */
+static const enum arena_coll mock_parts[][2] = {
+    [B_M_ALLREDUCE_RB - B_M_ALLREDUCE_RB] = {ARENA_REDUCE, ARENA_BCAST},
+    [B_M_ALLREDUCE_RSB - B_M_ALLREDUCE_RB] = {ARENA_REDUCE_SCATTER_BLOCK, ARENA_ALLGATHER},
+    [B_M_BCAST_SA - B_M_ALLREDUCE_RB] = {ARENA_SCATTER, ARENA_ALLGATHER},
+    [B_M_ALLGATHER_GB - B_M_ALLREDUCE_RB] = {ARENA_GATHER, ARENA_BCAST},
+    [B_M_ALLGATHER_A2A - B_M_ALLREDUCE_RB] = {ARENA_ALLTOALL, ARENA_ALLTOALL},
+    [B_M_GATHER_AG - B_M_ALLREDUCE_RB] = {ARENA_ALLGATHER, ARENA_ALLGATHER},
+    [B_M_SCATTER_B - B_M_ALLREDUCE_RB] = {ARENA_BCAST, ARENA_BCAST},
+    [B_M_REDUCE_AR - B_M_ALLREDUCE_RB] = {ARENA_ALLREDUCE, ARENA_ALLREDUCE},
+    [B_M_RSB_RS - B_M_ALLREDUCE_RB] = {ARENA_REDUCE, ARENA_SCATTER},
+    [B_M_SCAN_ER - B_M_ALLREDUCE_RB] = {ARENA_EXSCAN, ARENA_REDUCE_LOCAL},
+};
+
+static const char *coll_name(enum arena_coll op)
+{
+    return op == ARENA_REDUCE_LOCAL ? "reduce_local" : bench_names[B_BARRIER + (int)op];
+}
+
 /* Bytes of the send and receive buffer a benchmark needs per slot. */
 static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
 {
-    size_t ints = (size + 3) / 4 * 4;
+    size_t ints = (size + 3) / 4 * 4, blk = arena_block(size, np) * 4;
     size_t all = size * (size_t)np;
     switch (b) {
     case B_WTIME: case B_BARRIER: *sn = *rn = 0; break;
     case B_SCATTER: *sn = all; *rn = size; break;
     case B_GATHER: case B_ALLGATHER: *sn = size; *rn = all; break;
     case B_ALLTOALL: *sn = *rn = all; break;
-    case B_REDUCE: case B_ALLREDUCE: *sn = *rn = ints; break;
+    case B_REDUCE: case B_ALLREDUCE: case B_SCAN: case B_EXSCAN: case B_M_ALLREDUCE_RB:
+    case B_M_REDUCE_AR: case B_M_SCAN_ER: *sn = *rn = ints; break;
+    case B_REDUCE_SCATTER_BLOCK: case B_M_RSB_RS: *sn = blk * (size_t)np; *rn = blk; break;
+    case B_M_ALLREDUCE_RSB: *sn = *rn = blk * (size_t)np; break;
+    case B_M_BCAST_SA: *sn = 0; *rn = (size + (size_t)np - 1) / (size_t)np * (size_t)np; break;
+    case B_M_ALLGATHER_GB: case B_M_GATHER_AG: *sn = size; *rn = all; break;
+    case B_M_ALLGATHER_A2A: case B_M_SCATTER_B: *sn = *rn = all; break;
     case B_MEMORY: *sn = *rn = all; break;
     case B_OVERLAP: *sn = *rn = all > ints ? all : ints; break;
     case B_CPU: *sn = *rn = 1; break;
@@ -232,12 +277,16 @@ static void bufs_alloc(struct bufs *b, int bench, size_t size, int offcache)
     b->r = (unsigned char *)round_up((size_t)b->r_mem, 4096);
     memset(b->s, 1, b->sstride * (size_t)b->nslots);
     memset(b->r, 0, b->rstride * (size_t)b->nslots);
+    b->t = is_mock(bench) ? calloc(b->sstride > b->rstride ? b->sstride : b->rstride, 1) : NULL;
+    if (is_mock(bench) && !b->t)
+        M->abort("out of memory for benchmark buffers");
 }
 
 static void bufs_free(struct bufs *b)
 {
     free(b->s_mem);
     free(b->r_mem);
+    free(b->t);
 }
 
 /* The driver's own barrier, identical for every library: dissemination over send/recv. */
@@ -491,8 +540,45 @@ static double run_app(int bench, size_t size, long k)
 
 static volatile double sink; /* the wtime benchmark's clock readings go here */
 
-/* One iteration of a timer, point-to-point or collective benchmark on buffers s and r. */
-static void one_call(int bench, size_t size, unsigned char *s, unsigned char *r, int window)
+/* One mock-up: the collective `size` stands for, built from the library's other calls, with
+ * the same result on the same buffers (validate checks it); t holds an intermediate result.
+ * Where a part needs a vector split in np blocks, the vector is padded to a multiple of np. */
+static void mockup_call(int bench, size_t size, unsigned char *s, unsigned char *r,
+                        unsigned char *t)
+{
+    size_t ints = (size + 3) / 4 * 4, blk = arena_block(size, np) * 4;
+    size_t all = size * (size_t)np, piece = (size + (size_t)np - 1) / (size_t)np;
+    switch (bench) {
+    case B_M_ALLREDUCE_RB: M->coll(ARENA_REDUCE, s, r, size); M->coll(ARENA_BCAST, r, r, ints); break;
+    case B_M_ALLREDUCE_RSB:
+        M->coll(ARENA_REDUCE_SCATTER_BLOCK, s, t, size);
+        M->coll(ARENA_ALLGATHER, t, r, blk);
+        break;
+    case B_M_BCAST_SA: M->coll(ARENA_SCATTER, r, t, piece); M->coll(ARENA_ALLGATHER, t, r, piece); break;
+    case B_M_ALLGATHER_GB: M->coll(ARENA_GATHER, s, r, size); M->coll(ARENA_BCAST, r, r, all); break;
+    case B_M_ALLGATHER_A2A: M->coll(ARENA_ALLTOALL, s, r, size); break; /* s: np copies */
+    case B_M_GATHER_AG: M->coll(ARENA_ALLGATHER, s, r, size); break;
+    case B_M_SCATTER_B: /* the root's send buffer to every rank; rank i's block is at i * size */
+        M->coll(ARENA_BCAST, rank == 0 ? s : r, rank == 0 ? s : r, all);
+        break;
+    case B_M_REDUCE_AR: M->coll(ARENA_ALLREDUCE, s, r, size); break;
+    case B_M_RSB_RS:
+        M->coll(ARENA_REDUCE, s, t, blk * (size_t)np);
+        M->coll(ARENA_SCATTER, t, r, blk);
+        break;
+    case B_M_SCAN_ER: /* rank 0's exscan result is undefined: its scan is its own vector */
+        M->coll(ARENA_EXSCAN, s, r, size);
+        if (rank == 0) memcpy(r, s, ints);
+        else M->coll(ARENA_REDUCE_LOCAL, s, r, size);
+        break;
+    default: break;
+    }
+}
+
+/* One iteration of a timer, point-to-point or collective benchmark on buffers s and r (t: a
+ * mock-up's intermediate buffer). */
+static void one_call(int bench, size_t size, unsigned char *s, unsigned char *r,
+                     unsigned char *t, int window)
 {
     int peer = rank == 0 ? 1 : 0;
     switch (bench) {
@@ -508,7 +594,10 @@ static void one_call(int bench, size_t size, unsigned char *s, unsigned char *r,
     case B_SENDRECV: M->sendrecv(s, r, size, peer); break;
     case B_BIBW: M->window(s, r, size, peer, window); break;
     case B_BCAST: M->coll(ARENA_BCAST, r, r, size); break;
-    default: M->coll(coll_of(bench), s, r, size); break;
+    default:
+        if (is_mock(bench)) mockup_call(bench, size, s, r, t);
+        else M->coll(coll_of(bench), s, r, size);
+        break;
     }
 }
 
@@ -538,14 +627,14 @@ static double run(int bench, size_t size, long k, const struct bufs *b, int wind
     } else if (active) {
         for (long i = 0; i < k; i++) {
             slot_bufs(b, &slot, &s, &r);
-            one_call(bench, size, s, r, window);
+            one_call(bench, size, s, r, b->t, window);
         }
         if (bench == B_PING) { /* the stream ends when the receiver says it has all */
             if (rank == 0) M->recv(&ack, 1, 1);
             else M->send(&ack, 1, 0);
         }
     }
-    double per = (M->now() - t0) / (double)k * planted;
+    double per = (M->now() - t0) / (double)k * planted * planted_cell;
     if (bench == B_MSGRATE) return per / window;
     if (bench == B_THREADS) return per / ((double)window * (double)size);
     return per;
@@ -562,10 +651,10 @@ static double barrier_calls(int bench, size_t size, long k, const struct bufs *b
         slot_bufs(b, &slot, &s, &r);
         arena_barrier();
         double t0 = M->now();
-        one_call(bench, size, s, r, 1);
+        one_call(bench, size, s, r, b->t, 1);
         sum += M->now() - t0;
     }
-    return sum / (double)k * planted;
+    return sum / (double)k * planted * planted_cell;
 }
 
 /* Wait for time `at` on the global clock; non-zero if it had already passed, or if the wait
@@ -616,7 +705,7 @@ static double window_calls(int bench, size_t size, long k, const struct bufs *b,
         if (rank == late_rank && i % 5 == 0)
             wait_until(at + len / 2);
         late[i] = (unsigned char)wait_until(at);
-        one_call(bench, size, s, r, 1);
+        one_call(bench, size, s, r, b->t, 1);
         t[i] = arena_global_now() - at;
     }
     share_late(late, k);
@@ -625,7 +714,7 @@ static double window_calls(int bench, size_t size, long k, const struct bufs *b,
     note(X_LATE, (double)(k - kept) / (double)k);
     free(late);
     free(t);
-    return kept ? sum / (double)kept * planted : NAN;
+    return kept ? sum / (double)kept * planted * planted_cell : NAN;
 }
 
 static unsigned char pat(long src, size_t i)
@@ -650,6 +739,28 @@ static long check(const unsigned char *p, size_t n, long src)
 
 static int reduce_value(size_t i, int r) { return (int)(i % 1000) + r; }
 
+/* Index of the first wrong byte of n ints that should hold the sums of reduce_value over
+ * ranks lo..hi-1 at elements first, first + 1, ...; or -1. */
+static long check_sums(const int *ri, size_t n, size_t first, int lo, int hi)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ri[i] != (hi - lo) * (int)((first + i) % 1000) + (lo + hi - 1) * (hi - lo) / 2)
+            return (long)i * 4;
+    return -1;
+}
+
+/* What one untimed iteration should deliver: which bench's rule checks a benchmark (a mock-up
+ * is checked as the collective it stands in for). */
+static int checked_as(int bench)
+{
+    static const int standin[] = {
+        B_ALLREDUCE, B_ALLREDUCE, B_BCAST, B_ALLGATHER, B_ALLGATHER, B_GATHER, B_SCATTER,
+        B_REDUCE, B_REDUCE_SCATTER_BLOCK, B_SCAN,
+    };
+    if (is_mock(bench)) return standin[bench - B_M_ALLREDUCE_RB];
+    return bench == B_BCAST_ACK ? B_BCAST : bench;
+}
+
 /* One untimed iteration with patterned data; returns a message on failure, or NULL. */
 static const char *validate(int bench, size_t size, const struct bufs *b, int window, char *msg,
                             size_t len)
@@ -657,51 +768,65 @@ static const char *validate(int bench, size_t size, const struct bufs *b, int wi
     unsigned char *s = b->s, *r = b->r;
     long bad = -1;
     int *si = (int *)s, *ri = (int *)r;
-    size_t nint = (size + 3) / 4;
-    int checks = 0;
+    size_t nint = (size + 3) / 4, bints = arena_block(size, np);
+    int checks = 0, as = checked_as(bench);
     memset(r, 0, b->rstride);
-    switch (bench) {
+    switch (as) {
     case B_SCATTER:
         for (int j = 0; j < np; j++) fill(s + (size_t)j * size, size, j);
         break;
     case B_ALLTOALL:
         for (int j = 0; j < np; j++) fill(s + (size_t)j * size, size, (long)rank * np + j);
         break;
-    case B_BCAST: case B_BCAST_ACK:
+    case B_BCAST:
         if (rank == 0) fill(r, size, 0);
         break;
-    case B_REDUCE: case B_ALLREDUCE:
-        for (size_t i = 0; i < nint; i++) si[i] = reduce_value(i, rank);
+    case B_REDUCE: case B_ALLREDUCE: case B_SCAN: case B_EXSCAN: case B_REDUCE_SCATTER_BLOCK: {
+        int padded = as == B_REDUCE_SCATTER_BLOCK || bench == B_M_ALLREDUCE_RSB; /* np blocks */
+        for (size_t i = 0; i < (padded ? bints * (size_t)np : nint); i++)
+            si[i] = reduce_value(i, rank);
         break;
-    default: fill(s, size, rank); break;
+    }
+    default:
+        if (bench == B_M_ALLGATHER_A2A) /* an alltoall of np copies of this rank's block */
+            for (int j = 0; j < np; j++) fill(s + (size_t)j * size, size, rank);
+        else
+            fill(s, size, rank);
+        break;
     }
     run(bench, size, 1, b, window, 0);
     const char *fault = getenv("ARENA_FAULT"); /* self-test of the checker */
-    if (fault && strcmp(fault, "corrupt") == 0 && size > 0)
+    if (fault && strcmp(fault, "corrupt") == 0 && size > 0 && size / 2 < b->rstride)
         r[size / 2] ^= 0x5a;
-    switch (bench) {
+    if (bench == B_M_SCATTER_B) /* rank i's block of the root's broadcast send buffer */
+        r = (rank == 0 ? s : r) + (size_t)rank * size;
+    switch (as) {
     case B_PINGPONG: case B_SENDRECV: case B_BIBW:
         if (rank < 2) { bad = check(r, size, rank == 0 ? 1 : 0); checks = 1; }
         break;
     case B_PING:
         if (rank == 1) { bad = check(r, size, 0); checks = 1; }
         break;
-    case B_BCAST: case B_BCAST_ACK: case B_SCATTER:
-        bad = check(r, size, bench == B_SCATTER ? rank : 0); checks = 1;
+    case B_BCAST: case B_SCATTER:
+        bad = check(r, size, as == B_SCATTER ? rank : 0); checks = 1;
         break;
     case B_GATHER: case B_ALLGATHER:
-        if (rank == 0 || bench == B_ALLGATHER)
+        if (rank == 0 || as == B_ALLGATHER)
             for (int j = 0; j < np && bad < 0; j++) { bad = check(r + (size_t)j * size, size, j); checks = 1; }
         break;
     case B_ALLTOALL:
         for (int j = 0; j < np && bad < 0; j++) { bad = check(r + (size_t)j * size, size, (long)j * np + rank); checks = 1; }
         break;
     case B_REDUCE: case B_ALLREDUCE:
-        if (rank == 0 || bench == B_ALLREDUCE) {
-            checks = 1;
-            for (size_t i = 0; i < nint && bad < 0; i++)
-                if (ri[i] != np * (int)(i % 1000) + np * (np - 1) / 2) bad = (long)i * 4;
-        }
+        if (rank == 0 || as == B_ALLREDUCE) { checks = 1; bad = check_sums(ri, nint, 0, 0, np); }
+        break;
+    case B_SCAN: checks = 1; bad = check_sums(ri, nint, 0, 0, rank + 1); break;
+    case B_EXSCAN: /* rank 0's result is undefined */
+        if (rank > 0) { checks = 1; bad = check_sums(ri, nint, 0, 0, rank); }
+        break;
+    case B_REDUCE_SCATTER_BLOCK:
+        checks = 1;
+        bad = check_sums(ri, bints, (size_t)rank * bints, 0, np);
         break;
     default: break;
     }
@@ -844,6 +969,24 @@ static void escape_print(const char *tag, const char *s)
     fputc('\n', stdout);
 }
 
+/* Why a mock-up cannot run here: the parts this library lacks, or cannot run at 0 bytes
+ * (written into msg); or NULL. */
+static const char *mock_unrunnable(int b, size_t size, char *msg, size_t len)
+{
+    const enum arena_coll *parts = mock_parts[b - B_M_ALLREDUCE_RB];
+    size_t at = M->has_coll(parts[0], 1) && M->has_coll(parts[1], 1) ? size : 1;
+    int lacks0 = !M->has_coll(parts[0], at);
+    int lacks1 = parts[1] != parts[0] && !M->has_coll(parts[1], at);
+    if (!lacks0 && !lacks1)
+        return NULL;
+    snprintf(msg, len, "%s %s%s%s", at ? "needs" : "cannot express a 0-byte message in",
+             lacks0 ? coll_name(parts[0]) : "", lacks0 && lacks1 ? " and " : "",
+             lacks1 ? coll_name(parts[1]) : "");
+    if (at)
+        snprintf(msg + strlen(msg), len - strlen(msg), ", which this library lacks");
+    return msg;
+}
+
 /* Why a cell cannot run here (written into msg), or NULL. */
 static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
 {
@@ -853,7 +996,12 @@ static const char *unrunnable(const struct cmd *c, char *msg, size_t len)
     if (is_pair(b) && np < 2) return "needs at least 2 ranks";
     if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";
     if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
-    if (is_coll(b) && !M->has_coll(coll_of(b), (size_t)c->size))
+    if (is_mock(b) && mock_unrunnable(b, (size_t)c->size, msg, len)) return msg;
+    if (b >= B_REDUCE_SCATTER_BLOCK && b <= B_EXSCAN && !M->has_coll(coll_of(b), 1)) {
+        snprintf(msg, len, "this library has no %s", bench_names[b]);
+        return msg;
+    }
+    if (is_coll(b) && !is_mock(b) && !M->has_coll(coll_of(b), (size_t)c->size))
         return c->size == 0 && M->has_coll(coll_of(b), 1)
             ? "this family cannot express a 0-byte message in this collective"
             : "not expressible in this family";
@@ -886,6 +1034,21 @@ static void print_extras(const struct cmd *c, long i, double **xs)
     }
 }
 
+/* Test-only: ARENA_PLANT_SLOW_BENCH=BENCH:SIZE:F multiplies every timed figure of the cells of
+ * BENCH at SIZE bytes by F, so tests can plant a self-consistency violation (a collective
+ * slower than its mock-up) at one size. */
+static double plant_cell(int bench, int64_t size)
+{
+    const char *spec = getenv("ARENA_PLANT_SLOW_BENCH");
+    char name[64];
+    long long at;
+    double f;
+    if (spec && bench >= 0 && sscanf(spec, "%63[^:]:%lld:%lf", name, &at, &f) == 3 &&
+        !strcmp(name, bench_names[bench]) && at == size)
+        return f;
+    return 1.0;
+}
+
 static void run_cell(const struct cmd *c)
 {
     char msg[256] = "";
@@ -903,6 +1066,7 @@ static void run_cell(const struct cmd *c)
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
     double *times = calloc((size_t)c->nobs, sizeof *times), *xs = calloc(nx, sizeof *xs);
     int64_t k = 0;
+    planted_cell = plant_cell(c->bench, c->size);
     if (!times || !xs)
         M->abort("out of memory for observations");
     long n = run_steps(c, &b, times, xs, &k);

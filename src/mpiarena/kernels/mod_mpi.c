@@ -1,6 +1,6 @@
 /*
  * mod_mpi.c - the MPI module: every primitive maps to one MPI call on a duplicate of
- * MPI_COMM_WORLD, all with MPI_BYTE except reduce (MPI_INT, MPI_SUM).
+ * MPI_COMM_WORLD, all with MPI_BYTE except the reductions (MPI_INT, MPI_SUM).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -131,9 +131,26 @@ static void mpi_window(const void *sbuf, void *rbuf, size_t n, int peer, int w)
     MPI_Waitall(2 * w, reqs, stats);
 }
 
+/* MPI_Reduce_scatter_block and MPI_Reduce_local are MPI 2.2; MPI_Exscan is MPI 2.0 (LAM 7.1,
+ * MPI 1.2, has it too). */
+#if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
+#define HAVE_MPI22 1
+#else
+#define HAVE_MPI22 0
+#endif
+#if MPI_VERSION >= 2 || defined(LAM_MPI)
+#define HAVE_EXSCAN 1
+#else
+#define HAVE_EXSCAN 0
+#endif
+
 static int mpi_has_coll(enum arena_coll op, size_t size)
 {
     (void)size;
+    if (op == ARENA_REDUCE_SCATTER_BLOCK || op == ARENA_REDUCE_LOCAL)
+        return HAVE_MPI22;
+    if (op == ARENA_EXSCAN)
+        return HAVE_EXSCAN;
     return op < ARENA_NCOLL;
 }
 
@@ -150,10 +167,23 @@ static void mpi_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t si
     case ARENA_ALLREDUCE: MPI_Allreduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
     case ARENA_ALLGATHER: MPI_Allgather(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
     case ARENA_ALLTOALL: MPI_Alltoall(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
+    case ARENA_SCAN: MPI_Scan(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
+#if HAVE_EXSCAN
+    case ARENA_EXSCAN: MPI_Exscan(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
+#endif
+#if HAVE_MPI22
+    case ARENA_REDUCE_SCATTER_BLOCK: {
+        int np;
+        MPI_Comm_size(comm, &np);
+        MPI_Reduce_scatter_block(s, rbuf, (int)arena_block(size, np), MPI_INT, MPI_SUM, comm);
+        break;
+    }
+    case ARENA_REDUCE_LOCAL: MPI_Reduce_local(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM); break;
+#endif
     case ARENA_REDUCE_DOUBLE:
         MPI_Reduce(s, rbuf, (n + 7) / 8, MPI_DOUBLE, MPI_SUM, 0, comm);
         break;
-    case ARENA_NCOLL: break;
+    default: break;
     }
 }
 

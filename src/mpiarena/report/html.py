@@ -23,6 +23,7 @@ from ..sizes import format_size
 from ..stats import CONFIDENCE, THRESHOLD, Verdict
 from . import plots, units
 from .costs import costs
+from .guidelines import guidelines
 from .summary import (
     Analysis,
     analyse,
@@ -255,6 +256,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
         "scoreboard": scoreboard, "n_judged": len(a.judged), "costs": costs(data),
+        "guidelines": guidelines(data),
         "benches": benches, "method": method, "answer": scoreboard_lines(a),
         "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from .costs import costs
+from .guidelines import guidelines
 from .summary import (
     analyse,
     machine_line,
@@ -30,6 +31,23 @@ def _costs(data: RunData) -> list[str]:
     out += ["| " + " | ".join(map(_md, row)) + " |" for row in c.rows]
     same = [f"{c.same} more pairs of variants of one implementation are indistinguishable"]
     out += [""] + [f"- {_md(line)}" for line in c.verdicts + same[:bool(c.same)] + c.notes]
+    return [*out, ""]
+
+
+def _guidelines(data: RunData) -> list[str]:
+    g = guidelines(data)
+    if g is None:
+        return []
+    out = ["## Self-consistency guidelines", "", _md(g.lead), "",
+           "| variant | checked | held | violated | undecided |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    out += [f"| {lib.variant} | {lib.checked} | {lib.held} | {lib.violated} | {lib.undecided} |"
+            for lib in g.libraries]
+    for lib in g.libraries:
+        lines = ([f"violated: {x}" for x in lib.violations] + [f"so: {x}" for x in lib.advice]
+                 + lib.unchecked)
+        if lines:
+            out += ["", f"**{lib.variant}**", ""] + [f"- {_md(x)}" for x in lines]
     return [*out, ""]
 
 
@@ -83,6 +101,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     out += _costs(data)
+    out += _guidelines(data)
     out += ["## Method", ""]
     for line in method_lines(data):
         out += [_md(line), ""]

@@ -15,6 +15,7 @@ from ..sizes import format_size
 from ..stats import ci_halfwidth
 from .apps import apps
 from .costs import costs
+from .guidelines import guidelines
 from .summary import (
     Analysis,
     analyse,
@@ -62,6 +63,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
                       f"{data.run_id} --tables (--all: every size's verdict and every warning); "
                       f"HTML report: mpiarena report {data.run_id}[/]")
     _costs(data, console)
+    _guidelines(data, console)
     _apps(data, console)
     if precision := data.settings.get("precision"):
         _precision_summary(data, float(precision), console)
@@ -115,6 +117,25 @@ def _costs(data: RunData, console: Console) -> None:
                       "indistinguishable[/]")
     for line in c.notes:
         console.print(f"  [dim]{escape(line)}[/]")
+
+
+def _guidelines(data: RunData, console: Console) -> None:
+    """Per library: guidelines checked and held, each violation, what it means for the user."""
+    g = guidelines(data)
+    if g is None:
+        return
+    console.print("[bold]Self-consistency guidelines[/]: does a library's collective lose to "
+                  "its own building blocks?")
+    console.print(f"[dim]{escape(g.lead)}[/]")
+    for lib in g.libraries:
+        colour = "red" if lib.violated else "green"
+        console.print(f"  [bold]{escape(lib.variant)}[/]: [{colour}]{escape(lib.counts)}[/]")
+        for line in lib.violations:
+            console.print(f"    [red]violated[/]: {escape(line)}")
+        for line in lib.advice:
+            console.print(f"    [yellow]so[/]: {escape(line)}")
+        for line in lib.unchecked:
+            console.print(f"    [dim]{escape(line)}[/]")
 
 
 def _apps(data: RunData, console: Console) -> None:

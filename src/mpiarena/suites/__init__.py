@@ -11,6 +11,7 @@ from typing import Any
 
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
+from ..guidelines import GROUP, expand
 from ..sizes import parse_sizes
 
 BUILTIN = Path(__file__).parent
@@ -147,10 +148,12 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
 
 
 def check(suite: Suite, where: str) -> Suite:
+    suite = replace(suite, benchmarks=expand(suite.benchmarks))
     unknown = [b for b in suite.benchmarks if b not in BENCHMARKS]
     if unknown:
         raise ArenaError(f"{where}: unknown benchmark {', '.join(unknown)}; known: "
-                         f"{', '.join(BENCHMARKS)}")
+                         f"{', '.join(BENCHMARKS)}, or {GROUP} (every collective with a "
+                         "guideline, and its mock-ups)")
     if not suite.benchmarks:
         raise ArenaError(f"{where}: no benchmarks selected")
     if not suite.nps or min(suite.nps) < 1:
