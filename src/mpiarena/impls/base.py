@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..cluster.placement import Placement
+from ..errors import ArenaError
 from ..users import RankUser
 
 
@@ -48,6 +49,37 @@ class Launch:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     binding: str | None = None  # what the launcher really applies, if not what was asked
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One algorithm a library offers for a collective, and the environment that forces it."""
+
+    coll: str  # the benchmark name: allreduce, bcast...
+    name: str  # the library's own name for it (ring, MPIR_Allreduce_intra_ring...)
+    key: str  # what the selection file names it by (Open MPI: its number)
+    env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Use `algorithm` (None: the library's default) for coll at np ranks for message sizes
+    lo..hi bytes (hi None: no upper end), size as mpiarena's benchmark counts it."""
+
+    coll: str
+    np: int
+    lo: int
+    hi: int | None
+    algorithm: Algorithm | None
+
+
+@dataclass(frozen=True)
+class TuningFile:
+    """A selection file written in a library's own format, and how to load it."""
+
+    path: Path
+    env: tuple[tuple[str, str], ...]  # what loads it, through the library's own mechanism
+    note: str = ""
 
 
 class Runtime(Protocol):
@@ -91,8 +123,29 @@ class Family(Protocol):
         """Arguments that make the compiler wrapper print the underlying command."""
         ...
 
+    def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        """The algorithms the library offers for a collective and how to force each: read from
+        the library where it can tell, else a built-in table; [] when it cannot be tuned."""
+        ...
 
-class Daemonless:
+    def write_tuning(self, impl: Implementation, rules: list[Rule],
+                     directory: Path) -> TuningFile:
+        """Write the rules as the library's own selection file into directory."""
+        ...
+
+
+class Untunable:
+    """A family whose collective algorithms cannot be chosen (LAM, PVM, raw TCP)."""
+
+    def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        return []
+
+    def write_tuning(self, impl: Implementation, rules: list[Rule],
+                     directory: Path) -> TuningFile:
+        raise ArenaError(f"{impl.id}: mpiarena cannot write a tuning file for {impl.family}")
+
+
+class Daemonless(Untunable):
     """A family whose launcher needs no daemon and whose core links with the wrapper alone."""
 
     link_flags: tuple[str, ...] = ()

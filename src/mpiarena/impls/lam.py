@@ -20,7 +20,7 @@ from .. import users
 from ..cluster.placement import Placement
 from ..procs import last_words, run_as
 from ..users import RankUser
-from .base import Found, Implementation, Launch, over_ssh
+from .base import Found, Implementation, Launch, Untunable, over_ssh
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 LAUNCHER = Path("/usr/bin/mpirun.lam")
@@ -73,7 +73,7 @@ class LamUniverse:
                 subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
 
 
-class Lam:
+class Lam(Untunable):
     name = "lam"
     kernel_modules = ("mod_mpi.c", "lam_iovec.c", "apps.c")
     link_flags: tuple[str, ...] = ()

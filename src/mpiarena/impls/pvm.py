@@ -13,7 +13,7 @@ from pathlib import Path
 from ..cluster.placement import Placement
 from ..procs import as_user, last_words
 from ..users import RankUser
-from .base import Found, Implementation, Launch, over_ssh
+from .base import Found, Implementation, Launch, Untunable, over_ssh
 
 ROOT = Path("/usr/lib/pvm3")
 HEADER = Path("/usr/include/pvm3.h")
@@ -86,7 +86,7 @@ class PvmDaemon:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class Pvm:
+class Pvm(Untunable):
     name = "pvm"
     kernel_modules = ("mod_pvm.c", "apps.c")
     link_flags = ("-lgpvm3", "-lpvm3")
