@@ -132,15 +132,16 @@ def tune(impls: list[Implementation], m: Measure, only: set[str] | None, directo
 
 
 def lost(data: RunData, tuned: dict[str, Tuned]) -> list[str]:
-    """Each algorithm that crashed, hung or gave wrong data somewhere, with its cells."""
+    """Each algorithm that crashed, hung or gave wrong data in some launch, with its cells."""
     out = []
     for variant in tuned:
-        bad = [(key, g) for key, cell in sorted(data.cells.items())
-               for v, g in cell.items() if v == variant and g.status in ("failed", "invalid")]
+        bad = [(key, why) for key, cell in sorted(data.cells.items())
+               for v, g in cell.items() if v == variant for why in g.lost.values()]
         if bad:
-            g = bad[0][1]
-            where = ", ".join(f"{BENCHMARKS[b].size_text(s)} at {n}" for (b, s, n), _ in bad)
-            out.append(f"{variant}: {g.status} ({where}): {g.reason}; left out")
+            status, reason = bad[0][1]
+            where = ", ".join(dict.fromkeys(f"{BENCHMARKS[b].size_text(s)} at {n} ranks"
+                                            for (b, s, n), _ in bad))
+            out.append(f"{variant}: {status} ({where}): {reason}; left out there")
     return out
 
 

@@ -52,7 +52,8 @@ def _ok(group: Group | None) -> bool:
 
 def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
     """For every cell and implementation, its fastest algorithm judged against the default;
-    the launch tests Holm-corrected together across the run."""
+    the launch tests Holm-corrected together across the run. An algorithm that failed, hung or
+    gave wrong data in any launch of the cell is not a candidate there."""
     raw = []
     impls = sorted({t.impl for t in tuned.values()})
     for key in sorted(data.cells):
@@ -60,7 +61,7 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
         cell = data.cells[key]
         for impl in impls:
             mine = [v for v, t in tuned.items() if t.impl == impl and t.coll == bench
-                    and _ok(cell.get(v))]
+                    and _ok(cell.get(v)) and not cell[v].lost]  # any launch lost: left out
             if not mine:
                 continue
             fastest = min(mine, key=lambda v: center(cell[v].nested))
