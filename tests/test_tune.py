@@ -141,16 +141,33 @@ def test_mpich_json_keeps_every_other_collective_of_the_library():
         tree["collective=allgather"]["comm_type=intra"]
 
 
+@_need(MPICH4)
+def test_mpich_hands_a_switched_range_from_shared_memory_to_mpir(shared_dir):
+    assert MPICH4 is not None
+    binomial = next(a for a in family_of(MPICH4).algorithms(MPICH4, "bcast")
+                    if a.name == "binomial")
+    written = family_of(MPICH4).write_tuning(MPICH4, [Rule("bcast", 2, 0, 1024, None),
+                                                      Rule("bcast", 2, 1024, None, binomial)],
+                                             shared_dir)
+    env = dict(written.env)
+    shm = json.loads(Path(env["MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"]).read_text())
+    branch = shm["collective=bcast"]["comm_type=intra"]["comm_size<3"]
+    assert list(branch["avg_msg_size=any"]) == ["is_multi_threaded=yes"]  # never matches
+    assert "is_multi_threaded=no" in json.dumps(branch["avg_msg_size<=1023"])  # the library's
+    mpir = json.loads(written.path.read_text())["collective=bcast"]["comm_type=intra"]
+    assert mpir["comm_size<3"]["avg_msg_size=any"] == {"algorithm=MPIR_Bcast_intra_binomial": {}}
+
+
 # --- files loaded by the library: a planted slow choice must show -------------------------
 
 # (implementation, collective, algorithm known to be far slower than the default at 64 KiB and
 # 1 MiB on 2 ranks here: measured by 'mpiarena tune', 3-35x)
 PLANTED = [
     pytest.param(OMPI, "bcast", "scatter_allgather", marks=_need(OMPI), id="openmpi"),
-    # allgather: ch4's shared memory layer leaves it to MPIR, so the JSON file alone decides
-    pytest.param(MPICH4, "allgather", "recursive_doubling", marks=_need(MPICH4), id="mpich4"),
-    pytest.param(MPICH5, "bcast", "scatter_recursive_doubling_allgather", marks=_need(MPICH5),
-                 id="mpich5"),
+    # alltoall: ch4's shared memory layer leaves it to MPIR, so the JSON file alone decides;
+    # Bruck's rotations copy the whole buffer twice more than a pairwise exchange of 2 ranks
+    pytest.param(MPICH4, "alltoall", "brucks", marks=_need(MPICH4), id="mpich4"),
+    pytest.param(MPICH5, "alltoall", "brucks", marks=_need(MPICH5), id="mpich5"),
     pytest.param(IMPI, "allreduce", "topo_reduce_bcast", marks=_need(IMPI), id="impi"),
 ]
 

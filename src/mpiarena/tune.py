@@ -26,7 +26,7 @@ from .runner.execute import Settings
 from .runner.session import measure
 from .store import Store
 from .suites import Suite, VariantSpec, check
-from .tuning import Choice, Gain, Range, Tuned, choices, gains, ranges
+from .tuning import Choice, Gain, Range, Tuned, choices, gains, own_losses, ranges
 from .users import RankUser
 
 MANIFEST = "tuning.json"
@@ -134,9 +134,9 @@ def tune(impls: list[Implementation], m: Measure, only: set[str] | None, directo
 def lost(data: RunData, tuned: dict[str, Tuned]) -> list[str]:
     """Each algorithm that crashed, hung or gave wrong data in some launch, with its cells."""
     out = []
-    for variant in tuned:
+    for variant, t in tuned.items():
         bad = [(key, why) for key, cell in sorted(data.cells.items())
-               for v, g in cell.items() if v == variant for why in g.lost.values()]
+               for why in own_losses(cell, variant, t.impl).values()]
         if bad:
             status, reason = bad[0][1]
             where = ", ".join(dict.fromkeys(f"{BENCHMARKS[b].size_text(s)} at {n} ranks"

@@ -50,6 +50,15 @@ def _ok(group: Group | None) -> bool:
     return group is not None and group.status == "ok" and len(launch_medians(group.nested)) > 0
 
 
+def own_losses(cell: dict[str, Group], variant: str, impl: str) -> dict[int, tuple[str, str]]:
+    """The launches an algorithm lost in a cell (crashed, hung, wrong data) that the default
+    did not: a launch every job lost at once was ended from outside, not by the algorithm."""
+    group, default = cell.get(variant), cell.get(impl)
+    if group is None:
+        return {}
+    return {i: why for i, why in group.lost.items() if default is None or i not in default.lost}
+
+
 def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
     """For every cell and implementation, its fastest algorithm judged against the default;
     the launch tests Holm-corrected together across the run. An algorithm that failed, hung or
@@ -61,7 +70,7 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
         cell = data.cells[key]
         for impl in impls:
             mine = [v for v, t in tuned.items() if t.impl == impl and t.coll == bench
-                    and _ok(cell.get(v)) and not cell[v].lost]  # any launch lost: left out
+                    and _ok(cell.get(v)) and not own_losses(cell, v, impl)]
             if not mine:
                 continue
             fastest = min(mine, key=lambda v: center(cell[v].nested))

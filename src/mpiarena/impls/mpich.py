@@ -8,6 +8,7 @@ import copy
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from ..cluster.placement import Placement
@@ -30,6 +31,7 @@ TABLE = {
 # ch4's shared-memory layer takes these itself unless told to hand them to MPIR
 POSIX = ("allreduce", "bcast", "reduce")
 JSON_FILE = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+POSIX_FILE = "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"
 
 
 def _listed(impl: Implementation, coll: str) -> list[str]:
@@ -64,17 +66,20 @@ def message_bytes(coll: str, size: int) -> int:
     return 4 * -(-size // 4) if coll in ("allreduce", "reduce") else size
 
 
-def library_selection(impl: Implementation) -> dict:
-    """MPIR's built-in selection tree, read out of the library it links (the JSON that a
-    tuning file replaces whole, so every collective it leaves alone keeps its default)."""
+def library_selection(impl: Implementation, marker: bytes = b'"algorithm=MPIR_Allreduce_intra'
+                      ) -> dict:
+    """A built-in selection tree read out of the library it links (MPIR's by default; ch4's
+    shared-memory one with marker b'MPIDI_POSIX'): a tuning file replaces it whole, so every
+    collective it leaves alone must keep the library's own branch."""
     for lib in _libraries(impl):
         data = lib.read_bytes()
         for m in re.finditer(rb'\{"collective=', data):
             text = data[m.start():data.index(b"\0", m.start())]
-            if b'"algorithm=MPIR_Allreduce_intra' in text:
+            if marker in text:
                 return json.loads(text)
-    raise ArenaError(f"{impl.id}: cannot find MPIR's selection tree in its library; mpiarena "
-                     "needs it to write a tuning file that leaves other collectives as they are")
+    raise ArenaError(f"{impl.id}: cannot find its built-in selection tree in its library; "
+                     "mpiarena needs it to write a tuning file that leaves other collectives "
+                     "as they are")
 
 
 def _libraries(impl: Implementation) -> list[Path]:
@@ -87,14 +92,17 @@ def _libraries(impl: Implementation) -> list[Path]:
             if p.is_file()][:4]
 
 
-def selection_json(tree: dict, rules: list[Rule]) -> dict:
+def selection_json(tree: dict, rules: list[Rule],
+                   chosen: Callable[[Rule, dict], dict] | None = None) -> dict:
     """The library's tree with each tuned collective's intra-communicator branch replaced: per
-    rank count (comm_size below it + 1), per message size up to the next rule's, the chosen
-    algorithm, or the library's own branch where the default stays; other rank counts keep the
-    library's branch."""
+    rank count (comm_size below it + 1), per message size up to the next rule's, what
+    `chosen(rule, own branch)` says (by default the chosen algorithm), or the library's own
+    branch where the default stays; other rank counts keep the library's branch."""
     out = copy.deepcopy(tree)
     for coll in dict.fromkeys(r.coll for r in rules):
-        node = out[f"collective={coll}"]
+        node = out.get(f"collective={coll}")
+        if node is None or "comm_type=intra" not in node:
+            continue
         own = node["comm_type=intra"]
         branch: dict = {}
         for np in sorted({r.np for r in rules if r.coll == coll}):
@@ -104,11 +112,23 @@ def selection_json(tree: dict, rules: list[Rule]) -> dict:
                 key = "avg_msg_size=any" if r.hi is None else \
                     f"avg_msg_size<={message_bytes(coll, r.hi) - 1}"
                 sizes[key] = copy.deepcopy(own) if r.algorithm is None else \
-                    {f"algorithm={r.algorithm.key}": {}}
+                    (chosen or _algorithm)(r, own)
             branch[f"comm_size<{np + 1}"] = sizes
         branch["comm_size=any"] = own
         node["comm_type=intra"] = branch
     return out
+
+
+def _algorithm(rule: Rule, own: dict) -> dict:
+    assert rule.algorithm is not None
+    return {f"algorithm={rule.algorithm.key}": {}}
+
+
+def _to_mpir(rule: Rule, own: dict) -> dict:
+    """A ch4 shared-memory branch that never matches (the job is single-threaded): the search
+    finds nothing and the collective falls back to MPIR, where the other file selects."""
+    first = json.dumps(own).split('"algorithm=', 1)[1].split('"', 1)[0]
+    return {"is_multi_threaded=yes": {f"algorithm={first}": {}}}
 
 
 class Mpich(Daemonless):
@@ -144,8 +164,12 @@ class Mpich(Daemonless):
                      directory: Path) -> TuningFile:
         path = (directory / f"{impl.id}.json").resolve()
         path.write_text(json.dumps(selection_json(library_selection(impl), rules), indent=1))
-        handed = sorted({r.coll for r in rules if r.algorithm and r.coll in POSIX})
-        return TuningFile(path, ((JSON_FILE, str(path)), *(
-            (f"MPIR_CVAR_{c.upper()}_POSIX_INTRA_ALGORITHM", "mpir") for c in handed)),
-            "collectives switched away from the default are handed from ch4's shared memory "
-            "layer to MPIR, where the file selects" if handed else "")
+        if not any(r.algorithm and r.coll in POSIX for r in rules):
+            return TuningFile(path, ((JSON_FILE, str(path)),))
+        shm = path.with_suffix(".posix.json")
+        shm.write_text(json.dumps(selection_json(library_selection(impl, b"MPIDI_POSIX"),
+                                                 rules, _to_mpir), indent=1))
+        shm.chmod(0o644)
+        return TuningFile(path, ((JSON_FILE, str(path)), (POSIX_FILE, str(shm))),
+                          f"{shm.name}: ch4's shared-memory layer hands the ranges switched "
+                          "away from the default to MPIR, where the first file selects")

@@ -486,7 +486,8 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
             else:
                 ratio = center(default.nested) / center(group.nested)
                 face = cmap(norm(ratio))
-                text, color = f"{ratio:.2f}", "#1b1f24"
+                lum = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2]
+                text, color = f"{ratio:.2f}", "white" if lum < 0.45 else "#1b1f24"
             ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=face, edgecolor="white",
                                    linewidth=1.5))
             ax.text(x, y, text, ha="center", va="center", fontsize=7, color=color)
