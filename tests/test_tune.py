@@ -156,6 +156,13 @@ def test_mpich_hands_a_switched_range_from_shared_memory_to_mpir(shared_dir):
     assert "is_multi_threaded=no" in json.dumps(branch["avg_msg_size<=1023"])  # the library's
     mpir = json.loads(written.path.read_text())["collective=bcast"]["comm_type=intra"]
     assert mpir["comm_size<3"]["avg_msg_size=any"] == {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    # smp calls the collective again on the node: chosen there, it must not choose itself
+    # (measured: MPICH 5.0.2 aborted with 'Internal error' at 3 ranks)
+    smp = next(a for a in family_of(MPICH4).algorithms(MPICH4, "bcast") if a.name == "smp")
+    tree = selection_json(library_selection(MPICH4), [Rule("bcast", 3, 0, None, smp)])
+    chosen = tree["collective=bcast"]["comm_type=intra"]["comm_size<4"]["avg_msg_size=any"]
+    assert chosen["comm_hierarchy=parent"] == {"algorithm=MPIR_Bcast_intra_smp": {}}
+    assert "comm_hierarchy=any" in chosen
 
 
 # --- files loaded by the library: a planted slow choice must show -------------------------

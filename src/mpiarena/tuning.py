@@ -10,6 +10,7 @@ backing it after Holm across every cell of the run).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .results import Group, RunData
@@ -140,8 +141,9 @@ class Gain:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: str  # better | worse | same | undecided
+    outcome: str  # better | worse | same | undecided | failed (with the file; see reason)
     launches: int
+    reason: str = ""
 
 
 def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
@@ -149,12 +151,18 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
     'worse' where the default is decided faster, 'better' where the file is, 'same' where the
     interval lies within the threshold."""
     raw = []
+    failed = []
     for key in sorted(data.cells):
         bench, size, np_ = key
         cell = data.cells[key]
         for impl, tuned in sorted(pairs.items()):
             a, b = cell.get(impl), cell.get(tuned)
             if not (_ok(a) and _ok(b)):
+                bad = b if a is not None and _ok(a) else a
+                if bad is not None:
+                    who = "with the file" if bad is b else "the default"
+                    failed.append(Gain(impl, bench, np_, size, math.nan, math.nan, math.nan,
+                                       1.0, "failed", 0, f"{who}: {bad.status}: {bad.reason}"))
                 continue
             assert a is not None and b is not None
             ratio, lo, hi = ratio_ci(b.nested, a.nested)
@@ -172,4 +180,4 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
         else:
             outcome = "undecided"
         out.append(Gain(impl, bench, np_, size, ratio, lo, hi, p, outcome, n))
-    return out
+    return sorted(out + failed, key=lambda g: (g.impl, g.coll, g.size, g.np))

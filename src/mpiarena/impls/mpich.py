@@ -120,8 +120,13 @@ def selection_json(tree: dict, rules: list[Rule],
 
 
 def _algorithm(rule: Rule, own: dict) -> dict:
+    """The chosen algorithm; smp only on a communicator that spans nodes (its node-level step
+    calls the collective again, which must not choose smp once more: MPICH aborts)."""
     assert rule.algorithm is not None
-    return {f"algorithm={rule.algorithm.key}": {}}
+    chosen = {f"algorithm={rule.algorithm.key}": {}}
+    if rule.algorithm.name != "smp":
+        return chosen
+    return {"comm_hierarchy=parent": chosen, "comm_hierarchy=any": copy.deepcopy(own)}
 
 
 def _to_mpir(rule: Rule, own: dict) -> dict:

@@ -61,6 +61,8 @@ def render(done: Tuning, out: Console) -> None:
 def gain_line(g: Gain) -> str:
     """One verify cell: the default's time over the tuned file's, with its interval."""
     where = f"{g.impl} {g.coll} {format_size(g.size)}, {g.np} ranks"
+    if g.outcome == "failed":
+        return f"{where}: FAILED, not compared: {g.reason}"
     ci = f"95% CI {g.ci_low:.2f}-{g.ci_high:.2f}, {g.launches} launches"
     if g.outcome == "worse":
         return f"{where}: WORSE with the tuning file: {g.ratio:.2f}x the default's speed ({ci})"
@@ -75,5 +77,6 @@ def verify_lines(run_id: int, found: list[Gain], out: Console) -> None:
     for g in found:
         out.print(gain_line(g), soft_wrap=True, markup=False)
     worse = sum(g.outcome == "worse" for g in found)
+    failed = sum(g.outcome == "failed" for g in found)
     out.print(f"{sum(g.outcome == 'better' for g in found)} cells better, {worse} worse, "
-              f"{len(found)} in all")
+              f"{failed} failed, {len(found)} in all")
