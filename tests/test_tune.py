@@ -174,7 +174,11 @@ PLANTED = [
     # alltoall: ch4's shared memory layer leaves it to MPIR, so the JSON file alone decides;
     # Bruck's rotations copy the whole buffer twice more than a pairwise exchange of 2 ranks
     pytest.param(MPICH4, "alltoall", "brucks", marks=_need(MPICH4), id="mpich4"),
-    pytest.param(MPICH5, "alltoall", "brucks", marks=_need(MPICH5), id="mpich5"),
+    # MPICH 5.0.2 composes alltoall differently (the MPIR tree does not decide it at 2 ranks:
+    # measured 0.87x and 1.09x); its bcast goes through both files, the shared-memory one
+    # handing the range to MPIR and MPIR's choosing the algorithm
+    pytest.param(MPICH5, "bcast", "scatter_recursive_doubling_allgather", marks=_need(MPICH5),
+                 id="mpich5"),
     pytest.param(IMPI, "allreduce", "topo_reduce_bcast", marks=_need(IMPI), id="impi"),
 ]
 
