@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,10 @@ from mpiarena.runner.cleanup import sweep_stale
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
                   "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi", "lamd",
                   "lamboot", "lamhalt", "pvmd", "pvmd3", "pvmgs"}
+# Every process this test session starts inherits the marker (launchers pass the environment
+# on to ranks and daemons), so a leftover is one of ours whatever else runs on the machine.
+MARKER = f"MPIARENA_TEST_SESSION={uuid.uuid4().hex}"
+os.environ["MPIARENA_TEST_SESSION"] = MARKER.partition("=")[2]
 
 
 def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
@@ -35,15 +40,18 @@ def _running() -> list[str]:
             try:
                 comm = (entry / "comm").read_text().strip()
                 state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                ours = comm in LEFTOVER_NAMES and MARKER.encode() in (
+                    entry / "environ").read_bytes().split(b"\0")
             except (OSError, IndexError):
                 continue
-            if comm in LEFTOVER_NAMES and state not in ("Z", "X"):
+            if ours and state not in ("Z", "X"):
                 found.append(f"{comm}[{entry.name}]")
     return found
 
 
 def leftovers(grace: float = 2.0) -> list[str]:
-    """Launchers, daemons or core processes still running after a short grace for exits."""
+    """Launchers, daemons or core processes of this test session still running after a short
+    grace for exits."""
     deadline = time.monotonic() + grace
     while (found := _running()) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -24,6 +24,7 @@ from mpiarena.analysis import (
     relative,
     scaling,
     switches,
+    timed_differently,
     warning_lines,
 )
 from mpiarena.results import Group, Key, RunData, load
@@ -140,8 +141,8 @@ def test_warnings_name_the_likely_cause():
     assert "noisy machine or interference" in by[("bcast", 8, 2), "noisy"].text
     assert len(by) == 4
     lines = warning_lines(list(by.values()))
-    assert len(lines) == 4 and any(line.startswith("spiky: 1 cell (allreduce 8 B (4 ranks))")
-                                   for line in lines)
+    assert len(lines) == 4 and ("oversubscribed", 1, "spiky: 1 cell (allreduce 8 B (4 ranks)); "
+                                "e.g. " + by[("allreduce", 8, 4), "spiky"].text) in lines
 
 
 # --- launches -------------------------------------------------------------------------------
@@ -242,6 +243,11 @@ def test_compare_runs_calls_a_planted_regression_and_not_a_rerun():
         {"improvement"}
     upgrade = compare_runs(before, after, pairs={"mpich": "ompi"})
     assert [c.outcome for c in upgrade if c.key[1] == 4096] == ["regression"]
+    # a cell timed by another method is not compared: the method, not the library, changed
+    for group in after.cells["pingpong", 4096, 2].values():
+        group.timing = "window"
+    assert timed_differently(before, after) == {("loop", "window"): 2}
+    assert {c.key[1] for c in compare_runs(before, after)} == {8, 65536}
 
 
 # --- one real curve -------------------------------------------------------------------------
@@ -345,3 +351,22 @@ def test_a_cell_lost_in_one_launch_is_reported_though_others_measured_it():
     texts = [n.text for n in analyse(data).warnings]
     assert ("b failed in a launch (measured in 2 before it, not asked again) at pingpong 8 B, "
             "2 ranks: no answer within") in texts, texts
+
+
+def test_warnings_fold_to_one_line_per_kind_with_a_count():
+    from mpiarena.report.summary import analyse, notice_kinds
+
+    rng = np.random.default_rng(23)
+    cells = {("pingpong", s, 2): {v: rng.lognormal(0, 0.4, 20) * 1e-6 for v in "abc"}
+             for s in (8, 64, 512)}  # every variant noisy at every size
+    data = run_data(cells, per_launch=10)
+    data.cells["pingpong", 8, 2]["a"].lost[1] = ("failed", "pingpong 8 B: no answer within")
+    notices = analyse(data).warnings
+    noisy = [n for n in notices if n.kind == "noisy cells"]
+    assert len(noisy) == 3 and sum(n.count for n in noisy) == 9  # one line per variant
+    folded = notice_kinds(notices)
+    assert len(folded) == len({(n.level, n.kind) for n in notices})
+    line = next(n.text for n in folded if n.kind == "noisy cells")
+    assert line.startswith("noisy cells: 9 cells (3 lines with --all); e.g. a: 3 cells")
+    failed = next(n for n in folded if n.kind == "cells lost in a launch")
+    assert failed.text.startswith("a failed in a launch")  # a kind of one stays whole

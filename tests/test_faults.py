@@ -11,11 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers
+from conftest import IMPLS, MARKER, leftovers
+
+from mpiarena import paths, users
+from mpiarena.cluster import netns
+from mpiarena.impls import lam
 
 FIRST = IMPLS[0].id
 OTHER = IMPLS[1].id
 DAEMON_FAMILIES = [i.id for i in IMPLS if i.family in ("lam", "pvm")]  # lamd, pvmd
+CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 
 STARTED: list[subprocess.Popen[str]] = []
@@ -43,11 +48,12 @@ def start(db: str, *extra: str, first: str = FIRST) -> subprocess.Popen[str]:
 
 
 def ranks_of(impl_id: str) -> list[int]:
-    """pids of running core processes built for impl_id."""
+    """pids of running core processes built for impl_id, started by this test session."""
     pids = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and f"/{impl_id}-" in os.readlink(entry / "exe"):
+            if entry.name.isdigit() and f"/{impl_id}-" in os.readlink(entry / "exe") and \
+                    MARKER.encode() in (entry / "environ").read_bytes().split(b"\0"):
                 pids.append(int(entry.name))
         except OSError:
             continue
@@ -114,17 +120,60 @@ def test_interrupt_keeps_what_was_measured(db, sig, first):
     assert leftovers() == []
 
 
-def test_leftovers_of_a_crashed_mpiarena_are_cleaned_and_never_reused(db):
-    victim = DAEMON_FAMILIES[0] if DAEMON_FAMILIES else FIRST
+def stale_ipc() -> list[str]:
+    """System V shared memory and semaphores of the rank user (LAM's usysv makes them) while
+    none of its processes runs (other test sessions' runs may own them)."""
+    user = users.lookup()
+    if user is None or any(f"Uid:\t{user.uid}\t" in _read(p) for p in
+                           Path("/proc").glob("[0-9]*/status")):
+        return []
+    found = []
+    for table, column in (("/proc/sysvipc/shm", 7), ("/proc/sysvipc/sem", 4)):
+        rows = [ln.split() for ln in Path(table).read_text().splitlines()[1:]]
+        found += [f"{table} {r[1]}" for r in rows if int(r[column]) == user.uid]
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def nothing_of(pid: int) -> bool:
+    """No process, daemon, scratch directory, stale LAM session or System V object left by
+    mpiarena pid."""
+    live = lam.live_session_suffixes()
+    sessions = [s for s in Path("/tmp").glob("lam-*-arena*")
+                if s.name.rsplit("-", 1)[-1] not in live]
+    return (not leftovers(grace=0) and not list(paths.scratch_dir().glob(f"run-{pid}-*"))
+            and not sessions and not stale_ipc())
+
+
+def watchdog_of(pid: int) -> int:
+    """The watchdog mpiarena pid started."""
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+            if entry.name.isdigit() and args[-2:] == [b"mpiarena.runner.watchdog",
+                                                      str(pid).encode()]:
+                return int(entry.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no watchdog for {pid}")
+
+
+@pytest.mark.parametrize("victim", dict.fromkeys([FIRST, *DAEMON_FAMILIES]))
+def test_a_killed_mpiarena_leaves_nothing_within_seconds(db, victim):
     proc = start(db, first=victim)
-    wait_for(lambda: any(v == victim for v, _, _ in cells(db)))
-    proc.kill()  # SIGKILL: no chance to tear anything down
+    wait_for(lambda: any(v == victim for v, _, _ in cells(db)) and ranks_of(victim))
+    proc.kill()  # SIGKILL: no chance to tear anything down; its watchdog does
     proc.communicate(timeout=60)
-    assert wait_for(lambda: ranks_of(victim) or leftovers(grace=0))  # its jobs outlive it
+    wait_for(lambda: nothing_of(proc.pid), timeout=10)
     again = start(db, first=victim)
     _out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
-    assert "cleaned up" in err and "earlier mpiarena that crashed" in err
     con = sqlite3.connect(db)
     statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY id")]
     assert statuses == ["running", "complete"]  # the first is shown as incomplete
@@ -132,4 +181,32 @@ def test_leftovers_of_a_crashed_mpiarena_are_cleaned_and_never_reused(db):
         [sys.executable, "-c", "from mpiarena.cli import main; main()", "list", "--db", db],
         capture_output=True, text=True).stdout
     assert leftovers() == []
-    assert not list(Path("/tmp").glob("lam-*-arena*"))
+
+
+def test_what_a_killed_mpiarena_and_its_watchdog_left_is_cleaned_by_the_next_run(db):
+    victim = DAEMON_FAMILIES[0] if DAEMON_FAMILIES else FIRST
+    proc = start(db, first=victim)
+    wait_for(lambda: any(v == victim for v, _, _ in cells(db)) and ranks_of(victim))
+    os.kill(watchdog_of(proc.pid), signal.SIGKILL)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert wait_for(lambda: ranks_of(victim) or leftovers(grace=0))  # its jobs outlive it
+    again = start(db, first=victim)
+    _out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert "cleaned up" in err and "earlier mpiarena that crashed" in err
+    assert nothing_of(proc.pid) and leftovers() == []
+
+
+@pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
+def test_a_killed_mpiarena_takes_its_emulated_cluster_with_it(db):
+    proc = start(db, "--cluster", "emulated:nodes=2,link=1gbit", first=FIRST)
+    mine = f"{netns.PREFIX}run{proc.pid}-"  # the namespaces its cluster is made of
+
+    def made() -> list[str]:
+        return [ns for ns in netns.existing() if ns.startswith(mine)]
+
+    wait_for(lambda: any(v == FIRST for v, _, _ in cells(db)) and made())
+    proc.kill()
+    proc.communicate(timeout=60)
+    wait_for(lambda: not made() and nothing_of(proc.pid), timeout=10)

@@ -189,7 +189,7 @@ def test_markdown_summary(run_db: str, tmp_path: Path):
     assert header + " |" in md
     assert re.search(r"^\| 64 KiB \| .*(ns|us|ms).* \|$", md, re.M)
     # the verdict lines are the terminal's default ones, word for word
-    shown = collapse(mpiarena("show", "latest", "--db", run_db).stdout)
+    shown = collapse(mpiarena("show", "latest", "--tables", "--db", run_db).stdout)
     part = md.split("## Verdicts")[1].split("## Results")[0]
     lines = [collapse(ln[2:]).replace("\\", "") for ln in part.splitlines() if ln.startswith("- ")]
     assert lines

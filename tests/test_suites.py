@@ -75,7 +75,7 @@ def test_default_suite_caps_ranks_at_the_cores_unless_np_asks(tmp_path):
                      "libraries with more ranks than cores measure the scheduler; --np 2,4 runs "
                      "them all"], done.stderr
     assert _nps(str(tmp_path / "capped.db")) == [2]
-    asked = mpiarena(*args, "--np", "3", "--db", str(tmp_path / "asked.db"))
+    asked = mpiarena(*args, "--np", "3", "--tables", "--db", str(tmp_path / "asked.db"))
     assert asked.returncode == 0, asked.stderr
     assert "note:" not in asked.stderr and "(3 ranks) [oversubscribed" in asked.stdout
     assert _nps(str(tmp_path / "asked.db")) == [3]

@@ -222,7 +222,9 @@ def test_tune_measures_chooses_writes_and_reports(shared_dir, db, tmp_path):
     assert "OMPI_MCA_coll_tuned_dynamic_rules_filename" in res.stdout
     # two launches can never back a switch: the default stays everywhere
     assert all(r["variant"] is None for r in manifest["ranges"])
-    assert "scatter_allgather" in res.stdout and "pipeline" in res.stdout
+    exported = mpiarena("export", "latest", "--summary", "--db", db).stdout
+    assert "openmpi-4.1.4:bcast=scatter_allgather,bcast,65536" in exported  # in the store,
+    assert "openmpi-4.1.4:bcast=pipeline,bcast,1048576" in exported  # beside the default
     report = mpiarena("report", "latest", "--db", db, "-o", str(tmp_path / "r.html"))
     assert report.returncode == 0, report.stderr
     assert "algorithms against the default" in (tmp_path / "r.html").read_text()

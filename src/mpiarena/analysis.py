@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,7 +34,7 @@ from .stats import (
 __all__ = [
     "CellWarning", "Change", "Derived", "Switch", "Warning", "cell_warnings", "compare_runs",
     "curve", "curve_noise", "derived", "outliers", "protocol_switches", "relative", "scaling",
-    "switches", "warning_lines",
+    "switches", "timed_differently", "warning_lines",
 ]
 
 HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is noise
@@ -152,19 +152,21 @@ def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, m
     return CellWarning(key, variant, f"{lead}: {why}", cause, tuple(int(i) for i in idx))
 
 
-def warning_lines(warnings: Sequence[CellWarning], per_variant: int = 3) -> list[str]:
-    """One line per variant and cause ("12 cells: ..."), naming at most `per_variant` cells."""
+def warning_lines(warnings: Sequence[CellWarning],
+                  per_variant: int = 3) -> list[tuple[str, int, str]]:
+    """(cause, cells, line): one line per variant and cause ("12 cells: ..."), naming at most
+    `per_variant` cells."""
     by: dict[tuple[str, str], list[CellWarning]] = {}
     for w in warnings:
         by.setdefault((w.variant, w.cause), []).append(w)
     lines = []
-    for (variant, _cause), ws in sorted(by.items()):
+    for (variant, cause), ws in sorted(by.items()):
         cells = ", ".join(f"{k[0]} {BENCHMARKS[k[0]].size_text(k[1])} ({k[2]} ranks)"
                           for k in (w.key for w in ws[:per_variant]))
         more = f" and {len(ws) - per_variant} more" if len(ws) > per_variant else ""
         first = ws[0].text
-        lines.append(f"{variant}: {len(ws)} cell{'s' if len(ws) > 1 else ''} ({cells}{more}); "
-                     f"e.g. {first}")
+        lines.append((cause, len(ws), f"{variant}: {len(ws)} cell{'s' if len(ws) > 1 else ''} "
+                             f"({cells}{more}); e.g. {first}"))
     return lines
 
 
@@ -543,17 +545,14 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     """Every cell measured in both runs for the same variant (or the `pairs` a -> b, to follow
     an upgrade such as mpich-4.0.2 -> mpich-5.0.2): the two runs are two sets of launches, and
     the ratio, its interval, the launch test (Holm-corrected across all cells) and the
-    decision are those of `stats.verdicts`."""
-    pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
+    decision are those of `stats.verdicts`. Cells whose calls were timed by different methods
+    are not compared (see `timed_differently`)."""
     rows = []
-    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
-        for va, vb in pairs.items():
-            ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
-            if _ok(ga) and _ok(gb):
-                assert ga is not None and gb is not None
-                ratio, lo, hi = ratio_ci(ga.nested, gb.nested)
-                rows.append((key, va, vb, ratio, lo, hi, p_value(ga.nested, gb.nested),
-                             len(ga.nested), len(gb.nested)))
+    for key, va, vb, ga, gb in _shared(a, b, pairs):
+        if ga.timing == gb.timing:
+            ratio, lo, hi = ratio_ci(ga.nested, gb.nested)
+            rows.append((key, va, vb, ratio, lo, hi, p_value(ga.nested, gb.nested),
+                         len(ga.nested), len(gb.nested)))
     adjusted = holm([r[6] for r in rows])
     out = []
     for (key, va, vb, ratio, lo, hi, _p, na, nb), p in zip(rows, adjusted, strict=True):
@@ -568,3 +567,27 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
             outcome = "undecided"
         out.append(Change(key, va, vb, ratio, lo, hi, p, outcome, na, nb))
     return out
+
+
+def timed_differently(a: RunData, b: RunData,
+                      pairs: dict[str, str] | None = None) -> dict[tuple[str, str], int]:
+    """(method in a, method in b) -> how many cells both runs measured but timed differently:
+    their figures differ by the method (a loop pipelines), so they are not compared."""
+    out: dict[tuple[str, str], int] = {}
+    for _key, _va, _vb, ga, gb in _shared(a, b, pairs):
+        if ga.timing != gb.timing:
+            out[ga.timing, gb.timing] = out.get((ga.timing, gb.timing), 0) + 1
+    return out
+
+
+def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None
+            ) -> Iterator[tuple[Key, str, str, Group, Group]]:
+    """(key, variant in a, variant in b, group in a, group in b) of every timed cell measured
+    in both runs."""
+    pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
+    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
+        for va, vb in pairs.items():
+            ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
+            if _ok(ga) and _ok(gb):
+                assert ga is not None and gb is not None
+                yield key, va, vb, ga, gb

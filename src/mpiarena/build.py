@@ -14,6 +14,7 @@ from pathlib import Path
 from . import paths
 from .errors import ArenaError
 from .impls import Implementation, family_of
+from .impls.registry import reference
 
 KERNELS = Path(__file__).parent / "kernels"
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
@@ -103,9 +104,9 @@ def build_all(impls: list[Implementation], explicit: bool,
 
 
 def build_baseline() -> Path:
-    """The core without any library (cc, raw TCP module): `--baseline` is the memory baseline."""
-    sources = [KERNELS / "driver.c", KERNELS / "clock.c", KERNELS / "mod_tcp.c",
-               KERNELS / "apps.c"]
+    """The core without any library (cc, the reference family's modules): `--baseline` is the
+    memory baseline."""
+    sources = [KERNELS / s for s in ("driver.c", "clock.c", *reference().kernel_modules)]
     dest = paths.builds_dir() / f"baseline-{_digest([*sources, KERNELS / 'arena.h'], 'cc')}"
     if (dest / "arena").exists():
         return dest / "arena"
@@ -139,11 +140,10 @@ def run_baseline(bench: str, size: int, np_: int) -> dict[str, float]:
 
 
 def build_pmpi(impl: Implementation) -> Path:
-    """The per-call profiler (kernels/pmpi.c) as a shared library for impl, cached like the core;
-    LAM's carries the core's iovec fix too, so that any program preloading it starts."""
-    sources = [KERNELS / "pmpi.c"]
-    if "lam_iovec.c" in family_of(impl).kernel_modules:
-        sources.append(KERNELS / "lam_iovec.c")
+    """The per-call profiler (kernels/pmpi.c) as a shared library for impl, cached like the core,
+    with the sources its family needs (LAM's iovec fix, so that any program preloading it
+    starts)."""
+    sources = [KERNELS / s for s in ("pmpi.c", *family_of(impl).pmpi_sources)]
     key = _digest(sources, impl.id, str(impl.wrapper.resolve()))
     dest = paths.builds_dir() / f"{impl.id}-pmpi-{key}"
     if not (dest / "libarena_pmpi.so").exists():

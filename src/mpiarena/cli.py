@@ -24,6 +24,7 @@ from .report import export
 from .report.commands import plot_cmd, report_cmd, write_report
 from .report.tables import show as show_table
 from .results import load
+from .runner import watchdog
 from .runner.cleanup import sweep_stale
 from .sizes import parse_sizes
 from .store import Store
@@ -156,9 +157,11 @@ def _builds(impls, explicit: bool) -> dict[str, Build]:
 
 
 def _sweep() -> None:
-    """Clear what an earlier mpiarena that crashed left running."""
+    """Clear what an earlier mpiarena that crashed left running, and start the watchdog that
+    clears what this one starts should it be killed outright."""
     if killed := sweep_stale(paths.scratch_dir()):
         err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
+    watchdog.guard()
 
 
 def _on_sigterm(*_: object) -> NoReturn:
@@ -192,13 +195,15 @@ def _on_sigterm(*_: object) -> NoReturn:
               help="a real cluster: one host per line (this machine first), optional slots=N")
 @click.option("--slurm", "slurm_job", is_flag=True,
               help="inside a Slurm allocation (salloc/sbatch): ranks start with srun")
+@click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, after the "
+              "scoreboard")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
 def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text: str | None,
             sizes: str | None, perturb: bool, observations: int | None,
             launches: int | None, off_cache: bool,
             validate: bool, timeout: float, precision: str | None, max_time: float,
             seed: int | None, sync: str | None, cluster: str | None, hosts_file: str | None,
-            slurm_job: bool, db: str) -> None:
+            slurm_job: bool, tables: bool, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = load_suite(suite)
     if np_text is None:
@@ -227,7 +232,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         rank_user = None if slurm_job else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, settings, rank_user,
                           shlex.join(["mpiarena", *sys.argv[1:]]), err)
-        terminal.render(load(store, outcome.run_id), console)
+        terminal.render(load(store, outcome.run_id), console, tables=tables)
         if outcome.status == "incomplete":
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")
@@ -248,14 +253,18 @@ def list_cmd(db: str) -> None:
 
 @cli.command("show")
 @click.argument("run", default="latest")
-@click.option("--all", "all_verdicts", is_flag=True, help="a verdict line for every size")
+@click.option("--all", "all_verdicts", is_flag=True,
+              help="the tables with a verdict line for every size, and every warning in full")
+@click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, after the "
+              "scoreboard")
 @click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)
-def show_cmd(run: str, all_verdicts: bool, db: str) -> None:
-    """The summary of one run (an id from 'list', or 'latest')."""
+def show_cmd(run: str, all_verdicts: bool, tables: bool, db: str) -> None:
+    """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
+    kind of warning; --tables adds a table per benchmark, --all every verdict and warning."""
     from .report import terminal
 
     store = _store(db)
-    terminal.render(load(store, store.resolve(run)), console, all_verdicts)
+    terminal.render(load(store, store.resolve(run)), console, all_verdicts, tables)
 
 
 @cli.command("export")
@@ -297,7 +306,7 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
                 db_b: str | None) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics."""
-    from .analysis import compare_runs
+    from .analysis import compare_runs, timed_differently
     from .report import terminal
 
     store_a = _store(db)
@@ -308,6 +317,11 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     if len(mapping) != len(pairs):
         raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
     changes = compare_runs(a, b, mapping or None)
+    for (ta, tb), n in timed_differently(a, b, mapping or None).items():
+        err.print(f"warn: {n} cells were timed by {ta} in run {a.run_id} and by {tb} in run "
+                  f"{b.run_id}: not compared (the method changes the figure); rerun one with "
+                  f"the other's method (--sync {ta} or --sync {tb}) to compare them",
+                  soft_wrap=True)
     if not changes:
         raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
                          "match variants with --pair A=B")
@@ -332,6 +346,7 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
 
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    _sweep()
     results = profile.profile(impls, np_, list(program), users.for_ranks(),
                               Path(source) if source else None, timeout)
     show_table(console, *profile.table(results, np_))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths, users
-from .impls import INSTALL_HINTS, Found, discover
+from .impls import Found, discover, families
 
 
 @dataclass(frozen=True)
@@ -64,15 +64,15 @@ def checks() -> list[Check]:
     cc = shutil.which("gcc") or shutil.which("cc")
     out.append(Check("C compiler", bool(cc), cc or "none", "" if cc else "apt-get install gcc"))
     found: list[Found] = discover({}, paths.impls_dir())
-    families = {f.impl.family for f in found if f.impl}
+    found_families = {f.impl.family for f in found if f.impl}
     for f in found:
         if f.impl:
             out.append(Check(f.name, True, f"{f.impl.origin}: {f.impl.wrapper}, {f.impl.launcher}"))
         else:
             out.append(Check(f.name, False, f.problem or "", f.fix or ""))
-    for family, hint in INSTALL_HINTS.items():
-        if family not in families:
-            out.append(Check(family, False, "not installed", hint))
+    for family in families():
+        if family.name not in found_families:
+            out.append(Check(family.name, False, "not installed", family.install_hint))
     if os.geteuid() == 0:
         user = users.lookup()
         out.append(Check("rank user", user is not None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .benchmarks import BENCHMARKS
 from .errors import ArenaError
-from .impls import FAMILIES, Implementation, family_of
+from .impls import Implementation, families, family_of
 from .suites import Suite, VariantSpec
 
 
@@ -91,7 +91,7 @@ def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) ->
     for impl in impls:
         out.append(Variant(impl.id, impl))
         for spec in specs:
-            if spec.impl in (impl.id, impl.family):
+            if spec.impl in (impl.id, impl.family, family_of(impl).lineage):
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
                                    spec.args, spec.binding, spec.exclusive, spec.benchmarks))
     return out
@@ -101,9 +101,10 @@ def check_variants(specs: tuple[VariantSpec, ...], found: list[str], where: str)
     """Refuse a variant whose impl is neither a family nor an implementation found here: it
     would match nothing and vanish without a word."""
     for spec in specs:
-        if spec.impl not in FAMILIES and spec.impl not in found:
+        names = [f.name for f in families()]
+        if spec.impl not in names and spec.impl not in found:
             raise ArenaError(f"{where}: variant '{spec.name}' is for impl '{spec.impl}', which is "
-                             f"neither a family ({', '.join(FAMILIES)}) nor an implementation "
+                             f"neither a family ({', '.join(names)}) nor an implementation "
                              f"found here ({', '.join(sorted(found))}); see 'mpiarena impls'")
 
 

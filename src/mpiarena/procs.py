@@ -44,3 +44,12 @@ def last_words(log: Path) -> str:
         return "no log"
     lines = [ln for ln in lines if ln]
     return lines[-1][:200] if lines else "nothing"
+
+
+def alive(pid: int) -> bool:
+    """True while pid exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from rich.table import Table
 
-from . import paths
+from . import core_env, paths
 from .build import build_pmpi, compile_with
 from .errors import ArenaError
-from .impls import Implementation
+from .impls import Implementation, family_of
 from .plan import Variant
 from .procs import as_user, last_words
 from .report import units
@@ -33,7 +33,6 @@ COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Scatter", "MPI_Gather", "MPI_Red
                "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall")
 ORDER = ("MPI_Init", "MPI_Init_thread", *POINT_TO_POINT, *COLLECTIVES, "MPI_Comm_split",
          "MPI_Comm_free", "MPI_Finalize")
-MPI_FAMILIES = ("mpich", "openmpi", "impi", "lam")
 TOTALS = ("point-to-point total", "collectives total")
 
 
@@ -77,7 +76,7 @@ def profile(targets: list[Implementation] | list[Variant], np: int, program: lis
         raise ArenaError(f"--build {build}: no such file")
     variants = [t if isinstance(t, Variant) else Variant(t.id, t) for t in targets]
     for v in variants:
-        if v.impl.family not in MPI_FAMILIES:
+        if not family_of(v.impl).pmpi:
             raise ArenaError(f"{v.impl.id} is not an MPI library: the profiler interposes MPI "
                              "calls only; leave it out")
     if build is None:
@@ -106,10 +105,10 @@ def _profile_one(variant: Variant, np: int, program: list[str], user: RankUser |
         d.chmod(0o777)
     library = build_pmpi(impl)
     daemons = Daemons(work, user, uuid.uuid4().hex)  # LAM's launch exports LD_PRELOAD and
-    log = work / "launcher.log"                      # ARENA_PROFILE_DIR
+    log = work / "launcher.log"                      # the profile directory
     try:
         argv, env = command_for(variant, np, program, user, daemons)
-        env.update(LD_PRELOAD=str(library), ARENA_PROFILE_DIR=str(out))
+        env.update({"LD_PRELOAD": str(library), core_env.PROFILE_DIR: str(out)})
         code = _run(argv, env, work, user, log, timeout)
     except JobError as e:
         raise ArenaError(f"{variant.id}: {e}") from e

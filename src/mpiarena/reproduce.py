@@ -18,9 +18,9 @@ from rich.console import Console
 from .build import KERNELS, build_all
 from .cluster.topology import Where, opened
 from .errors import ArenaError
-from .impls import Implementation
+from .impls import Implementation, family_of
 from .plan import make_plan, variants_for
-from .profile import MPI_FAMILIES, ProfileRun, profile, totals
+from .profile import ProfileRun, profile, totals
 from .runner.execute import Settings
 from .runner.session import measure
 from .store import Store
@@ -126,7 +126,7 @@ def run(study: Study, quick: bool, where: Where, impls: list[Implementation],
         if step.skip:
             done.skipped[exp.name] = step.skip
             continue
-        chosen = [i for i in impls if i.family in exp.families]
+        chosen = [i for i in impls if family_of(i).lineage in exp.families]
         if not chosen:
             done.skipped[exp.name] = (f"no implementation of {', '.join(exp.families)} was "
                                       "found; see 'mpiarena doctor'")
@@ -160,7 +160,7 @@ def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
              timeout: float) -> ProfileRun:
     """The experiment's program profiled with each MPI implementation and variant."""
     exp = step.experiment
-    mpi = [i for i in impls if i.family in MPI_FAMILIES]
+    mpi = [i for i in impls if family_of(i).pmpi]
     specs = tuple(variant_spec(v, f"experiment {exp.name}") for v in exp.suite["variant"])
     variants = variants_for(specs, mpi)
     found = profile(variants, step.np, list(step.args), user, KERNELS / exp.program,

@@ -84,6 +84,10 @@ class Store:
         try:
             self.db = sqlite3.connect(path, timeout=30)
             self.db.row_factory = sqlite3.Row
+            # a cell is one transaction: with a write-ahead log a commit costs no fsync (0.3 ms
+            # here against 14 ms), and what was committed survives mpiarena being killed
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             version = self._schema_version()
             if version is None:
                 with self.db:

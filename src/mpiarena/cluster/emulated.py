@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import paths, users
 from ..errors import ArenaError
+from ..procs import alive
 from . import netns, ssh
 from .placement import Node, Placement, spread
 from .spec import EmulatedSpec, parse
@@ -237,6 +238,6 @@ def orphaned() -> list[str]:
     for name in names():
         state_file = clusters_dir() / name / "state.json"
         owner = json.loads(state_file.read_text())["owner"] if state_file.exists() else -1
-        if owner != 0 and (owner == -1 or not Path(f"/proc/{owner}").exists()):
+        if owner != 0 and (owner == -1 or not alive(owner)):  # a zombie is dead
             out.append(name)
     return out

@@ -7,23 +7,14 @@ from pathlib import Path
 from ..errors import ArenaError
 from .base import Family, Found, Implementation, Launch
 from .discover import discover
-from .impi import IntelMpi
-from .lam import Lam
-from .mpich import Mpich
-from .openmpi import OpenMpi
-from .pvm import Pvm
-from .tcp import Tcp
+from .registry import families, family_named
 
-_ALL = (Mpich(), OpenMpi(), IntelMpi(), Lam(), Pvm(), Tcp())
-FAMILIES: dict[str, Family] = {f.name: f for f in _ALL}
-INSTALL_HINTS = {f.name: f.install_hint for f in _ALL}
-
-__all__ = ["FAMILIES", "Found", "Implementation", "Launch", "discover", "family_of",
+__all__ = ["Found", "Implementation", "Launch", "discover", "families", "family_of",
            "parse_user_impls", "select"]
 
 
 def family_of(impl: Implementation) -> Family:
-    return FAMILIES[impl.family]
+    return family_named(impl.family)
 
 
 def parse_user_impls(specs: tuple[str, ...]) -> tuple[list[str], dict[str, Path]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -56,7 +57,7 @@ class Algorithm:
     """One algorithm a library offers for a collective, and the environment that forces it."""
 
     coll: str  # the benchmark name: allreduce, bcast...
-    name: str  # the library's own name for it (ring, MPIR_Allreduce_intra_ring...)
+    name: str  # the library's own name for it (ring, recursive_doubling...)
     key: str  # what the selection file names it by (Open MPI: its number)
     env: tuple[tuple[str, str], ...]
 
@@ -64,7 +65,7 @@ class Algorithm:
 @dataclass(frozen=True)
 class Rule:
     """Use `algorithm` (None: the library's default) for coll at np ranks for message sizes
-    lo..hi bytes (hi None: no upper end), size as mpiarena's benchmark counts it."""
+    lo up to hi (exclusive; None: no end), sizes as mpiarena's benchmark counts them."""
 
     coll: str
     np: int
@@ -95,15 +96,38 @@ class Runtime(Protocol):
 
 
 class Family(Protocol):
-    """Launch rules of one family of implementations."""
+    """Everything mpiarena knows of one family of implementations: how to find, build, launch
+    and clean up after it. Each module of impls/ that defines one as FAMILY is a family
+    (impls/registry.py); FamilyDefaults gives what most families share."""
 
     name: str
+    order: int  # where it comes in listings and discovery
     kernel_modules: tuple[str, ...]  # the C modules of the core it is built with
     link_flags: tuple[str, ...]  # after the sources when compiling
     max_np: int | None  # most ranks a job can have (raw TCP: 2)
     min_np: int  # fewest ranks a job can have (raw TCP: 2)
     window_timing: bool  # collectives can be timed by the window method (see plan.timing)
     install_hint: str
+    wrapper_pattern: re.Pattern[str] | None  # what its mpicc -v says, with the version
+    debian: tuple[tuple[str, str], ...]  # (wrapper, launcher) of its Debian packages
+    pypi_distributions: tuple[str, ...]  # installed together by `mpiarena install`
+    pmpi: bool  # the per-call profiler can interpose on it (PMPI)
+    pmpi_sources: tuple[str, ...]  # kernels/ sources the profiler needs with it
+    reference: bool  # the reference every library is held against (raw TCP)
+    lineage: str  # what studies and suites may call it: a derivative says whose (MVAPICH: mpich)
+
+    def detect(self) -> list[Found]:
+        """Installations it finds itself (families found by their compiler wrapper: none)."""
+        ...
+
+    def run_env(self, prefix: Path) -> dict[str, str]:
+        """Environment to compile and run a private prefix of it (PyPI builds)."""
+        ...
+
+    def sweep_stale(self) -> None:
+        """Remove state its daemons left when they were killed outright (no process of it is
+        alive by then)."""
+        ...
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:
@@ -134,8 +158,33 @@ class Family(Protocol):
         ...
 
 
-class Untunable:
-    """A family whose collective algorithms cannot be chosen (LAM, PVM, raw TCP)."""
+class FamilyDefaults:
+    """What most families share: found by their compiler wrapper or not at all, nothing to
+    sweep, no PyPI build, no profiler, no collective algorithms to choose."""
+
+    link_flags: tuple[str, ...] = ()
+    max_np: int | None = None
+    min_np: int = 1
+    window_timing: bool = True
+    wrapper_pattern: re.Pattern[str] | None = None
+    debian: tuple[tuple[str, str], ...] = ()
+    pypi_distributions: tuple[str, ...] = ()
+    pmpi = False
+    pmpi_sources: tuple[str, ...] = ()
+    reference = False
+
+    @property
+    def lineage(self) -> str:
+        return self.name  # type: ignore[attr-defined]
+
+    def detect(self) -> list[Found]:
+        return []
+
+    def run_env(self, prefix: Path) -> dict[str, str]:
+        return {}
+
+    def sweep_stale(self) -> None:
+        return None
 
     def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
         return []
@@ -145,13 +194,8 @@ class Untunable:
         raise ArenaError(f"{impl.id}: mpiarena cannot write a tuning file for {impl.family}")
 
 
-class Daemonless(Untunable):
+class Daemonless(FamilyDefaults):
     """A family whose launcher needs no daemon and whose core links with the wrapper alone."""
-
-    link_flags: tuple[str, ...] = ()
-    max_np: int | None = None
-    min_np: int = 1
-    window_timing: bool = True
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:

@@ -1,4 +1,5 @@
-"""Find every MPI implementation on this machine: Debian's, PATH's, PyPI prefixes, user prefixes."""
+"""Find every implementation on this machine: Debian's, PATH's, PyPI prefixes, user prefixes,
+and what each family finds itself."""
 
 from __future__ import annotations
 
@@ -8,18 +9,13 @@ from pathlib import Path
 
 from . import pypi
 from .base import Found, Implementation
-from .lam import Lam
-from .pvm import Pvm
-from .tcp import Tcp
+from .registry import families, family_named
 from .wrappers import identify
-
-DEBIAN = [("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),
-          ("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi")]
 
 
 def _candidates(user: dict[str, Path], impls_dir: Path):
     """(name, origin, wrapper, launcher, prefix, env) for every place an MPI may live."""
-    for wrapper, launcher in DEBIAN:
+    for wrapper, launcher in (pair for f in families() for pair in f.debian):
         if Path(wrapper).exists():
             yield None, "debian", Path(wrapper), Path(launcher), None, {}
     if on_path := shutil.which("mpicc"):
@@ -27,7 +23,7 @@ def _candidates(user: dict[str, Path], impls_dir: Path):
     for prefix in pypi.installed_prefixes(impls_dir):
         marker = pypi.read_marker(prefix)
         wrapper, launcher = pypi.wrapper_and_launcher(prefix)
-        env = pypi.run_env(marker["family"], prefix)
+        env = family_named(marker["family"]).run_env(prefix)
         yield f"{marker['family']}-{marker['version']}", "pypi", wrapper, launcher, prefix, env
     for name, prefix in user.items():
         bin_dir = prefix / "bin"
@@ -38,13 +34,13 @@ def _candidates(user: dict[str, Path], impls_dir: Path):
 def discover(user: dict[str, Path], impls_dir: Path) -> list[Found]:
     """Every implementation found, usable or not, each under a unique stable id."""
     found = _mpi_wrappers(user, impls_dir)
-    for family in (Lam(), Pvm(), Tcp()):
+    for family in families():
         found += family.detect()
     return found
 
 
 def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:
-    """MPICH, Open MPI and Intel MPI, told apart by asking their compiler wrappers."""
+    """The families found by their compiler wrapper, told apart by asking it."""
     found: list[Found] = []
     seen: set[Path] = set()
     ids: set[str] = set()
@@ -62,8 +58,9 @@ def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:
         env.update(extra)
         kind = identify(wrapper, env)
         if kind is None:
-            found.append(Found(label, problem=f"{wrapper} is not an MPICH, Open MPI or Intel MPI "
-                               "compiler wrapper, or it does not run",
+            known = ", ".join(f.name for f in families() if f.wrapper_pattern)
+            found.append(Found(label, problem=f"{wrapper} is not the compiler wrapper of a "
+                               f"family mpiarena knows ({known}), or it does not run",
                                fix=f"run '{wrapper} -v' to see why"))
             continue
         family, version = kind

@@ -61,8 +61,17 @@ def adjust_values(rules: list[Rule]) -> dict[str, str]:
 
 class IntelMpi(Daemonless):
     name = "impi"
+    order = 30
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "mpiarena install impi"
+    wrapper_pattern = re.compile(r"Intel\(R\) MPI Library (?:for Linux\* OS, Version )?(\d[\w.]*)")
+    # impi-devel pins impi-rt to its own version, so it goes first (it decides the version)
+    pypi_distributions = ("impi-devel", "impi-rt")
+    pmpi = True
+
+    def run_env(self, prefix: Path) -> dict[str, str]:
+        """Intel's mpicc has an unsubstituted prefix: it needs I_MPI_ROOT."""
+        return {"I_MPI_ROOT": str(prefix)}
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-n", str(np)],
@@ -99,3 +108,6 @@ class IntelMpi(Daemonless):
                         + "".join(f"{k}='{v}'\n" for k, v in values.items()))
         return TuningFile(path, tuple(values.items()),
                           "" if values else "the default won everywhere: nothing to set")
+
+
+FAMILY = IntelMpi()

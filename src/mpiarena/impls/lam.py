@@ -16,18 +16,18 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from .. import users
+from .. import core_env, users
 from ..cluster.placement import Placement
 from ..procs import last_words, run_as
 from ..users import RankUser
-from .base import Found, Implementation, Launch, Untunable, over_ssh
+from .base import FamilyDefaults, Found, Implementation, Launch, over_ssh
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 LAUNCHER = Path("/usr/bin/mpirun.lam")
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
-# LD_PRELOAD and ARENA_PROFILE_DIR are the per-call profiler's
-EXPORTED = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,MPIARENA_JOB,MPIARENA_RUN,"
-            "LD_PRELOAD,ARENA_PROFILE_DIR")
+# LD_PRELOAD and the profile directory are the per-call profiler's
+EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL,
+                     "MPIARENA_JOB", "MPIARENA_RUN", "LD_PRELOAD", core_env.PROFILE_DIR))
 
 
 class LamUniverse:
@@ -73,14 +73,27 @@ class LamUniverse:
                 subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
 
 
-class Lam(Untunable):
+class Lam(FamilyDefaults):
     name = "lam"
+    order = 40
     kernel_modules = ("mod_mpi.c", "lam_iovec.c", "apps.c")
-    link_flags: tuple[str, ...] = ()
     install_hint = "apt-get install lam-runtime lam4-dev"
-    max_np: int | None = None
-    min_np: int = 1
-    window_timing: bool = True
+    pmpi = True
+    pmpi_sources = ("lam_iovec.c",)
+
+    def sweep_stale(self) -> None:
+        """Session directories of universes whose lamd is gone, and the rank user's System V
+        objects (usysv's) once none of its processes is alive: ranks killed outright leave
+        them, and stale ones made LAM's shared-memory transport hang."""
+        live = live_session_suffixes()
+        for session in Path("/tmp").glob("lam-*-arena*"):
+            if session.name.rsplit("-", 1)[-1] not in live:
+                shutil.rmtree(session, ignore_errors=True)
+        user = users.lookup()
+        if user is None or os.geteuid() != 0 or _has_processes(user.uid):
+            return
+        for kind, ident in _sysv_ipc(user):
+            subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
 
     def detect(self) -> list[Found]:
         if not WRAPPER.exists() or not shutil.which("lamboot"):
@@ -95,14 +108,14 @@ class Lam(Untunable):
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": "", "ARENA_BIND": binding})
+                      {"LAM_MPI_SSI_rpi": "usysv", core_env.FAULT: "", core_env.BIND: binding})
 
     def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
         if placement.srun:
             placement.local_only("LAM/MPI")
             return self.launch(impl, sum(placement.ranks), "none", as_root=False)
         return Launch([str(impl.launcher), "-np", str(sum(placement.ranks)), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", "ARENA_FAULT": "", "ARENA_BIND": "none"},
+                      {"LAM_MPI_SSI_rpi": "usysv", core_env.FAULT: "", core_env.BIND: "none"},
                       binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
@@ -125,6 +138,29 @@ def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:
         column = 7 if kind == "m" else 4  # uid
         found |= {(kind, f[1]) for f in (ln.split() for ln in lines) if int(f[column]) == uid}
     return found
+
+
+def live_session_suffixes() -> set[str]:
+    """Session suffixes of the lamd daemons running now."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"-sessionsuffix" in args[:-1]:
+            found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
+    return found
+
+
+def _has_processes(uid: int) -> bool:
+    for entry in Path("/proc").glob("[0-9]*/status"):
+        try:
+            if f"Uid:\t{uid}\t" in entry.read_text():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _other_universes(suffix: str) -> bool:
@@ -151,3 +187,6 @@ def _laminfo_version() -> str:
         if line.startswith("version:lam:"):
             return line.rsplit(":", 1)[1].strip()
     return "unknown"
+
+
+FAMILY = Lam()

@@ -136,10 +136,16 @@ def _to_mpir(rule: Rule, own: dict) -> dict:
     return {"is_multi_threaded=yes": {f"algorithm={first}": {}}}
 
 
+
 class Mpich(Daemonless):
     name = "mpich"
+    order = 10
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
+    wrapper_pattern = re.compile(r"for MPICH version (\S+)")
+    debian = (("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),)
+    pypi_distributions = ("mpich",)  # finds everything relative to itself
+    pmpi = True
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-n", str(np), "-bind-to", binding])
@@ -178,3 +184,6 @@ class Mpich(Daemonless):
         return TuningFile(path, ((JSON_FILE, str(path)), (POSIX_FILE, str(shm))),
                           f"{shm.name}: ch4's shared-memory layer hands the ranges switched "
                           "away from the default to MPIR, where the first file selects")
+
+
+FAMILY = Mpich()

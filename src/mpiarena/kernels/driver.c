@@ -16,8 +16,10 @@
  *   finalize R SECONDS          (every rank, after the library is shut down)
  *
  * Commands: `cell id=N bench=NAME size=BYTES obs=N target=S max=S window=W offcache=0|1
- * validate=0|1 hold=S sync=loop|barrier|window` and `quit`. End of input means quit. No
- * statistics are computed here.
+ * validate=0|1 hold=S sync=loop|barrier|window [k=K]` and `quit`. End of input means quit. No
+ * statistics are computed here. `k` is the iteration count an earlier launch calibrated for the
+ * same cell: calibration starts there and needs one round that reaches the target (a launch
+ * more than 4x faster than the one that set it calibrates again from there).
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
  *
  * How an observation's calls are timed (`sync`; barrier and window: collectives only, not
@@ -133,7 +135,7 @@ enum sync { SYNC_LOOP, SYNC_BARRIER, SYNC_WINDOW, SYNC_COUNT };
 static const char *sync_names[SYNC_COUNT] = {"loop", "barrier", "window"};
 
 struct cmd {
-    int64_t id, size;
+    int64_t id, size, k;
     int32_t kind, bench, nobs, window, offcache, validate, sync;
     double target, max_time, hold;
 };
@@ -760,9 +762,12 @@ static void next_window(struct step *st, double *t)
 static long run_steps(const struct cmd *c, const struct bufs *b, double *times, double *xs,
                       int64_t *k)
 {
-    struct step st = {1, STEP_RUN, 0, 0, 0};
+    int hinted = c->k > 0 && c->k <= KMAX;
+    struct step st = {hinted ? c->k : 1, STEP_RUN, 0, 0, 0};
     long nobs = 0, rounds = 0;
-    int confirmed = 0; /* k must reach the target twice in a row: one hiccup must not fix it */
+    /* k must reach the target twice in a row (one hiccup must not fix it); an earlier launch's
+     * k has reached it twice already */
+    int confirmed = hinted;
     int window = c->sync == SYNC_WINDOW;
     double start = M->now(), wiped = 0; /* window: calls of observations that kept none */
     if (window)
@@ -801,7 +806,13 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             st.kind = STEP_OBS;
             continue;
         }
-        if (st.kind == STEP_RUN && rounds > 1 && t * (double)st.k < c->target && st.k < KMAX) {
+        if (st.kind == STEP_RUN && hinted && rounds > 1 && st.k > 1
+            && t * (double)st.k > 4 * c->target) {
+            double k1 = c->target * 1.25 / (t > 1e-12 ? t : 1e-12);
+            st.k = k1 < 1 ? 1 : (int64_t)k1;
+            hinted = confirmed = 0;
+        } else if (st.kind == STEP_RUN && rounds > 1 && t * (double)st.k < c->target
+                   && st.k < KMAX) {
             double grow = c->target / (t * (double)st.k > 1e-9 ? t * (double)st.k : 1e-9) * 1.25;
             grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
             st.k = (int64_t)((double)st.k * grow);
@@ -975,6 +986,7 @@ static int parse_cmd(char *line, struct cmd *c)
         else if (!strcmp(tok, "validate")) c->validate = atoi(eq);
         else if (!strcmp(tok, "hold")) c->hold = atof(eq);
         else if (!strcmp(tok, "sync")) c->sync = sync_index(eq);
+        else if (!strcmp(tok, "k")) c->k = atoll(eq);
         else return -1;
     }
     return 0;

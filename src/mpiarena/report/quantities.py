@@ -12,6 +12,7 @@ import numpy as np
 from ..analysis import derived
 from ..benchmarks import BENCHMARKS
 from ..cluster.spec import EmulatedSpec, parse
+from ..impls.registry import lineage
 from ..profile import ProfileRun
 from ..results import Group, RunData
 from ..stats import center, nest
@@ -24,7 +25,7 @@ Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled
 
 def variants_of(data: Measured, selectors: Iterable[str]) -> list[str]:
     """Variants of the run standing for a library: `lam` (each LAM as it is), `lam:tcp`."""
-    family = {i["impl_id"]: i["family"] for i in data.implementations}
+    family = {i["impl_id"]: lineage(i["family"]) for i in data.implementations}
     out = []
     for sel in selectors:
         fam, _, name = sel.partition(":")

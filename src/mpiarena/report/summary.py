@@ -25,6 +25,7 @@ from ..analysis import (
 )
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
+from ..impls.registry import families
 from ..results import Group, Key, RunData
 from ..sizes import format_size
 from ..stats import Sample, Summary, Verdict, boot_centers, center, summarize, verdicts
@@ -72,6 +73,8 @@ def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | Non
 class Notice:
     level: str  # error | warn | info
     text: str
+    kind: str  # what it is about, for one line per kind: "failed cells", "launches disagree"
+    count: int = 1  # how many cells (or jobs) it covers
 
 
 @dataclass
@@ -178,6 +181,10 @@ def _where(keys: list[Key]) -> str:
     return f"{first[0]}{size}, {first[2]} ranks{more}"
 
 
+# a cell warning's cause -> the kind of notice it is
+CAUSES = {"launches": "launches disagree", "noise": "noisy cells", "interference":
+          "interference", "warm-up": "warm-up in the observations", "oversubscribed":
+          "oversubscribed cells"}
 _CAUSE = re.compile(rf"^(?:{'|'.join(BENCHMARKS)})(?: \d+ (?:[KMG]i)?B)?: ")
 
 
@@ -187,12 +194,13 @@ def _warnings(a: Analysis) -> list[Notice]:
     if data.status != "complete":
         note = f" ({data.run['note']})" if data.run.get("note") else ""
         out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
-                                    "the plan was measured"))
+                                    "the plan was measured", "incomplete run"))
     for np_ in sorted({k[2] for k in data.cells}):
         if np_ > a.cores:
             out.append(Notice("warn", f"{np_} ranks on {a.cores} cores: oversubscribed; ranks "
                                        "run unbound and busy-polling libraries measure the "
-                                       "scheduler (every line at this rank count is marked)"))
+                                       "scheduler (every line at this rank count is marked)",
+                              "oversubscribed"))
     problems: dict[tuple[str, str, str], list[Key]] = {}
     unexpressible: dict[tuple[str, str], list[Key]] = {}
     short: dict[str, list[Key]] = {}
@@ -218,24 +226,55 @@ def _warnings(a: Analysis) -> list[Notice]:
                                     []).append(key)
     for (variant, status, reason), keys in problems.items():
         level = "warn" if status.startswith("skipped") else "error"
-        out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}"))
+        out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}",
+                          f"{status} cells" if " " not in status else "cells lost in a launch",
+                          len(keys)))
     for job in data.jobs:
         cause = _CAUSE.sub("", job["reason"] or "")
         if job["status"] not in ("ok", "done", "running") and not any(
                 v == job["variant"] and r == cause for v, _, r in problems):
             out.append(Notice("error", f"{job['variant']} job at {job['np']} ranks "
-                                        f"{job['status']}: {job['reason'] or 'no reason'}"))
+                                        f"{job['status']}: {job['reason'] or 'no reason'}",
+                              f"{job['status']} jobs"))
     for variant, keys in short.items():
         cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
         out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
                                    f"observations (a cell stops taking observations after "
                                    f"{data.settings.get('max_cell_time', '?')} s), "
-                                   f"first at {_where(keys)}"))
-    out += [Notice("warn", line) for line in warning_lines(cell_warnings(data))]
+                                   f"first at {_where(keys)}", "short of observations",
+                                   len(keys)))
+    out += [Notice("warn", line, CAUSES[cause], n)
+            for cause, n, line in warning_lines(cell_warnings(data))]
     for (variant, reason), keys in unexpressible.items():
         benches = sorted({k[0] for k in keys}, key=list(BENCHMARKS).index)
         out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
-                                   f"({reason or 'not expressible'})"))
+                                   f"({reason or 'not expressible'})", "not expressible (n/a)",
+                                   len(keys)))
+    return out
+
+
+def reference_variant(data: RunData) -> str | None:
+    """The run's plain variant of the reference family (raw TCP), if it has one."""
+    references = {f.name for f in families() if f.reference}
+    return next((i["impl_id"] for i in data.implementations
+                 if i["family"] in references and i["impl_id"] in data.variants), None)
+
+
+def notice_kinds(notices: list[Notice]) -> list[Notice]:
+    """One notice per level and kind, in order of first appearance: how many cells (or jobs)
+    the kind covers, how many detailed lines stand behind it, and the first one's text."""
+    by: dict[tuple[str, str], list[Notice]] = {}
+    for n in notices:
+        by.setdefault((n.level, n.kind), []).append(n)
+    out = []
+    for (level, kind), ns in by.items():
+        if len(ns) == 1:
+            out.append(ns[0])
+            continue
+        count = sum(n.count for n in ns)
+        unit = "jobs" if kind.endswith("jobs") else "cells"
+        out.append(Notice(level, f"{kind}: {count} {unit} ({len(ns)} lines with --all); "
+                                 f"e.g. {ns[0].text}", kind, count))
     return out
 
 

@@ -1,4 +1,5 @@
-"""The terminal summary: a table per benchmark, verdict lines in hyperfine's manner, warnings."""
+"""The terminal summary: the scoreboard and a line per kind of warning first; then, asked for, a
+table per benchmark with verdict lines in hyperfine's manner."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from .summary import (
     implementation_line,
     machine_line,
     method_lines,
+    notice_kinds,
+    reference_variant,
     scoreboard_lines,
     switch_text,
     verdict_text,
@@ -31,7 +34,11 @@ from .topology import placement_lines
 COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
 
 
-def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
+def render(data: RunData, console: Console, all_verdicts: bool = False,
+           tables: bool = False) -> None:
+    """The answer first (scoreboard, one line per kind of warning); the tables per benchmark
+    with their verdicts with `tables`; with `all_verdicts` also every size's verdict and every
+    warning's details."""
     a = analyse(data)
     run = data.run
     console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run['suite']}[/], "
@@ -45,6 +52,23 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
         console.print(f"[dim]{escape(line)}[/]")
     for line in scoreboard_lines(a):
         console.print(escape(line) if line.startswith(" ") else f"[bold]{escape(line)}[/]")
+    notices = a.warnings if all_verdicts else notice_kinds(a.warnings)
+    for notice in notices:
+        console.print(f"[{COLOURS[notice.level]}]{notice.level}:[/] {escape(notice.text)}")
+    if tables or all_verdicts:
+        _tables(a, console, all_verdicts)
+    elif a.tables:
+        console.print(f"[dim]Tables per benchmark and their verdicts: mpiarena show "
+                      f"{data.run_id} --tables (--all: every size's verdict and every warning); "
+                      f"HTML report: mpiarena report {data.run_id}[/]")
+    _costs(data, console)
+    _apps(data, console)
+    if precision := data.settings.get("precision"):
+        _precision_summary(data, float(precision), console)
+
+
+def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
+    """A table per benchmark and rank count, its verdicts under it."""
     for (bench, np_), keys in a.tables.items():
         _table(a, bench, np_, keys, console)
         for key in keys if all_verdicts else a.summary_keys(keys):
@@ -54,13 +78,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False) -> None:
                 console.print(f"  [{colour}]{line}[/]" if colour else f"  {line}")
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
-    _costs(data, console)
-    _apps(data, console)
-    _against_raw_tcp(data, console)
-    if precision := data.settings.get("precision"):
-        _precision_summary(data, float(precision), console)
-    for notice in a.warnings:
-        console.print(f"[{COLOURS[notice.level]}]{notice.level}:[/] {escape(notice.text)}")
+    _against_the_reference(a.data, console)
 
 
 def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> None:
@@ -124,19 +142,20 @@ def _pingpong_figures(a: Analysis, console: Console) -> None:
             console.print(f"  [dim]{escape(switch_text(variant, switch))}[/]")
 
 
-def _against_raw_tcp(data: RunData, console: Console) -> None:
-    """Each library's pingpong bandwidth in times raw TCP's, at the largest size raw TCP
-    measured: a reference, not a ceiling (shared memory beats it)."""
+def _against_the_reference(data: RunData, console: Console) -> None:
+    """Each library's pingpong bandwidth in times the reference's (raw TCP), at the largest size
+    the reference measured: a reference, not a ceiling (shared memory beats it)."""
+    ref = reference_variant(data)
     sizes = sorted(k[1] for k, c in data.cells.items()
-                   if k[0] == "pingpong" and "tcp" in c and c["tcp"].status == "ok")
-    if not sizes:
+                   if k[0] == "pingpong" and ref in c and c[ref].status == "ok")
+    if ref is None or not sizes:
         return
     cell = data.cells["pingpong", sizes[-1], 2]
-    reference = float(np.median(cell["tcp"].array))
+    figure = float(np.median(cell[ref].array))
     for variant, group in cell.items():
-        if variant != "tcp" and group.status == "ok" and group.values:
-            times = reference / float(np.median(group.array))
-            console.print(f"{variant}: {times:.2f} times the pingpong bandwidth of raw TCP "
+        if variant != ref and group.status == "ok" and group.values:
+            times = figure / float(np.median(group.array))
+            console.print(f"{variant}: {times:.2f} times the pingpong bandwidth of {ref} "
                           f"(the reference) at {format_size(sizes[-1])}")
 
 

@@ -6,12 +6,12 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
-from .. import users
 from ..cluster import emulated
+from ..impls.registry import families
+from ..procs import alive
 
 TOKEN_VAR = "MPIARENA_JOB"  # one per job
 RUN_VAR = "MPIARENA_RUN"  # one per run: the final sweep
@@ -30,15 +30,6 @@ def tagged_pids(token: str, var: str = TOKEN_VAR) -> list[int]:
         except OSError:
             continue
     return pids
-
-
-def alive(pid: int) -> bool:
-    """True while pid exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> list[int]:
@@ -72,8 +63,9 @@ def _environ(pid_dir: Path) -> dict[str, str]:
 
 
 def sweep_stale(scratch: Path) -> int:
-    """Kill what an earlier mpiarena left when it crashed (daemons, launchers, ranks) and remove
-    its scratch directory and LAM session directories; return how many processes were killed."""
+    """Kill what an earlier mpiarena left when it crashed (daemons, launchers, ranks), remove
+    its scratch directory and what each family's daemons leave; return how many processes were
+    killed."""
     stale = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -87,47 +79,9 @@ def sweep_stale(scratch: Path) -> int:
         owner = run_dir.name.split("-")[1]
         if owner.isdigit() and not alive(int(owner)):
             shutil.rmtree(run_dir, ignore_errors=True)
-    _stale_ipc()
     if os.geteuid() == 0:  # emulated clusters of crashed runs: namespaces, sshd, ranks
         for name in emulated.orphaned():
             emulated.teardown(name)
-    live = _lam_suffixes()
-    for session in Path("/tmp").glob("lam-*-arena*"):
-        if session.name.rsplit("-", 1)[-1] not in live:
-            shutil.rmtree(session, ignore_errors=True)
+    for family in families():  # what their daemons leave besides processes
+        family.sweep_stale()
     return len(stale)
-
-
-def _lam_suffixes() -> set[str]:
-    """Session suffixes of the lamd daemons running now."""
-    found = set()
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            args = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"-sessionsuffix" in args[:-1]:
-            found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
-    return found
-
-
-def _stale_ipc() -> None:
-    """System V objects of the rank user (LAM's usysv) when none of its processes is alive:
-    ranks killed outright leave them, and stale ones made LAM's shared-memory RPI hang."""
-    user = users.lookup()
-    if user is None or os.geteuid() != 0:
-        return
-    for entry in Path("/proc").glob("[0-9]*/status"):
-        try:
-            if f"Uid:\t{user.uid}\t" in entry.read_text():
-                return
-        except OSError:
-            continue
-    for kind, table, column in (("m", "/proc/sysvipc/shm", 7), ("s", "/proc/sysvipc/sem", 4)):
-        try:
-            rows = [ln.split() for ln in Path(table).read_text().splitlines()[1:]]
-        except OSError:
-            continue
-        for row in rows:
-            if int(row[column]) == user.uid:
-                subprocess.run(["ipcrm", f"-{kind}", row[1]], capture_output=True, check=False)

@@ -67,6 +67,9 @@ class Executor:
         # (cell, variant id) -> launch -> reduced observations, and seconds spent measuring
         self.sampled: dict[tuple[Cell, str], tuple[dict[int, list[float]], float]] = {}
         self.broken: dict[tuple[Cell, str], str] = {}  # cells that failed: never asked again
+        # (cell, variant id) -> the iteration count its first launch calibrated: later launches
+        # start there and run the same loop
+        self.calibrated: dict[tuple[Cell, str], int] = {}
         self.launches: dict[tuple[str, int], int] = {}  # (variant id, np) -> launches started
         self.seq = 0
         self.jobs_started = itertools.count()
@@ -217,7 +220,8 @@ class Executor:
                                    s.target_time, _max_time(cell, s.observations, s), s.window,
                                    self.settings.offcache, self.settings.validate,
                                    self.settings.timeout, s.hold_time,
-                                   timing(cell, s, variant.impl))
+                                   timing(cell, s, variant.impl),
+                                   self.calibrated.get((cell, variant.id)))
         except JobError as e:
             why = f"{cell.bench} {cell.size} B: {e}"
             self._drop(variant, running.job, running.job_id, why)
@@ -233,6 +237,8 @@ class Executor:
         self._record(variant, cell, running.job_id, res.status, res.reason, res.iterations,
                      res.observations, launch=running.launch)
         if res.status == "ok":
+            if res.iterations:
+                self.calibrated.setdefault((cell, variant.id), res.iterations)
             by_launch, spent = self.sampled.get((cell, variant.id), ({}, 0.0))
             bench = BENCHMARKS[cell.bench]
             by_launch.setdefault(running.launch, []).extend(

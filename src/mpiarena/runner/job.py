@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user
 from ..store import Obs
@@ -70,7 +71,7 @@ class Job:
     # --- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float) -> Hello:
         self.launched = time.time()
-        self.env["ARENA_T0"] = repr(self.launched)
+        self.env[core_env.T0] = repr(self.launched)
         with open(self.log, "w") as err:
             try:
                 self.proc = subprocess.Popen(
@@ -127,11 +128,14 @@ class Job:
     # --- cells ---------------------------------------------------------------------------
     def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,
              max_time: float, window: int, offcache: bool, validate: bool,
-             timeout: float, hold: float = 1.0, sync: str = "loop") -> CellResult:
-        """One cell; `sync` is how its calls are timed (plan.timing)."""
+             timeout: float, hold: float = 1.0, sync: str = "loop",
+             k: int | None = None) -> CellResult:
+        """One cell; `sync` is how its calls are timed (plan.timing); `k` the iteration count
+        an earlier launch calibrated for it, where calibration starts."""
+        hint = f" k={k}" if k else ""
         self._send(f"cell id={cell_id} bench={bench} size={size} obs={obs} target={target!r} "
                    f"max={max_time!r} window={window} offcache={int(offcache)} "
-                   f"validate={int(validate)} hold={hold!r} sync={sync}\n")
+                   f"validate={int(validate)} hold={hold!r} sync={sync}{hint}\n")
         # the timeout bounds a cell; the cpu benchmark also holds `hold` seconds per observation
         deadline = time.monotonic() + timeout + (hold * obs if bench == "cpu" else 0.0)
         observations: list[Obs] = []

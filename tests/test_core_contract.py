@@ -1,0 +1,28 @@
+"""The contract between Python and the C core: the environment it reads and the benchmarks it
+knows are defined once on each side and must agree."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mpiarena import core_env
+from mpiarena.benchmarks import BENCHMARKS
+
+KERNELS = Path(core_env.__file__).parent / "kernels"
+SOURCES = {p.name: p.read_text() for p in KERNELS.glob("*.c")}
+
+
+def test_the_core_reads_exactly_the_settings_python_defines():
+    read = {m for text in SOURCES.values() for m in re.findall(r'getenv\("(ARENA_\w+)"\)', text)}
+    exported = {m for text in SOURCES.values() for m in re.findall(r'"(ARENA_\w+)=', text)}
+    assert read | exported == set(core_env.SETTINGS)
+    assert len(core_env.SETTINGS) == len(set(core_env.SETTINGS))
+
+
+def test_the_drivers_benchmarks_are_the_ones_python_knows():
+    table = re.search(r"bench_names\[B_COUNT\] = \{(.*?)\};", SOURCES["driver.c"], re.S)
+    assert table is not None
+    in_c = re.findall(r'"([\w-]+)"', table.group(1))
+    launched = [n for n, b in BENCHMARKS.items() if b.kind != "startup"]  # init, finalize
+    assert sorted(in_c) == sorted(launched)
