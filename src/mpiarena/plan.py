@@ -29,6 +29,10 @@ class Variant:
     args: tuple[str, ...] = ()
     binding: str | None = None  # None: one core per rank unless oversubscribed
     exclusive: bool = False  # measured in a round of its own, no other job alive
+    benchmarks: tuple[str, ...] = ()  # only these benchmarks (empty: every one of the suite)
+
+    def measures(self, bench: str) -> bool:
+        return not self.benchmarks or bench in self.benchmarks
 
     def binding_for(self, np: int) -> str:
         if self.binding:
@@ -89,7 +93,7 @@ def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) ->
         for spec in specs:
             if spec.impl in (impl.id, impl.family, family_of(impl).lineage):
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
-                                   spec.args, spec.binding, spec.exclusive))
+                                   spec.args, spec.binding, spec.exclusive, spec.benchmarks))
     return out
 
 
@@ -142,8 +146,8 @@ def _session(index: int, cells: list[Cell], variants: list[Variant],
              rng: random.Random) -> Session:
     order = list(cells)
     rng.shuffle(order)
-    return Session(index, [(cell, v) for cell in order for v in rng.sample(variants,
-                                                                              len(variants))])
+    return Session(index, [(cell, v) for cell in order
+                           for v in rng.sample(variants, len(variants)) if v.measures(cell.bench)])
 
 
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:

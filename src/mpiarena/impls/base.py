@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..cluster.placement import Placement
+from ..errors import ArenaError
 from ..users import RankUser
 
 
@@ -49,6 +50,37 @@ class Launch:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     binding: str | None = None  # what the launcher really applies, if not what was asked
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One algorithm a library offers for a collective, and the environment that forces it."""
+
+    coll: str  # the benchmark name: allreduce, bcast...
+    name: str  # the library's own name for it (ring, recursive_doubling...)
+    key: str  # what the selection file names it by (Open MPI: its number)
+    env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Use `algorithm` (None: the library's default) for coll at np ranks for message sizes
+    lo up to hi (exclusive; None: no end), sizes as mpiarena's benchmark counts them."""
+
+    coll: str
+    np: int
+    lo: int
+    hi: int | None
+    algorithm: Algorithm | None
+
+
+@dataclass(frozen=True)
+class TuningFile:
+    """A selection file written in a library's own format, and how to load it."""
+
+    path: Path
+    env: tuple[tuple[str, str], ...]  # what loads it, through the library's own mechanism
+    note: str = ""
 
 
 class Runtime(Protocol):
@@ -115,10 +147,20 @@ class Family(Protocol):
         """Arguments that make the compiler wrapper print the underlying command."""
         ...
 
+    def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        """The algorithms the library offers for a collective and how to force each: read from
+        the library where it can tell, else a built-in table; [] when it cannot be tuned."""
+        ...
+
+    def write_tuning(self, impl: Implementation, rules: list[Rule],
+                     directory: Path) -> TuningFile:
+        """Write the rules as the library's own selection file into directory."""
+        ...
+
 
 class FamilyDefaults:
     """What most families share: found by their compiler wrapper or not at all, nothing to
-    sweep, no PyPI build, no profiler."""
+    sweep, no PyPI build, no profiler, no collective algorithms to choose."""
 
     link_flags: tuple[str, ...] = ()
     max_np: int | None = None
@@ -143,6 +185,13 @@ class FamilyDefaults:
 
     def sweep_stale(self) -> None:
         return None
+
+    def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        return []
+
+    def write_tuning(self, impl: Implementation, rules: list[Rule],
+                     directory: Path) -> TuningFile:
+        raise ArenaError(f"{impl.id}: mpiarena cannot write a tuning file for {impl.family}")
 
 
 class Daemonless(FamilyDefaults):

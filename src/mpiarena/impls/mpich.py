@@ -1,15 +1,140 @@
-"""MPICH: hydra's mpiexec, binding with -bind-to."""
+"""MPICH: hydra's mpiexec, binding with -bind-to. Collective algorithms: the
+MPIR_CVAR_<COLL>_INTRA_ALGORITHM enumerations (mpivars), forced per collective, and the JSON
+selection file (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE), written over the library's own."""
 
 from __future__ import annotations
 
+import copy
+import json
 import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
 
 from ..cluster.placement import Placement
-from .base import Daemonless, Implementation, Launch, srun
+from ..errors import ArenaError
+from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile, srun
 
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
 # namespaces: only TCP on the cluster network between nodes (MPICH's own shm stays per node)
 NETWORK_ONLY = {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
+# MPIR's algorithms per collective (MPICH 4.0-5.0), for when mpivars cannot say; 'auto' is the
+# default and not listed
+TABLE = {
+    "allreduce": ["nb", "smp", "recursive_doubling", "reduce_scatter_allgather"],
+    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
+              "scatter_ring_allgather"],
+    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
+    "allgather": ["brucks", "nb", "recursive_doubling", "ring"],
+    "alltoall": ["brucks", "nb", "pairwise", "pairwise_sendrecv_replace", "scattered"],
+}
+# ch4's shared-memory layer takes these itself unless told to hand them to MPIR
+POSIX = ("allreduce", "bcast", "reduce")
+JSON_FILE = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+POSIX_FILE = "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"
+
+
+def _listed(impl: Implementation, coll: str) -> list[str]:
+    """The algorithm names mpivars prints for MPIR_CVAR_<COLL>_INTRA_ALGORITHM ([] when it
+    prints none: MPICH 5's mpivars leaves the enumeration out). Its lines lose their line
+    breaks, so a name is glued to the end of the description before it."""
+    try:
+        out = subprocess.run([str(impl.launcher.parent / "mpivars")], capture_output=True,
+                             text=True, timeout=60, env=impl.environ()).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    line = next((x for x in out.splitlines()
+                 if re.match(rf"\s*MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM\s*=", x)), "")
+    pieces = re.split(r"\s+- ", line)
+    names = []
+    for piece in pieces[:-1]:
+        token = re.search(r"[a-z0-9_]*$", piece).group(0)  # type: ignore[union-attr]
+        known = [k for k in TABLE.get(coll, []) if token.endswith(k)]
+        names.append(max(known, key=len) if known else token.removeprefix("algorithm"))
+    return [n for n in names if n and n != "auto"]
+
+
+def _container(coll: str, name: str) -> str:
+    """The JSON selection's name for an algorithm."""
+    kind = "allcomm" if name == "nb" else "intra"
+    return f"MPIR_{coll.capitalize()}_{kind}_{name}"
+
+
+def message_bytes(coll: str, size: int) -> int:
+    """avg_msg_size as MPICH's selection computes it: bytes per call (per peer for allgather
+    and alltoall); mpiarena's reduce and allreduce send size bytes as ints."""
+    return 4 * -(-size // 4) if coll in ("allreduce", "reduce") else size
+
+
+def library_selection(impl: Implementation, marker: bytes = b'"algorithm=MPIR_Allreduce_intra'
+                      ) -> dict:
+    """A built-in selection tree read out of the library it links (MPIR's by default; ch4's
+    shared-memory one with marker b'MPIDI_POSIX'): a tuning file replaces it whole, so every
+    collective it leaves alone must keep the library's own branch."""
+    for lib in _libraries(impl):
+        data = lib.read_bytes()
+        for m in re.finditer(rb'\{"collective=', data):
+            text = data[m.start():data.index(b"\0", m.start())]
+            if marker in text:
+                return json.loads(text)
+    raise ArenaError(f"{impl.id}: cannot find its built-in selection tree in its library; "
+                     "mpiarena needs it to write a tuning file that leaves other collectives "
+                     "as they are")
+
+
+def _libraries(impl: Implementation) -> list[Path]:
+    out = subprocess.run([str(impl.wrapper), "-show"], capture_output=True, text=True,
+                         env=impl.environ(), timeout=60).stdout.split()
+    dirs = [Path(t[2:]) for t in out if t.startswith("-L")] + \
+        [Path(p) for p in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")]
+    names = [t[2:] for t in out if t.startswith("-l") and "mpi" in t]
+    return [p for d in dirs for n in names for p in sorted(d.glob(f"lib{n}.so*"))
+            if p.is_file()][:4]
+
+
+def selection_json(tree: dict, rules: list[Rule],
+                   chosen: Callable[[Rule, dict], dict] | None = None) -> dict:
+    """The library's tree with each tuned collective's intra-communicator branch replaced: per
+    rank count (comm_size below it + 1), per message size up to the next rule's, what
+    `chosen(rule, own branch)` says (by default the chosen algorithm), or the library's own
+    branch where the default stays; other rank counts keep the library's branch."""
+    out = copy.deepcopy(tree)
+    for coll in dict.fromkeys(r.coll for r in rules):
+        node = out.get(f"collective={coll}")
+        if node is None or "comm_type=intra" not in node:
+            continue
+        own = node["comm_type=intra"]
+        branch: dict = {}
+        for np in sorted({r.np for r in rules if r.coll == coll}):
+            mine = sorted((r for r in rules if r.coll == coll and r.np == np), key=lambda r: r.lo)
+            sizes: dict = {}
+            for r in mine:
+                key = "avg_msg_size=any" if r.hi is None else \
+                    f"avg_msg_size<={message_bytes(coll, r.hi) - 1}"
+                sizes[key] = copy.deepcopy(own) if r.algorithm is None else \
+                    (chosen or _algorithm)(r, own)
+            branch[f"comm_size<{np + 1}"] = sizes
+        branch["comm_size=any"] = own
+        node["comm_type=intra"] = branch
+    return out
+
+
+def _algorithm(rule: Rule, own: dict) -> dict:
+    """The chosen algorithm; smp only on a communicator that spans nodes (its node-level step
+    calls the collective again, which must not choose smp once more: MPICH aborts)."""
+    assert rule.algorithm is not None
+    chosen = {f"algorithm={rule.algorithm.key}": {}}
+    if rule.algorithm.name != "smp":
+        return chosen
+    return {"comm_hierarchy=parent": chosen, "comm_hierarchy=any": copy.deepcopy(own)}
+
+
+def _to_mpir(rule: Rule, own: dict) -> dict:
+    """A ch4 shared-memory branch that never matches (the job is single-threaded): the search
+    finds nothing and the collective falls back to MPIR, where the other file selects."""
+    first = json.dumps(own).split('"algorithm=', 1)[1].split('"', 1)[0]
+    return {"is_multi_threaded=yes": {f"algorithm={first}": {}}}
+
 
 
 class Mpich(Daemonless):
@@ -36,6 +161,29 @@ class Mpich(Daemonless):
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-show"]
+
+    def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        if coll not in TABLE:
+            return []
+        cvar = f"MPIR_CVAR_{coll.upper()}"
+        handed = ((f"{cvar}_POSIX_INTRA_ALGORITHM", "mpir"),) if coll in POSIX else ()
+        return [Algorithm(coll, name, _container(coll, name),
+                          ((f"{cvar}_INTRA_ALGORITHM", name), *handed))
+                for name in _listed(impl, coll) or TABLE[coll]]
+
+    def write_tuning(self, impl: Implementation, rules: list[Rule],
+                     directory: Path) -> TuningFile:
+        path = (directory / f"{impl.id}.json").resolve()
+        path.write_text(json.dumps(selection_json(library_selection(impl), rules), indent=1))
+        if not any(r.algorithm and r.coll in POSIX for r in rules):
+            return TuningFile(path, ((JSON_FILE, str(path)),))
+        shm = path.with_suffix(".posix.json")
+        shm.write_text(json.dumps(selection_json(library_selection(impl, b"MPIDI_POSIX"),
+                                                 rules, _to_mpir), indent=1))
+        shm.chmod(0o644)
+        return TuningFile(path, ((JSON_FILE, str(path)), (POSIX_FILE, str(shm))),
+                          f"{shm.name}: ch4's shared-memory layer hands the ranges switched "
+                          "away from the default to MPIR, where the first file selects")
 
 
 FAMILY = Mpich()

@@ -1,15 +1,83 @@
-"""Open MPI: mpirun/mpiexec with --bind-to; root needs its explicit permission."""
+"""Open MPI: mpirun/mpiexec with --bind-to; root needs its explicit permission. Collective
+algorithms: coll/tuned's enumerations (ompi_info), forced per collective, and its dynamic rules
+file."""
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from ..cluster.placement import Placement
-from .base import Daemonless, Implementation, Launch, srun
+from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile, srun
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+# coll/tuned's collective ids (coll_base_functions.h) and its algorithms in 4.1, for when
+# ompi_info cannot be asked
+COLL_IDS = {"allgather": 0, "allreduce": 2, "alltoall": 3, "bcast": 7, "reduce": 11}
+TABLE = {
+    "allreduce": ["basic_linear", "nonoverlapping", "recursive_doubling", "ring",
+                  "segmented_ring", "rabenseifner"],
+    "bcast": ["basic_linear", "chain", "pipeline", "split_binary_tree", "binary_tree",
+              "binomial", "knomial", "scatter_allgather", "scatter_allgather_ring"],
+    "reduce": ["linear", "chain", "pipeline", "binary", "binomial", "in-order_binary",
+               "rabenseifner"],
+    "allgather": ["linear", "bruck", "recursive_doubling", "ring", "neighbor", "two_proc"],
+    "alltoall": ["linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"],
+}
+DYNAMIC = "OMPI_MCA_coll_tuned_use_dynamic_rules"
+
+
+def _enumerated(impl: Implementation) -> dict[str, dict[int, str]]:
+    """coll -> number -> name, from ompi_info's coll/tuned parameters ({} if it cannot say)."""
+    tool = impl.launcher.parent / "ompi_info"
+    try:
+        out = subprocess.run([str(tool), "--param", "coll", "tuned", "--level", "9",
+                              "--parsable"], capture_output=True, text=True, timeout=60,
+                             env=impl.environ()).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found: dict[str, dict[int, str]] = {}
+    for line in out.splitlines():
+        # mca:coll:tuned:param:coll_tuned_X_algorithm:enumerator:value:N:NAME
+        parts = line.split(":")
+        if len(parts) == 9 and parts[5:7] == ["enumerator", "value"] \
+                and parts[4].startswith("coll_tuned_") and parts[4].endswith("_algorithm"):
+            coll = parts[4][len("coll_tuned_"):-len("_algorithm")]
+            if parts[7].isdigit() and int(parts[7]) > 0:  # 0 is 'ignore': the default
+                found.setdefault(coll, {})[int(parts[7])] = parts[8]
+    return found
+
+
+def message_bytes(coll: str, size: int, np: int) -> int:
+    """The message size coll/tuned's rules compare (coll_tuned_decision_dynamic.c): the
+    datatype size times the count, times the ranks for allgather and alltoall; mpiarena's reduce
+    and allreduce send size bytes as ints."""
+    if coll in ("allgather", "alltoall"):
+        return size * np
+    return 4 * -(-size // 4) if coll in ("allreduce", "reduce") else size
+
+
+def rules_text(rules: list[Rule]) -> str:
+    """A coll/tuned dynamic rules file: per collective, per communicator size, per message size
+    (from that size up) the algorithm, fan-in/out and segment size; 0 leaves the choice to the
+    fixed rules (the default). Every communicator size starts with a rule for size 0."""
+    colls = sorted({r.coll for r in rules}, key=lambda c: COLL_IDS[c])
+    lines = [f"{len(colls)}  # collectives"]
+    for coll in colls:
+        nps = sorted({r.np for r in rules if r.coll == coll})
+        lines += [f"{COLL_IDS[coll]}  # {coll}", f"{len(nps)}  # communicator sizes"]
+        for np in nps:
+            mine = sorted((r for r in rules if r.coll == coll and r.np == np), key=lambda r: r.lo)
+            lines += [f"{np}  # ranks", f"{len(mine)}  # message sizes"]
+            for i, r in enumerate(mine):
+                start = 0 if i == 0 else message_bytes(coll, r.lo, np)
+                alg = r.algorithm.key if r.algorithm else "0"
+                name = r.algorithm.name if r.algorithm else "default (fixed rules)"
+                lines.append(f"{start} {alg} 0 0  # {name}")
+    return "\n".join(lines) + "\n"
+
 
 
 class OpenMpi(Daemonless):
@@ -51,6 +119,23 @@ class OpenMpi(Daemonless):
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--showme"]
+
+    def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        if coll not in COLL_IDS:
+            return []
+        named = _enumerated(impl).get(coll) or dict(enumerate(TABLE[coll], start=1))
+        return [Algorithm(coll, name, str(n), ((DYNAMIC, "1"),
+                                              (f"OMPI_MCA_coll_tuned_{coll}_algorithm", str(n))))
+                for n, name in sorted(named.items())]
+
+    def write_tuning(self, impl: Implementation, rules: list[Rule],
+                     directory: Path) -> TuningFile:
+        path = (directory / f"{impl.id}.rules").resolve()
+        path.write_text(rules_text(rules))
+        return TuningFile(path, ((DYNAMIC, "1"),
+                                 ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),
+                          "or: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca "
+                          f"coll_tuned_dynamic_rules_filename {path}")
 
 
 FAMILY = OpenMpi()

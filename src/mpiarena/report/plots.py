@@ -462,11 +462,75 @@ def winners_figure(a: Analysis) -> Figure | None:
     return fig
 
 
+def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
+                  variants: list[str]) -> Figure | None:
+    """Algorithm x size for one library, collective and rank count: each algorithm's time
+    relative to the library's default (the default's median over the algorithm's), green where
+    it is faster, red where slower; crossed out where it failed or gave wrong data."""
+    sizes = sorted(k[1] for k in data.cells if k[0] == coll and k[2] == np_)
+    if not sizes or not variants:
+        return None
+    norm = LogNorm(vmin=0.25, vmax=4.0, clip=True)
+    cmap = matplotlib.colormaps["RdYlGn"]
+    fig = _figure((2.4 + 0.8 * len(sizes), 0.9 + 0.38 * len(variants)))
+    ax = _axes(fig)
+    ax.grid(False)
+    for y, variant in enumerate(variants):
+        for x, size in enumerate(sizes):
+            cell = data.cells[(coll, size, np_)]
+            group, default = cell.get(variant), cell.get(impl)
+            if group is None or default is None:
+                continue
+            if group.status != "ok" or not group.values or not default.values:
+                face, text, color = GREY, "x" if group.status != "ok" else "-", "#6b7280"
+            else:
+                ratio = center(default.nested) / center(group.nested)
+                face = cmap(norm(ratio))
+                lum = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2]
+                text, color = f"{ratio:.2f}", "white" if lum < 0.45 else "#1b1f24"
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=face, edgecolor="white",
+                                   linewidth=1.5))
+            ax.text(x, y, text, ha="center", va="center", fontsize=7, color=color)
+    ax.set_xlim(-0.5, len(sizes) - 0.5)
+    ax.set_ylim(len(variants) - 0.5, -0.5)
+    ax.set_xticks(range(len(sizes)), [format_size(s) for s in sizes], fontsize=7.5)
+    ax.set_yticks(range(len(variants)), [v.split("=", 1)[-1] for v in variants], fontsize=7.5)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for side in ("left", "bottom", "top", "right"):
+        ax.spines[side].set_visible(False)
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.01, aspect=12,
+                       extend="both")
+    bar.set_label("default median / algorithm median", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    bar.set_ticks([0.25, 0.5, 1, 2, 4])
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda r, _: f"{r:g}x"))
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    return fig
+
+
+def _tuning_plots(data: RunData) -> Iterator[Plot]:
+    """A tuning run's heatmaps, one per implementation, collective and rank count."""
+    tuned: dict[tuple[str, str], list[str]] = {}
+    for variant, what in data.settings.get("tuning", {}).items():
+        tuned.setdefault((what["impl"], what["coll"]), []).append(variant)
+    for (impl, coll), variants in sorted(tuned.items()):
+        for np_ in sorted({k[2] for k in data.cells if k[0] == coll}):
+            fig = tuning_figure(data, impl, coll, np_, sorted(variants))
+            if fig is not None:
+                yield Plot(f"tuning-{impl}-{coll}-np{np_}", "tuning", coll, np_,
+                           f"{impl} {coll}, {np_} ranks: algorithms against the default",
+                           "Each algorithm's speed relative to the library's default (the "
+                           "default's median over the algorithm's): above 1 (green) it is "
+                           "faster. x marks an algorithm that failed or gave wrong data.", fig)
+
+
 def figures(data: RunData, baseline: str | None = None,
             analysis: Analysis | None = None) -> Iterator[Plot]:
     """Every figure of a run, in report order. Close each (or let it go) once written."""
     a = analysis or analyse(data, baseline)
     styles = Styles(data.variants)
+    yield from _tuning_plots(data)
     fig = winners_figure(a)
     if fig is not None:
         yield Plot("winners", "winners", None, None, "Winners",

@@ -29,6 +29,7 @@ class VariantSpec:
     args: tuple[str, ...] = ()
     binding: str | None = None
     exclusive: bool = False  # its jobs run alone (a progress thread spins even when idle)
+    benchmarks: tuple[str, ...] = ()  # only these benchmarks (empty: all of the suite's)
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,13 @@ def variant_spec(item: dict, where: str) -> VariantSpec:
     return VariantSpec(str(item["impl"]), str(item["name"]),
                        tuple((str(k), str(v)) for k, v in env.items()),
                        _list(item, "args", [], str, where, '["--mca", "btl", "self,tcp"]'),
-                       item.get("binding"), _get(item, "exclusive", False, bool, where))
+                       item.get("binding"), _get(item, "exclusive", False, bool, where),
+                       _list(item, "benchmarks", [], str, where, '["allreduce"]'))
 
 
 EXPECTED = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
             dict: "a table"}
-VARIANT_FIELDS = ("impl", "name", "env", "args", "binding", "exclusive")
+VARIANT_FIELDS = ("impl", "name", "env", "args", "binding", "exclusive", "benchmarks")
 FIELDS = ("description", "benchmarks", "sizes", "np", "observations", "launches", "target_time",
           "max_cell_time", "init_launches", "window", "hold_time", "variant", "up_to_cores",
           "sync")
@@ -149,7 +151,8 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
 
 def check(suite: Suite, where: str) -> Suite:
     suite = replace(suite, benchmarks=expand(suite.benchmarks))
-    unknown = [b for b in suite.benchmarks if b not in BENCHMARKS]
+    unknown = [b for b in (*suite.benchmarks, *(b for v in suite.variants for b in v.benchmarks))
+               if b not in BENCHMARKS]
     if unknown:
         raise ArenaError(f"{where}: unknown benchmark {', '.join(unknown)}; known: "
                          f"{', '.join(BENCHMARKS)}, or {GROUP} (every collective with a "

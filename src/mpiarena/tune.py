@@ -1,0 +1,191 @@
+"""`mpiarena tune`: every collective algorithm of each library as a variant of one run, the
+selection that follows, each library's own tuning file, and the A/B check of such a file.
+
+The families know the algorithms, how to force one and how to write their file
+(impls/*.py); the decisions are tuning.py's; this module plans, runs and writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from .benchmarks import BENCHMARKS
+from .build import build_all
+from .cluster.topology import Where, opened
+from .errors import ArenaError
+from .impls import Implementation, family_of
+from .impls.base import Algorithm, Rule, TuningFile
+from .plan import make_plan
+from .results import RunData, load
+from .runner.execute import Settings
+from .runner.session import measure
+from .store import Store
+from .suites import Suite, VariantSpec, check
+from .tuning import Choice, Gain, Range, Tuned, choices, gains, own_losses, ranges
+from .users import RankUser
+
+MANIFEST = "tuning.json"
+TUNABLE = ("allreduce", "bcast", "reduce", "allgather", "alltoall")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What to measure and where: the run's shape, shared by tune and --verify."""
+
+    colls: tuple[str, ...]
+    nps: tuple[int, ...]
+    sizes: tuple[int, ...]
+    launches: int
+    observations: int
+    where: Where
+    timeout: float
+
+
+@dataclass
+class Tuning:
+    run_id: int
+    data: RunData
+    picked: list[Choice]
+    ranges: list[Range]
+    files: dict[str, TuningFile]
+    untuned: list[str] = field(default_factory=list)  # impl/coll pairs with no algorithm
+    lost: list[str] = field(default_factory=list)  # algorithms that crashed, hung, were wrong
+
+
+def check_colls(colls: tuple[str, ...]) -> None:
+    bad = [c for c in colls if c not in TUNABLE]
+    if bad:
+        raise ArenaError(f"--coll {','.join(bad)}: mpiarena tunes {', '.join(TUNABLE)}; e.g. "
+                         "--coll allreduce,bcast")
+
+
+def _suite(name: str, m: Measure, variants: tuple[VariantSpec, ...]) -> Suite:
+    return check(Suite(name, f"collective algorithms: {', '.join(m.colls)}", m.colls, m.sizes,
+                       m.nps, m.observations, m.launches, variants=variants), "tune")
+
+
+def _run(suite: Suite, impls: list[Implementation], m: Measure, store: Store,
+         rank_user: RankUser | None, command: str, progress_to: Console,
+         warn: Callable[[str], None], recorded: dict) -> RunData:
+    builds = build_all(impls, explicit=True, warn=warn)
+    plan = make_plan(suite, impls)
+    with opened(m.where) as topology:
+        settings = Settings(timeout=m.timeout, validate=True, topology=topology.label)
+        outcome = measure(plan, builds, store, topology, settings, rank_user, command,
+                          progress_to, recorded)
+    if outcome.status == "incomplete":
+        raise KeyboardInterrupt
+    return load(store, outcome.run_id)
+
+
+def algorithms(impls: list[Implementation], colls: tuple[str, ...],
+               only: set[str] | None) -> tuple[dict[str, tuple[Tuned, Algorithm]], list[str]]:
+    """Variant id -> what it forces, for every algorithm of every implementation (only those
+    named, when `only` is given); and the implementation/collective pairs with none."""
+    out: dict[str, tuple[Tuned, Algorithm]] = {}
+    none = []
+    for impl in impls:
+        for coll in colls:
+            algs = [a for a in family_of(impl).algorithms(impl, coll)
+                    if only is None or a.name in only]
+            if not algs:
+                none.append(f"{impl.id} {coll}")
+            for a in algs:
+                out[f"{impl.id}:{coll}={a.name}"] = (Tuned(impl.id, coll, a.name), a)
+    return out, none
+
+
+def tune(impls: list[Implementation], m: Measure, only: set[str] | None, directory: Path,
+         store: Store, rank_user: RankUser | None, command: str, progress_to: Console,
+         warn: Callable[[str], None]) -> Tuning:
+    """Measure every algorithm beside each default, choose, and write each library's file."""
+    directory.mkdir(parents=True, exist_ok=True)
+    reachable(directory, rank_user)
+    found, untuned = algorithms(impls, m.colls, only)
+    if not found:
+        raise ArenaError(f"no algorithm to measure: {'; '.join(untuned)} offer none"
+                         + (" of those named by --algorithms" if only else ""))
+    specs = tuple(VariantSpec(t.impl, f"{t.coll}={t.algorithm}", a.env, benchmarks=(t.coll,))
+                  for t, a in found.values())
+    recorded = {"tuning": {v: {"impl": t.impl, "coll": t.coll, "algorithm": t.algorithm}
+                           for v, (t, _) in found.items()}}
+    data = _run(_suite("tune", m, specs), [i for i in impls if any(
+        t.impl == i.id for t, _ in found.values())], m, store, rank_user, command,
+        progress_to, warn, recorded)
+    tuned = {v: t for v, (t, _) in found.items()}
+    picked = choices(data, tuned)
+    chosen = ranges(picked)
+    files = {}
+    for impl in impls:
+        rules = [Rule(r.coll, r.np, r.lo, r.hi, found[r.variant][1] if r.variant else None)
+                 for r in chosen if r.impl == impl.id]
+        if rules:
+            files[impl.id] = family_of(impl).write_tuning(impl, rules, directory)
+            files[impl.id].path.chmod(0o644)
+    write_manifest(directory, data.run_id, m, files, chosen)
+    return Tuning(data.run_id, data, picked, chosen, files, untuned, lost(data, tuned))
+
+
+def lost(data: RunData, tuned: dict[str, Tuned]) -> list[str]:
+    """Each algorithm that crashed, hung or gave wrong data in some launch, with its cells."""
+    out = []
+    for variant, t in tuned.items():
+        bad = [(key, why) for key, cell in sorted(data.cells.items())
+               for why in own_losses(cell, variant, t.impl).values()]
+        if bad:
+            status, reason = bad[0][1]
+            where = ", ".join(dict.fromkeys(f"{BENCHMARKS[b].size_text(s)} at {n} ranks"
+                                            for (b, s, n), _ in bad))
+            out.append(f"{variant}: {status} ({where}): {reason}; left out there")
+    return out
+
+
+def write_manifest(directory: Path, run_id: int, m: Measure, files: dict[str, TuningFile],
+              chosen: list[Range]) -> None:
+    (directory / MANIFEST).write_text(json.dumps({
+        "run": run_id, "colls": list(m.colls), "nps": list(m.nps), "sizes": list(m.sizes),
+        "files": {i: {"path": str(f.path), "env": dict(f.env), "note": f.note}
+                  for i, f in files.items()},
+        "ranges": [r.__dict__ for r in chosen]}, indent=1) + "\n")
+
+
+def reachable(directory: Path, user: RankUser | None) -> None:
+    """Ranks that run as another user must be able to read the tuning files, or the library
+    ignores them without a word (Open MPI falls back to its fixed rules)."""
+    if user is None:
+        return
+    for parent in (directory.resolve(), *directory.resolve().parents):
+        if not parent.stat().st_mode & 0o001:
+            raise ArenaError(f"ranks run as '{user.name}', who cannot enter {parent} to read "
+                             f"the tuning files; choose a directory they can reach (e.g. "
+                             "under /tmp)")
+
+
+def read_manifest(directory: Path) -> dict:
+    try:
+        return json.loads((directory / MANIFEST).read_text())
+    except FileNotFoundError as e:
+        raise ArenaError(f"{directory} holds no {MANIFEST}; give the -o DIR of an earlier "
+                         "'mpiarena tune'") from e
+    except (OSError, json.JSONDecodeError) as e:
+        raise ArenaError(f"cannot read {directory / MANIFEST}: {e}") from e
+
+
+def verify(impls: list[Implementation], m: Measure, manifest: dict, store: Store,
+           rank_user: RankUser | None, command: str, progress_to: Console,
+           warn: Callable[[str], None]) -> tuple[int, list[Gain]]:
+    """The default against the tuned file, loaded through each library's own mechanism, as
+    two variants of one run."""
+    files = manifest["files"]
+    for i in impls:
+        reachable(Path(files[i.id]["path"]).parent, rank_user)
+    specs = tuple(VariantSpec(i.id, "tuned", tuple(files[i.id]["env"].items()))
+                  for i in impls)
+    data = _run(_suite("tune-verify", m, specs), impls, m, store, rank_user, command,
+                progress_to, warn, {"tuning_verify": {i.id: files[i.id]["path"] for i in impls}})
+    return data.run_id, gains(data, {i.id: f"{i.id}:tuned" for i in impls})

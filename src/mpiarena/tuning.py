@@ -1,0 +1,183 @@
+"""What a tuning run says: per collective, rank count and size, whether an algorithm beats the
+library's default by a decided margin, the size ranges that follow, and the A/B gains of a
+tuning file against the default.
+
+Everything here reads a `RunData`; the statistics are the run's own (stats.py): a cell's figure
+is the median of its launch medians, a ratio's interval a hierarchical bootstrap, and a switch
+away from the default needs the verdict 'faster' (the whole interval beyond 5%, the launch test
+backing it after Holm across every cell of the run).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .results import Group, RunData
+from .stats import center, decide, holm, launch_medians, p_value, ratio_ci
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """An algorithm variant of a tuning run."""
+
+    impl: str  # implementation id (its default is the variant of that id)
+    coll: str
+    algorithm: str  # the library's name for it
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One cell of one implementation: its fastest algorithm against the default."""
+
+    impl: str
+    coll: str
+    np: int
+    size: int
+    fastest: str | None  # variant id of the fastest algorithm measured (None: none measured)
+    ratio: float  # default's figure over the fastest algorithm's (above 1: the algorithm wins)
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    outcome: str  # faster | indistinguishable | undecided (stats.decide, for the algorithm)
+    default_ok: bool
+
+    @property
+    def switch(self) -> bool:
+        return self.fastest is not None and (self.outcome == "faster" or not self.default_ok)
+
+
+def _ok(group: Group | None) -> bool:
+    return group is not None and group.status == "ok" and len(launch_medians(group.nested)) > 0
+
+
+def own_losses(cell: dict[str, Group], variant: str, impl: str) -> dict[int, tuple[str, str]]:
+    """The launches an algorithm lost in a cell (crashed, hung, wrong data) that the default
+    did not: a launch every job lost at once was ended from outside, not by the algorithm."""
+    group, default = cell.get(variant), cell.get(impl)
+    if group is None:
+        return {}
+    return {i: why for i, why in group.lost.items() if default is None or i not in default.lost}
+
+
+def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
+    """For every cell and implementation, its fastest algorithm judged against the default;
+    the launch tests Holm-corrected together across the run. An algorithm that failed, hung or
+    gave wrong data in any launch of the cell is not a candidate there."""
+    raw = []
+    impls = sorted({t.impl for t in tuned.values()})
+    for key in sorted(data.cells):
+        bench, size, np_ = key
+        cell = data.cells[key]
+        for impl in impls:
+            mine = [v for v, t in tuned.items() if t.impl == impl and t.coll == bench
+                    and _ok(cell.get(v)) and not own_losses(cell, v, impl)]
+            if not mine:
+                continue
+            fastest = min(mine, key=lambda v: center(cell[v].nested))
+            default = cell.get(impl)
+            if not _ok(default):
+                raw.append((impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0, False))
+                continue
+            assert default is not None
+            ratio, lo, hi = ratio_ci(cell[fastest].nested, default.nested)
+            raw.append((impl, bench, np_, size, fastest, ratio, lo, hi,
+                        p_value(cell[fastest].nested, default.nested), True))
+    adjusted = holm([r[8] for r in raw])
+    out = []
+    for r, p in zip(raw, adjusted, strict=True):
+        impl, bench, np_, size, fastest, ratio, lo, hi, _, default_ok = r
+        launches = min(len(launch_medians(data.cells[(bench, size, np_)][v].nested))
+                       for v in (fastest, impl)) if default_ok else 0
+        outcome = decide(lo, hi, p, launches) if default_ok else "undecided"
+        out.append(Choice(impl, bench, np_, size, fastest, ratio, lo, hi, p, outcome,
+                          default_ok))
+    return out
+
+
+@dataclass(frozen=True)
+class Range:
+    """Sizes lo up to hi (exclusive; None: no end) of one collective at np ranks: use
+    `variant` (None: the library's default)."""
+
+    impl: str
+    coll: str
+    np: int
+    lo: int
+    hi: int | None
+    variant: str | None
+
+
+def ranges(picked: list[Choice]) -> list[Range]:
+    """Each measured size's choice holds from that size up to the next measured one (the
+    smallest from 0); neighbours with the same choice merge."""
+    groups: dict[tuple[str, str, int], list[Choice]] = {}
+    for c in picked:
+        groups.setdefault((c.impl, c.coll, c.np), []).append(c)
+    out = []
+    for (impl, coll, np_), cs in sorted(groups.items()):
+        cs.sort(key=lambda c: c.size)
+        merged: list[list] = []
+        for i, c in enumerate(cs):
+            variant = c.fastest if c.switch else None
+            hi = cs[i + 1].size if i + 1 < len(cs) else None
+            if merged and merged[-1][2] == variant:
+                merged[-1][1] = hi
+            else:
+                merged.append([0 if i == 0 else c.size, hi, variant])
+        out += [Range(impl, coll, np_, lo, hi, v) for lo, hi, v in merged]
+    return out
+
+
+@dataclass(frozen=True)
+class Gain:
+    """A cell of the A/B check: the default over the tuned file (above 1: the file helps)."""
+
+    impl: str
+    coll: str
+    np: int
+    size: int
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    outcome: str  # better | worse | same | undecided | failed (with the file; see reason)
+    launches: int
+    reason: str = ""
+
+
+def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
+    """Per cell, the default (variant impl) against the tuned file (variant pairs[impl]);
+    'worse' where the default is decided faster, 'better' where the file is, 'same' where the
+    interval lies within the threshold."""
+    raw = []
+    failed = []
+    for key in sorted(data.cells):
+        bench, size, np_ = key
+        cell = data.cells[key]
+        for impl, tuned in sorted(pairs.items()):
+            a, b = cell.get(impl), cell.get(tuned)
+            if not (_ok(a) and _ok(b)):
+                bad = b if a is not None and _ok(a) else a
+                if bad is not None:
+                    who = "with the file" if bad is b else "the default"
+                    failed.append(Gain(impl, bench, np_, size, math.nan, math.nan, math.nan,
+                                       1.0, "failed", 0, f"{who}: {bad.status}: {bad.reason}"))
+                continue
+            assert a is not None and b is not None
+            ratio, lo, hi = ratio_ci(b.nested, a.nested)
+            n = min(len(launch_medians(a.nested)), len(launch_medians(b.nested)))
+            raw.append((impl, bench, np_, size, ratio, lo, hi, p_value(a.nested, b.nested), n))
+    out = []
+    for r, p in zip(raw, holm([r[7] for r in raw]), strict=True):
+        impl, bench, np_, size, ratio, lo, hi, _, n = r
+        if decide(lo, hi, p, n) == "faster":
+            outcome = "better"
+        elif decide(1 / hi, 1 / lo, p, n) == "faster":
+            outcome = "worse"
+        elif decide(lo, hi, p, n) == "indistinguishable":
+            outcome = "same"
+        else:
+            outcome = "undecided"
+        out.append(Gain(impl, bench, np_, size, ratio, lo, hi, p, outcome, n))
+    return sorted(out + failed, key=lambda g: (g.impl, g.coll, g.size, g.np))
