@@ -160,7 +160,9 @@ class Store:
 
     def _upgrade(self) -> None:
         """Create a new store, or upgrade an older one in place, in one transaction (another
-        process may have done it while this one waited for the lock)."""
+        process may have done it while this one waited for the lock); a store whose rows per
+        rank became vectors is compacted."""
+        packed = False
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             version = self._schema_version()
@@ -172,11 +174,14 @@ class Store:
                 for step in range(version, SCHEMA_VERSION):
                     _UPGRADES[step](self.db)
                 _create(self.db)
+                packed = version <= 3
                 self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                 (str(SCHEMA_VERSION),))
             elif version != SCHEMA_VERSION:
                 raise ArenaError(f"{self.path} has store schema {version}, this mpiarena reads "
                                  f"{SCHEMA_VERSION}; use another --db file")
+        if packed:
+            self.db.execute("VACUUM")
 
     def _schema_version(self) -> int | None:
         has = self.db.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone()

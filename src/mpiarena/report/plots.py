@@ -189,17 +189,22 @@ def launches_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure
     width = 0.8 / len(variants)
     for i, variant in enumerate(variants):
         st = styles(variant)
+        xs, ys, bars, ats = [], [], [], []  # one scatter and one set of bars per variant
         for x, key in enumerate(keys):
             sample = comparable(a.data.cells[key]).get(variant)
             if not sample:
                 continue
             medians = launch_medians(sample)
             at = x - 0.4 + width * (i + 0.5)
-            jitter = np.linspace(-0.3, 0.3, len(medians)) * width
-            ax.scatter(at + jitter, medians, s=9, color=st["color"], alpha=0.8,
-                       label=variant if x == 0 else None, zorder=3)
-            ax.hlines(center(sample), at - width / 2, at + width / 2, color=st["color"],
-                      linewidth=1.6, zorder=4)
+            xs.append(at + np.linspace(-0.3, 0.3, len(medians)) * width)
+            ys.append(medians)
+            bars.append(center(sample))
+            ats.append(at)
+        if xs:
+            ax.scatter(np.concatenate(xs), np.concatenate(ys), s=9, color=st["color"],
+                       alpha=0.8, label=variant, zorder=3)
+            ax.hlines(bars, np.array(ats) - width / 2, np.array(ats) + width / 2,
+                      color=st["color"], linewidth=1.6, zorder=4)
     spec = BENCHMARKS[bench]
     ax.set_xticks(range(len(keys)), [spec.size_text(k[1]) if spec.sized else bench
                                      for k in keys], fontsize=7)
@@ -568,12 +573,12 @@ def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
         return None
     fig = _figure((max(SIZE[0], 2.2 * len(groups) + 1.2), SIZE[1] + 0.6))
     axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
-    norm = LogNorm(0.5, 4.0)
+    norm = LogNorm(0.8, 4.0)
     named = []
     for ax, (variant, group) in zip(axes, groups.items(), strict=True):
         m = rank_matrix(group)
         shown, per = _bands(m)
-        ax.imshow(np.clip(shown, 0.5, 4.0), aspect="auto", cmap="magma_r", norm=norm,
+        ax.imshow(np.clip(shown, 0.8, 4.0), aspect="auto", cmap="inferno_r", norm=norm,
                   interpolation="nearest", extent=(-0.5, m.shape[1] - 0.5, m.shape[0], 0))
         edges = np.flatnonzero(np.diff(group.launches)) + 0.5
         ax.vlines(edges, 0, m.shape[0], color="white", linewidth=0.8)
@@ -583,10 +588,11 @@ def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
         named.append(f"{variant}: " + ", ".join(f"rank {r} {x:.2f}x"
                                                 for r, x in slowest_ranks(m)))
     axes[0].set_ylabel(f"rank{f' (bands of {per}: the slowest)' if per > 1 else ''}")
-    bar = fig.colorbar(ScalarMappable(norm=norm, cmap="magma_r"), ax=list(axes), aspect=20,
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap="inferno_r"), ax=list(axes), aspect=20,
                        extend="both")
     bar.set_label("time / median rank's", fontsize=8)
-    bar.set_ticks([0.5, 1, 2, 4], labels=["0.5x", "1x", "2x", "4x"])
+    bar.set_ticks([0.8, 1, 1.5, 2, 3, 4], labels=["0.8x", "1x", "1.5x", "2x", "3x", "4x"])
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
     size = BENCHMARKS[bench].size_text(key[1]) if BENCHMARKS[bench].sized else ""
     fig.suptitle(f"{bench} {size}, {np_} ranks: every rank".replace("  ", " "),
                  fontsize=10, fontweight="bold")
