@@ -64,7 +64,7 @@ CREATE TABLE extras (
 """
 
 
-def _as_schema_3(path) -> None:
+def as_schema_3(path) -> None:
     """Make a closed store look as schema 3 wrote it: a row per rank and observation (extras:
     finite values only), no rank vectors, no cached summaries."""
     db = sqlite3.connect(path)
@@ -84,7 +84,7 @@ def _as_schema_3(path) -> None:
 
 def _as_schema_2(path) -> None:
     """Make a closed store look as schema 2 wrote it: cells without launch and timing."""
-    _as_schema_3(path)
+    as_schema_3(path)
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
                      "UPDATE meta SET value='2';")
@@ -177,7 +177,7 @@ def test_a_run_in_the_new_layout_and_in_the_old_give_identical_summaries(tmp_pat
     new, old = tmp_path / "new.db", tmp_path / "old.db"
     run = _varied_run(new)
     shutil.copy(new, old)
-    _as_schema_3(old)
+    as_schema_3(old)
     a, b = load(Store(new), run), load(Store(old), run)
     assert _figures(a) == _figures(b)
     assert to_json(analyse(a)) == to_json(analyse(b))
@@ -225,7 +225,7 @@ def test_a_schema_3_store_opens_and_upgrades_to_rank_vectors(tmp_path):
     store = Store(path)
     obs, extras = store.observations(run), store.extras(run)
     store.close()
-    _as_schema_3(path)
+    as_schema_3(path)
     upgraded = Store(path)
     assert upgraded.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
     tables = {r[0] for r in upgraded.db.execute("SELECT name FROM sqlite_master")}

@@ -3,7 +3,8 @@
 Per benchmark and rank count: time vs size (median with the 95% interval of the median as a
 band), bandwidth vs size and NetPIPE's signature graph for point-to-point benchmarks, and
 performance relative to a baseline variant in percent (Dimitrov and Skjellum's Fig. 3). Per
-collective measured at several rank counts: time vs ranks. For the run: a heatmap of winners.
+collective measured at several rank counts: time vs ranks; per collective at many ranks: every
+rank's time, rank x observation (mpiGraph's bitmap). For the run: a heatmap of winners.
 """
 
 from __future__ import annotations
