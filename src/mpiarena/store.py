@@ -111,7 +111,7 @@ def _launches(db: sqlite3.Connection) -> None:
 
 def _extras_table(db: sqlite3.Connection) -> None:
     """Schema 1 -> 2: the extras table (empty: schema 1 measured none)."""
-    db.execute("CREATE TABLE extras (cell_id INTEGER NOT NULL, obs INTEGER NOT NULL, "
+    db.execute("CREATE TABLE IF NOT EXISTS extras (cell_id INTEGER NOT NULL, obs INTEGER NOT NULL, "
                "rank INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, "
                "PRIMARY KEY (cell_id, obs, name, rank)) WITHOUT ROWID")
 
