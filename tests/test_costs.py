@@ -10,6 +10,7 @@ import pytest
 from conftest import IMPLS
 from rich.console import Console
 from test_core import running
+from test_store import as_schema_3
 
 from mpiarena import results
 from mpiarena.benchmarks import BENCHMARKS, overlap_percent, progress_percent, progress_verdict
@@ -152,6 +153,7 @@ def test_extras_reach_the_store_and_every_report(tmp_path):
 def test_a_schema_1_store_gains_the_extras_table(tmp_path):
     path = tmp_path / "old.db"
     Store(path).close()
+    as_schema_3(path)
     db = sqlite3.connect(path)
     db.executescript("DROP TABLE extras; ALTER TABLE cells DROP COLUMN launch; "
                      "ALTER TABLE cells DROP COLUMN timing; UPDATE meta SET value='1';")

@@ -116,7 +116,7 @@ def test_interrupt_keeps_what_was_measured(db, sig, first):
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
-    assert con.execute("SELECT COUNT(*) FROM observations").fetchone()[0] > 0
+    assert con.execute("SELECT COUNT(*) FROM rank_seconds").fetchone()[0] > 0
     assert leftovers() == []
 
 

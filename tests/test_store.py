@@ -1,5 +1,8 @@
+import math
+import shutil
 import sqlite3
 
+import numpy as np
 import pytest
 
 from mpiarena.errors import ArenaError
@@ -50,8 +53,38 @@ def test_other_schema_version_is_refused(tmp_path):
         Store(path)
 
 
+OLD_TABLES = """
+CREATE TABLE observations (
+  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
+  seconds REAL NOT NULL, PRIMARY KEY (cell_id, obs, rank)) WITHOUT ROWID;
+CREATE TABLE extras (
+  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
+  name TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (cell_id, obs, name, rank))
+  WITHOUT ROWID;
+"""
+
+
+def as_schema_3(path) -> None:
+    """Make a closed store look as schema 3 wrote it: a row per rank and observation (extras:
+    finite values only), no rank vectors, no cached summaries."""
+    db = sqlite3.connect(path)
+    db.executescript(OLD_TABLES)
+    for cell, obs, blob in db.execute("SELECT * FROM rank_seconds").fetchall():
+        db.executemany("INSERT INTO observations VALUES (?, ?, ?, ?)",
+                       [(cell, obs, r, t) for r, t in enumerate(np.frombuffer(blob).tolist())])
+    for cell, obs, name, blob in db.execute("SELECT * FROM rank_extras").fetchall():
+        db.executemany("INSERT INTO extras VALUES (?, ?, ?, ?, ?)",
+                       [(cell, obs, r, name, v) for r, v in enumerate(np.frombuffer(blob).tolist())
+                        if math.isfinite(v)])
+    db.executescript("DROP TABLE rank_seconds; DROP TABLE rank_extras; DROP TABLE summaries;"
+                     "UPDATE meta SET value='3';")
+    db.commit()
+    db.close()
+
+
 def _as_schema_2(path) -> None:
     """Make a closed store look as schema 2 wrote it: cells without launch and timing."""
+    as_schema_3(path)
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE cells DROP COLUMN launch; ALTER TABLE cells DROP COLUMN timing;"
                      "UPDATE meta SET value='2';")
@@ -91,3 +124,118 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
     assert v.outcome == "undecided" and v.launches_fast == v.launches_slow == 1
     assert "the test on launches needs 4 per variant" in verdict_text("pingpong 8 B", v)
     assert {c.outcome for c in compare_runs(data, data)} == {"undecided"}
+
+
+def _varied_run(path, ranks: int = 16) -> int:
+    """A run with what the reduction must get right: a pair benchmark, a collective at many
+    ranks timed by window (late shares), a cost figure from extras (some not finite), a cost
+    cell without its extras (no figure), a failed cell, several launches."""
+    store = Store(path)
+    run = _run(store)
+    rng = np.random.default_rng(3)
+    for v, level in (("a-1", 1.0), ("b-1", 1.3)):
+        store.add_variant(run, v, v, "default", {}, [], "core")
+        for launch in range(4):
+            t = level * rng.lognormal(0, 0.1, size=(3, ranks)) * 1e-6
+            late = [{"late": [0.1 * i] + [math.nan] * (ranks - 1),
+                     "clock_offset": rng.normal(0, 1e-7, ranks).tolist()} for i in range(3)]
+            store.add_cell(run, None, v, "allreduce", 8, ranks, "ok", None, 10,
+                           [Obs(i, row.tolist(), x)
+                            for i, (row, x) in enumerate(zip(t, late, strict=True))],
+                           0, launch, "window")
+            store.add_cell(run, None, v, "pingpong", 8, 2, "ok", None, 10,
+                           [Obs(i, row[:2].tolist()) for i, row in enumerate(t)], 0, launch)
+            ovl = [{"pure": [2.0, 2.0], "compute": [2.0, 2.0], "overlapped": [3.0, level * 2.5],
+                    "after": [math.nan, 1.0]} for _ in range(3)]
+            store.add_cell(run, None, v, "overlap", 1024, 2, "ok", None, 10,
+                           [Obs(i, [1e-3, 1e-3], x) for i, x in enumerate(ovl)], 0, launch)
+            store.add_cell(run, None, v, "cpu", 0, 2, "ok", None, 10, [Obs(0, [1.0, 1.0])], 0,
+                           launch)
+        store.add_cell(run, None, v, "bcast", 8, ranks, "failed", "rank 3 died", None, [], 0, 4)
+    store.close()
+    return run
+
+
+def _same(xs):
+    """Numbers comparable with ==, NaN included."""
+    return [None if isinstance(x, float) and math.isnan(x) else x for x in xs]
+
+
+def _figures(data):
+    return {(k, v): (g.status, g.values, g.launches, g.late,
+                     [_same(r) for r in g.per_rank],
+                     [{n: _same(x) for n, x in e.items()} for e in g.extras])
+            for k, cell in data.cells.items() for v, g in cell.items()}
+
+
+def test_a_run_in_the_new_layout_and_in_the_old_give_identical_summaries(tmp_path):
+    from mpiarena.benchmarks import BENCHMARKS
+    from mpiarena.report.summary import analyse
+    from mpiarena.report.summary_export import to_json
+    from mpiarena.results import load
+
+    new, old = tmp_path / "new.db", tmp_path / "old.db"
+    run = _varied_run(new)
+    shutil.copy(new, old)
+    as_schema_3(old)
+    a, b = load(Store(new), run), load(Store(old), run)
+    assert _figures(a) == _figures(b)
+    assert to_json(analyse(a)) == to_json(analyse(b))
+    # what the numpy reduction gave is each observation reduced as the benchmark says, rank
+    # by rank in Python
+    store = Store(new)
+    obs, extras = store.observations(run), store.extras(run)
+    naive: dict = {}
+    for cell in store.cells(run):
+        bench = BENCHMARKS[cell["bench"]]
+        naive.setdefault((cell["bench"], cell["size"], cell["np"], cell["variant"]), []).extend(
+            x for i, r in enumerate(obs.get(cell["id"], []))
+            if math.isfinite(x := bench.observation(r, extras.get(cell["id"], {}).get(i, {}))))
+    assert naive == {(*k, v): g.values for k, cell in a.cells.items() for v, g in cell.items()}
+    allreduce = a.cells["allreduce", 8, 16]["b-1"]
+    assert len(allreduce.values) == 12 and allreduce.late[:3] == [0.0, 0.1, 0.2]
+    assert a.cells["overlap", 1024, 2]["a-1"].values == [62.5] * 12
+    assert a.cells["cpu", 0, 2]["a-1"].values == []  # no cpu extra: no figure
+    assert a.cells["bcast", 8, 16]["a-1"].status == "failed"
+
+
+def test_cell_summaries_are_cached_and_redone_when_the_analysis_changes(tmp_path, monkeypatch):
+    from mpiarena import results
+
+    path = tmp_path / "s.db"
+    run = _varied_run(path)
+    store = Store(path)
+    assert store.summaries(run, results.ANALYSIS_VERSION) == {}
+    first = results.load(store, run).cells["pingpong", 8, 2]["a-1"].values
+    cached = store.summaries(run, results.ANALYSIS_VERSION)
+    assert len(cached) == len(store.cells(run))
+    # a report reads the cache, not the ranks: spoil a rank vector, the figures stay
+    store.db.execute("UPDATE rank_seconds SET seconds=? WHERE cell_id=(SELECT MIN(id) FROM "
+                     "cells WHERE bench='pingpong')", (np.array([1.0, 1.0]).tobytes(),))
+    assert results.load(store, run).cells["pingpong", 8, 2]["a-1"].values == first
+    monkeypatch.setattr(results, "ANALYSIS_VERSION", results.ANALYSIS_VERSION + 1)
+    redone = results.load(store, run)
+    assert 0.5 in redone.cells["pingpong", 8, 2]["a-1"].values  # recomputed from the ranks
+    assert len(store.summaries(run, results.ANALYSIS_VERSION)) == len(store.cells(run))
+
+
+def test_a_schema_3_store_opens_and_upgrades_to_rank_vectors(tmp_path):
+    path = tmp_path / "v3.db"
+    run = _varied_run(path)
+    store = Store(path)
+    obs, extras = store.observations(run), store.extras(run)
+    store.close()
+    as_schema_3(path)
+    upgraded = Store(path)
+    assert upgraded.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+    tables = {r[0] for r in upgraded.db.execute("SELECT name FROM sqlite_master")}
+    assert {"rank_seconds", "rank_extras", "summaries"} <= tables
+    assert not {"observations", "extras"} & tables
+    assert upgraded.observations(run) == obs
+    assert upgraded.counts(run) == (sum(map(len, obs.values())),
+                                    sum(len(r) for o in obs.values() for r in o))
+    same = upgraded.extras(run)  # the old layout kept no trailing non-finite value
+    assert {c: {i: {n: [v for v in x if math.isfinite(v)] for n, x in d.items()}
+                for i, d in o.items()} for c, o in same.items()} == \
+        {c: {i: {n: [v for v in x if math.isfinite(v)] for n, x in d.items()}
+             for i, d in o.items()} for c, o in extras.items()}

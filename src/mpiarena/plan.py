@@ -124,7 +124,7 @@ def timing(cell: Cell, suite: Suite, impl: Implementation) -> str:
     return suite.sync
 
 
-def _cells(suite: Suite) -> dict[int, list[Cell]]:
+def cells_by_np(suite: Suite) -> dict[int, list[Cell]]:
     by_np: dict[int, list[Cell]] = {}
     for name in suite.benchmarks:
         bench = BENCHMARKS[name]
@@ -154,7 +154,7 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
     variants = variants_for(suite.variants, impls)
-    cells = _cells(suite)
+    cells = cells_by_np(suite)
     startup = any(BENCHMARKS[b].kind == "startup" for b in suite.benchmarks)
     rounds = []
     for np in sorted(set(cells) | (set(suite.nps) if startup else set())):

@@ -1,18 +1,115 @@
-"""Read one run back from the store as observations grouped per cell, ready for statistics."""
+"""Read one run back from the store as observations grouped per cell, ready for statistics.
+
+An observation is reduced over its ranks (benchmarks.py) with numpy over whole cells, once: each
+cell's figures are cached in the store under ANALYSIS_VERSION. Every rank's figure is read only
+where a report asks for it (Group.per_rank, Group.extras), so thousands of ranks stay cheap.
+"""
 
 from __future__ import annotations
 
 import json
-import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
-from .benchmarks import BENCHMARKS
+from .benchmarks import BENCHMARKS, Benchmark
 from .stats import nest
-from .store import Store
+from .store import Store, Summary, Vector
 
 Key = tuple[str, int, int]  # bench, size, np
+ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
+T = TypeVar("T")
+Part = tuple[int, np.ndarray]  # a cell's id, which of its observations have a finite figure
+
+
+class Lazy(Sequence[T]):
+    """Rows read from the store the first time they are used."""
+
+    def __init__(self, n: int, fetch: Callable[[], list[T]]):
+        self._n, self._fetch, self._rows = n, fetch, None
+
+    def _got(self) -> list[T]:
+        if self._rows is None:
+            self._rows = self._fetch()
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._got()[i]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._got())
+
+
+class Raw:
+    """Every rank's figures of a run, read on demand through a connection of its own (the
+    caller's may be closed by then)."""
+
+    def __init__(self, path: Path):
+        self.path, self._store = path, None
+
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.path)
+        return self._store
+
+    def per_rank(self, parts: list[Part]) -> list[Vector]:
+        got = dict(self.store().rank_seconds([c for c, _ in parts]))
+        return [v for c, keep in parts for v, k in zip(got.get(c, []), keep, strict=True) if k]
+
+    def extras(self, parts: list[Part]) -> list[dict[str, list[float]]]:
+        ids = [c for c, _ in parts]
+        seconds, extras = dict(self.store().rank_seconds(ids)), self.store().rank_extras(ids)
+        return [{n: _padded(x, len(v)) for n, x in e.items()} for c, keep in parts
+                for v, e, k in zip(seconds.get(c, []), extras.get(c, []), keep, strict=True)
+                if k]
+
+
+def _padded(x: Vector, n: int) -> list[float]:
+    """A rank vector as a list of at least n values, NaN for the ranks it lacks."""
+    return x.tolist() + [float("nan")] * (n - len(x))
+
+
+def reduce(bench: Benchmark, vectors: list[Vector],
+           extras: list[dict[str, Vector]] | None = None) -> np.ndarray:
+    """Each observation of a cell reduced over its ranks as the benchmark says (NaN where it
+    gives no finite figure): all observations at once, unless the figure needs extras."""
+    if bench.figure is not None:
+        extras = extras or [{}] * len(vectors)
+        return np.array([bench.observation(v.tolist(), {n: _padded(x, len(v))
+                                                        for n, x in e.items()})
+                         for v, e in zip(vectors, extras, strict=True)], dtype=float)
+    if not vectors:
+        return np.empty(0)
+    width = max(len(v) for v in vectors)
+    m = np.full((len(vectors), width), np.nan)
+    for i, v in enumerate(vectors):
+        m[i, :len(v)] = v
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an observation with no rank
+        figures = np.nanmax(m[:, :2] if bench.pair else m, axis=1) * bench.scale
+    figures[~np.isfinite(figures)] = np.nan
+    return figures
+
+
+def summarize(store: Store, cells: list) -> dict[int, Summary]:
+    """Each cell's figure per observation and the share of calls dropped (window timing,
+    rank 0's figure, per observation that has one), from every rank's figures."""
+    bench_of = {c["id"]: BENCHMARKS[c["bench"]] for c in cells}
+    extras = store.rank_extras([c for c, b in bench_of.items() if b.figure is not None])
+    late = store.rank_extras([c["id"] for c in cells if c["timing"] == "window"], "late")
+    out = {c: (np.empty(0), np.empty(0)) for c in bench_of}
+    for cell_id, vectors in store.rank_seconds(list(bench_of)):
+        out[cell_id] = (reduce(bench_of[cell_id], vectors, extras.get(cell_id)),
+                        np.array([x["late"][0] for x in late.get(cell_id, []) if "late" in x]))
+    return out
 
 
 @dataclass
@@ -23,8 +120,8 @@ class Group:
     reason: str = ""
     values: list[float] = field(default_factory=list)  # reduced observations, in bench.unit
     launches: list[int] = field(default_factory=list)  # each value's launch
-    per_rank: list[list[float]] = field(default_factory=list)
-    extras: list[dict[str, list[float]]] = field(default_factory=list)  # per observation
+    per_rank: Sequence[Sequence[float]] = field(default_factory=list)  # per observation
+    extras: Sequence[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
     lost: dict[int, tuple[str, str]] = field(default_factory=dict)  # launch -> (status, why)
     timing: str = "loop"  # how its calls were timed: loop, barrier or window (plan.timing)
@@ -68,11 +165,17 @@ _SEVERITY = {"ok": 0, "na": 1, "skipped": 2, "invalid": 3, "failed": 4}
 
 
 def load(store: Store, run_id: int) -> RunData:
-    obs = store.observations(run_id)
-    extras = store.extras(run_id)
+    rows = store.cells(run_id)
+    summaries = store.summaries(run_id, ANALYSIS_VERSION)
+    missing = [r for r in rows if r["id"] not in summaries]
+    if missing:
+        fresh = summarize(store, missing)
+        store.save_summaries(ANALYSIS_VERSION, fresh)
+        summaries |= fresh
+    raw = Raw(store.path)
+    parts: dict[int, tuple[Group, list[Part]]] = {}
     cells: dict[Key, dict[str, Group]] = {}
-    for row in store.cells(run_id):
-        bench = BENCHMARKS[row["bench"]]
+    for row in rows:
         group = cells.setdefault((row["bench"], row["size"], row["np"]), {}).setdefault(
             row["variant"], Group())
         if row["status"] != "ok":
@@ -84,17 +187,15 @@ def load(store: Store, run_id: int) -> RunData:
             group.status, group.reason = "ok", ""
         group.iterations = row["iterations"] or group.iterations
         group.timing = row["timing"]
-        figures = [x for _, x in sorted(extras.get(row["id"], {}).items())]
-        for i, per_rank in enumerate(obs.get(row["id"], [])):
-            extra = {name: v + [math.nan] * (len(per_rank) - len(v))  # not finite: not stored
-                     for name, v in (figures[i] if i < len(figures) else {}).items()}
-            group.late += extra.get("late", [])[:1]  # kept even where every call was dropped
-            value = bench.observation(per_rank, extra)
-            if math.isfinite(value):
-                group.launches.append(row["launch"])
-                group.per_rank.append(per_rank)
-                group.extras.append(extra)
-                group.values.append(value)
+        figures, late = summaries[row["id"]]
+        group.late += late.tolist()  # kept even where every call was dropped
+        keep = np.isfinite(figures)
+        group.values += figures[keep].tolist()
+        group.launches += [row["launch"]] * int(keep.sum())
+        parts.setdefault(id(group), (group, []))[1].append((row["id"], keep))
+    for group, part in parts.values():
+        group.per_rank = Lazy(len(group.values), partial(raw.per_rank, part))
+        group.extras = Lazy(len(group.values), partial(raw.extras, part))
     run = dict(store.run(run_id))
     variants = [v["variant"] for v in store.variants(run_id)]
     return RunData(run_id, run, store.status(store.run(run_id)),

@@ -2,26 +2,34 @@
 
 Every write is its own transaction, so a run killed half-way leaves a valid file holding what
 it measured; a run whose process is gone while still marked running is reported incomplete.
+The file is in write-ahead-log mode, synchronised at checkpoints rather than at every cell (a
+power cut may lose the last cells, never the file): thousands of cells a run cost no fsync each.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import math
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 from .errors import ArenaError
 
-SCHEMA_VERSION = 3  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 4  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
-# call was timed: loop, barrier or window)
+# call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
+# blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
+# summary cached (see results.ANALYSIS_VERSION)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -48,20 +56,77 @@ CREATE TABLE IF NOT EXISTS cells (
   variant TEXT NOT NULL, bench TEXT NOT NULL, size INTEGER NOT NULL, np INTEGER NOT NULL,
   iterations INTEGER, status TEXT NOT NULL, reason TEXT, seq INTEGER NOT NULL,
   launch INTEGER NOT NULL DEFAULT 0, timing TEXT NOT NULL DEFAULT 'loop');
-CREATE TABLE IF NOT EXISTS observations (
-  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
-  seconds REAL NOT NULL, PRIMARY KEY (cell_id, obs, rank)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS extras (
-  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, rank INTEGER NOT NULL,
-  name TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (cell_id, obs, name, rank))
-  WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, bench, np, size);
+CREATE TABLE IF NOT EXISTS rank_seconds (
+  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, seconds BLOB NOT NULL,
+  PRIMARY KEY (cell_id, obs));
+CREATE TABLE IF NOT EXISTS rank_extras (
+  cell_id INTEGER NOT NULL REFERENCES cells(id), obs INTEGER NOT NULL, name TEXT NOT NULL,
+  value BLOB NOT NULL, PRIMARY KEY (cell_id, obs, name));
+CREATE TABLE IF NOT EXISTS summaries (
+  cell_id INTEGER PRIMARY KEY REFERENCES cells(id), analysis INTEGER NOT NULL,
+  figures BLOB NOT NULL, late BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, bench, np, size)
 """
+DTYPE = np.dtype("<f8")  # a rank vector: the core prints 10 significant digits, float32 keeps 7
+Vector = np.ndarray  # one float per rank
+Summary = tuple[np.ndarray, np.ndarray]  # a cell's figure per observation, its late shares
 
-# What upgrades a store of schema v to v + 1 (the extras table of schema 2 comes from SCHEMA
-# itself). Cells stored before schema 3 were measured in one launch each, timed as a loop.
-_UPGRADES = {1: "", 2: "ALTER TABLE cells ADD COLUMN launch INTEGER NOT NULL DEFAULT 0;"
-                       "ALTER TABLE cells ADD COLUMN timing TEXT NOT NULL DEFAULT 'loop';"}
+
+def _create(db: sqlite3.Connection) -> None:
+    for statement in SCHEMA.split(";"):
+        db.execute(statement)
+
+
+def _vectors(rows: Iterable[tuple]) -> Iterator[tuple[tuple, bytes]]:
+    """(key..., rank, value) rows ordered by key then rank -> (key, vector blob), NaN filling
+    the ranks a key has no row for."""
+    for key, group in itertools.groupby(rows, key=lambda r: r[:-2]):
+        ranks, values = zip(*(r[-2:] for r in group), strict=True)
+        vector = np.full(max(ranks) + 1, np.nan, DTYPE)
+        vector[list(ranks)] = values
+        yield key, vector.tobytes()
+
+
+def _pack_ranks(db: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: every observation's rows of one per rank become one vector."""
+    _create(db)
+    rows = db.execute("SELECT cell_id, obs, rank, seconds FROM observations "
+                      "ORDER BY cell_id, obs, rank")
+    db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
+                   ((*key, blob) for key, blob in _vectors(rows)))
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name='extras'").fetchone():
+        rows = db.execute("SELECT cell_id, obs, name, rank, value FROM extras "
+                          "ORDER BY cell_id, obs, name, rank")
+        db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
+                       ((*key, blob) for key, blob in _vectors(rows)))
+    db.execute("DROP TABLE observations")
+    db.execute("DROP TABLE IF EXISTS extras")
+
+
+def _launches(db: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: cells stored before were measured in one launch each, timed as a loop."""
+    db.execute("ALTER TABLE cells ADD COLUMN launch INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE cells ADD COLUMN timing TEXT NOT NULL DEFAULT 'loop'")
+
+
+def _extras_table(db: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the extras table (empty: schema 1 measured none)."""
+    db.execute("CREATE TABLE IF NOT EXISTS extras (cell_id INTEGER NOT NULL, obs INTEGER NOT NULL, "
+               "rank INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, "
+               "PRIMARY KEY (cell_id, obs, name, rank)) WITHOUT ROWID")
+
+
+# What upgrades a store of schema v to v + 1, all in one transaction.
+_UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _extras_table, 2: _launches, 3: _pack_ranks}
+
+
+def _blob(values: Sequence[float] | np.ndarray) -> bytes:
+    return np.asarray(values, DTYPE).tobytes()
+
+
+def _floats(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, DTYPE)
 
 
 def now() -> str:
@@ -84,29 +149,39 @@ class Store:
         try:
             self.db = sqlite3.connect(path, timeout=30)
             self.db.row_factory = sqlite3.Row
-            # a cell is one transaction: with a write-ahead log a commit costs no fsync (0.3 ms
-            # here against 14 ms), and what was committed survives mpiarena being killed
-            self.db.execute("PRAGMA journal_mode=WAL")
+            with contextlib.suppress(sqlite3.OperationalError):  # a read-only store keeps its own
+                self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            version = self._schema_version()
-            if version is None:
-                with self.db:
-                    self.db.executescript(SCHEMA)
-                    self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)",
-                                    (str(SCHEMA_VERSION),))
-            elif version in _UPGRADES:
-                with self.db:
-                    for step in range(version, SCHEMA_VERSION):
-                        self.db.executescript(_UPGRADES[step])
-                    self.db.executescript(SCHEMA)
-                    self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
-                                    (str(SCHEMA_VERSION),))
-            elif version != SCHEMA_VERSION:
-                raise ArenaError(f"{path} has store schema {version}, this mpiarena reads "
-                                 f"{SCHEMA_VERSION}; use another --db file")
+            if self._schema_version() != SCHEMA_VERSION:
+                self._upgrade()
         except sqlite3.DatabaseError as e:
             raise ArenaError(f"{path} is not a usable mpiarena store ({e}); use another --db "
                              "file") from e
+
+    def _upgrade(self) -> None:
+        """Create a new store, or upgrade an older one in place, in one transaction (another
+        process may have done it while this one waited for the lock); a store whose rows per
+        rank became vectors is compacted."""
+        packed = False
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            version = self._schema_version()
+            if version is None:
+                _create(self.db)
+                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)",
+                                (str(SCHEMA_VERSION),))
+            elif version in _UPGRADES:
+                for step in range(version, SCHEMA_VERSION):
+                    _UPGRADES[step](self.db)
+                _create(self.db)
+                packed = version <= 3
+                self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
+                                (str(SCHEMA_VERSION),))
+            elif version != SCHEMA_VERSION:
+                raise ArenaError(f"{self.path} has store schema {version}, this mpiarena reads "
+                                 f"{SCHEMA_VERSION}; use another --db file")
+        if packed:
+            self.db.execute("VACUUM")
 
     def _schema_version(self) -> int | None:
         has = self.db.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone()
@@ -180,13 +255,12 @@ class Store:
                              (run_id, job_id, variant, bench, size, np, iterations, status,
                               reason, seq, launch, timing))
             cell_id = int(cur.lastrowid or 0)
-            db.executemany("INSERT INTO observations VALUES (?, ?, ?, ?)",
-                           [(cell_id, o.index, r, t) for o in observations
-                            for r, t in enumerate(o.per_rank)])
-            db.executemany("INSERT INTO extras VALUES (?, ?, ?, ?, ?)",
-                           [(cell_id, o.index, r, name, v) for o in observations
+            db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
+                           [(cell_id, o.index, _blob(o.per_rank)) for o in observations])
+            db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
+                           [(cell_id, o.index, name, _blob(values)) for o in observations
                             for name, values in o.extras.items()
-                            for r, v in enumerate(values) if math.isfinite(v)])
+                            if any(math.isfinite(v) for v in values)])
             return cell_id
 
     # --- reading -------------------------------------------------------------------------
@@ -233,26 +307,86 @@ class Store:
         return self.db.execute("SELECT * FROM cells WHERE run_id=? ORDER BY seq",
                                (run_id,)).fetchall()
 
+    def counts(self, run_id: int) -> tuple[int, int]:
+        """How many observations the run holds, and how many rank figures in them."""
+        row = self.db.execute("SELECT COUNT(*), TOTAL(LENGTH(s.seconds)) FROM rank_seconds s "
+                              "JOIN cells c ON c.id=s.cell_id WHERE c.run_id=?",
+                              (run_id,)).fetchone()
+        return int(row[0]), int(row[1]) // DTYPE.itemsize
+
+    def rank_seconds(self, cell_ids: Sequence[int]) -> Iterator[tuple[int, list[Vector]]]:
+        """Each cell's observations, every rank's seconds per iteration, cell by cell."""
+        for chunk in _chunks(cell_ids):
+            rows = self.db.execute(
+                f"SELECT cell_id, seconds FROM rank_seconds WHERE cell_id IN ({_marks(chunk)}) "
+                "ORDER BY cell_id, obs", chunk)
+            for cell_id, group in itertools.groupby(rows, key=lambda r: r[0]):
+                yield cell_id, [_floats(r[1]) for r in group]
+
+    def rank_extras(self, cell_ids: Sequence[int], name: str | None = None
+                    ) -> dict[int, list[dict[str, Vector]]]:
+        """cell id -> per observation (aligned with rank_seconds), name -> every rank's value
+        (NaN where not finite); only `name` if given."""
+        out: dict[int, list[dict[str, Vector]]] = {}
+        for chunk in _chunks(cell_ids):
+            where = "" if name is None else " AND x.name=?"
+            rows = self.db.execute(
+                "SELECT s.cell_id, s.obs, x.name, x.value FROM rank_seconds s LEFT JOIN "
+                f"rank_extras x ON x.cell_id=s.cell_id AND x.obs=s.obs{where} "
+                f"WHERE s.cell_id IN ({_marks(chunk)}) ORDER BY s.cell_id, s.obs",
+                ([name] if name is not None else []) + list(chunk))
+            for (cell_id, _), group in itertools.groupby(rows, key=lambda r: r[:2]):
+                out.setdefault(cell_id, []).append(
+                    {r[2]: _floats(r[3]) for r in group if r[2] is not None})
+        return out
+
     def observations(self, run_id: int) -> dict[int, list[list[float]]]:
         """cell id -> per observation, every rank's seconds per iteration."""
-        out: dict[int, dict[int, list[float]]] = {}
-        for cell_id, obs, _rank, t in self.db.execute(
-                "SELECT o.cell_id, o.obs, o.rank, o.seconds FROM observations o JOIN cells c "
-                "ON c.id=o.cell_id WHERE c.run_id=? ORDER BY o.cell_id, o.obs, o.rank",
-                (run_id,)):
-            out.setdefault(cell_id, {}).setdefault(obs, []).append(t)
-        return {c: [v for _, v in sorted(d.items())] for c, d in out.items()}
+        return {c: [v.tolist() for v in vectors]
+                for c, vectors in self.rank_seconds(self._cell_ids(run_id))}
 
     def extras(self, run_id: int) -> dict[int, dict[int, dict[str, list[float]]]]:
         """cell id -> observation index -> name -> every rank's value (NaN where not finite)."""
         out: dict[int, dict[int, dict[str, list[float]]]] = {}
-        for cell_id, obs, name, rank, v in self.db.execute(
-                "SELECT x.cell_id, x.obs, x.name, x.rank, x.value FROM extras x JOIN cells c "
-                "ON c.id=x.cell_id WHERE c.run_id=? ORDER BY x.cell_id, x.obs, x.name, x.rank",
+        for cell_id, obs, name, blob in self.db.execute(
+                "SELECT x.cell_id, x.obs, x.name, x.value FROM rank_extras x JOIN cells c "
+                "ON c.id=x.cell_id WHERE c.run_id=? ORDER BY x.cell_id, x.obs, x.name",
                 (run_id,)):
-            values = out.setdefault(cell_id, {}).setdefault(obs, {}).setdefault(name, [])
-            values += [math.nan] * (rank - len(values)) + [v]
+            out.setdefault(cell_id, {}).setdefault(obs, {})[name] = _floats(blob).tolist()
         return out
+
+    def _cell_ids(self, run_id: int) -> list[int]:
+        return [r[0] for r in self.db.execute("SELECT id FROM cells WHERE run_id=? ORDER BY id",
+                                              (run_id,))]
+
+    # --- each cell's summary, cached ---------------------------------------------------
+    def summaries(self, run_id: int, analysis: int) -> dict[int, Summary]:
+        """cell id -> (figure per observation, late shares) for the cells summarized by this
+        analysis version."""
+        return {cell_id: (_floats(figures), _floats(late)) for cell_id, figures, late in
+                self.db.execute("SELECT s.cell_id, s.figures, s.late FROM summaries s JOIN "
+                                "cells c ON c.id=s.cell_id WHERE c.run_id=? AND s.analysis=?",
+                                (run_id, analysis))}
+
+    def save_summaries(self, analysis: int, summaries: dict[int, Summary]) -> None:
+        """Keep cells' summaries; a store that cannot be written (read-only) keeps none."""
+        try:
+            with self.tx() as db:
+                db.executemany("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
+                               [(c, analysis, _blob(f), _blob(late))
+                                for c, (f, late) in summaries.items()])
+        except sqlite3.OperationalError as e:
+            if "readonly" not in str(e) and "locked" not in str(e):
+                raise
+
+
+def _chunks(ids: Sequence[int], n: int = 500) -> Iterator[list[int]]:
+    for i in range(0, len(ids), n):
+        yield list(ids[i:i + n])
+
+
+def _marks(chunk: list[int]) -> str:
+    return ",".join("?" * len(chunk))
 
 
 def _pid_alive(pid: int) -> bool:

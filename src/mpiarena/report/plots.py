@@ -3,7 +3,8 @@
 Per benchmark and rank count: time vs size (median with the 95% interval of the median as a
 band), bandwidth vs size and NetPIPE's signature graph for point-to-point benchmarks, and
 performance relative to a baseline variant in percent (Dimitrov and Skjellum's Fig. 3). Per
-collective measured at several rank counts: time vs ranks. For the run: a heatmap of winners.
+collective measured at several rank counts: time vs ranks; per collective at many ranks: every
+rank's time, rank x observation (mpiGraph's bitmap). For the run: a heatmap of winners.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from ..benchmarks import BENCHMARKS
-from ..results import RunData
+from ..results import Group, RunData
 from ..sizes import format_size
 from ..stats import center, launch_medians, ratio_ci
 from . import units
@@ -45,6 +46,9 @@ SIZE = (5.5, 3.9)
 GREY = "#e4e6ea"
 LOG_PERCENT = [0.1, 1, 2, 5, 10, 25, 50, 100, 200, 400, 1000, 2500, 10000, 1e5, 1e6]
 CAP = 10.0  # the winners' colour scale ends here; larger ratios get its darkest colour
+MANY_RANKS = 8  # from here a collective gets a per-rank view
+BANDS = 256  # at most this many rows of ranks in a per-rank view (each the slowest of its ranks)
+SLOWEST = 3  # ranks named per variant under a per-rank view
 
 
 @dataclass
@@ -186,17 +190,22 @@ def launches_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure
     width = 0.8 / len(variants)
     for i, variant in enumerate(variants):
         st = styles(variant)
+        xs, ys, bars, ats = [], [], [], []  # one scatter and one set of bars per variant
         for x, key in enumerate(keys):
             sample = comparable(a.data.cells[key]).get(variant)
             if not sample:
                 continue
             medians = launch_medians(sample)
             at = x - 0.4 + width * (i + 0.5)
-            jitter = np.linspace(-0.3, 0.3, len(medians)) * width
-            ax.scatter(at + jitter, medians, s=9, color=st["color"], alpha=0.8,
-                       label=variant if x == 0 else None, zorder=3)
-            ax.hlines(center(sample), at - width / 2, at + width / 2, color=st["color"],
-                      linewidth=1.6, zorder=4)
+            xs.append(at + np.linspace(-0.3, 0.3, len(medians)) * width)
+            ys.append(medians)
+            bars.append(center(sample))
+            ats.append(at)
+        if xs:
+            ax.scatter(np.concatenate(xs), np.concatenate(ys), s=9, color=st["color"],
+                       alpha=0.8, label=variant, zorder=3)
+            ax.hlines(bars, np.array(ats) - width / 2, np.array(ats) + width / 2,
+                      color=st["color"], linewidth=1.6, zorder=4)
     spec = BENCHMARKS[bench]
     ax.set_xticks(range(len(keys)), [spec.size_text(k[1]) if spec.sized else bench
                                      for k in keys], fontsize=7)
@@ -540,6 +549,10 @@ def figures(data: RunData, baseline: str | None = None,
                    "it).", fig)
     done_ranks: set[str] = set()
     for (bench, np_) in a.tables:
+        if many_ranks(bench, np_):
+            view = rank_figure(a, bench, np_)
+            if view is not None:
+                yield view
         spec = BENCHMARKS[bench]
         stem = f"{bench}-np{np_}"
         if not spec.sized:
@@ -582,6 +595,78 @@ def figures(data: RunData, baseline: str | None = None,
             if fig is not None:
                 yield Plot(f"{bench}-ranks", "ranks", bench, None, f"{bench}: time vs ranks",
                            "Median and 95% interval per rank count, at a few sizes.", fig)
+
+
+def many_ranks(bench: str, np_: int) -> bool:
+    """Whether a table gets a per-rank view: a collective at many ranks."""
+    return BENCHMARKS[bench].kind == "coll" and np_ >= MANY_RANKS
+
+
+def rank_matrix(group: Group) -> np.ndarray:
+    """Every rank's time over the median rank's, rank x observation (all launches in order)."""
+    rows = list(group.per_rank)
+    width = max(len(r) for r in rows)
+    m = np.full((len(rows), width), np.nan)
+    for i, r in enumerate(rows):
+        m[i, :len(r)] = r
+    return (m / np.nanmedian(m, axis=1, keepdims=True)).T
+
+
+def _bands(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """Rows folded into at most BANDS bands of consecutive ranks, each its slowest rank."""
+    per = -(-m.shape[0] // BANDS)
+    if per == 1:
+        return m, 1
+    pad = np.full((per * -(-m.shape[0] // per) - m.shape[0], m.shape[1]), np.nan)
+    return np.nanmax(np.vstack([m, pad]).reshape(-1, per, m.shape[1]), axis=1), per
+
+
+def slowest_ranks(m: np.ndarray, n: int = SLOWEST) -> list[tuple[int, float]]:
+    """The n ranks whose median over observations of time / median rank is highest."""
+    typical = np.nanmedian(m, axis=1)
+    order = np.argsort(-np.nan_to_num(typical, nan=-np.inf))[:n]
+    return [(int(r), float(typical[r])) for r in order]
+
+
+def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
+    """mpiGraph's bitmap for a collective: per variant, each rank's time per call over the
+    median rank's, rank x observation, at the table's largest size (where placement and the
+    network weigh most); stragglers show as lines across every launch."""
+    key = a.tables[(bench, np_)][-1]
+    groups = {v: g for v, g in a.data.cells[key].items() if g.status == "ok" and g.values}
+    if not groups:
+        return None
+    fig = _figure((max(SIZE[0], 2.2 * len(groups) + 1.2), SIZE[1] + 0.6))
+    axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
+    norm = LogNorm(0.8, 4.0)
+    named = []
+    for ax, (variant, group) in zip(axes, groups.items(), strict=True):
+        m = rank_matrix(group)
+        shown, per = _bands(m)
+        ax.imshow(np.clip(shown, 0.8, 4.0), aspect="auto", cmap="inferno_r", norm=norm,
+                  interpolation="nearest", extent=(-0.5, m.shape[1] - 0.5, m.shape[0], 0))
+        edges = np.flatnonzero(np.diff(group.launches)) + 0.5
+        ax.vlines(edges, 0, m.shape[0], color="white", linewidth=0.8)
+        ax.set_title(variant, fontsize=8)
+        ax.set_xlabel("observation (launches in turn)", fontsize=7)
+        ax.grid(False)
+        named.append(f"{variant}: " + ", ".join(f"rank {r} {x:.2f}x"
+                                                for r, x in slowest_ranks(m)))
+    axes[0].set_ylabel(f"rank{f' (bands of {per}: the slowest)' if per > 1 else ''}")
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap="inferno_r"), ax=list(axes), aspect=20,
+                       extend="both")
+    bar.set_label("time / median rank's", fontsize=8)
+    bar.set_ticks([0.8, 1, 1.5, 2, 3, 4], labels=["0.8x", "1x", "1.5x", "2x", "3x", "4x"])
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    size = BENCHMARKS[bench].size_text(key[1]) if BENCHMARKS[bench].sized else ""
+    fig.suptitle(f"{bench} {size}, {np_} ranks: every rank".replace("  ", " "),
+                 fontsize=10, fontweight="bold")
+    return Plot(f"{bench}-np{np_}-ranks", "rankmap", bench, np_,
+                f"{bench}, {np_} ranks: rank by rank",
+                f"Each rank's time per call over the median rank's in the same observation, at "
+                f"{size or 'its only size'}; dark rows are ranks that are slow in every launch "
+                f"(placement, a slow node), dark columns a slow observation. Slowest ranks "
+                f"(median over observations): {'; '.join(named)}.", fig)
 
 
 def png(fig: Figure, dpi: int = 100) -> bytes:
