@@ -9,10 +9,11 @@ from mpiarena.suites import builtin_names, load
 
 
 def test_builtin_suites_load():
-    assert {"quick", "default"} <= set(builtin_names())
+    assert {"quick", "default", "transports"} <= set(builtin_names())
     quick = load("quick")
     assert "pingpong" in quick.benchmarks and quick.nps == (2,)
-    assert load("default").variants[0].name == "tcp"
+    assert not load("default").variants  # every implementation as it comes
+    assert [v.name for v in load("transports").variants] == ["tcp", "tcp", "lamd", "direct"]
 
 
 def test_suite_file_with_variant(tmp_path):
