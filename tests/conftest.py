@@ -82,3 +82,16 @@ def nothing_left_behind():
     yield
     assert leftovers() == []
     assert netns.existing() == []  # no emulated cluster outlives the tests
+
+
+def watchdog_of(pid: int) -> int:
+    """The watchdog mpiarena pid started."""
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+            if entry.name.isdigit() and args[-2:] == [b"mpiarena.runner.watchdog",
+                                                      str(pid).encode()]:
+                return int(entry.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no watchdog for {pid}")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers, mpiarena
+from conftest import IMPLS, leftovers, mpiarena, watchdog_of
 
 from mpiarena import paths, users
 from mpiarena.benchmarks import BENCHMARKS
@@ -226,6 +226,7 @@ def test_sigterm_mid_run_tears_the_cluster_down(db):
 def test_the_cluster_of_a_crashed_run_is_removed_by_cluster_down_all(db):
     proc = start_run(db)
     wait_for_cells(db, proc)
+    os.kill(watchdog_of(proc.pid), signal.SIGKILL)  # its watchdog would take the cluster down
     proc.kill()  # SIGKILL: no chance to tear down
     proc.communicate(timeout=60)
     assert made_for_runs()

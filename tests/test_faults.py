@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, MARKER, leftovers
+from conftest import IMPLS, MARKER, leftovers, watchdog_of
 
 from mpiarena import paths, users
 from mpiarena.cluster import netns
@@ -149,19 +149,6 @@ def nothing_of(pid: int) -> bool:
                 if s.name.rsplit("-", 1)[-1] not in live]
     return (not leftovers(grace=0) and not list(paths.scratch_dir().glob(f"run-{pid}-*"))
             and not sessions and not stale_ipc())
-
-
-def watchdog_of(pid: int) -> int:
-    """The watchdog mpiarena pid started."""
-    for entry in Path("/proc").iterdir():
-        try:
-            args = (entry / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
-            if entry.name.isdigit() and args[-2:] == [b"mpiarena.runner.watchdog",
-                                                      str(pid).encode()]:
-                return int(entry.name)
-        except OSError:
-            continue
-    raise AssertionError(f"no watchdog for {pid}")
 
 
 @pytest.mark.parametrize("victim", dict.fromkeys([FIRST, *DAEMON_FAMILIES]))
