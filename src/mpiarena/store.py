@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ArenaError
+from .procs import alive
 
 SCHEMA_VERSION = 4  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
@@ -288,8 +289,8 @@ class Store:
         """The run's status, 'incomplete' for a run whose process died while running."""
         if row["status"] != "running":
             return str(row["status"])
-        alive = row["host"] == socket.gethostname() and _pid_alive(int(row["pid"]))
-        return "running" if alive else "incomplete"
+        live = row["host"] == socket.gethostname() and alive(int(row["pid"]))
+        return "running" if live else "incomplete"
 
     def implementations(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM implementations WHERE run_id=? ORDER BY impl_id",
@@ -387,13 +388,3 @@ def _chunks(ids: Sequence[int], n: int = 500) -> Iterator[list[int]]:
 
 def _marks(chunk: list[int]) -> str:
     return ",".join("?" * len(chunk))
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
