@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 from harness_overhead import mpiarena_argv
 
+from mpiarena.analysis.quantities import trusted_from
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.cluster.spec import parse
-from mpiarena.report.quantities import trusted_from
 from mpiarena.results import load
 from mpiarena.store import Store
 

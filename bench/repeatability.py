@@ -22,9 +22,9 @@ from pathlib import Path
 
 from harness_overhead import mpiarena_argv
 
-from mpiarena.report.summary import comparable
+from mpiarena.analysis.groups import comparable
+from mpiarena.analysis.stats import center, center_ci, verdicts
 from mpiarena.results import RunData, load
-from mpiarena.stats import center, center_ci, verdicts
 from mpiarena.store import Store
 
 IMPLS = ("mpich-4.0.2", "openmpi-4.1.4", "mpich-5.0.2")

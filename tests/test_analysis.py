@@ -12,24 +12,19 @@ import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena.analysis import (
+from mpiarena.analysis.cells import cell_warnings, outliers, warning_lines
+from mpiarena.analysis.compare import compare_runs, timed_differently
+from mpiarena.analysis.curves import (
     Switch,
-    cell_warnings,
-    compare_runs,
     curve,
     curve_noise,
     derived,
-    outliers,
     protocol_switches,
-    relative,
-    scaling,
     switches,
-    timed_differently,
-    warning_lines,
 )
+from mpiarena.analysis.stats import ci_halfwidth, verdicts
 from mpiarena.results import Group, Key, RunData, load
 from mpiarena.sizes import parse_sizes
-from mpiarena.stats import ci_halfwidth, verdicts
 from mpiarena.store import Store
 
 A, B = 1e-6, 1e-10  # 1 us fixed cost, 10 GB/s
@@ -193,20 +188,6 @@ def test_peak_and_half_bandwidth_size_of_a_hockney_curve():
     assert d.throughput[1 << 20] == pytest.approx(8 * (1 << 20) / t_1m / 1e6)
 
 
-def test_relative_performance_and_scaling():
-    rng = np.random.default_rng(15)
-    cells = {("allreduce", 8, n): {"base": noisy(np.full(9, 1e-6 * n), rng, 0.001),
-                                   "half": noisy(np.full(9, 0.5e-6 * n), rng, 0.001)}
-             for n in (4, 2, 3)}
-    data = run_data(cells)
-    rel = relative(data, "base")
-    assert rel["allreduce", 8, 2]["base"] == 100.0
-    assert rel["allreduce", 8, 3]["half"] == pytest.approx(200.0, rel=0.01)
-    curve = scaling(data, "allreduce", 8)
-    assert [n for n, _ in curve["base"]] == [2, 3, 4]
-    assert [m for _, m in curve["half"]] == pytest.approx([1e-6, 1.5e-6, 2e-6], rel=0.01)
-
-
 # --- adaptive sampling and run comparisons --------------------------------------------------
 
 
@@ -317,7 +298,8 @@ def test_real_open_mpi_eager_limit_shows_and_moves(tmp_path: Path, db: str):
 
 
 def test_scoreboard_names_a_planted_winner_its_sizes_and_the_standing():
-    from mpiarena.report.summary import analyse, scoreboard_lines, standings, stretches
+    from mpiarena.analysis.run import analyse, standings, stretches
+    from mpiarena.report.summary import scoreboard_lines
 
     rng = np.random.default_rng(21)
     cells = {}
@@ -341,7 +323,7 @@ def test_scoreboard_names_a_planted_winner_its_sizes_and_the_standing():
 
 
 def test_a_cell_lost_in_one_launch_is_reported_though_others_measured_it():
-    from mpiarena.report.summary import analyse
+    from mpiarena.analysis.run import analyse
 
     rng = np.random.default_rng(22)
     data = run_data({("pingpong", 8, 2): {"a": rng.lognormal(0, 0.01, 20) * 1e-6,
@@ -354,7 +336,7 @@ def test_a_cell_lost_in_one_launch_is_reported_though_others_measured_it():
 
 
 def test_warnings_fold_to_one_line_per_kind_with_a_count():
-    from mpiarena.report.summary import analyse, notice_kinds
+    from mpiarena.analysis.run import analyse, notice_kinds
 
     rng = np.random.default_rng(23)
     cells = {("pingpong", s, 2): {v: rng.lognormal(0, 0.4, 20) * 1e-6 for v in "abc"}

@@ -74,7 +74,7 @@ def _summary_export_matches_the_tables(db: str, shown: str) -> None:
     rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--summary", "--db",
                                                     db).stdout)))
     assert len(rows) == len(records) and float(rows[0]["figure"]) > 0
-    from mpiarena.report import units
+    from mpiarena import units
 
     pingpong = records[TWO[0], "pingpong", 8]
     assert units.seconds(pingpong["figure"]) in shown  # the table's own figure

@@ -19,6 +19,7 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena, watchdog_of
 
 from mpiarena import paths, users
+from mpiarena.analysis.quantities import trusted_from
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.build import build_core
 from mpiarena.cluster import emulated, netns
@@ -26,7 +27,6 @@ from mpiarena.cluster.placement import Node, spread
 from mpiarena.cluster.spec import parse
 from mpiarena.errors import ArenaError
 from mpiarena.plan import Variant
-from mpiarena.report.quantities import trusted_from
 from mpiarena.report.topology import emulation_note
 from mpiarena.results import RunData
 from mpiarena.runner.launch import Daemons, job_for

@@ -15,7 +15,7 @@ from test_store import as_schema_3
 from mpiarena import results
 from mpiarena.benchmarks import BENCHMARKS, overlap_percent, progress_percent, progress_verdict
 from mpiarena.plan import Cell
-from mpiarena.report.costs import costs
+from mpiarena.report.costs import costs_text
 from mpiarena.report.markdown import render_markdown
 from mpiarena.report.terminal import render
 from mpiarena.runner.execute import with_baseline
@@ -137,7 +137,7 @@ def test_extras_reach_the_store_and_every_report(tmp_path):
     blocked = data.cells["cpu", 0, 2]
     assert np.median(blocked["x-1"].array) == pytest.approx(101, abs=1)
     assert np.all(data.cells["memory", 1 << 20, 2]["x-1:block"].array >= 4e6)
-    c = costs(data)
+    c = costs_text(data)
     assert c is not None and c.header[:3] == ["variant", "thread level", "CPU % blocked"]
     # a variant against its own implementation's default: 100% against 0.5% (the floor)
     called = [v for v in c.verdicts if v.startswith("CPU % blocked: x-1:block used ")]

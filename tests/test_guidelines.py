@@ -7,7 +7,7 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_core import running
 
-from mpiarena.analysis import guideline_checks
+from mpiarena.analysis.guidelines import guideline_checks
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.errors import ArenaError
 from mpiarena.guidelines import BENCHES, GUIDELINES

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena.report.summary import analyse
+from mpiarena.analysis.run import analyse
 from mpiarena.results import load
 from mpiarena.store import Store
 

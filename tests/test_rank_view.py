@@ -6,8 +6,9 @@ import re
 
 import numpy as np
 
+from mpiarena.analysis.ranks import rank_matrix
 from mpiarena.report.html import render_html
-from mpiarena.report.plots import BANDS, _bands, rank_matrix
+from mpiarena.report.plots import BANDS, _bands
 from mpiarena.results import Group, load
 from mpiarena.store import Obs, Store
 

@@ -10,10 +10,10 @@ from conftest import IMPLS, leftovers, mpiarena
 from test_cluster import CAN_EMULATE
 
 from mpiarena import reproduce, studies
+from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, check
+from mpiarena.analysis.quantities import value
 from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
-from mpiarena.report.claims import CANNOT, FAILS, HOLDS, PARTLY, check
-from mpiarena.report.quantities import value
 from mpiarena.report.reproduction import evaluate
 from mpiarena.report.reproduction_text import markdown
 from mpiarena.results import Group, RunData

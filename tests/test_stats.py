@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mpiarena.stats import (
+from mpiarena.analysis.stats import (
     center,
     center_ci,
     center_coverage,

@@ -115,8 +115,9 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
                        [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)], 0)
     store.close()
     _as_schema_2(path)
-    from mpiarena.analysis import compare_runs
-    from mpiarena.report.summary import analyse, verdict_text
+    from mpiarena.analysis.compare import compare_runs
+    from mpiarena.analysis.run import analyse
+    from mpiarena.report.summary import verdict_text
     from mpiarena.results import load
 
     data = load(Store(path), run)
@@ -169,8 +170,8 @@ def _figures(data):
 
 
 def test_a_run_in_the_new_layout_and_in_the_old_give_identical_summaries(tmp_path):
+    from mpiarena.analysis.run import analyse
     from mpiarena.benchmarks import BENCHMARKS
-    from mpiarena.report.summary import analyse
     from mpiarena.report.summary_export import to_json
     from mpiarena.results import load
 

@@ -15,6 +15,7 @@ from conftest import IMPLS, mpiarena
 from rich.console import Console
 
 from mpiarena import users
+from mpiarena.analysis.tuning import Choice, Gain, ranges
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import family_of
 from mpiarena.impls.base import Algorithm, Rule
@@ -26,7 +27,6 @@ from mpiarena.report.tuning import gain_line
 from mpiarena.store import Store
 from mpiarena.suites import Suite, VariantSpec, check
 from mpiarena.tune import Measure, tune, write_manifest
-from mpiarena.tuning import Choice, Gain, ranges
 
 OMPI = next((i for i in IMPLS if i.family == "openmpi"), None)
 MPICH4 = next((i for i in IMPLS if i.family == "mpich" and i.version.startswith("4")), None)

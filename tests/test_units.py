@@ -2,7 +2,7 @@
 
 import pytest
 
-from mpiarena.report.units import bandwidth, seconds
+from mpiarena.units import bandwidth, seconds
 
 
 @pytest.mark.parametrize("t, shown", [

@@ -282,8 +282,8 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
     store = _store(db)
     run_id = store.resolve(run)
     if summary:
+        from .analysis.run import analyse
         from .report import summary_export
-        from .report.summary import analyse
 
         a = analyse(load(store, run_id))
         text = summary_export.to_csv(a) if fmt == "csv" else summary_export.to_json(a)
@@ -306,7 +306,7 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
                 db_b: str | None) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics."""
-    from .analysis import compare_runs, timed_differently
+    from .analysis.compare import compare_runs, timed_differently
     from .report import terminal
 
     store_a = _store(db)

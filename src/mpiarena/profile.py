@@ -15,13 +15,12 @@ from pathlib import Path
 
 from rich.table import Table
 
-from . import core_env, paths
+from . import core_env, paths, units
 from .build import build_pmpi, compile_with
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .plan import Variant
 from .procs import as_user, last_words
-from .report import units
 from .runner.cleanup import TOKEN_VAR, kill_tagged
 from .runner.job import JobError
 from .runner.launch import Daemons, command_for

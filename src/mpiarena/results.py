@@ -17,8 +17,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from .analysis.stats import nest
 from .benchmarks import BENCHMARKS, Benchmark
-from .stats import nest
 from .store import Store, Summary, Vector
 
 Key = tuple[str, int, int]  # bench, size, np

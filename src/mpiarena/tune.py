@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from .analysis.tuning import Choice, Gain, Range, Tuned, choices, gains, own_losses, ranges
 from .benchmarks import BENCHMARKS
 from .build import build_all
 from .cluster.topology import Where, opened
@@ -26,7 +27,6 @@ from .runner.execute import Settings
 from .runner.session import measure
 from .store import Store
 from .suites import Suite, VariantSpec, check
-from .tuning import Choice, Gain, Range, Tuned, choices, gains, own_losses, ranges
 from .users import RankUser
 
 MANIFEST = "tuning.json"

@@ -1,20 +1,19 @@
 """The application kernels' section: wall time, time inside each kind of call, correctness.
 
-One row per kernel, size, rank count and variant: the median wall time of a run (slowest
-rank), the median over observations of the slowest rank's seconds in each kind of call with
+One row per kernel, size, rank count and variant: the wall time of a run (slowest rank; the
+median of launch medians), the median over observations of the slowest rank's seconds in each kind of call with
 its share of the wall time, and the correctness figure of rank 0 (the worst observation).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..benchmarks import APP_CALLS, APP_CHECKS, BENCHMARKS
-from ..results import Group, RunData
-from . import units
+from .. import units
+from ..analysis.apps import call_times, check_figure
+from ..analysis.groups import figure
+from ..benchmarks import APP_CHECKS, BENCHMARKS
+from ..results import RunData
 
 STATUS = {"na": "n/a", "skipped": "skipped", "invalid": "invalid", "failed": "failed"}
 
@@ -25,26 +24,6 @@ class Apps:
         "kernel", "size", "ranks", "variant", "wall", "inside message passing", "check"])
     rows: list[list[str]] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)  # why a cell's answer was wrong
-
-
-def call_times(group: Group) -> dict[str, float]:
-    """Median over observations of the slowest rank's seconds in each kind of call."""
-    out = {}
-    for call in APP_CALLS:
-        per_obs = [max((v for v in x[f"t_{call}"] if math.isfinite(v)), default=math.nan)
-                   for x in group.extras if f"t_{call}" in x]
-        if per_obs:
-            out[call] = float(np.nanmedian(per_obs))
-    return out
-
-
-def check_figure(group: Group) -> tuple[str, float] | None:
-    """The correctness figure's name and its worst value over observations (rank 0)."""
-    for name in APP_CHECKS:
-        values = [x[name][0] for x in group.extras if name in x and math.isfinite(x[name][0])]
-        if values:
-            return name, max(values, key=abs)
-    return None
 
 
 def _check_text(figure: tuple[str, float] | None) -> str:
@@ -75,7 +54,7 @@ def apps(data: RunData) -> Apps | None:
                     out.invalid.append(f"{bench} {size:,} at {np_} ranks, {variant}: "
                                        f"{group.reason}")
                 continue
-            wall = float(np.median(group.values))
+            wall = figure(group)
             calls = ", ".join(f"{call} {units.seconds(t)} {100 * t / wall:.0f}%"
                               for call, t in call_times(group).items() if t > 0 and wall > 0)
             out.rows.append([*row, units.seconds(wall), calls or "-",

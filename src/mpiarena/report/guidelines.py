@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..analysis import GuidelineCheck, guideline_checks, guidelines_unchecked
+from .. import units
+from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_unchecked
 from ..guidelines import BY_MOCKUP, GUIDELINES
 from ..results import RunData
 from ..sizes import format_size
-from . import units
 
 LEAD = ("A collective should be no slower than a mock-up of it built from the same library's "
         "other calls, on the same buffers and sizes and timed the same way (Träff, Gropp and "

@@ -16,17 +16,17 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__
+from .. import __version__, units
+from ..analysis.run import Analysis, analyse, scoreboard
+from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from ..sizes import format_size
-from ..stats import CONFIDENCE, THRESHOLD, Verdict
-from . import plots, units
-from .costs import costs
+from . import plots
+from .costs import costs_text
 from .guidelines import guidelines
 from .summary import (
-    Analysis,
-    analyse,
+    cell_text,
     machine_line,
     method_lines,
     scoreboard_lines,
@@ -101,7 +101,7 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
         best = a.best(key)
         cells = []
         for variant in a.data.variants:
-            text = a.cell_text(key, variant)
+            text = cell_text(a, key, variant)
             time, _, bw = text.partition("  ")
             group = a.data.cells[key].get(variant)
             cells.append({"time": time, "bw": bw, "best": variant == best,
@@ -179,19 +179,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
         by_bench[bench]["ranks_image"] = image
 
     all_verdicts = [v for vs in a.judged.values() for v in vs]
-    board = {v: {"variant": v, "fastest": 0, "backed": 0, "measured": 0, "problems": 0}
-             for v in data.variants}
-    for vs in a.judged.values():
-        if vs:
-            board[vs[0].fast]["fastest"] += 1
-            board[vs[0].fast]["backed"] += vs[0].outcome == "faster"
-    for cell in data.cells.values():
-        for variant, group in cell.items():
-            if variant in board:
-                board[variant]["measured"] += group.status == "ok" and bool(group.values)
-                board[variant]["problems"] += group.status in ("failed", "invalid", "skipped")
-    scoreboard = sorted(board.values(), key=lambda r: (-r["backed"], -r["fastest"],
-                                                       r["variant"]))
+    board = [vars(b) for b in scoreboard(a)]
     counts = {o: sum(v.outcome == o for v in all_verdicts)
               for o in ("faster", "indistinguishable", "undecided")}
     run = data.run
@@ -255,7 +243,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
         "variants_known": bool(variants), "jobs": _jobs(data), "warnings": a.warnings,
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
-        "scoreboard": scoreboard, "n_judged": len(a.judged), "costs": costs(data),
+        "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data),
         "benches": benches, "method": method, "answer": scoreboard_lines(a),
         "variant_names": data.variants,

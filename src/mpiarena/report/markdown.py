@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ..analysis.run import analyse
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
-from .costs import costs
+from .costs import costs_text
 from .guidelines import guidelines
 from .summary import (
-    analyse,
+    cell_text,
     machine_line,
     method_lines,
     scoreboard_lines,
@@ -23,7 +24,7 @@ def _md(text: str) -> str:
 
 
 def _costs(data: RunData) -> list[str]:
-    c = costs(data)
+    c = costs_text(data)
     if c is None:
         return []
     out = ["## Costs", "", "| " + " | ".join(map(_md, c.header)) + " |",
@@ -96,7 +97,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
             best = a.best(key)
             row = [spec.size_text(key[1]) if spec.sized else ""]
             for variant in data.variants:
-                text = a.cell_text(key, variant)
+                text = cell_text(a, key, variant)
                 row.append(f"**{text} \\***" if variant == best else text)
             out.append("| " + " | ".join(row) + " |")
         out.append("")

@@ -23,12 +23,19 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from .. import units
+from ..analysis.groups import comparable, figure
+from ..analysis.ranks import rank_matrix, slowest_ranks
+from ..analysis.run import (
+    Analysis,
+    analyse,
+    bandwidth,
+    launch_figures,
+    relative_to_baseline,
+)
 from ..benchmarks import BENCHMARKS
-from ..results import Group, RunData
+from ..results import RunData
 from ..sizes import format_size
-from ..stats import center, launch_medians, ratio_ci
-from . import units
-from .summary import Analysis, analyse, bandwidth, comparable
 
 STYLE = {
     "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold", "axes.labelsize": 9,
@@ -48,7 +55,6 @@ LOG_PERCENT = [0.1, 1, 2, 5, 10, 25, 50, 100, 200, 400, 1000, 2500, 10000, 1e5, 
 CAP = 10.0  # the winners' colour scale ends here; larger ratios get its darkest colour
 MANY_RANKS = 8  # from here a collective gets a per-rank view
 BANDS = 256  # at most this many rows of ranks in a per-rank view (each the slowest of its ranks)
-SLOWEST = 3  # ranks named per variant under a per-rank view
 
 
 @dataclass
@@ -192,14 +198,14 @@ def launches_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure
         st = styles(variant)
         xs, ys, bars, ats = [], [], [], []  # one scatter and one set of bars per variant
         for x, key in enumerate(keys):
-            sample = comparable(a.data.cells[key]).get(variant)
-            if not sample:
+            seen = launch_figures(a, key).get(variant)
+            if seen is None:
                 continue
-            medians = launch_medians(sample)
+            medians, middle = seen
             at = x - 0.4 + width * (i + 0.5)
             xs.append(at + np.linspace(-0.3, 0.3, len(medians)) * width)
             ys.append(medians)
-            bars.append(center(sample))
+            bars.append(middle)
             ats.append(at)
         if xs:
             ax.scatter(np.concatenate(xs), np.concatenate(ys), s=9, color=st["color"],
@@ -273,18 +279,14 @@ def signature_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figur
 def relative_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
     """Performance relative to the baseline in % (baseline median / other median x 100)."""
     base = a.baseline
+    relative = relative_to_baseline(a, bench, np_)
     fig = _figure()
     ax = _axes(fig)
     sizes: list[int] = []
     for variant in a.data.variants:
         if variant == base:
             continue
-        rows = []
-        for key in a.tables[(bench, np_)]:
-            ok = comparable(a.data.cells[key])
-            if base in ok and variant in ok and (key[1] > 0 or not BENCHMARKS[bench].sized):
-                ratio, lo, hi = ratio_ci(ok[variant], ok[base])
-                rows.append((max(key[1], 1), 100 * ratio, 100 * lo, 100 * hi))
+        rows = relative.get(variant, [])
         if not rows:
             continue
         r = np.array(rows)
@@ -493,7 +495,7 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
             if group.status != "ok" or not group.values or not default.values:
                 face, text, color = GREY, "x" if group.status != "ok" else "-", "#6b7280"
             else:
-                ratio = center(default.nested) / center(group.nested)
+                ratio = figure(default) / figure(group)
                 face = cmap(norm(ratio))
                 lum = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2]
                 text, color = f"{ratio:.2f}", "white" if lum < 0.45 else "#1b1f24"
@@ -602,16 +604,6 @@ def many_ranks(bench: str, np_: int) -> bool:
     return BENCHMARKS[bench].kind == "coll" and np_ >= MANY_RANKS
 
 
-def rank_matrix(group: Group) -> np.ndarray:
-    """Every rank's time over the median rank's, rank x observation (all launches in order)."""
-    rows = list(group.per_rank)
-    width = max(len(r) for r in rows)
-    m = np.full((len(rows), width), np.nan)
-    for i, r in enumerate(rows):
-        m[i, :len(r)] = r
-    return (m / np.nanmedian(m, axis=1, keepdims=True)).T
-
-
 def _bands(m: np.ndarray) -> tuple[np.ndarray, int]:
     """Rows folded into at most BANDS bands of consecutive ranks, each its slowest rank."""
     per = -(-m.shape[0] // BANDS)
@@ -619,13 +611,6 @@ def _bands(m: np.ndarray) -> tuple[np.ndarray, int]:
         return m, 1
     pad = np.full((per * -(-m.shape[0] // per) - m.shape[0], m.shape[1]), np.nan)
     return np.nanmax(np.vstack([m, pad]).reshape(-1, per, m.shape[1]), axis=1), per
-
-
-def slowest_ranks(m: np.ndarray, n: int = SLOWEST) -> list[tuple[int, float]]:
-    """The n ranks whose median over observations of time / median rank is highest."""
-    typical = np.nanmedian(m, axis=1)
-    order = np.argsort(-np.nan_to_num(typical, nan=-np.inf))[:n]
-    return [(int(r), float(typical[r])) for r in order]
 
 
 def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:

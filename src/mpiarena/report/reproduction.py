@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..analysis.claims import ClaimRow, check
+from ..analysis.quantities import Measured, spread, value, variants_of
 from ..results import RunData
 from ..studies import Figure, Study
-from .claims import ClaimRow, check
-from .quantities import Measured, spread, value, variants_of
 
 SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6, "Mbit/s": 8e-6, "MB": 1e-6, "%": 1.0, "x": 1.0}
 

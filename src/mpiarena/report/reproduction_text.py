@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from ..analysis.claims import CANNOT, FAILS, HOLDS, PARTLY
+from ..analysis.quantities import Measured
 from ..results import RunData
-from .claims import CANNOT, FAILS, HOLDS, PARTLY
-from .quantities import Measured
 from .reproduction import Evaluation
 from .tables import show
 

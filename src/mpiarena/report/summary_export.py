@@ -9,10 +9,11 @@ import json
 import math
 from pathlib import Path
 
+from ..analysis.run import Analysis
+from ..analysis.stats import CONFIDENCE, THRESHOLD, center_coverage
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
-from ..stats import CONFIDENCE, THRESHOLD, center_coverage
-from .summary import Analysis, method_lines
+from .summary import method_lines
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
 VERSION = 1

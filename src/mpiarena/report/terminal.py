@@ -8,23 +8,21 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..analysis import Change
+from ..analysis.compare import Change
+from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
+from ..analysis.sampling import precision_reached
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
-from ..stats import ci_halfwidth
 from .apps import apps
-from .costs import costs
+from .costs import costs_text
 from .guidelines import guidelines
 from .summary import (
-    Analysis,
-    analyse,
+    cell_text,
     derived_text,
     implementation_line,
     machine_line,
     method_lines,
-    notice_kinds,
-    reference_variant,
     scoreboard_lines,
     switch_text,
     verdict_text,
@@ -93,7 +91,7 @@ def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> N
         best = a.best(key)
         row = [spec.size_text(key[1]) if spec.sized else ""]
         for variant in a.data.variants:
-            text = a.cell_text(key, variant)
+            text = cell_text(a, key, variant)
             row.append(f"[bold green]{text} *[/]" if variant == best else text)
         table.add_row(*row)
     show(console, a.title(bench, np_), table)
@@ -101,7 +99,7 @@ def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> N
 
 def _costs(data: RunData, console: Console) -> None:
     """What each library costs the program, with verdicts and details."""
-    c = costs(data)
+    c = costs_text(data)
     if c is None:
         return
     table = Table()
@@ -166,38 +164,27 @@ def _pingpong_figures(a: Analysis, console: Console) -> None:
 def _against_the_reference(data: RunData, console: Console) -> None:
     """Each library's pingpong bandwidth in times the reference's (raw TCP), at the largest size
     the reference measured: a reference, not a ceiling (shared memory beats it)."""
-    ref = reference_variant(data)
-    sizes = sorted(k[1] for k, c in data.cells.items()
-                   if k[0] == "pingpong" and ref in c and c[ref].status == "ok")
-    if ref is None or not sizes:
+    found = against_reference(data)
+    if found is None:
         return
-    cell = data.cells["pingpong", sizes[-1], 2]
-    figure = float(np.median(cell[ref].array))
-    for variant, group in cell.items():
-        if variant != ref and group.status == "ok" and group.values:
-            times = figure / float(np.median(group.array))
-            console.print(f"{variant}: {times:.2f} times the pingpong bandwidth of {ref} "
-                          f"(the reference) at {format_size(sizes[-1])}")
+    ref, size, times = found
+    for variant, x in times.items():
+        console.print(f"{variant}: {x:.2f} times the pingpong bandwidth of {ref} "
+                      f"(the reference) at {format_size(size)}")
 
 
 def _precision_summary(data: RunData, precision: float, console: Console) -> None:
     """How many launches each cell needed for the precision asked, and which never got it."""
     console.print(f"[bold]Adaptive sampling[/] to +-{precision:.1%} of the figure (95% CI over "
                   f"launches), at most {data.settings.get('max_time')} s per cell:")
-    for variant in data.variants:
-        groups = [(k, c[variant]) for k, c in data.cells.items()
-                  if variant in c and c[variant].status == "ok" and c[variant].values]
-        if not groups:
-            continue
-        missed = [(k, g) for k, g in groups if ci_halfwidth(g.nested) > precision]
-        counts = sorted(len(g.nested) for _, g in groups)
-        console.print(f"  {variant}: {len(groups) - len(missed)} of {len(groups)} cells reached "
-                      f"it (launches {counts[0]}-{counts[-1]})")
-        for key, group in missed:
+    for p in precision_reached(data, precision):
+        console.print(f"  {p.variant}: {p.cells - len(p.missed)} of {p.cells} cells reached "
+                      f"it (launches {p.launches[0]}-{p.launches[-1]})")
+        for key, launches, observations, halfwidth in p.missed:
             size = BENCHMARKS[key[0]].size_text(key[1])
             console.print(f"    [yellow]never[/]: {key[0]} {size} at {key[2]} ranks "
-                          f"({len(group.nested)} launches, {len(group.values)} observations, "
-                          f"+-{ci_halfwidth(group.nested):.1%})")
+                          f"({launches} launches, {observations} observations, "
+                          f"+-{halfwidth:.1%})")
 
 
 def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from ..analysis.quantities import link_of, trusted_from
 from ..results import RunData
-from .quantities import link_of, trusted_from
 
 
 def emulation_note(data: RunData) -> str:

@@ -8,11 +8,11 @@ import shlex
 from rich.console import Console
 from rich.table import Table
 
+from .. import units
+from ..analysis.stats import center
+from ..analysis.tuning import Gain
 from ..sizes import format_size
-from ..stats import center
 from ..tune import Tuning
-from ..tuning import Gain
-from . import units
 
 
 def _sizes(lo: int, hi: int | None) -> str:

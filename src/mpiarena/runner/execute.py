@@ -14,15 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
 from .. import paths
+from ..analysis.sampling import precise
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
 from ..plan import Cell, Plan, Round, Variant, timing
-from ..stats import ci_halfwidth
 from ..store import Obs, Store
 from ..suites import Suite
 from ..users import RankUser
@@ -270,9 +268,8 @@ class Executor:
             return False
         by_launch, spent = self.sampled[cell, variant.id]
         assert self.settings.precision is not None
-        sample = [np.asarray(v) for v in by_launch.values() if v]
         return spent < self.settings.max_time and \
-            ci_halfwidth(sample) > self.settings.precision
+            not precise(by_launch.values(), self.settings.precision)
 
     def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: str,
                 reason: str, iterations: int | None = None,

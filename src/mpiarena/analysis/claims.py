@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise, product
 
-from ..analysis import Switch, protocol_switches
+from .. import units
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size, parse_size
 from ..studies import Claim, Quantity, Study
-from . import units
+from .curves import Switch, protocol_switches
 from .quantities import (
     MARGIN,
     Measured,

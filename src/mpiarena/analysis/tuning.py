@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .results import Group, RunData
+from ..results import Group, RunData
 from .stats import center, decide, holm, launch_medians, p_value, ratio_ci
 
 

@@ -9,15 +9,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..analysis import derived
 from ..benchmarks import BENCHMARKS
 from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
 from ..profile import ProfileRun
 from ..results import Group, RunData
-from ..stats import center, nest
 from ..studies import Quantity, Study
 from .apps import call_times
+from .curves import derived
+from .stats import center, nest
 
 MARGIN = 1.05  # a difference under 5% is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program

@@ -1,0 +1,135 @@
+"""Warnings about doubtful cells: noise, outliers, warm-up, interference and launches that
+disagree (two levels of launch medians), each with its figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..benchmarks import BENCHMARKS
+from ..results import Group, Key, RunData
+from .groups import measured
+from .stats import (
+    launch_medians,
+    outliers,
+    variance_share,
+)
+
+HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is noise
+WARMUP_SHARE = 0.2  # slow outliers all within the first fifth of a cell are a warm-up effect
+
+
+@dataclass(frozen=True)
+class CellWarning:
+    """Something doubtful about one variant's observations in one cell, with its likely cause."""
+
+    key: Key
+    variant: str
+    text: str
+    cause: Literal["warm-up", "oversubscribed", "noise", "interference", "launches"]
+    outliers: tuple[int, ...] = ()  # indices into the launch's observations
+
+
+Warning = CellWarning  # the name the issue uses; shadows the builtin only inside this module
+
+
+def _robust_cv(x: np.ndarray) -> float:
+    median = float(np.median(x))
+    mad = float(np.median(np.abs(x - median)))
+    return 1.4826 * mad / median if median > 0 else 0.0
+
+
+def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
+                  high_cv: float = HIGH_CV) -> list[CellWarning]:
+    """Hyperfine-style warnings, each with its likely cause: launches that disagree (most of
+    the variance between launches, their medians `LAUNCH_SPREAD` apart or more), statistical
+    outliers inside a launch (beyond Tukey's fences at `k` IQR, "far out" by default, and at
+    least `min_rel` away from the launch's median), or a launch whose observations vary by
+    more than `high_cv` (robust CV). One warning per cell and variant, the first that applies."""
+    cores = int(data.machine.get("cores", 0) or 0)
+    out: list[CellWarning] = []
+    for key in sorted(k for k in data.cells if BENCHMARKS[k[0]].unit == "s"):
+        for variant, group in sorted(data.cells[key].items()):
+            if not measured(group):
+                continue
+            warning = _launch_warning(key, variant, group)
+            for x in group.nested if warning is None else []:
+                warning = warning or _cell_warning(key, variant, x, cores, k, min_rel, high_cv)
+            if warning is not None:
+                out.append(warning)
+    return out
+
+
+LAUNCH_SPREAD = 1.25  # launch medians this far apart, with most variance between launches
+
+
+def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
+    sample = group.nested
+    share = variance_share(sample)
+    medians = launch_medians(sample)
+    if share is None or share < 0.5 or medians.min() <= 0 \
+            or medians.max() / medians.min() < LAUNCH_SPREAD:
+        return None
+    figures = ", ".join(f"{v * 1e6:.3g}" for v in medians)
+    return CellWarning(key, variant, f"its launches disagree: {share:.0%} of the variance lies "
+                       f"between launches, launch medians {figures} us; the level is set when a "
+                       "job starts, so only more launches narrow it", "launches")
+
+
+def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, min_rel: float,
+                  high_cv: float) -> CellWarning | None:
+    idx = outliers(x, k=k, min_rel=min_rel)
+    bulk = np.delete(x, idx)
+    cv = _robust_cv(bulk) if len(bulk) > 2 else 0.0
+    median = float(np.median(x))
+    if (len(idx) == 0 and cv <= high_cv) or median <= 0:
+        return None
+    slow = idx[x[idx] > median]
+    cause: Literal["warm-up", "oversubscribed", "noise", "interference"]
+    if len(slow) == len(idx) > 0 and slow.min() == 0 \
+            and slow.max() < max(2, WARMUP_SHARE * len(x)):
+        cause = "warm-up"
+        why = ("the first is the slow one" if len(slow) == 1 else
+               f"the first {len(slow)} are the slow ones") + ": warm-up too short"
+    elif cores > 0 and key[2] > cores:
+        cause = "oversubscribed"
+        why = (f"oversubscribed ranks ({key[2]} on {cores} cores): busy-polling libraries "
+               "measure the scheduler")
+    elif cv > high_cv:
+        cause = "noise"
+        why = "noisy machine or interference"
+    else:
+        cause = "interference"
+        why = "something else ran now and then; re-run on a quiet machine"
+    if len(idx):
+        ratios = x[idx] / median
+        far = float(ratios[np.argmax(np.abs(np.log(ratios)))])
+        lead = (f"{len(idx)} of {len(x)} observations are statistical outliers (the farthest "
+                f"{far:.2g}x the median)")
+        if cv > high_cv:
+            lead += f", the rest vary by {cv:.0%}"
+    else:
+        lead = f"the observations vary by {cv:.0%} (robust CV)"
+    return CellWarning(key, variant, f"{lead}: {why}", cause, tuple(int(i) for i in idx))
+
+
+def warning_lines(warnings: Sequence[CellWarning],
+                  per_variant: int = 3) -> list[tuple[str, int, str]]:
+    """(cause, cells, line): one line per variant and cause ("12 cells: ..."), naming at most
+    `per_variant` cells."""
+    by: dict[tuple[str, str], list[CellWarning]] = {}
+    for w in warnings:
+        by.setdefault((w.variant, w.cause), []).append(w)
+    lines = []
+    for (variant, cause), ws in sorted(by.items()):
+        cells = ", ".join(f"{k[0]} {BENCHMARKS[k[0]].size_text(k[1])} ({k[2]} ranks)"
+                          for k in (w.key for w in ws[:per_variant]))
+        more = f" and {len(ws) - per_variant} more" if len(ws) > per_variant else ""
+        first = ws[0].text
+        lines.append((cause, len(ws), f"{variant}: {len(ws)} cell{'s' if len(ws) > 1 else ''} "
+                             f"({cells}{more}); e.g. {first}"))
+    return lines
+

@@ -1,0 +1,96 @@
+"""Self-consistency guidelines: each collective against its mock-up from other calls, decided
+by the verdicts' rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..guidelines import GUIDELINES, Guideline
+from ..results import Group, Key, RunData
+from .groups import figure, measured
+from .stats import (
+    ALPHA,
+    THRESHOLD,
+    decide,
+    holm,
+    p_value,
+    ratio_ci,
+)
+
+
+@dataclass(frozen=True)
+class GuidelineCheck:
+    """One guideline for one variant in one cell: the collective against its mock-up."""
+
+    guideline: Guideline
+    variant: str
+    key: Key  # the collective's cell; the mock-up's is (guideline.mockup, size, np)
+    collective: float  # seconds: the median of launch medians
+    mockup: float
+    ratio: float  # collective / mock-up: above 1, the mock-up ran faster
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    outcome: Literal["violated", "held", "undecided"]
+    launches: int
+
+    @property
+    def saving(self) -> float:
+        """The share of the collective's time the mock-up saves (negative: it costs more)."""
+        return 1 - 1 / self.ratio
+
+
+def guideline_checks(data: RunData, alpha: float = ALPHA,
+                     threshold: float = THRESHOLD) -> list[GuidelineCheck]:
+    """Every guideline in every cell where a variant measured both the collective and its
+    mock-up. Violated: the mock-up ran faster by the verdicts' rule (the whole ratio interval
+    beyond `threshold` and the launch test, Holm-corrected across every check of the run, backing
+    it); held: the collective ran faster by that rule, or the two are indistinguishable;
+    anything else is undecided."""
+    rows = []
+    for g in GUIDELINES:
+        for key in sorted(k for k in data.cells if k[0] == g.collective):
+            mock = data.cells.get((g.mockup, key[1], key[2]), {})
+            for variant in data.variants:
+                gc, gm = data.cells[key].get(variant), mock.get(variant)
+                if measured(gc) and measured(gm):
+                    assert gc is not None and gm is not None
+                    ratio, lo, hi = ratio_ci(gm.nested, gc.nested)
+                    rows.append((g, variant, key, gc, gm, ratio, lo, hi,
+                                 p_value(gc.nested, gm.nested)))
+    adjusted = holm([r[-1] for r in rows])
+    out = []
+    for (g, variant, key, gc, gm, ratio, lo, hi, _p), p in zip(rows, adjusted, strict=True):
+        n = min(len(gc.nested), len(gm.nested))
+        outcome: Literal["violated", "held", "undecided"] = "undecided"
+        if decide(lo, hi, p, n, alpha, threshold) == "faster":
+            outcome = "violated"
+        elif decide(1 / hi, 1 / lo, p, n, alpha, threshold) == "faster" \
+                or decide(lo, hi, p, n, alpha, threshold) == "indistinguishable":
+            outcome = "held"
+        out.append(GuidelineCheck(g, variant, key, figure(gc), figure(gm), ratio, lo, hi, p,
+                                  outcome, n))
+    return out
+
+
+def guidelines_unchecked(data: RunData) -> dict[tuple[str, str], str]:
+    """(mock-up, variant) -> why a guideline the run asked for was checked at no cell for that
+    variant: what the core said of the collective or its mock-up (n/a, failed...) at the
+    largest size (a 0-byte cell's reason is only its own)."""
+    out: dict[tuple[str, str], str] = {}
+    for g in GUIDELINES:
+        cells = {(k[1], k[2]) for k in data.cells if k[0] in (g.collective, g.mockup)}
+        for variant in data.variants:
+            def group(bench: str, cell: tuple[int, int], variant: str = variant) -> Group | None:
+                return data.cells.get((bench, *cell), {}).get(variant)
+
+            if not cells or any(measured(group(g.collective, c)) and measured(group(g.mockup, c))
+                                for c in cells):
+                continue
+            largest = max(c[0] for c in cells)
+            lost = sorted({f"{bench}: {x.reason or x.status}" for c in cells if c[0] == largest
+                           for bench in (g.collective, g.mockup)
+                           if (x := group(bench, c)) is not None and not measured(x)})
+            out[g.mockup, variant] = "; ".join(lost) or "not measured"
+    return out

@@ -1,0 +1,371 @@
+"""A run analysed once for every report: `analyse` computes the tables in order, the verdicts
+(Holm-corrected across the whole report), per-cell statistics, protocol switches, derived
+figures, every warning and the scoreboard's standings, so that all reports say the same;
+`report/` only renders them."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ..benchmarks import BENCHMARKS
+from ..errors import ArenaError
+from ..impls.registry import families
+from ..results import Key, RunData
+from .cells import cell_warnings, warning_lines
+from .curves import Derived, Switch, derived, protocol_switches
+from .groups import comparable, figure, measured
+from .stats import (
+    Summary,
+    Verdict,
+    boot_centers,
+    center,
+    launch_medians,
+    ratio_ci,
+    summarize,
+    verdicts,
+)
+
+
+def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | None:
+    """Bytes per second for a point-to-point benchmark, as the terminal summary computes it."""
+    if size <= 0:
+        return None
+    return BENCHMARKS[bench].bandwidth(size, reduced, window)
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: str  # error | warn | info
+    text: str
+    kind: str  # what it is about, for one line per kind: "failed cells", "launches disagree"
+    count: int = 1  # how many cells (or jobs) it covers
+
+
+@dataclass
+class Analysis:
+    data: RunData
+    baseline: str
+    baseline_given: bool
+    cores: int
+    window: int
+    tables: dict[tuple[str, int], list[Key]] = field(default_factory=dict)
+    judged: dict[Key, list[Verdict]] = field(default_factory=dict)
+
+    def oversub(self, np_: int) -> str:
+        return f" [oversubscribed: {np_} ranks on {self.cores} cores]" if np_ > self.cores else ""
+
+    def label(self, key: Key) -> str:
+        """The label verdict lines start with, as in the terminal summary."""
+        bench, size, np_ = key
+        text = f"{bench} {BENCHMARKS[bench].size_text(size)}" if BENCHMARKS[bench].sized else bench
+        return text + self.oversub(np_)
+
+    def title(self, bench: str, np_: int) -> str:
+        return f"{bench}: {BENCHMARKS[bench].doc} ({np_} ranks){self.oversub(np_)}"
+
+    def summary_keys(self, keys: list[Key]) -> list[Key]:
+        """The keys whose verdicts the terminal prints by default: the first and last size."""
+        return sorted({keys[0], keys[-1]}, key=keys.index)
+
+    def best(self, key: Key) -> str | None:
+        ok = comparable(self.data.cells[key])
+        return min(ok, key=lambda v: center(ok[v])) if len(ok) > 1 else None
+
+    @cached_property
+    def summaries(self) -> dict[Key, dict[str, Summary]]:
+        return {k: {v: summarize(a) for v, a in comparable(cell).items()}
+                for k, cell in self.data.cells.items()}
+
+    @cached_property
+    def warnings(self) -> list[Notice]:
+        return _warnings(self)
+
+    @cached_property
+    def switches(self) -> dict[str, list[Switch]]:
+        """Protocol switches seen on each variant's pingpong curve."""
+        return protocol_switches(self.data)
+
+    @cached_property
+    def derived(self) -> dict[str, Derived]:
+        """Latency, peak bandwidth and n1/2 of each variant's pingpong curve."""
+        return derived(self.data)
+
+
+def analyse(data: RunData, baseline: str | None = None) -> Analysis:
+    if baseline is not None and baseline not in data.variants:
+        raise ArenaError(f"unknown baseline '{baseline}'; run {data.run_id} has "
+                         f"{', '.join(data.variants) or 'no variants'}")
+    chosen = baseline or (data.variants[0] if data.variants else "")
+    out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
+                   int(data.settings.get("window", 64)))
+    order = list(BENCHMARKS)
+    timed = [k for k in data.cells if BENCHMARKS[k[0]].kind != "cost"]  # costs: costs.py
+    for key in sorted(timed, key=lambda k: (order.index(k[0]), k[2], k[1])):
+        out.tables.setdefault((key[0], key[2]), []).append(key)
+    cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
+    cells = [(k, c) for k, c in cells if len(c) > 1]
+    out.judged = dict(zip([k for k, _ in cells], verdicts([c for _, c in cells]), strict=True))
+    return out
+
+
+def _where(keys: list[Key]) -> str:
+    first = keys[0]
+    size = f" {BENCHMARKS[first[0]].size_text(first[1])}" if BENCHMARKS[first[0]].sized else ""
+    more = {1: "", 2: " and 1 more cell"}.get(len(keys), f" and {len(keys) - 1} more cells")
+    return f"{first[0]}{size}, {first[2]} ranks{more}"
+
+
+# a cell warning's cause -> the kind of notice it is
+CAUSES = {"launches": "launches disagree", "noise": "noisy cells", "interference":
+          "interference", "warm-up": "warm-up in the observations", "oversubscribed":
+          "oversubscribed cells"}
+_CAUSE = re.compile(rf"^(?:{'|'.join(BENCHMARKS)})(?: \d+ (?:[KMG]i)?B)?: ")
+
+
+def _warnings(a: Analysis) -> list[Notice]:
+    data = a.data
+    out: list[Notice] = []
+    if data.status != "complete":
+        note = f" ({data.run['note']})" if data.run.get("note") else ""
+        out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
+                                    "the plan was measured", "incomplete run"))
+    for np_ in sorted({k[2] for k in data.cells}):
+        if np_ > a.cores:
+            out.append(Notice("warn", f"{np_} ranks on {a.cores} cores: oversubscribed; ranks "
+                                       "run unbound and busy-polling libraries measure the "
+                                       "scheduler (every line at this rank count is marked)",
+                              "oversubscribed"))
+    problems: dict[tuple[str, str, str], list[Key]] = {}
+    unexpressible: dict[tuple[str, str], list[Key]] = {}
+    short: dict[str, list[Key]] = {}
+    wanted = int(data.settings.get("observations", 0)) * int(data.settings.get("launches", 1))
+    for key, cell in data.cells.items():
+        for variant, group in cell.items():
+            if group.status in ("failed", "invalid", "skipped"):
+                # later cells of a failed job say "<bench> <size>: <why>": one line per cause
+                reason = _CAUSE.sub("", group.reason or "")
+                problems.setdefault((variant, group.status, reason), []).append(key)
+            elif group.status == "na":
+                unexpressible.setdefault((variant, group.reason), []).append(key)
+            elif group.lost:  # measured in some launches, lost in others: say so, and why
+                for status, why in set(group.lost.values()):
+                    problems.setdefault((variant, f"{status} in a launch (measured in "
+                                         f"{len(group.nested)} before it, not asked again)",
+                                         _CAUSE.sub("", why)), []).append(key)
+            elif (group.values and len(group.values) < wanted
+                  and BENCHMARKS[key[0]].kind != "startup"):
+                short.setdefault(variant, []).append(key)
+            elif not group.values:
+                problems.setdefault((variant, "empty", "no observation was stored"),
+                                    []).append(key)
+    for (variant, status, reason), keys in problems.items():
+        level = "warn" if status.startswith("skipped") else "error"
+        out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}",
+                          f"{status} cells" if " " not in status else "cells lost in a launch",
+                          len(keys)))
+    for job in data.jobs:
+        cause = _CAUSE.sub("", job["reason"] or "")
+        if job["status"] not in ("ok", "done", "running") and not any(
+                v == job["variant"] and r == cause for v, _, r in problems):
+            out.append(Notice("error", f"{job['variant']} job at {job['np']} ranks "
+                                        f"{job['status']}: {job['reason'] or 'no reason'}",
+                              f"{job['status']} jobs"))
+    for variant, keys in short.items():
+        cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
+        out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
+                                   f"observations (a cell stops taking observations after "
+                                   f"{data.settings.get('max_cell_time', '?')} s), "
+                                   f"first at {_where(keys)}", "short of observations",
+                                   len(keys)))
+    out += [Notice("warn", line, CAUSES[cause], n)
+            for cause, n, line in warning_lines(cell_warnings(data))]
+    for (variant, reason), keys in unexpressible.items():
+        benches = sorted({k[0] for k in keys}, key=list(BENCHMARKS).index)
+        out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
+                                   f"({reason or 'not expressible'})", "not expressible (n/a)",
+                                   len(keys)))
+    return out
+
+
+def reference_variant(data: RunData) -> str | None:
+    """The run's plain variant of the reference family (raw TCP), if it has one."""
+    references = {f.name for f in families() if f.reference}
+    return next((i["impl_id"] for i in data.implementations
+                 if i["family"] in references and i["impl_id"] in data.variants), None)
+
+
+def notice_kinds(notices: list[Notice]) -> list[Notice]:
+    """One notice per level and kind, in order of first appearance: how many cells (or jobs)
+    the kind covers, how many detailed lines stand behind it, and the first one's text."""
+    by: dict[tuple[str, str], list[Notice]] = {}
+    for n in notices:
+        by.setdefault((n.level, n.kind), []).append(n)
+    out = []
+    for (level, kind), ns in by.items():
+        if len(ns) == 1:
+            out.append(ns[0])
+            continue
+        count = sum(n.count for n in ns)
+        unit = "jobs" if kind.endswith("jobs") else "cells"
+        out.append(Notice(level, f"{kind}: {count} {unit} ({len(ns)} lines with --all); "
+                                 f"e.g. {ns[0].text}", kind, count))
+    return out
+
+
+# --- the answer first -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Sizes of one benchmark over which one variant has the lowest figure."""
+
+    winner: str
+    first: int
+    last: int
+    sizes: int
+    decided: int  # sizes where it ran faster than every other variant, with the verdict's backing
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A variant against the fastest of each cell it measured: the geometric mean of its ratios
+    (1.0: always the fastest), with a hierarchical bootstrap interval."""
+
+    variant: str
+    geomean: float
+    ci_low: float
+    ci_high: float
+    cells: int
+
+
+def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
+    """Who has the lowest figure across a table's sizes, one entry per change of winner."""
+    out: list[Stretch] = []
+    for key in a.tables[(bench, np_)]:
+        best = a.best(key)
+        if best is None:
+            continue
+        decided = all(v.outcome == "faster" for v in a.judged.get(key, [])) and bool(
+            a.judged.get(key))
+        if out and out[-1].winner == best:
+            s = out[-1]
+            out[-1] = Stretch(best, s.first, key[1], s.sizes + 1, s.decided + decided)
+        else:
+            out.append(Stretch(best, key[1], key[1], 1, int(decided)))
+    return out
+
+
+def standings(a: Analysis, rounds: int = 400) -> list[Standing]:
+    """Every variant's standing over the time cells of point-to-point and collective
+    benchmarks where at least two variants measured something, best first."""
+    rng = np.random.default_rng(0)
+    logs: dict[str, list[np.ndarray]] = {}
+    points: dict[str, list[float]] = {}
+    for keys in a.tables.values():
+        for key in keys:
+            if BENCHMARKS[key[0]].kind not in ("p2p", "coll"):
+                continue
+            ok = comparable(a.data.cells[key])
+            if len(ok) < 2:
+                continue
+            boot = {v: boot_centers(s, rng, rounds) for v, s in ok.items()}
+            best = min(ok, key=lambda v: center(ok[v]))
+            for v, s in ok.items():
+                logs.setdefault(v, []).append(np.log(boot[v] / boot[best]))
+                points.setdefault(v, []).append(math.log(center(s) / center(ok[best])))
+    out = []
+    for v, rows in logs.items():
+        means = np.exp(np.mean(np.stack(rows), axis=0))
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        out.append(Standing(v, math.exp(float(np.mean(points[v]))), float(lo), float(hi),
+                            len(rows)))
+    return sorted(out, key=lambda s: s.geomean)
+
+
+def strongest(a: Analysis, count: int = 5) -> list[tuple[Key, Verdict]]:
+    """The decided differences that matter most: the largest lower bounds of the ratio."""
+    decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == "faster"]
+    return sorted(decided, key=lambda kv: -kv[1].ci_low)[:count]
+
+
+def launch_figures(a: Analysis, key: Key) -> dict[str, tuple[np.ndarray, float]]:
+    """Per variant that measured the cell: each launch's median, and the cell's figure."""
+    return {v: (launch_medians(s), center(s)) for v, s in comparable(a.data.cells[key]).items()}
+
+
+def relative_to_baseline(a: Analysis, bench: str, np_: int
+                         ) -> dict[str, list[tuple[int, float, float, float]]]:
+    """Per variant other than the baseline, per size: the baseline's figure over the variant's
+    in % (200: twice as fast) with its hierarchical bootstrap 95% interval; a 0-byte cell of a
+    sized benchmark counts as 1 byte on a log axis."""
+    out: dict[str, list[tuple[int, float, float, float]]] = {}
+    for key in a.tables[(bench, np_)]:
+        ok = comparable(a.data.cells[key])
+        if a.baseline not in ok or not (key[1] > 0 or not BENCHMARKS[bench].sized):
+            continue
+        for variant in (v for v in a.data.variants if v != a.baseline and v in ok):
+            ratio, lo, hi = ratio_ci(ok[variant], ok[a.baseline])
+            out.setdefault(variant, []).append((max(key[1], 1), 100 * ratio, 100 * lo,
+                                                100 * hi))
+    return out
+
+
+@dataclass(frozen=True)
+class Board:
+    """A variant's line on the HTML scoreboard."""
+
+    variant: str
+    fastest: int  # cells where its figure was the lowest
+    backed: int  # of those, cells where the verdict against the runner-up is 'faster'
+    measured: int
+    problems: int  # failed, invalid or skipped cells
+
+
+def scoreboard(a: Analysis) -> list[Board]:
+    """Every variant's wins, backed wins, measured and lost cells; most backed wins first."""
+    board = {v: [0, 0, 0, 0] for v in a.data.variants}
+    for vs in a.judged.values():
+        if vs:
+            board[vs[0].fast][0] += 1
+            board[vs[0].fast][1] += vs[0].outcome == "faster"
+    for cell in a.data.cells.values():
+        for variant, group in cell.items():
+            if variant in board:
+                board[variant][2] += measured(group)
+                board[variant][3] += group.status in ("failed", "invalid", "skipped")
+    rows = [Board(v, *counts) for v, counts in board.items()]
+    return sorted(rows, key=lambda r: (-r.backed, -r.fastest, r.variant))
+
+
+def against_reference(data: RunData) -> tuple[str, int, dict[str, float]] | None:
+    """The reference variant (raw TCP), the largest pingpong size it measured, and every other
+    variant's bandwidth there in times the reference's (figures: medians of launch medians)."""
+    ref = reference_variant(data)
+    sizes = sorted(k[1] for k, c in data.cells.items()
+                   if k[0] == "pingpong" and k[2] == 2 and measured(c.get(ref or "")))
+    if ref is None or not sizes:
+        return None
+    cell = data.cells["pingpong", sizes[-1], 2]
+    return ref, sizes[-1], {v: figure(cell[ref]) / figure(g) for v, g in cell.items()
+                            if v != ref and measured(g)}
+
+
+def late_calls(data: RunData) -> dict[str, tuple[float, float, Key]]:
+    """Per variant whose window method dropped calls: the mean share dropped over its
+    observations, the largest share of one observation and that observation's cell."""
+    shares: dict[str, list[tuple[float, Key]]] = {}
+    for key, cell in data.cells.items():
+        for variant, group in cell.items():
+            shares.setdefault(variant, []).extend((s, key) for s in group.late)
+    out = {}
+    for variant in data.variants:
+        got = shares.get(variant, [])
+        if got and (mean := float(np.mean([s for s, _ in got]))) > 0:
+            worst, key = max(got)
+            out[variant] = (mean, worst, key)
+    return out
