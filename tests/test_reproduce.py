@@ -10,7 +10,7 @@ from conftest import IMPLS, leftovers, mpiarena
 from test_cluster import CAN_EMULATE
 
 from mpiarena import reproduce, studies
-from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, check
+from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED, check
 from mpiarena.analysis.quantities import value
 from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
@@ -20,7 +20,7 @@ from mpiarena.results import Group, RunData
 from mpiarena.studies import Quantity
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
-STATUSES = (HOLDS, FAILS, PARTLY, CANNOT)
+STATUSES = (HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT)
 FAMILIES = {i.family for i in IMPLS}
 
 
@@ -138,6 +138,35 @@ def _netpipe(mbps: dict[str, dict[int, float]], bench: str = "pingpong") -> dict
 
 def _claim(study: studies.Study, words: str) -> studies.Claim:
     return next(c for c in study.claims if words in c.text)
+
+
+def _launches(levels: list[float], per: int = 3, spread: float = 0.01) -> Group:
+    """A cell measured in one launch per level: `per` observations around each level."""
+    values = [x * (1 + spread * (i - 1)) for x in levels for i in range(per)]
+    return Group(values=values, launches=[n for n in range(len(levels)) for _ in range(per)])
+
+
+def test_a_claim_on_launches_is_decided_by_their_interval() -> None:
+    """With 3 launches or more a comparison is decided by the ratio's interval over launches:
+    a point figure 6x ahead whose launches straddle the margin is undecided, not 'holds'."""
+    study = studies.load("cleary2006")
+    sendrecv = _claim(study, "Sendrecv")  # "over five-fold": at least 5x
+    cell = ("sendrecv", 4000, 2)
+
+    def run(lam: list[float], mpich: list[float]) -> RunData:
+        return _run({cell: {"lam-7.1.4": _launches(lam), "mpich-4.0.2": _launches(mpich)}})
+
+    steady = run([1e-5] * 6, [6e-5] * 6)
+    row = check(sendrecv, study, {"calls": steady}, {})
+    assert row.status == HOLDS and "95% CI over launches: lam-7.1.4 over mpich-4.0.2 " \
+        in row.detail, row.detail
+    # the same medians (6x), but launches at 2x to 12x: the interval reaches below 5x
+    straddling = run([1e-5] * 6, [2e-5, 3e-5, 6e-5, 6e-5, 9e-5, 12e-5])
+    row = check(sendrecv, study, {"calls": straddling}, {})
+    assert row.status == UNDECIDED, row.detail
+    # every launch 3x: the whole interval lies below 5x, so it does not hold
+    row = check(sendrecv, study, {"calls": run([1e-5] * 6, [3e-5] * 6)}, {})
+    assert row.status == FAILS, row.detail
 
 
 def test_a_claim_holds_only_beyond_the_noise_margin() -> None:

@@ -6,6 +6,14 @@ states a magnitude (1.40x, about 10%, up to 4x), within the range the study file
 justifies. It does not hold when none does, and holds partly in between; a conclusion of
 several parts holds when every part does. It cannot be tested when the study's program,
 hardware or library is gone, or when nothing was measured for it.
+
+Where a conclusion compares the median or mean figures of cells measured in at least 3 launches
+(better, best, order), each comparison is decided as every verdict is: by the hierarchical
+bootstrap interval over launches of the ratio of the cells' figures (medians of launch medians,
+also where the study stated means). It bears the conclusion out when the whole interval lies
+within what the conclusion needs, contradicts it when the whole interval lies outside, and is
+undecided otherwise; a conclusion with undecided comparisons and no contradicted ones (or no
+backed ones) is undecided, and says how many launches its comparisons had.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from .quantities import (
     MARGIN,
     Measured,
     link_of,
+    samples_of,
     sizes_of,
     subject_of,
     throughput,
@@ -33,8 +42,12 @@ from .quantities import (
     values_of,
     variants_of,
 )
+from .stats import Sample, ratio_ci
 
-HOLDS, FAILS, PARTLY, CANNOT = "holds", "does not hold", "partly", "cannot test"
+HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT = ("holds", "does not hold", "partly", "undecided",
+                                           "cannot test")
+MIN_LAUNCHES = 3  # fewer launches give no interval: the point figures decide, as the study did
+Judged = bool | None  # a comparison backed, contradicted, or undecided by the launches
 
 
 @dataclass
@@ -52,8 +65,43 @@ def _gain(better: float, worse: float, higher: bool) -> float:
     return worse / better if better > 0 else math.inf
 
 
-def _verdict(oks: list[bool]) -> str:
-    return HOLDS if all(oks) else FAILS if not any(oks) else PARTLY
+def _verdict(oks: list[Judged]) -> str:
+    if all(o is True for o in oks):
+        return HOLDS
+    if all(o is False for o in oks):
+        return FAILS
+    return PARTLY if True in oks and False in oks else UNDECIDED
+
+
+def _launch_interval(c: _Case, better: Sample | None, worse: Sample | None
+                     ) -> tuple[float, float] | None:
+    """The 95% interval over launches of how many times `better` beats `worse`, or None with
+    fewer than MIN_LAUNCHES launches on a side (or a quantity that is not a cell's figure)."""
+    if better is None or worse is None or min(len(better), len(worse)) < MIN_LAUNCHES:
+        return None
+    if c.q.higher_is_better:
+        _, lo, hi = ratio_ci(worse, better)
+    else:
+        _, lo, hi = ratio_ci(better, worse)
+    return lo, hi
+
+
+def _judge(point_ok: bool, interval: tuple[float, float] | None, need: tuple[float, float]
+           ) -> Judged:
+    """A comparison by its launch interval against the range it needs; by its point figures
+    where there is no interval."""
+    if interval is None:
+        return point_ok
+    (lo, hi), (low, high) = interval, need
+    if low <= lo and hi <= high:
+        return True
+    return False if hi < low or lo > high else None
+
+
+def _intervals_text(intervals: list[tuple[str, tuple[float, float] | None]]) -> str:
+    shown = [f"{who} {lo:.3g}-{hi:.3g}x" for who, i in intervals if i is not None
+             for lo, hi in [i]]
+    return f"; 95% CI over launches: {', '.join(shown)}" if shown else ""
 
 
 def _shown(v: float, q: Quantity) -> str:
@@ -108,6 +156,7 @@ class _Case:
     vals: dict[str, dict[str, float]]  # subject (or a, b) -> variant -> value
     study: Study
     runs: dict[str, Measured]
+    samples: dict[str, dict[str, Sample]]  # as vals: each launch's observations (cells only)
 
     @property
     def p(self) -> dict:
@@ -123,6 +172,9 @@ class _Case:
     def at(self, subject: str, size: int | None) -> dict[str, float]:
         """What each variant of the library measured at another size."""
         return values_of(self.study, self.runs, subject, self.q, size)
+
+    def samples_at(self, subject: str, size: int | None) -> dict[str, Sample]:
+        return samples_of(self.study, self.runs, subject, self.q, size)
 
     def sizes(self) -> list[int | None]:
         """The sizes the claim speaks of: its `sizes` list, "all" measured, or the quantity's
@@ -156,40 +208,55 @@ def _best(c: _Case) -> tuple[str, str]:
         if not vals[expect]:
             parts.append(f"{_at(c, size)}not measured")
             continue
+        samples = {v: x for s in c.subjects for v, x in c.samples_at(s, size).items()}
         rivals = {v: x for s in c.subjects if s != expect for v, x in vals[s].items()}
-        lost = []
+        lost, intervals = [], []
         for e, x in vals[expect].items():
-            beaten = [r for r, y in rivals.items() if _gain(x, y, c.q.higher_is_better)
-                      < c.margin]
-            oks.append(not beaten)
-            if beaten:
+            judged = {}
+            for r, y in rivals.items():
+                interval = _launch_interval(c, samples.get(e), samples.get(r))
+                judged[r] = _judge(_gain(x, y, c.q.higher_is_better) >= c.margin, interval,
+                                   (c.margin, math.inf))
+                intervals.append((f"{e} over {r}", interval))
+            oks.append(False if False in judged.values() else
+                       None if None in judged.values() else True)
+            if beaten := [r for r, j in judged.items() if j is False]:
                 lost.append(f"{e} does not beat {', '.join(beaten)} by {c.margin:.3g}x")
+            if open_ := [r for r, j in judged.items() if j is None]:
+                lost.append(f"{e} against {', '.join(open_)}: undecided over launches")
         pooled = {v: x for s in c.subjects for v, x in vals[s].items()}
-        parts.append(_at(c, size) + _ranked(pooled, c.q) + "".join(f"; {x}" for x in lost))
+        parts.append(_at(c, size) + _ranked(pooled, c.q) + "".join(f"; {x}" for x in lost)
+                     + _intervals_text(intervals))
     return (_verdict(oks) if oks else CANNOT), "; ".join(parts)
 
 
 def _order(c: _Case) -> tuple[str, str]:
     """Each library beats the next in the stated order (every variant of one against every
     variant of the next); the order holds partly when some of its steps do."""
-    oks, steps = [], []
+    oks: list[Judged] = []
+    steps = []
     for a, b in pairwise(c.subjects):
-        gains = [_gain(x, y, c.q.higher_is_better)
-                 for x, y in product(c.vals[a].values(), c.vals[b].values())]
-        ok = all(g >= c.margin for g in gains)
-        oks.append(ok)
-        steps.append(f"{a} before {b} by {_range(gains)}: {'yes' if ok else 'no'}")
+        pairs = list(product(c.vals[a], c.vals[b]))
+        gains = [_gain(c.vals[a][x], c.vals[b][y], c.q.higher_is_better) for x, y in pairs]
+        intervals = [(f"{x} over {y}", _launch_interval(c, c.samples[a].get(x),
+                                                         c.samples[b].get(y))) for x, y in pairs]
+        judged = [_judge(g >= c.margin, i, (c.margin, math.inf))
+                  for g, (_, i) in zip(gains, intervals, strict=True)]
+        ok = _verdict(judged)
+        oks.append(True if ok == HOLDS else None if ok == UNDECIDED else False)
+        said = {HOLDS: "yes", UNDECIDED: "undecided over launches"}.get(ok, "no")
+        steps.append(f"{a} before {b} by {_range(gains)}: {said}{_intervals_text(intervals)}")
     return _verdict(oks), f"{'; '.join(steps)} (needs {c.margin:.3g}x); {_ranked(c.pooled(), c.q)}"
 
 
-def _needs(c: _Case) -> tuple[Callable[[float], bool], str]:
+def _needs(c: _Case) -> tuple[tuple[float, float], str]:
     """What a gain must be: within the stated magnitude's accepted range, or at least the
     margin."""
     if "accept" in c.p:
         lo, hi = (float(x) for x in c.p["accept"])
         why = f" ({c.p['accept_why']})" if "accept_why" in c.p else ""
-        return (lambda g: lo <= g <= hi), f"needs {lo:.3g}-{hi:.3g}x{why}"
-    return (lambda g: g >= c.margin), f"needs {c.margin:.3g}x"
+        return (lo, hi), f"needs {lo:.3g}-{hi:.3g}x{why}"
+    return (c.margin, math.inf), f"needs {c.margin:.3g}x"
 
 
 def _better(c: _Case) -> tuple[str, str]:
@@ -198,15 +265,20 @@ def _better(c: _Case) -> tuple[str, str]:
     if not pairs:
         return CANNOT, "no variant measured on both sides"
     gains = [_gain(a[x], b[y], c.q.higher_is_better) for x, y in pairs]
-    ok, needs = _needs(c)
+    (low, high), needs = _needs(c)
+    intervals = [(f"{x} over {y}", _launch_interval(c, c.samples["a"].get(x),
+                                                     c.samples["b"].get(y))) for x, y in pairs]
+    judged = [_judge(low <= g <= high, i, (low, high))
+              for g, (_, i) in zip(gains, intervals, strict=True)]
     published = (f" (published {float(c.p['published_ratio']):.3g}x)"
                  if "published_ratio" in c.p else "")
     at = {k: f" at {c.p[f'{k}_size']} B" if c.p.get(f"{k}_size") is not None else ""
           for k in "ab"}
     listed = {f"{v}{at[k]}": x for k in "ab" for v, x in c.vals[k].items()}
-    return (_verdict([ok(g) for g in gains]),
+    return (_verdict(judged),
             f"{c.subjects[0]}{at['a']} better than {c.subjects[1]}{at['b']} by "
-            f"{_range(gains)}{published}; {needs}: {_listing(listed, c.q)}")
+            f"{_range(gains)}{published}; {needs}: {_listing(listed, c.q)}"
+            f"{_intervals_text(intervals)}")
 
 
 def _grows(c: _Case) -> tuple[str, str]:
@@ -340,6 +412,8 @@ def _all(claim: Claim, study: Study, runs: dict[str, Measured],
         status = HOLDS
     elif all(s == FAILS for s in tested):
         status = FAILS
+    elif all(s == UNDECIDED for s in tested):
+        status = UNDECIDED
     else:
         status = PARTLY
     return ClaimRow(claim.text, claim.source, status,
@@ -363,14 +437,15 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
     else:
         subjects = [str(x) for x in p.get("among", [])]
     if claim.check in ("better", "grows"):
-        vals = {k: values_of(study, runs, s, q, _size(p.get(f"{k}_size")))
-                for k, s in zip("ab", subjects, strict=True)}
+        at = {k: (s, _size(p.get(f"{k}_size"))) for k, s in zip("ab", subjects, strict=True)}
     else:
-        vals = {s: values_of(study, runs, s, q) for s in subjects}
+        at = {s: (s, None) for s in subjects}
+    vals = {k: values_of(study, runs, s, q, size) for k, (s, size) in at.items()}
+    samples = {k: samples_of(study, runs, s, q, size) for k, (s, size) in at.items()}
     if not all(vals.values()):
         return ClaimRow(claim.text, claim.source, CANNOT,
                         _missing(study, runs, skipped, subjects, q))
-    case = _Case(claim, q, subjects, vals, study, runs)
+    case = _Case(claim, q, subjects, vals, study, runs, samples)
     missing = _unmeasured(study, runs, subjects, q, vals)
     checks: dict[str, Callable[[_Case], tuple[str, str]]] = {
         "best": _best, "order": _order, "better": _better, "grows": _grows,

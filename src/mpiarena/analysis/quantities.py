@@ -17,7 +17,7 @@ from ..results import Group, RunData
 from ..studies import Quantity, Study
 from .apps import call_times
 from .curves import derived
-from .stats import center, nest
+from .stats import Sample, center, nest
 
 MARGIN = 1.05  # a difference under 5% is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program
@@ -157,5 +157,29 @@ def values_of(study: Study, runs: dict[str, Measured], subject: str, q: Quantity
     for v in variants_of(data, study.libraries[lib].measured):
         x = value(data, q, v, size)
         if x is not None and math.isfinite(x):
+            out[f"{v}@{exp}" if "@" in subject else v] = x
+    return out
+
+
+def sample_of(data: Measured, q: Quantity, variant: str, size: int | None = None
+              ) -> Sample | None:
+    """The observations of each launch behind a median or mean figure (the benchmark's
+    reduction over ranks), for intervals over launches; None for other quantities."""
+    if isinstance(data, ProfileRun) or q.kind not in ("median", "mean") or q.rank is not None:
+        return None
+    group = _cell(data, q, variant, size)
+    return group.nested if group is not None else None
+
+
+def samples_of(study: Study, runs: dict[str, Measured], subject: str, q: Quantity,
+               size: int | None = None) -> dict[str, Sample]:
+    """As `values_of`, the launches' observations behind each variant's figure."""
+    lib, exp = subject_of(subject, q)
+    data = runs.get(exp)
+    if data is None:
+        return {}
+    out = {}
+    for v in variants_of(data, study.libraries[lib].measured):
+        if (x := sample_of(data, q, v, size)) is not None:
             out[f"{v}@{exp}" if "@" in subject else v] = x
     return out

@@ -1,8 +1,9 @@
 """The application kernels' section: wall time, time inside each kind of call, correctness.
 
 One row per kernel, size, rank count and variant: the wall time of a run (slowest rank; the
-median of launch medians), the median over observations of the slowest rank's seconds in each kind of call with
-its share of the wall time, and the correctness figure of rank 0 (the worst observation).
+median of launch medians), the median over observations of the slowest rank's seconds in each
+kind of call with its share of the wall time, and the correctness figure of rank 0 (the worst
+observation).
 """
 
 from __future__ import annotations

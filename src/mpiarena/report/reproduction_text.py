@@ -5,13 +5,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.claims import CANNOT, FAILS, HOLDS, PARTLY
+from ..analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED
 from ..analysis.quantities import Measured
 from ..results import RunData
 from .reproduction import Evaluation
 from .tables import show
 
-COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", CANNOT: "dim"}
+COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", UNDECIDED: "yellow", CANNOT: "dim"}
 
 
 def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str, str]]:
@@ -28,7 +28,8 @@ def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str
 
 def summary_line(ev: Evaluation) -> str:
     return (f"{len(ev.claims)} conclusions: {ev.count(HOLDS)} hold, {ev.count(PARTLY)} partly, "
-            f"{ev.count(FAILS)} do not hold, {ev.count(CANNOT)} cannot be tested here")
+            f"{ev.count(FAILS)} do not hold, {ev.count(UNDECIDED)} undecided (the launches back "
+            f"neither), {ev.count(CANNOT)} cannot be tested here")
 
 
 def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
