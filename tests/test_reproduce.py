@@ -169,6 +169,25 @@ def test_a_claim_on_launches_is_decided_by_their_interval() -> None:
     assert row.status == FAILS, row.detail
 
 
+def test_a_similarity_on_launches_is_decided_by_their_interval() -> None:
+    """'The same time' holds over launches only when the interval of largest over smallest
+    stays within the claim's 5%; launches scattered 0.5x-2x leave it undecided."""
+    study = studies.load("chau2001")
+    md = _claim(study, "Molecular dynamics takes the same time")
+    cell = ("app-md", 256, 2)
+
+    def run(lam: list[float], mpich: list[float]) -> dict:
+        return {"md": _run({cell: {"lam-7.1.4": _launches(lam),
+                                   "mpich-4.0.2": _launches(mpich)}})}
+
+    row = check(md, study, run([1.0] * 6, [1.0] * 6), {})
+    assert row.status == HOLDS and "95% CI over launches" in row.detail, row.detail
+    row = check(md, study, run([1.0] * 6, [0.5, 0.7, 1.0, 1.0, 1.4, 2.0]), {})
+    assert row.status == UNDECIDED, row.detail
+    row = check(md, study, run([1.0] * 6, [1.5] * 6), {})
+    assert row.status == FAILS, row.detail
+
+
 def test_a_claim_holds_only_beyond_the_noise_margin() -> None:
     study = studies.load("cleary2006")
     sendrecv = _claim(study, "Sendrecv")  # "over five-fold": at least 5x

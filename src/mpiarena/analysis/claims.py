@@ -314,24 +314,37 @@ def _similar(c: _Case) -> tuple[str, str]:
     (`paired`), or each variant across the sizes (`across_sizes`)."""
     within = float(c.p.get("within", MARGIN - 1))
     groups: dict[str, dict[str, float]] = {}
+    samples: dict[str, dict[str, Sample]] = {}  # as groups
     for size in c.sizes():
         at = BENCHMARKS[c.q.bench].size_text(size) if size is not None else ""
         for s in c.subjects:
+            measured = c.samples_at(s, size)
             for v, x in c.at(s, size).items():
                 if c.p.get("across_sizes"):
-                    groups.setdefault(v, {})[at] = x
+                    key, member = v, at
                 else:
                     key = " ".join(filter(None, [f"at {at}" if at else "",
                                                  _impl(v) if c.p.get("paired") else ""]))
-                    groups.setdefault(key, {})[v] = x
+                    member = v
+                groups.setdefault(key, {})[member] = x
+                if v in measured:
+                    samples.setdefault(key, {})[member] = measured[v]
     groups = {k: g for k, g in groups.items() if len(g) > 1}
     if not groups:
         return CANNOT, "nothing to compare: fewer than two figures measured"
     spreads = {k: _spread(g) for k, g in groups.items()}
-    return (_verdict([x <= 1 + within for x in spreads.values()]),
+    intervals = []  # the largest figure over the smallest, over launches
+    for k, g in groups.items():
+        low, high = sorted(g, key=g.__getitem__)[::len(g) - 1]
+        lowest, highest = samples.get(k, {}).get(low), samples.get(k, {}).get(high)
+        better, worse = (highest, lowest) if c.q.higher_is_better else (lowest, highest)
+        intervals.append((k or f"{high} over {low}", _launch_interval(c, better, worse)))
+    judged = [_judge(x <= 1 + within, i, (0.0, 1 + within))
+              for x, (_, i) in zip(spreads.values(), intervals, strict=True)]
+    return (_verdict(judged),
             f"largest over smallest (within {1 + within:.3g}x counts as the same): "
             + "; ".join(f"{k + ': ' if k else ''}{spreads[k]:.3g}x ({_listing(g, c.q)})"
-                        for k, g in groups.items()))
+                        for k, g in groups.items()) + _intervals_text(intervals))
 
 
 def _curves(c: _Case) -> tuple[dict[str, dict[int, float]], str]:
