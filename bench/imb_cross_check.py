@@ -6,9 +6,9 @@ skipped with the compiler's reason), the script copies shared/imb to a scratch d
 IMB-MPI1 with the implementation's own C++ wrapper, then alternates, round by round, one
 IMB-MPI1 launch (PingPong, Allreduce, Bcast, Reduce, Alltoall at 2 ranks, -msglen the sizes)
 with three `mpiarena run`s of the same benchmarks and sizes, one per timing method (--sync
-loop, barrier, window), in an order rotated every round. Both sides start through the family's
-launcher with mpiarena's binding (one core per rank: -bind-to core / --bind-to core), as the
-rank user when run as root.
+loop, barrier, window), each a single launch as IMB's side is, in an order rotated every
+round. Both sides start through the family's launcher with mpiarena's binding (one core per
+rank: -bind-to core / --bind-to core), as the rank user when run as root.
 
 What is compared, per benchmark and size:
 - PingPong: IMB's t (half the round trip, a loop of 1000 ping-pongs) against
@@ -138,10 +138,11 @@ def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str,
 
 def run_arena(impl: Implementation, method: str, sizes: list[int], nobs: int, db: Path,
               env: dict[str, str]) -> tuple[dict[Key, float], dict[Key, float]]:
-    """One `mpiarena run --sync METHOD`: each cell's median, and (window) its share dropped."""
+    """One `mpiarena run --sync METHOD` of one launch, as IMB's side is one launch: each cell's
+    median, and (window) its share dropped."""
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(BENCHES),
             "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync", method,
-            "--db", str(db)]
+            "--launches", "1", "--db", str(db)]
     data = run_and_load(argv, env, 900, db)
     medians, late = {}, {}
     for bench in BENCHES:
