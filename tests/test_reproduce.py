@@ -12,6 +12,7 @@ from test_cluster import CAN_EMULATE
 from mpiarena import reproduce, studies
 from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
+from mpiarena.records import ImplementationRecord
 from mpiarena.report.claims import CANNOT, FAILS, HOLDS, PARTLY, check
 from mpiarena.report.quantities import value
 from mpiarena.report.reproduction import evaluate
@@ -121,8 +122,8 @@ def _run(cells: dict, topology: str = "local") -> RunData:
     groups = {k: {v: g if isinstance(g, Group) else Group(values=list(g)) for v, g in cell.items()}
               for k, cell in cells.items()}
     variants = sorted({v for cell in cells.values() for v in cell})
-    impls = [{"impl_id": i, "family": f} for i, f in FAMILY.items()
-             if any(v.split(":")[0] == i for v in variants)]
+    impls = [ImplementationRecord(1, i, f, "", "", "", None, "", "", "", "")
+             for i, f in FAMILY.items() if any(v.split(":")[0] == i for v in variants)]
     return RunData(1, {}, "complete", impls, variants, [], {"topology": topology,
                                                             "window": 64}, groups)
 

@@ -31,6 +31,7 @@ from .stats import (
     ratio_ci,
     variance_share,
 )
+from .status import CellStatus
 
 __all__ = [
     "CellWarning", "Change", "Derived", "GuidelineCheck", "Switch", "Warning", "cell_warnings",
@@ -50,7 +51,7 @@ _TRIM = 3.0  # and beyond this many not at all in the final one (slow cells, spi
 
 
 def _ok(group: Group | None) -> bool:
-    return group is not None and group.status == "ok" and bool(group.values)
+    return group is not None and group.status == CellStatus.OK and bool(group.values)
 
 
 def _median(group: Group) -> float:

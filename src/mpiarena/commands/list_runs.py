@@ -15,7 +15,7 @@ def list_cmd(db: str) -> None:
     """The runs in the store."""
     store = options.store(db)
     table = Table("id", "started", "status", "suite", "cells", "command")
-    for row in store.runs():
-        table.add_row(str(row["id"]), row["started"], store.status(row), row["suite"],
-                      str(row["ncells"]), row["command"])
+    for run, ncells in store.runs():
+        table.add_row(str(run.id), run.started, store.status(run), run.suite, str(ncells),
+                      run.command)
     console.print(table)

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from .. import paths
 from ..errors import ArenaError
+from ..records import VariantRecord
 from ..results import RunData, load
 from ..runner import watchdog
 from ..runner.cleanup import sweep_stale
@@ -48,13 +49,13 @@ def store(db: str) -> Store:
     return Store(Path(db))
 
 
-def existing_run(db: str, run: str) -> tuple[RunData, list[dict]]:
+def existing_run(db: str, run: str) -> tuple[RunData, list[VariantRecord]]:
     """Run `run` of the store `db`, which must exist, and its variants' rows."""
     if not Path(db).exists():
         raise ArenaError(f"no store at {db}; give --db FILE or start one with 'mpiarena run'")
     opened = store(db)
     run_id = opened.resolve(run)
-    return load(opened, run_id), [dict(r) for r in opened.variants(run_id)]
+    return load(opened, run_id), opened.variants(run_id)
 
 
 def check_baseline(data: RunData, baseline: str | None) -> None:

@@ -14,6 +14,7 @@ from ..errors import ArenaError
 from ..impls import Implementation, discover, parse_user_impls, select
 from ..plan import check_variants, make_plan
 from ..results import load
+from ..status import RunStatus
 from ..suites import fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
@@ -102,7 +103,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         outcome = measure(plan, builds, store, topology, settings, rank_user,
                           shlex.join(["mpiarena", *sys.argv[1:]]), err)
         terminal.render(load(store, outcome.run_id), console, tables=tables)
-        if outcome.status == "incomplete":
+        if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")
             sys.exit(130)

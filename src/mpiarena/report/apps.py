@@ -14,9 +14,11 @@ import numpy as np
 
 from ..benchmarks import APP_CALLS, APP_CHECKS, BENCHMARKS
 from ..results import Group, RunData
+from ..status import CellStatus
 from . import units
 
-STATUS = {"na": "n/a", "skipped": "skipped", "invalid": "invalid", "failed": "failed"}
+STATUS = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped", CellStatus.INVALID: "invalid",
+          CellStatus.FAILED: "failed"}
 
 
 @dataclass
@@ -69,9 +71,9 @@ def apps(data: RunData) -> Apps | None:
             if group is None:
                 continue
             row = [bench.removeprefix("app-"), f"{size:,}", str(np_), variant]
-            if group.status != "ok" or not group.values:
+            if group.status != CellStatus.OK or not group.values:
                 out.rows.append([*row, STATUS.get(group.status, "-"), "", ""])
-                if group.status == "invalid":
+                if group.status == CellStatus.INVALID:
                     out.invalid.append(f"{bench} {size:,} at {np_} ranks, {variant}: "
                                        f"{group.reason}")
                 continue

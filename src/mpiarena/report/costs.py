@@ -18,6 +18,7 @@ from ..benchmarks import OVERLAP_OPS, overlap_of, progress_verdict
 from ..results import Group, Key, RunData
 from ..sizes import format_size
 from ..stats import Sample, Verdict, nest, summarize, verdicts
+from ..status import CellStatus
 from .summary import comparable
 
 COST_BENCHES = ("cpu", "memory", "overlap", "progress", "threads", "msgrate")
@@ -55,7 +56,7 @@ def _groups(data: RunData, bench: str) -> dict[str, list[Group]]:
     for key, cell in data.cells.items():
         if key[0] == bench:
             for variant, group in cell.items():
-                if group.status == "ok" and group.values:
+                if group.status == CellStatus.OK and group.values:
                     out.setdefault(variant, []).append(group)
     return out
 
@@ -129,8 +130,8 @@ def _levels(data: RunData) -> dict[str, str]:
     """The thread level each variant's library granted (its jobs agree; the first is shown)."""
     out: dict[str, str] = {}
     for job in data.jobs:
-        if job["thread_level"]:
-            out.setdefault(job["variant"], job["thread_level"])
+        if job.thread_level:
+            out.setdefault(job.variant, job.thread_level)
     return out
 
 
@@ -150,7 +151,7 @@ def _ordered(data: RunData, key: Key) -> list[tuple[str, Group]]:
     """The variants that measured a cell, in the report's order."""
     cell = data.cells[key]
     return [(v, cell[v]) for v in data.variants
-            if v in cell and cell[v].status == "ok" and cell[v].extras]
+            if v in cell and cell[v].status == CellStatus.OK and cell[v].extras]
 
 
 def _overhead(extras: dict[str, list[float]], name: str) -> float:

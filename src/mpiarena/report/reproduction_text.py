@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..results import RunData
+from ..status import RunStatus
 from .claims import CANNOT, FAILS, HOLDS, PARTLY
 from .quantities import Measured
 from .reproduction import Evaluation
@@ -20,7 +21,7 @@ def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str
     for name, d in runs.items():
         if isinstance(d, RunData):
             out.append((name, f"run {d.run_id}, {d.settings.get('topology', 'local')}"
-                        + ("" if d.status == "complete" else f" ({d.status})")))
+                        + ("" if d.status == RunStatus.COMPLETE else f" ({d.status})")))
         else:
             out.append((name, f"profiled on this machine: {', '.join(d.variants)}"))
     return out + [(name, f"not run: {why}") for name, why in skipped.items()]

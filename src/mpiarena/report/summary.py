@@ -7,7 +7,6 @@ so that all reports say the same.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -26,9 +25,11 @@ from ..analysis import (
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..impls.registry import families
+from ..records import ImplementationRecord, VariantRecord
 from ..results import Group, Key, RunData
 from ..sizes import format_size
 from ..stats import Sample, Summary, Verdict, boot_centers, center, summarize, verdicts
+from ..status import CellStatus, JobStatus, RunStatus
 from . import units
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
@@ -49,12 +50,13 @@ TIMING = {
               "call's time is its exit minus its window's start; calls that any rank reached "
               "late are dropped; each rank's mean over the kept calls; the slowest rank's mean)",
 }
-STATUS_TEXT = {"na": "n/a", "invalid": "INVALID", "failed": "failed", "skipped": "skipped"}
+STATUS_TEXT = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID", CellStatus.FAILED: "failed",
+               CellStatus.SKIPPED: "skipped"}
 
 
 def comparable(cell: dict[str, Group]) -> dict[str, Sample]:
     """The variants of a cell that measured something, as observations per launch."""
-    return {v: g.nested for v, g in cell.items() if g.status == "ok" and g.values}
+    return {v: g.nested for v, g in cell.items() if g.status == CellStatus.OK and g.values}
 
 
 def median(group: Group) -> float:
@@ -112,7 +114,7 @@ class Analysis:
         group = self.data.cells[key].get(variant)
         if group is None:
             return "n/a"
-        if group.status != "ok" or not group.values:
+        if group.status != CellStatus.OK or not group.values:
             return STATUS_TEXT.get(group.status, "-")
         text = units.seconds(median(group))
         bw = bandwidth(key[0], key[1], median(group), self.window)
@@ -191,8 +193,8 @@ _CAUSE = re.compile(rf"^(?:{'|'.join(BENCHMARKS)})(?: \d+ (?:[KMG]i)?B)?: ")
 def _warnings(a: Analysis) -> list[Notice]:
     data = a.data
     out: list[Notice] = []
-    if data.status != "complete":
-        note = f" ({data.run['note']})" if data.run.get("note") else ""
+    if data.status != RunStatus.COMPLETE:
+        note = f" ({data.run.note})" if data.run.note else ""
         out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
                                     "the plan was measured", "incomplete run"))
     for np_ in sorted({k[2] for k in data.cells}):
@@ -207,11 +209,11 @@ def _warnings(a: Analysis) -> list[Notice]:
     wanted = int(data.settings.get("observations", 0)) * int(data.settings.get("launches", 1))
     for key, cell in data.cells.items():
         for variant, group in cell.items():
-            if group.status in ("failed", "invalid", "skipped"):
+            if group.status in (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED):
                 # later cells of a failed job say "<bench> <size>: <why>": one line per cause
                 reason = _CAUSE.sub("", group.reason or "")
                 problems.setdefault((variant, group.status, reason), []).append(key)
-            elif group.status == "na":
+            elif group.status == CellStatus.NA:
                 unexpressible.setdefault((variant, group.reason), []).append(key)
             elif group.lost:  # measured in some launches, lost in others: say so, and why
                 for status, why in set(group.lost.values()):
@@ -225,17 +227,17 @@ def _warnings(a: Analysis) -> list[Notice]:
                 problems.setdefault((variant, "empty", "no observation was stored"),
                                     []).append(key)
     for (variant, status, reason), keys in problems.items():
-        level = "warn" if status.startswith("skipped") else "error"
+        level = "warn" if status.startswith(CellStatus.SKIPPED) else "error"
         out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}",
                           f"{status} cells" if " " not in status else "cells lost in a launch",
                           len(keys)))
     for job in data.jobs:
-        cause = _CAUSE.sub("", job["reason"] or "")
-        if job["status"] not in ("ok", "done", "running") and not any(
-                v == job["variant"] and r == cause for v, _, r in problems):
-            out.append(Notice("error", f"{job['variant']} job at {job['np']} ranks "
-                                        f"{job['status']}: {job['reason'] or 'no reason'}",
-                              f"{job['status']} jobs"))
+        cause = _CAUSE.sub("", job.reason or "")
+        if job.status not in (JobStatus.OK, JobStatus.DONE, JobStatus.RUNNING) and not any(
+                v == job.variant and r == cause for v, _, r in problems):
+            out.append(Notice("error", f"{job.variant} job at {job.np} ranks "
+                                        f"{job.status}: {job.reason or 'no reason'}",
+                              f"{job.status} jobs"))
     for variant, keys in short.items():
         cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
         out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
@@ -256,8 +258,8 @@ def _warnings(a: Analysis) -> list[Notice]:
 def reference_variant(data: RunData) -> str | None:
     """The run's plain variant of the reference family (raw TCP), if it has one."""
     references = {f.name for f in families() if f.reference}
-    return next((i["impl_id"] for i in data.implementations
-                 if i["family"] in references and i["impl_id"] in data.variants), None)
+    return next((i.impl_id for i in data.implementations
+                 if i.family in references and i.impl_id in data.variants), None)
 
 
 def notice_kinds(notices: list[Notice]) -> list[Notice]:
@@ -332,15 +334,13 @@ def _late_lines(data: RunData) -> list[str]:
     return out
 
 
-def implementation_line(impl: dict) -> str:
-    first = impl["version_string"].splitlines()[0] if impl["version_string"] else ""
-    return f"{impl['impl_id']}: {first} ({impl['origin']}, {impl['wrapper']})"
+def implementation_line(impl: ImplementationRecord) -> str:
+    first = impl.version_string.splitlines()[0] if impl.version_string else ""
+    return f"{impl.impl_id}: {first} ({impl.origin}, {impl.wrapper})"
 
 
-def variant_settings(row: dict) -> str:
-    env = json.loads(row["env"]) if isinstance(row["env"], str) else row["env"]
-    args = json.loads(row["args"]) if isinstance(row["args"], str) else row["args"]
-    parts = [f"{k}={v}" for k, v in env.items()] + [str(x) for x in args]
+def variant_settings(row: VariantRecord) -> str:
+    parts = [f"{k}={v}" for k, v in row.env.items()] + [str(x) for x in row.args]
     return " ".join(parts) or "defaults"
 
 
@@ -351,11 +351,11 @@ def machine_line(data: RunData) -> str:
             f"governor {m.get('governor')}")
 
 
-def variant_rows(data: RunData, rows: list[dict] | None) -> list[dict]:
+def variant_rows(data: RunData, rows: list[VariantRecord] | None) -> list[VariantRecord]:
     """The store's variant rows in the report's order; bare names when none are given."""
-    known = {r["variant"]: dict(r) for r in rows or []}
-    bare = {"env": "{}", "args": "[]", "binding": "auto", "impl_id": "", "name": ""}
-    return [known.get(v, {"variant": v, **bare}) for v in data.variants]
+    known = {r.variant: r for r in rows or []}
+    return [known.get(v, VariantRecord(data.run_id, v, "", "", {}, [], "auto"))
+            for v in data.variants]
 
 
 def switch_text(variant: str, s: Switch) -> str:

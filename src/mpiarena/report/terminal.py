@@ -13,6 +13,7 @@ from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
 from ..stats import ci_halfwidth
+from ..status import CellStatus
 from .apps import apps
 from .costs import costs
 from .guidelines import guidelines
@@ -42,8 +43,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     warning's details."""
     a = analyse(data)
     run = data.run
-    console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run['suite']}[/], "
-                  f"{run['started']}, seed {run['seed']}")
+    console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run.suite}[/], "
+                  f"{run.started}, seed {run.seed}")
     console.print(f"Machine: {escape(machine_line(data))}")
     for impl in data.implementations:
         console.print(f"  {escape(implementation_line(impl))}")
@@ -168,13 +169,13 @@ def _against_the_reference(data: RunData, console: Console) -> None:
     the reference measured: a reference, not a ceiling (shared memory beats it)."""
     ref = reference_variant(data)
     sizes = sorted(k[1] for k, c in data.cells.items()
-                   if k[0] == "pingpong" and ref in c and c[ref].status == "ok")
+                   if k[0] == "pingpong" and ref in c and c[ref].status == CellStatus.OK)
     if ref is None or not sizes:
         return
     cell = data.cells["pingpong", sizes[-1], 2]
     figure = float(np.median(cell[ref].array))
     for variant, group in cell.items():
-        if variant != ref and group.status == "ok" and group.values:
+        if variant != ref and group.status == CellStatus.OK and group.values:
             times = figure / float(np.median(group.array))
             console.print(f"{variant}: {times:.2f} times the pingpong bandwidth of {ref} "
                           f"(the reference) at {format_size(sizes[-1])}")
@@ -186,7 +187,7 @@ def _precision_summary(data: RunData, precision: float, console: Console) -> Non
                   f"launches), at most {data.settings.get('max_time')} s per cell:")
     for variant in data.variants:
         groups = [(k, c[variant]) for k, c in data.cells.items()
-                  if variant in c and c[variant].status == "ok" and c[variant].values]
+                  if variant in c and c[variant].status == CellStatus.OK and c[variant].values]
         if not groups:
             continue
         missed = [(k, g) for k, g in groups if ci_halfwidth(g.nested) > precision]
@@ -203,8 +204,8 @@ def _precision_summary(data: RunData, precision: float, console: Console) -> Non
 def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,
                    show_all: bool) -> None:
     """What changed from run a to run b, regressions first."""
-    console.print(f"[bold]Run {a.run_id}[/] ({a.run['started']}, {escape(machine_line(a))}) "
-                  f"against [bold]run {b.run_id}[/] ({b.run['started']}, "
+    console.print(f"[bold]Run {a.run_id}[/] ({a.run.started}, {escape(machine_line(a))}) "
+                  f"against [bold]run {b.run_id}[/] ({b.run.started}, "
                   f"{escape(machine_line(b))})")
     order = {"regression": 0, "improvement": 1, "undecided": 2, "indistinguishable": 3}
     shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]
