@@ -48,7 +48,7 @@ def link_table(db: Path, impls: list[str]) -> tuple[list[tuple], float | None]:
         sys.exit(f"run failed: {done.stderr.strip()}")
     store = Store(db)
     data = load(store, store.resolve("latest"))
-    families = {i["impl_id"]: i["family"] for i in data.implementations}
+    families = {i.impl_id: i.family for i in data.implementations}
     rows, tcp_plateau = [], None
     for variant in data.variants:
         rate: dict[int, float] = {}

@@ -76,7 +76,7 @@ def mpiarena_argv() -> list[str]:
     """The installed `mpiarena` console script, else its entry point through this Python."""
     if exe := shutil.which("mpiarena"):
         return [exe]
-    return [sys.executable, "-c", "from mpiarena.cli import main; main()"]
+    return [sys.executable, "-c", "from mpiarena.commands import main; main()"]
 
 
 def foreign_mpi(token: str, names: set[str] = FOREIGN) -> int:

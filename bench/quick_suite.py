@@ -63,7 +63,7 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
         try:
             run_id = store.resolve("latest")
             status = store.status(store.run(run_id))
-            cells = Counter(str(c["status"]) for c in store.cells(run_id))
+            cells = Counter(str(c.status) for c in store.cells(run_id))
             nobs = sum(len(o) for o in store.observations(run_id).values())
         finally:
             store.close()

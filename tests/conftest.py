@@ -28,8 +28,8 @@ os.environ["MPIARENA_TEST_SESSION"] = MARKER.partition("=")[2]
 def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real mpiarena command line."""
-    return subprocess.run([sys.executable, "-c", "from mpiarena.cli import main; main()", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=timeout,
+    return subprocess.run([sys.executable, "-c", "from mpiarena.commands import main; main()",
+                           *args], capture_output=True, text=True, cwd=cwd, timeout=timeout,
                           env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
 
 

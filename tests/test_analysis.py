@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from mpiarena.analysis.curves import (
     switches,
 )
 from mpiarena.analysis.stats import ci_halfwidth, verdicts
+from mpiarena.records import RunRecord
 from mpiarena.results import Group, Key, RunData, load
 from mpiarena.sizes import parse_sizes
 from mpiarena.store import Store
@@ -39,8 +39,9 @@ def run_data(cells: dict[Key, dict[str, np.ndarray]], cores: int = 2,
                            launches=[i // (per_launch or len(vals)) for i in range(len(vals))])
                   for v, vals in cell.items()}
               for k, cell in cells.items()}
-    return RunData(1, {"machine": json.dumps({"cores": cores})}, "complete", [], variants, [],
-                   {"window": 64}, groups)
+    run = RunRecord(1, "", None, "complete", "", "", 0, "", {"cores": cores}, {"window": 64}, 0,
+                    "", None)
+    return RunData(1, run, "complete", [], variants, [], run.settings, groups)
 
 
 def noisy(t: np.ndarray, rng: np.random.Generator, cv: float = 0.03) -> np.ndarray:

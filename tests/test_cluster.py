@@ -192,7 +192,7 @@ def made_for_runs() -> list[str]:
 
 def start_run(db: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.cli import main; main()", "run", "--cluster",
+        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", "--cluster",
          "emulated:nodes=2", "--impl", MPI, "--bench", "pingpong", "--sizes", "8,1K,64K",
          "--observations", "300", "--db", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, stdin=subprocess.DEVNULL)
@@ -242,7 +242,8 @@ def test_the_cluster_of_a_crashed_run_is_removed_by_cluster_down_all(db):
 @needs_root
 def test_without_network_privileges_emulation_refuses_in_one_line():
     drop = ["setpriv", "--inh-caps=-all", "--bounding-set=-net_admin,-sys_admin", "--"]
-    done = subprocess.run([*drop, sys.executable, "-c", "from mpiarena.cli import main; main()",
+    done = subprocess.run([*drop, sys.executable, "-c",
+                           "from mpiarena.commands import main; main()",
                            "run", "--cluster", "emulated:nodes=2", "--impl", MPI],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
@@ -269,7 +270,7 @@ def test_a_bad_hosts_file_is_one_line_naming_the_host(tmp_path, db, lines, said)
 def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(db):
     victim = MPI
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.cli import main; main()", "run", "--cluster",
+        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", "--cluster",
          "emulated:nodes=2", "--impl", victim, "--impl", "tcp", "--bench", "pingpong",
          "--sizes", "8,1K,64K", "--observations", "100", "--db", db],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)

@@ -39,7 +39,7 @@ def stop_runs_left_by_a_failed_test():
 def start(db: str, *extra: str, first: str = FIRST) -> subprocess.Popen[str]:
     impls = [f"--impl={i}" for i in dict.fromkeys([first, OTHER])]
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.cli import main; main()", "run", *impls,
+        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", *impls,
          "--bench", "pingpong", "--sizes", "8,1K,64K", "--observations", "300", "--db", db,
          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL)
@@ -165,7 +165,7 @@ def test_a_killed_mpiarena_leaves_nothing_within_seconds(db, victim):
     statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY id")]
     assert statuses == ["running", "complete"]  # the first is shown as incomplete
     assert "incomplete" in subprocess.run(
-        [sys.executable, "-c", "from mpiarena.cli import main; main()", "list", "--db", db],
+        [sys.executable, "-c", "from mpiarena.commands import main; main()", "list", "--db", db],
         capture_output=True, text=True).stdout
     assert leftovers() == []
 

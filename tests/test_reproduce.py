@@ -14,6 +14,7 @@ from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED, ch
 from mpiarena.analysis.quantities import value
 from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
+from mpiarena.records import ImplementationRecord
 from mpiarena.report.reproduction import evaluate
 from mpiarena.report.reproduction_text import markdown
 from mpiarena.results import Group, RunData
@@ -121,8 +122,8 @@ def _run(cells: dict, topology: str = "local") -> RunData:
     groups = {k: {v: g if isinstance(g, Group) else Group(values=list(g)) for v, g in cell.items()}
               for k, cell in cells.items()}
     variants = sorted({v for cell in cells.values() for v in cell})
-    impls = [{"impl_id": i, "family": f} for i, f in FAMILY.items()
-             if any(v.split(":")[0] == i for v in variants)]
+    impls = [ImplementationRecord(1, i, f, "", "", "", None, "", "", "", "")
+             for i, f in FAMILY.items() if any(v.split(":")[0] == i for v in variants)]
     return RunData(1, {}, "complete", impls, variants, [], {"topology": topology,
                                                             "window": 64}, groups)
 

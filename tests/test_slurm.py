@@ -82,7 +82,7 @@ def slurm(tmp_path_factory):
 def test_a_suite_runs_through_srun_in_an_allocation(slurm, db):
     impls = [f"--impl={i}" for i in WANTED]
     done = subprocess.run(
-        ["salloc", "-n", "2", sys.executable, "-c", "from mpiarena.cli import main; main()",
+        ["salloc", "-n", "2", sys.executable, "-c", "from mpiarena.commands import main; main()",
          "run", "--launches", "2",
          "--slurm", *impls, "--bench", "pingpong,bcast", "--sizes", "8,64K",
          "--observations", "3", "--db", db], capture_output=True, text=True, env=slurm,

@@ -102,7 +102,7 @@ def test_a_schema_2_store_upgrades_in_place_with_each_cell_one_looped_launch(tmp
     store = Store(path)
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
     (cell,) = store.cells(run)
-    assert (cell["launch"], cell["timing"]) == (0, "loop")
+    assert (cell.launch, cell.timing) == (0, "loop")
 
 
 def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
@@ -188,10 +188,10 @@ def test_a_run_in_the_new_layout_and_in_the_old_give_identical_summaries(tmp_pat
     obs, extras = store.observations(run), store.extras(run)
     naive: dict = {}
     for cell in store.cells(run):
-        bench = BENCHMARKS[cell["bench"]]
-        naive.setdefault((cell["bench"], cell["size"], cell["np"], cell["variant"]), []).extend(
-            x for i, r in enumerate(obs.get(cell["id"], []))
-            if math.isfinite(x := bench.observation(r, extras.get(cell["id"], {}).get(i, {}))))
+        bench = BENCHMARKS[cell.bench]
+        naive.setdefault((cell.bench, cell.size, cell.np, cell.variant), []).extend(
+            x for i, r in enumerate(obs.get(cell.id, []))
+            if math.isfinite(x := bench.observation(r, extras.get(cell.id, {}).get(i, {}))))
     assert naive == {(*k, v): g.values for k, cell in a.cells.items() for v, g in cell.items()}
     allreduce = a.cells["allreduce", 8, 16]["b-1"]
     assert len(allreduce.values) == 12 and allreduce.late[:3] == [0.0, 0.1, 0.2]

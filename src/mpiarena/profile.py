@@ -44,12 +44,20 @@ class Calls:
 Profile = dict[int, dict[str, Calls]]  # rank -> function -> its calls and time
 
 
+@dataclass(frozen=True)
+class Profiled:
+    """The implementation a profiled variant ran, and its family."""
+
+    impl_id: str
+    family: str
+
+
 @dataclass
 class ProfileRun:
     """Profiles of one program side by side: seconds per function summed over ranks (and the
     point-to-point and collective totals), per variant."""
 
-    implementations: list[dict]  # impl_id, family of each variant's implementation
+    implementations: list[Profiled]  # each variant's implementation
     variants: list[str]
     seconds: dict[str, dict[str, float]]
 

@@ -20,9 +20,10 @@ from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .plan import make_plan, variants_for
-from .profile import ProfileRun, profile, totals
+from .profile import Profiled, ProfileRun, profile, totals
 from .runner.execute import Settings
 from .runner.session import measure
+from .status import RunStatus
 from .store import Store
 from .studies import Experiment, Study
 from .suites import OVERSUBSCRIBED, Suite, capped, cores, from_dict, variant_spec
@@ -150,7 +151,7 @@ def run(study: Study, quick: bool, where: Where, impls: list[Implementation],
                               progress_to, {"study": study.id, "experiment": exp.name,
                                             "quick": quick})
         done.runs[exp.name] = outcome.run_id
-        if outcome.status == "incomplete":
+        if outcome.status == RunStatus.INCOMPLETE:
             done.interrupted = True
             break
     return done
@@ -165,7 +166,7 @@ def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
     variants = variants_for(specs, mpi)
     found = profile(variants, step.np, list(step.args), user, KERNELS / exp.program,
                     timeout * 4)  # a whole program run, not one cell
-    return ProfileRun([{"impl_id": v.impl.id, "family": v.impl.family} for v in variants],
+    return ProfileRun([Profiled(v.impl.id, v.impl.family) for v in variants],
                       list(found), {v: {name: row[1] for name, row in totals(prof).items()}
                                     for v, prof in found.items()})
 

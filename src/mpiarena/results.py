@@ -7,7 +7,6 @@ where a report asks for it (Group.per_rank, Group.extras), so thousands of ranks
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ import numpy as np
 
 from .analysis.stats import nest
 from .benchmarks import BENCHMARKS, Benchmark
+from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord
+from .status import CellStatus
 from .store import Store, Summary, Vector
 
 Key = tuple[str, int, int]  # bench, size, np
@@ -99,12 +100,12 @@ def reduce(bench: Benchmark, vectors: list[Vector],
     return figures
 
 
-def summarize(store: Store, cells: list) -> dict[int, Summary]:
+def summarize(store: Store, cells: list[CellRecord]) -> dict[int, Summary]:
     """Each cell's figure per observation and the share of calls dropped (window timing,
     rank 0's figure, per observation that has one), from every rank's figures."""
-    bench_of = {c["id"]: BENCHMARKS[c["bench"]] for c in cells}
+    bench_of = {c.id: BENCHMARKS[c.bench] for c in cells}
     extras = store.rank_extras([c for c, b in bench_of.items() if b.figure is not None])
-    late = store.rank_extras([c["id"] for c in cells if c["timing"] == "window"], "late")
+    late = store.rank_extras([c.id for c in cells if c.timing == "window"], "late")
     out = {c: (np.empty(0), np.empty(0)) for c in bench_of}
     for cell_id, vectors in store.rank_seconds(list(bench_of)):
         out[cell_id] = (reduce(bench_of[cell_id], vectors, extras.get(cell_id)),
@@ -116,7 +117,7 @@ def summarize(store: Store, cells: list) -> dict[int, Summary]:
 class Group:
     """Everything measured for one variant in one cell (benchmark x size x ranks)."""
 
-    status: str = "ok"  # ok when any launch measured it, else na | skipped | invalid | failed
+    status: str = CellStatus.OK  # ok when any launch measured it, else the worst status
     reason: str = ""
     values: list[float] = field(default_factory=list)  # reduced observations, in bench.unit
     launches: list[int] = field(default_factory=list)  # each value's launch
@@ -144,30 +145,30 @@ class Group:
 @dataclass
 class RunData:
     run_id: int
-    run: dict
+    run: RunRecord
     status: str
-    implementations: list[dict]
+    implementations: list[ImplementationRecord]
     variants: list[str]
-    jobs: list[dict]
+    jobs: list[JobRecord]
     settings: dict
     cells: dict[Key, dict[str, Group]]
 
     @property
     def machine(self) -> dict:
-        return json.loads(self.run["machine"])
+        return self.run.machine
 
     def benches(self) -> list[str]:
         present = {k[0] for k in self.cells}
         return [b for b in BENCHMARKS if b in present]
 
 
-_SEVERITY = {"ok": 0, "na": 1, "skipped": 2, "invalid": 3, "failed": 4}
+_SEVERITY = {status: rank for rank, status in enumerate(CellStatus)}
 
 
 def load(store: Store, run_id: int) -> RunData:
     rows = store.cells(run_id)
     summaries = store.summaries(run_id, ANALYSIS_VERSION)
-    missing = [r for r in rows if r["id"] not in summaries]
+    missing = [r for r in rows if r.id not in summaries]
     if missing:
         fresh = summarize(store, missing)
         store.save_summaries(ANALYSIS_VERSION, fresh)
@@ -176,28 +177,27 @@ def load(store: Store, run_id: int) -> RunData:
     parts: dict[int, tuple[Group, list[Part]]] = {}
     cells: dict[Key, dict[str, Group]] = {}
     for row in rows:
-        group = cells.setdefault((row["bench"], row["size"], row["np"]), {}).setdefault(
-            row["variant"], Group())
-        if row["status"] != "ok":
-            if row["status"] != "na":
-                group.lost[row["launch"]] = (row["status"], row["reason"] or "")
-            if not group.values and _SEVERITY[row["status"]] > _SEVERITY[group.status]:
-                group.status, group.reason = row["status"], row["reason"] or ""
-        elif group.status != "ok":  # a launch measured what an earlier one could not
-            group.status, group.reason = "ok", ""
-        group.iterations = row["iterations"] or group.iterations
-        group.timing = row["timing"]
-        figures, late = summaries[row["id"]]
+        group = cells.setdefault((row.bench, row.size, row.np), {}).setdefault(
+            row.variant, Group())
+        if row.status != CellStatus.OK:
+            if row.status != CellStatus.NA:
+                group.lost[row.launch] = (row.status, row.reason or "")
+            if not group.values and _SEVERITY[row.status] > _SEVERITY[group.status]:
+                group.status, group.reason = row.status, row.reason or ""
+        elif group.status != CellStatus.OK:  # a launch measured what an earlier one could not
+            group.status, group.reason = CellStatus.OK, ""
+        group.iterations = row.iterations or group.iterations
+        group.timing = row.timing
+        figures, late = summaries[row.id]
         group.late += late.tolist()  # kept even where every call was dropped
         keep = np.isfinite(figures)
         group.values += figures[keep].tolist()
-        group.launches += [row["launch"]] * int(keep.sum())
-        parts.setdefault(id(group), (group, []))[1].append((row["id"], keep))
+        group.launches += [row.launch] * int(keep.sum())
+        parts.setdefault(id(group), (group, []))[1].append((row.id, keep))
     for group, part in parts.values():
         group.per_rank = Lazy(len(group.values), partial(raw.per_rank, part))
         group.extras = Lazy(len(group.values), partial(raw.extras, part))
-    run = dict(store.run(run_id))
-    variants = [v["variant"] for v in store.variants(run_id)]
-    return RunData(run_id, run, store.status(store.run(run_id)),
-                   [dict(r) for r in store.implementations(run_id)], variants,
-                   [dict(j) for j in store.jobs(run_id)], json.loads(run["settings"]), cells)
+    run = store.run(run_id)
+    variants = [v.variant for v in store.variants(run_id)]
+    return RunData(run_id, run, store.status(run), store.implementations(run_id), variants,
+                   store.jobs(run_id), run.settings, cells)

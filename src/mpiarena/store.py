@@ -25,6 +25,8 @@ import numpy as np
 
 from .errors import ArenaError
 from .procs import alive
+from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, VariantRecord
+from .status import CellStatus, JobStatus, RunStatus
 
 SCHEMA_VERSION = 4  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
@@ -205,12 +207,12 @@ class Store:
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO runs (started, status, suite, command, seed, version, machine, "
-                "settings, pid, host) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (now(), suite, command, seed, version, json.dumps(machine), json.dumps(settings),
-                 os.getpid(), socket.gethostname()))
+                "settings, pid, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (now(), RunStatus.RUNNING, suite, command, seed, version, json.dumps(machine),
+                 json.dumps(settings), os.getpid(), socket.gethostname()))
             return int(cur.lastrowid or 0)
 
-    def end_run(self, run_id: int, status: str, note: str | None = None) -> None:
+    def end_run(self, run_id: int, status: RunStatus, note: str | None = None) -> None:
         with self.tx() as db:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
@@ -232,8 +234,9 @@ class Store:
                 command: list[str]) -> int:
         with self.tx() as db:
             cur = db.execute("INSERT INTO jobs (run_id, variant, np, topology, binding, command, "
-                             "status, ranks) VALUES (?, ?, ?, ?, ?, ?, 'starting', '[]')",
-                             (run_id, variant, np, topology, binding, json.dumps(command)))
+                             "status, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, '[]')",
+                             (run_id, variant, np, topology, binding, json.dumps(command),
+                              JobStatus.STARTING))
             return int(cur.lastrowid or 0)
 
     def update_job(self, job_id: int, **fields: object) -> None:
@@ -244,7 +247,7 @@ class Store:
             db.execute(f"UPDATE jobs SET {cols} WHERE id=?", (*fields.values(), job_id))
 
     def add_cell(self, run_id: int, job_id: int | None, variant: str, bench: str, size: int,
-                 np: int, status: str, reason: str | None, iterations: int | None,
+                 np: int, status: CellStatus, reason: str | None, iterations: int | None,
                  observations: list[Obs], seq: int, launch: int = 0,
                  timing: str = "loop") -> int:
         """One cell and all its observations, in one transaction; `launch` counts the
@@ -265,10 +268,11 @@ class Store:
             return cell_id
 
     # --- reading -------------------------------------------------------------------------
-    def runs(self) -> list[sqlite3.Row]:
+    def runs(self) -> list[tuple[RunRecord, int]]:
+        """Every run, and how many cells it holds."""
         rows = self.db.execute("SELECT r.*, (SELECT COUNT(*) FROM cells c WHERE c.run_id=r.id) "
-                               "AS ncells FROM runs r ORDER BY id").fetchall()
-        return rows
+                               "AS ncells FROM runs r ORDER BY id")
+        return [(RunRecord.from_row(r), int(r["ncells"])) for r in rows]
 
     def resolve(self, ref: str) -> int:
         """A run id from 'latest' or a number."""
@@ -282,31 +286,39 @@ class Store:
             raise ArenaError(f"no run '{ref}' in {self.path}; 'mpiarena list' shows the ids")
         return int(ref)
 
-    def run(self, run_id: int) -> sqlite3.Row:
-        return self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+    def run(self, run_id: int) -> RunRecord:
+        return RunRecord.from_row(
+            self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone())
 
-    def status(self, row: sqlite3.Row) -> str:
-        """The run's status, 'incomplete' for a run whose process died while running."""
-        if row["status"] != "running":
-            return str(row["status"])
-        live = row["host"] == socket.gethostname() and alive(int(row["pid"]))
-        return "running" if live else "incomplete"
+    @staticmethod
+    def status(run: RunRecord) -> str:
+        """The run's status, incomplete for a run whose process died while running."""
+        if run.status != RunStatus.RUNNING:
+            return run.status
+        live = run.host == socket.gethostname() and alive(run.pid)
+        return RunStatus.RUNNING if live else RunStatus.INCOMPLETE
 
-    def implementations(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM implementations WHERE run_id=? ORDER BY impl_id",
-                               (run_id,)).fetchall()
+    def implementations(self, run_id: int) -> list[ImplementationRecord]:
+        return [ImplementationRecord.from_row(r) for r in self.db.execute(
+            "SELECT * FROM implementations WHERE run_id=? ORDER BY impl_id", (run_id,))]
 
-    def variants(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM variants WHERE run_id=? ORDER BY variant",
-                               (run_id,)).fetchall()
+    def variants(self, run_id: int) -> list[VariantRecord]:
+        return [VariantRecord.from_row(r) for r in self.db.execute(
+            "SELECT * FROM variants WHERE run_id=? ORDER BY variant", (run_id,))]
 
-    def jobs(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM jobs WHERE run_id=? ORDER BY id",
-                               (run_id,)).fetchall()
+    def jobs(self, run_id: int) -> list[JobRecord]:
+        return [JobRecord.from_row(r) for r in self.db.execute(
+            "SELECT * FROM jobs WHERE run_id=? ORDER BY id", (run_id,))]
 
-    def cells(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM cells WHERE run_id=? ORDER BY seq",
-                               (run_id,)).fetchall()
+    def cells(self, run_id: int) -> list[CellRecord]:
+        return [CellRecord.from_row(r) for r in self.db.execute(
+            "SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,))]
+
+    def count_cells(self, run_id: int, bench: str, variant: str, np: int) -> int:
+        """How many cells of `bench` the run holds for `variant` at `np` ranks."""
+        row = self.db.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND bench=? AND "
+                              "variant=? AND np=?", (run_id, bench, variant, np)).fetchone()
+        return int(row[0])
 
     def counts(self, run_id: int) -> tuple[int, int]:
         """How many observations the run holds, and how many rank figures in them."""

@@ -25,6 +25,7 @@ from .plan import make_plan
 from .results import RunData, load
 from .runner.execute import Settings
 from .runner.session import measure
+from .status import RunStatus
 from .store import Store
 from .suites import Suite, VariantSpec, check
 from .users import RankUser
@@ -78,7 +79,7 @@ def _run(suite: Suite, impls: list[Implementation], m: Measure, store: Store,
         settings = Settings(timeout=m.timeout, validate=True, topology=topology.label)
         outcome = measure(plan, builds, store, topology, settings, rank_user, command,
                           progress_to, recorded)
-    if outcome.status == "incomplete":
+    if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
     return load(store, outcome.run_id)
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..benchmarks import OVERLAP_OPS, overlap_of
 from ..results import Group, Key, RunData
+from ..status import CellStatus
 from .groups import comparable, measured
 from .stats import Sample, Summary, Verdict, nest, summarize, verdicts
 
@@ -120,8 +121,8 @@ def _levels(data: RunData) -> dict[str, str]:
     """The thread level each variant's library granted (its jobs agree; the first is shown)."""
     out: dict[str, str] = {}
     for job in data.jobs:
-        if job["thread_level"]:
-            out.setdefault(job["variant"], job["thread_level"])
+        if job.thread_level:
+            out.setdefault(job.variant, job.thread_level)
     return out
 
 
@@ -129,7 +130,7 @@ def _ordered(data: RunData, key: Key) -> list[tuple[str, Group]]:
     """The variants that measured a cell, in the report's order."""
     cell = data.cells[key]
     return [(v, cell[v]) for v in data.variants
-            if v in cell and cell[v].status == "ok" and cell[v].extras]
+            if v in cell and cell[v].status == CellStatus.OK and cell[v].extras]
 
 
 def _overhead(extras: dict[str, list[float]], name: str) -> float:

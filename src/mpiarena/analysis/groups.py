@@ -4,12 +4,13 @@ and the variants that can be compared."""
 from __future__ import annotations
 
 from ..results import Group
+from ..status import CellStatus
 from .stats import Sample, center
 
 
 def measured(group: Group | None) -> bool:
     """The group holds observations of a cell that ran as planned."""
-    return group is not None and group.status == "ok" and bool(group.values)
+    return group is not None and group.status == CellStatus.OK and bool(group.values)
 
 
 def figure(group: Group) -> float:

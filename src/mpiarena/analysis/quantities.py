@@ -14,6 +14,7 @@ from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
 from ..profile import ProfileRun
 from ..results import Group, RunData
+from ..status import CellStatus
 from ..studies import Quantity, Study
 from .apps import call_times
 from .curves import derived
@@ -25,7 +26,7 @@ Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled
 
 def variants_of(data: Measured, selectors: Iterable[str]) -> list[str]:
     """Variants of the run standing for a library: `lam` (each LAM as it is), `lam:tcp`."""
-    family = {i["impl_id"]: lineage(i["family"]) for i in data.implementations}
+    family = {i.impl_id: lineage(i.family) for i in data.implementations}
     out = []
     for sel in selectors:
         fam, _, name = sel.partition(":")
@@ -59,7 +60,7 @@ def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group |
         return None
     size = size if size is not None else (q.size if q.size is not None else max(sizes))
     group = data.cells.get((q.bench, size, np_), {}).get(variant)
-    return group if group is not None and group.status == "ok" and group.values else None
+    return group if group is not None and group.status == CellStatus.OK and group.values else None
 
 
 def observations(group: Group, q: Quantity) -> np.ndarray:

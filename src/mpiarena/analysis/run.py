@@ -16,6 +16,7 @@ from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..impls.registry import families
 from ..results import Key, RunData
+from ..status import CellStatus, JobStatus, RunStatus
 from .cells import cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .groups import comparable, figure, measured
@@ -130,8 +131,8 @@ _CAUSE = re.compile(rf"^(?:{'|'.join(BENCHMARKS)})(?: \d+ (?:[KMG]i)?B)?: ")
 def _warnings(a: Analysis) -> list[Notice]:
     data = a.data
     out: list[Notice] = []
-    if data.status != "complete":
-        note = f" ({data.run['note']})" if data.run.get("note") else ""
+    if data.status != RunStatus.COMPLETE:
+        note = f" ({data.run.note})" if data.run.note else ""
         out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
                                     "the plan was measured", "incomplete run"))
     for np_ in sorted({k[2] for k in data.cells}):
@@ -146,11 +147,11 @@ def _warnings(a: Analysis) -> list[Notice]:
     wanted = int(data.settings.get("observations", 0)) * int(data.settings.get("launches", 1))
     for key, cell in data.cells.items():
         for variant, group in cell.items():
-            if group.status in ("failed", "invalid", "skipped"):
+            if group.status in (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED):
                 # later cells of a failed job say "<bench> <size>: <why>": one line per cause
                 reason = _CAUSE.sub("", group.reason or "")
                 problems.setdefault((variant, group.status, reason), []).append(key)
-            elif group.status == "na":
+            elif group.status == CellStatus.NA:
                 unexpressible.setdefault((variant, group.reason), []).append(key)
             elif group.lost:  # measured in some launches, lost in others: say so, and why
                 for status, why in set(group.lost.values()):
@@ -164,17 +165,17 @@ def _warnings(a: Analysis) -> list[Notice]:
                 problems.setdefault((variant, "empty", "no observation was stored"),
                                     []).append(key)
     for (variant, status, reason), keys in problems.items():
-        level = "warn" if status.startswith("skipped") else "error"
+        level = "warn" if status.startswith(CellStatus.SKIPPED) else "error"
         out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}",
                           f"{status} cells" if " " not in status else "cells lost in a launch",
                           len(keys)))
     for job in data.jobs:
-        cause = _CAUSE.sub("", job["reason"] or "")
-        if job["status"] not in ("ok", "done", "running") and not any(
-                v == job["variant"] and r == cause for v, _, r in problems):
-            out.append(Notice("error", f"{job['variant']} job at {job['np']} ranks "
-                                        f"{job['status']}: {job['reason'] or 'no reason'}",
-                              f"{job['status']} jobs"))
+        cause = _CAUSE.sub("", job.reason or "")
+        if job.status not in (JobStatus.OK, JobStatus.DONE, JobStatus.RUNNING) and not any(
+                v == job.variant and r == cause for v, _, r in problems):
+            out.append(Notice("error", f"{job.variant} job at {job.np} ranks "
+                                        f"{job.status}: {job.reason or 'no reason'}",
+                              f"{job.status} jobs"))
     for variant, keys in short.items():
         cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
         out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
@@ -195,8 +196,8 @@ def _warnings(a: Analysis) -> list[Notice]:
 def reference_variant(data: RunData) -> str | None:
     """The run's plain variant of the reference family (raw TCP), if it has one."""
     references = {f.name for f in families() if f.reference}
-    return next((i["impl_id"] for i in data.implementations
-                 if i["family"] in references and i["impl_id"] in data.variants), None)
+    return next((i.impl_id for i in data.implementations
+                 if i.family in references and i.impl_id in data.variants), None)
 
 
 def notice_kinds(notices: list[Notice]) -> list[Notice]:
@@ -337,7 +338,8 @@ def scoreboard(a: Analysis) -> list[Board]:
         for variant, group in cell.items():
             if variant in board:
                 board[variant][2] += measured(group)
-                board[variant][3] += group.status in ("failed", "invalid", "skipped")
+                board[variant][3] += group.status in (CellStatus.FAILED, CellStatus.INVALID,
+                                                      CellStatus.SKIPPED)
     rows = [Board(v, *counts) for v, counts in board.items()]
     return sorted(rows, key=lambda r: (-r.backed, -r.fastest, r.variant))
 

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from ..results import Group, RunData
+from ..status import CellStatus
 from .stats import center, decide, holm, launch_medians, p_value, ratio_ci
 
 
@@ -48,7 +49,8 @@ class Choice:
 
 
 def _ok(group: Group | None) -> bool:
-    return group is not None and group.status == "ok" and len(launch_medians(group.nested)) > 0
+    return (group is not None and group.status == CellStatus.OK
+            and len(launch_medians(group.nested)) > 0)
 
 
 def own_losses(cell: dict[str, Group], variant: str, impl: str) -> dict[int, tuple[str, str]]:

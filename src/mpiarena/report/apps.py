@@ -15,8 +15,10 @@ from ..analysis.apps import call_times, check_figure
 from ..analysis.groups import figure
 from ..benchmarks import APP_CHECKS, BENCHMARKS
 from ..results import RunData
+from ..status import CellStatus
 
-STATUS = {"na": "n/a", "skipped": "skipped", "invalid": "invalid", "failed": "failed"}
+STATUS = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped", CellStatus.INVALID: "invalid",
+          CellStatus.FAILED: "failed"}
 
 
 @dataclass
@@ -49,9 +51,9 @@ def apps(data: RunData) -> Apps | None:
             if group is None:
                 continue
             row = [bench.removeprefix("app-"), f"{size:,}", str(np_), variant]
-            if group.status != "ok" or not group.values:
+            if group.status != CellStatus.OK or not group.values:
                 out.rows.append([*row, STATUS.get(group.status, "-"), "", ""])
-                if group.status == "invalid":
+                if group.status == CellStatus.INVALID:
                     out.invalid.append(f"{bench} {size:,} at {np_} ranks, {variant}: "
                                        f"{group.reason}")
                 continue

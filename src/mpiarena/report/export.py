@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import asdict
 
 from ..benchmarks import BENCHMARKS
 from ..store import Store
@@ -26,20 +27,20 @@ def _extras(store: Store, run_id: int) -> dict[int, list[dict[str, list[float]]]
 
 
 def _rows(store: Store, run_id: int, names: list[str]):
-    impl_of = {v["variant"]: v["impl_id"] for v in store.variants(run_id)}
+    impl_of = {v.variant: v.impl_id for v in store.variants(run_id)}
     obs = store.observations(run_id)
     extras = _extras(store, run_id)
     for cell in store.cells(run_id):
-        figures = extras.get(cell["id"], [])
-        bench = BENCHMARKS[cell["bench"]]
-        for index, per_rank in enumerate(obs.get(cell["id"], [])):
+        figures = extras.get(cell.id, [])
+        bench = BENCHMARKS[cell.bench]
+        for index, per_rank in enumerate(obs.get(cell.id, [])):
             extra = figures[index] if index < len(figures) else {}
             figure = bench.observation(per_rank, {n: v + [float("nan")] * (len(per_rank) - len(v))
                                                   for n, v in extra.items()})
             for rank, t in enumerate(per_rank):
-                yield [run_id, cell["variant"], impl_of.get(cell["variant"], ""), cell["bench"],
-                       cell["size"], cell["np"], cell["launch"], cell["timing"], cell["status"],
-                       cell["iterations"], index, rank, t, figure, UNITS[bench.unit],
+                yield [run_id, cell.variant, impl_of.get(cell.variant, ""), cell.bench,
+                       cell.size, cell.np, cell.launch, cell.timing, cell.status,
+                       cell.iterations, index, rank, t, figure, UNITS[bench.unit],
                        *(extra[n][rank] if n in extra else "" for n in names)]
 
 
@@ -53,21 +54,15 @@ def to_csv(store: Store, run_id: int) -> str:
 
 
 def to_json(store: Store, run_id: int) -> str:
-    run = dict(store.run(run_id))
-    run["machine"] = json.loads(run["machine"])
-    run["settings"] = json.loads(run["settings"])
-    run["status"] = store.status(store.run(run_id))
+    run = store.run(run_id)
     obs = store.observations(run_id)
     extras = _extras(store, run_id)
     doc = {
-        "run": run,
-        "implementations": [dict(r) for r in store.implementations(run_id)],
-        "variants": [dict(r) | {"env": json.loads(r["env"]), "args": json.loads(r["args"])}
-                     for r in store.variants(run_id)],
-        "jobs": [dict(j) | {"ranks": json.loads(j["ranks"]), "command": json.loads(j["command"])}
-                 for j in store.jobs(run_id)],
-        "cells": [dict(c) | {"observations": obs.get(c["id"], []),
-                             "extras": extras.get(c["id"], [])}
+        "run": asdict(run) | {"status": store.status(run)},
+        "implementations": [asdict(r) for r in store.implementations(run_id)],
+        "variants": [asdict(r) for r in store.variants(run_id)],
+        "jobs": [asdict(j) for j in store.jobs(run_id)],
+        "cells": [asdict(c) | {"observations": obs.get(c.id, []), "extras": extras.get(c.id, [])}
                   for c in store.cells(run_id)],
     }
     return json.dumps(doc, indent=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import jinja2
@@ -20,8 +20,10 @@ from .. import __version__, units
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..benchmarks import BENCHMARKS
+from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
+from ..status import CellStatus
 from . import plots
 from .costs import costs_text
 from .guidelines import guidelines
@@ -76,7 +78,7 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
             group = cell.get(variant)
             s = a.summaries[key].get(variant)
             if s is None:
-                status = "n/a" if group is None else {"ok": "no observation"}.get(
+                status = "n/a" if group is None else {CellStatus.OK: "no observation"}.get(
                     group.status, group.status)
                 entries.append({"variant": variant, "missing": status,
                                 "reason": group.reason if group else ""})
@@ -105,7 +107,7 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
             time, _, bw = text.partition("  ")
             group = a.data.cells[key].get(variant)
             cells.append({"time": time, "bw": bw, "best": variant == best,
-                          "status": group.status if group else "na",
+                          "status": group.status if group else CellStatus.NA,
                           "reason": group.reason if group else ""})
         spec = BENCHMARKS[key[0]]
         rows.append({"size": spec.size_text(key[1]) if spec.sized else "",
@@ -116,21 +118,18 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
 def _jobs(data: RunData) -> list[dict]:
     out = []
     for job in data.jobs:
-        ranks = json.loads(job["ranks"]) if isinstance(job["ranks"], str) else job["ranks"]
-        command = json.loads(job["command"]) if isinstance(job["command"], str) else \
-            job["command"]
-        hosts = {r.get("host") for r in ranks}
+        hosts = {r.get("host") for r in job.ranks}
         binding = ", ".join(
             f"{r.get('rank')}→{r.get('cpus', '?')}" + (f"@{r.get('host')}" if len(hosts) > 1
-                                                      else "") for r in ranks)
-        out.append({"variant": job["variant"], "np": job["np"], "topology": job["topology"],
-                    "binding": job["binding"], "status": job["status"],
-                    "reason": job["reason"] or "", "ranks": binding or "-",
+                                                      else "") for r in job.ranks)
+        out.append({"variant": job.variant, "np": job.np, "topology": job.topology,
+                    "binding": job.binding, "status": job.status,
+                    "reason": job.reason or "", "ranks": binding or "-",
                     "hosts": ", ".join(sorted(h for h in hosts if h)) or "-",
-                    "tick": units.seconds(job["tick"]) if job["tick"] else "-",
-                    "resolution": units.seconds(job["resolution"]) if job["resolution"]
-                    else "-", "thread_level": job["thread_level"] or "-",
-                    "command": " ".join(str(c) for c in command)})
+                    "tick": units.seconds(job.tick) if job.tick else "-",
+                    "resolution": units.seconds(job.resolution) if job.resolution
+                    else "-", "thread_level": job.thread_level or "-",
+                    "command": " ".join(str(c) for c in job.command)})
     return out
 
 
@@ -141,7 +140,7 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def context(data: RunData, baseline: str | None = None, variants: list[dict] | None = None,
+def context(data: RunData, baseline: str | None = None, variants: list[VariantRecord] | None = None,
             dpi: int = 100) -> dict:
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
@@ -198,7 +197,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
     machine += [(k, v if isinstance(v, str | int | float) else json.dumps(v))
                 for k, v in extra.items()]
     shown_settings = [
-        ("suite", run["suite"]), ("seed (interleaving order)", run["seed"]),
+        ("suite", run.suite), ("seed (interleaving order)", run.seed),
         ("observations per cell", settings.get("observations")),
         ("target time per observation", units.seconds(settings.get("target_time", 0))),
         ("cell time limit", f"{settings.get('max_cell_time')} s"),
@@ -230,16 +229,16 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
     ]
     impls = []
     for impl in data.implementations:
-        vs = impl["version_string"] or ""
-        impls.append({**impl, "first": vs.splitlines()[0] if vs else "",
+        vs = impl.version_string or ""
+        impls.append({**asdict(impl), "first": vs.splitlines()[0] if vs else "",
                       "rest": "\n".join(vs.splitlines()[1:])})
     return {
         "run": run, "run_id": data.run_id, "status": data.status, "version": __version__,
         "machine_line": machine_line(data), "machine": machine, "settings": shown_settings,
         "placement": placement_lines(data),
         "implementations": impls,
-        "variants": [{**v, "settings": variant_settings(v)} for v in variant_rows(data,
-                                                                                  variants)],
+        "variants": [{**asdict(v), "settings": variant_settings(v)}
+                     for v in variant_rows(data, variants)],
         "variants_known": bool(variants), "jobs": _jobs(data), "warnings": a.warnings,
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
@@ -253,6 +252,6 @@ def context(data: RunData, baseline: str | None = None, variants: list[dict] | N
 
 
 def render_html(data: RunData, baseline: str | None = None,
-                variants: list[dict] | None = None, dpi: int = 100) -> str:
+                variants: list[VariantRecord] | None = None, dpi: int = 100) -> str:
     """The whole report as one HTML document; `variants` are the store's variant rows."""
     return _env().get_template(TEMPLATE).render(**context(data, baseline, variants, dpi))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..analysis.run import analyse
 from ..benchmarks import BENCHMARKS
+from ..records import VariantRecord
 from ..results import RunData
 from .costs import costs_text
 from .guidelines import guidelines
@@ -53,27 +54,26 @@ def _guidelines(data: RunData) -> list[str]:
 
 
 def render_markdown(data: RunData, baseline: str | None = None,
-                    variants: list[dict] | None = None) -> str:
+                    variants: list[VariantRecord] | None = None) -> str:
     """The summary as Markdown; `variants` are the store's variant rows (env, args, binding)."""
     a = analyse(data, baseline)
     run = data.run
     out = [f"# mpiarena run {data.run_id}", "",
-           f"Suite **{run['suite']}**, {run['started']}, {data.status}, seed {run['seed']}, "
-           f"mpiarena {run['version']}  ",
-           f"`{run['command']}`", "",
+           f"Suite **{run.suite}**, {run.started}, {data.status}, seed {run.seed}, "
+           f"mpiarena {run.version}  ",
+           f"`{run.command}`", "",
            f"**Machine**: {_md(machine_line(data))}, topology "
            f"{data.settings.get('topology', 'local')}", "",
            *(f"{_md(line)}  " for line in placement_lines(data)), "",
            "## Implementations", "", "| id | library version | origin | wrapper |",
            "| --- | --- | --- | --- |"]
     for impl in data.implementations:
-        first = impl["version_string"].splitlines()[0] if impl["version_string"] else ""
-        out.append(f"| {impl['impl_id']} | {_md(first)} | {impl['origin']} | "
-                   f"`{impl['wrapper']}` |")
+        first = impl.version_string.splitlines()[0] if impl.version_string else ""
+        out.append(f"| {impl.impl_id} | {_md(first)} | {impl.origin} | `{impl.wrapper}` |")
     rows = variant_rows(data, variants)
-    if any(variant_settings(v) != "defaults" or v["binding"] != "auto" for v in rows):
+    if any(variant_settings(v) != "defaults" or v.binding != "auto" for v in rows):
         out += ["", "| variant | settings | binding |", "| --- | --- | --- |"]
-        out += [f"| {v['variant']} | `{variant_settings(v)}` | {v['binding']} |" for v in rows]
+        out += [f"| {v.variant} | `{variant_settings(v)}` | {v.binding} |" for v in rows]
     out += ["", "## The answer", ""]
     out += [f"- {_md(line.strip())}" if line.startswith(" ") else f"\n{_md(line)}\n"
             for line in scoreboard_lines(a)]

@@ -36,6 +36,7 @@ from ..analysis.run import (
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
+from ..status import CellStatus
 
 STYLE = {
     "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold", "axes.labelsize": 9,
@@ -492,8 +493,8 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
             group, default = cell.get(variant), cell.get(impl)
             if group is None or default is None:
                 continue
-            if group.status != "ok" or not group.values or not default.values:
-                face, text, color = GREY, "x" if group.status != "ok" else "-", "#6b7280"
+            if group.status != CellStatus.OK or not group.values or not default.values:
+                face, text, color = GREY, "x" if group.status != CellStatus.OK else "-", "#6b7280"
             else:
                 ratio = figure(default) / figure(group)
                 face = cmap(norm(ratio))
@@ -618,7 +619,7 @@ def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
     median rank's, rank x observation, at the table's largest size (where placement and the
     network weigh most); stragglers show as lines across every launch."""
     key = a.tables[(bench, np_)][-1]
-    groups = {v: g for v, g in a.data.cells[key].items() if g.status == "ok" and g.values}
+    groups = {v: g for v, g in a.data.cells[key].items() if g.status == CellStatus.OK and g.values}
     if not groups:
         return None
     fig = _figure((max(SIZE[0], 2.2 * len(groups) + 1.2), SIZE[1] + 0.6))

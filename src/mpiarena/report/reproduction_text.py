@@ -8,6 +8,7 @@ from rich.table import Table
 from ..analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED
 from ..analysis.quantities import Measured
 from ..results import RunData
+from ..status import RunStatus
 from .reproduction import Evaluation
 from .tables import show
 
@@ -20,7 +21,7 @@ def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str
     for name, d in runs.items():
         if isinstance(d, RunData):
             out.append((name, f"run {d.run_id}, {d.settings.get('topology', 'local')}"
-                        + ("" if d.status == "complete" else f" ({d.status})")))
+                        + ("" if d.status == RunStatus.COMPLETE else f" ({d.status})")))
         else:
             out.append((name, f"profiled on this machine: {', '.join(d.variants)}"))
     return out + [(name, f"not run: {why}") for name, why in skipped.items()]

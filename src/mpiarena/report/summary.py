@@ -4,16 +4,16 @@ scoreboard, switches and derived figures. The figures and decisions come from
 
 from __future__ import annotations
 
-import json
-
 from .. import units
 from ..analysis.curves import Derived, Switch
 from ..analysis.groups import figure
 from ..analysis.run import Analysis, Stretch, bandwidth, late_calls, standings, stretches, strongest
 from ..analysis.stats import Verdict
 from ..benchmarks import BENCHMARKS
+from ..records import ImplementationRecord, VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
+from ..status import CellStatus
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
           "across variants. Each observation times k calls (k chosen so that they last at least "
@@ -33,7 +33,8 @@ TIMING = {
               "call's time is its exit minus its window's start; calls that any rank reached "
               "late are dropped; each rank's mean over the kept calls; the slowest rank's mean)",
 }
-STATUS_TEXT = {"na": "n/a", "invalid": "INVALID", "failed": "failed", "skipped": "skipped"}
+STATUS_TEXT = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID", CellStatus.FAILED: "failed",
+               CellStatus.SKIPPED: "skipped"}
 
 
 def verdict_text(label: str, v: Verdict) -> str:
@@ -100,15 +101,13 @@ def _late_lines(data: RunData) -> list[str]:
     return out
 
 
-def implementation_line(impl: dict) -> str:
-    first = impl["version_string"].splitlines()[0] if impl["version_string"] else ""
-    return f"{impl['impl_id']}: {first} ({impl['origin']}, {impl['wrapper']})"
+def implementation_line(impl: ImplementationRecord) -> str:
+    first = impl.version_string.splitlines()[0] if impl.version_string else ""
+    return f"{impl.impl_id}: {first} ({impl.origin}, {impl.wrapper})"
 
 
-def variant_settings(row: dict) -> str:
-    env = json.loads(row["env"]) if isinstance(row["env"], str) else row["env"]
-    args = json.loads(row["args"]) if isinstance(row["args"], str) else row["args"]
-    parts = [f"{k}={v}" for k, v in env.items()] + [str(x) for x in args]
+def variant_settings(row: VariantRecord) -> str:
+    parts = [f"{k}={v}" for k, v in row.env.items()] + [str(x) for x in row.args]
     return " ".join(parts) or "defaults"
 
 
@@ -119,11 +118,11 @@ def machine_line(data: RunData) -> str:
             f"governor {m.get('governor')}")
 
 
-def variant_rows(data: RunData, rows: list[dict] | None) -> list[dict]:
+def variant_rows(data: RunData, rows: list[VariantRecord] | None) -> list[VariantRecord]:
     """The store's variant rows in the report's order; bare names when none are given."""
-    known = {r["variant"]: dict(r) for r in rows or []}
-    bare = {"env": "{}", "args": "[]", "binding": "auto", "impl_id": "", "name": ""}
-    return [known.get(v, {"variant": v, **bare}) for v in data.variants]
+    known = {r.variant: r for r in rows or []}
+    return [known.get(v, VariantRecord(data.run_id, v, "", "", {}, [], "auto"))
+            for v in data.variants]
 
 
 def switch_text(variant: str, s: Switch) -> str:
@@ -180,7 +179,7 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
     group = a.data.cells[key].get(variant)
     if group is None:
         return "n/a"
-    if group.status != "ok" or not group.values:
+    if group.status != CellStatus.OK or not group.values:
         return STATUS_TEXT.get(group.status, "-")
     text = units.seconds(figure(group))
     bw = bandwidth(key[0], key[1], figure(group), a.window)

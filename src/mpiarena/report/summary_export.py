@@ -62,8 +62,8 @@ def to_json(a: Analysis) -> str:
     data: RunData = a.data
     return json.dumps({
         "schema": "mpiarena-summary", "version": VERSION,
-        "run": {"id": data.run_id, "status": data.status, "suite": data.run["suite"],
-                "started": data.run["started"], "command": data.run["command"],
+        "run": {"id": data.run_id, "status": data.status, "suite": data.run.suite,
+                "started": data.run.started, "command": data.run.command,
                 "machine": data.machine},
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
         "records": records(a)}, indent=1)

@@ -40,8 +40,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     warning's details."""
     a = analyse(data)
     run = data.run
-    console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run['suite']}[/], "
-                  f"{run['started']}, seed {run['seed']}")
+    console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run.suite}[/], "
+                  f"{run.started}, seed {run.seed}")
     console.print(f"Machine: {escape(machine_line(data))}")
     for impl in data.implementations:
         console.print(f"  {escape(implementation_line(impl))}")
@@ -190,8 +190,8 @@ def _precision_summary(data: RunData, precision: float, console: Console) -> Non
 def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,
                    show_all: bool) -> None:
     """What changed from run a to run b, regressions first."""
-    console.print(f"[bold]Run {a.run_id}[/] ({a.run['started']}, {escape(machine_line(a))}) "
-                  f"against [bold]run {b.run_id}[/] ({b.run['started']}, "
+    console.print(f"[bold]Run {a.run_id}[/] ({a.run.started}, {escape(machine_line(a))}) "
+                  f"against [bold]run {b.run_id}[/] ({b.run.started}, "
                   f"{escape(machine_line(b))})")
     order = {"regression": 0, "improvement": 1, "undecided": 2, "indistinguishable": 3}
     shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]

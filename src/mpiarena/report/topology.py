@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from ..analysis.quantities import link_of, trusted_from
@@ -26,10 +25,9 @@ def placement_lines(data: RunData) -> list[str]:
         return []
     per_job: dict[tuple[str, int], str] = {}
     for job in data.jobs:
-        ranks = job["ranks"] if isinstance(job["ranks"], list) else json.loads(job["ranks"])
-        hosts = Counter(r["host"] for r in ranks)
+        hosts = Counter(r["host"] for r in job.ranks)
         if hosts:
-            per_job[job["variant"], job["np"]] = ", ".join(f"{h}: {n}" for h, n in
+            per_job[job.variant, job.np] = ", ".join(f"{h}: {n}" for h, n in
                                                           sorted(hosts.items()))
     lines = [f"Topology: {topology}; ranks per node:"]
     lines += [f"  {variant}, {np} ranks: {where}"

@@ -21,6 +21,7 @@ from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
 from ..plan import Cell, Plan, Round, Variant, timing
+from ..status import CellStatus, JobStatus
 from ..store import Obs, Store
 from ..suites import Suite
 from ..users import RankUser
@@ -137,7 +138,7 @@ class Executor:
         except JobError as e:
             self._drop(variant, job, job_id, f"start-up failed: {e}")
             raise JobError(f"start-up failed: {e}") from e
-        self.store.update_job(job_id, status="running", tick=hello.tick,
+        self.store.update_job(job_id, status=JobStatus.RUNNING, tick=hello.tick,
                               resolution=hello.resolution, thread_level=hello.thread_level,
                               ranks=[r.__dict__ for r in hello.ranks])
         return job, job_id, hello
@@ -155,14 +156,14 @@ class Executor:
     def _finish(self, running: Running) -> None:
         try:
             running.job.quit(self.settings.timeout)
-            self.store.update_job(running.job_id, status="ok")
+            self.store.update_job(running.job_id, status=JobStatus.OK)
         except JobError as e:
-            self.store.update_job(running.job_id, status="failed", reason=str(e))
+            self.store.update_job(running.job_id, status=JobStatus.FAILED, reason=str(e))
         self._retire(running.job)
 
     def _drop(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
         """The job failed: record why, kill it, halt the variant's daemons."""
-        self.store.update_job(job_id, status="failed", reason=reason)
+        self.store.update_job(job_id, status=JobStatus.FAILED, reason=reason)
         self._retire(job)
         self.daemons.stop(variant.id)
 
@@ -176,31 +177,27 @@ class Executor:
         that fails is a failed start-up, not a failed variant: the measurements run in jobs of
         their own (MPICH 4.0.2 over an emulated TCP link hung in MPI_Finalize in 1 of 40)."""
         self.advance(f"{variant.id} start-up, {np} ranks")
-        n = self._count("init", variant, np)
+        n = self.store.count_cells(self.run_id, "init", variant.id, np)
         cell = Cell("init", 0, np)
         try:
             job, job_id, hello = self._launched(variant, np)
         except JobError as e:
-            self._record(variant, cell, None, "failed", str(e), launch=n)
+            self._record(variant, cell, None, CellStatus.FAILED, str(e), launch=n)
             return
         try:
             finalize, _ = job.quit(self.settings.timeout)
         except JobError as e:
             self._drop(variant, job, job_id, f"shut-down failed: {e}")
-            self._record(variant, cell, job_id, "failed", f"shut-down failed: {e}", launch=n)
+            self._record(variant, cell, job_id, CellStatus.FAILED, f"shut-down failed: {e}",
+                         launch=n)
             return
         finally:
             self._retire(job)
-        self.store.update_job(job_id, status="ok")
-        self._record(variant, cell, job_id, "ok", "", 1,
+        self.store.update_job(job_id, status=JobStatus.OK)
+        self._record(variant, cell, job_id, CellStatus.OK, "", 1,
                      [Obs(0, [r.since_launch for r in hello.ranks])], launch=n)
-        self._record(variant, Cell("finalize", 0, np), job_id, "ok", "", 1, [Obs(0, finalize)],
-                     launch=n)
-
-    def _count(self, bench: str, variant: Variant, np: int) -> int:
-        row = self.store.db.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND bench=? AND "
-                                    "variant=? AND np=?", (self.run_id, bench, variant.id, np))
-        return int(row.fetchone()[0])
+        self._record(variant, Cell("finalize", 0, np), job_id, CellStatus.OK, "", 1,
+                     [Obs(0, finalize)], launch=n)
 
     def _turn(self, cell: Cell, variant: Variant, jobs: dict[str, Running | str]) -> None:
         self.advance(f"{variant.id} {cell.bench}")
@@ -209,7 +206,7 @@ class Executor:
         running = jobs[variant.id]
         if isinstance(running, str):
             launch = self.launches.get((variant.id, cell.np), 1) - 1
-            self._record(variant, cell, None, "skipped", running, launch=launch)
+            self._record(variant, cell, None, CellStatus.SKIPPED, running, launch=launch)
             return
         s = self.plan.suite
         began = time.monotonic()
@@ -223,18 +220,19 @@ class Executor:
         except JobError as e:
             why = f"{cell.bench} {cell.size} B: {e}"
             self._drop(variant, running.job, running.job_id, why)
-            self._record(variant, cell, running.job_id, "failed", str(e), launch=running.launch)
+            self._record(variant, cell, running.job_id, CellStatus.FAILED, str(e),
+                         launch=running.launch)
             self.broken[cell, variant.id] = str(e)
             jobs[variant.id] = (self._start(variant, cell.np, running.restarts + 1)
                                 if running.restarts < MAX_RESTARTS else
                                 f"launch {running.launch} gave up after {MAX_RESTARTS} "
                                 "fresh launches failed")
             return
-        if cell.bench == "memory" and res.status == "ok":
+        if cell.bench == "memory" and res.status == CellStatus.OK:
             res = with_baseline(res, cell)
         self._record(variant, cell, running.job_id, res.status, res.reason, res.iterations,
                      res.observations, launch=running.launch)
-        if res.status == "ok":
+        if res.status == CellStatus.OK:
             if res.iterations:
                 self.calibrated.setdefault((cell, variant.id), res.iterations)
             by_launch, spent = self.sampled.get((cell, variant.id), ({}, 0.0))
@@ -271,7 +269,7 @@ class Executor:
         return spent < self.settings.max_time and \
             not precise(by_launch.values(), self.settings.precision)
 
-    def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: str,
+    def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: CellStatus,
                 reason: str, iterations: int | None = None,
                 observations: list[Obs] | None = None, launch: int = 0) -> None:
         self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
@@ -293,7 +291,7 @@ def with_baseline(res: CellResult, cell: Cell) -> CellResult:
     try:
         base = run_baseline(cell.bench, cell.size, cell.np)
     except ArenaError as e:
-        return replace(res, status="failed", reason=str(e))
+        return replace(res, status=CellStatus.FAILED, reason=str(e))
     for o in res.observations:
         o.extras.update({name: [v] * len(o.per_rank) for name, v in base.items()})
     return res

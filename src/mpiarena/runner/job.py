@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user
+from ..status import CellStatus
 from ..store import Obs
 from ..users import RankUser
 from .cleanup import TOKEN_VAR, kill_tagged
@@ -48,7 +49,7 @@ class Hello:
 
 @dataclass(frozen=True)
 class CellResult:
-    status: str  # ok | na | invalid
+    status: CellStatus  # ok | na | invalid
     reason: str
     iterations: int | None
     observations: list[Obs]
@@ -148,8 +149,8 @@ class Job:
             elif parts[0] == "extra" and int(parts[1]) == cell_id and observations:
                 observations[-1].extras[parts[3]] = [float(x) for x in parts[4:]]
             elif parts[0] == "done" and int(parts[1]) == cell_id:
-                return CellResult(parts[2], parts[3] if len(parts) > 3 else "", iterations,
-                                  observations)
+                return CellResult(CellStatus(parts[2]), parts[3] if len(parts) > 3 else "",
+                                  iterations, observations)
             elif parts[0] == "error":
                 raise JobError(f"the core rejected a command: {parts[1:]}")
 

@@ -11,6 +11,7 @@ from .. import __version__, machine
 from ..build import Build
 from ..cluster.topology import Topology
 from ..plan import Plan
+from ..status import RunStatus
 from ..store import Store
 from ..users import RankUser
 from .execute import Executor, Settings
@@ -19,7 +20,7 @@ from .execute import Executor, Settings
 @dataclass(frozen=True)
 class Outcome:
     run_id: int
-    status: str  # complete | incomplete (interrupted: what was measured is kept)
+    status: RunStatus  # incomplete: interrupted, what was measured is kept
 
 
 def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topology,
@@ -50,7 +51,7 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
     for v in plan.variants:
         store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
                           v.binding or "auto")
-    status = "complete"
+    status = RunStatus.COMPLETE
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=progress_to, transient=True) as progress:
         task = progress.add_task("starting", total=plan.total_steps)
@@ -65,6 +66,6 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
             Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
                      topology).run()
         except KeyboardInterrupt:
-            status = "incomplete"
-    store.end_run(run_id, status, "interrupted" if status == "incomplete" else None)
+            status = RunStatus.INCOMPLETE
+    store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
     return Outcome(run_id, status)

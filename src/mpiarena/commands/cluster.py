@@ -8,9 +8,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..cluster import emulated, netns
+from ..cluster.spec import parse
 from ..errors import ArenaError
-from . import emulated, netns
-from .spec import parse
 
 console = Console(highlight=False)
 

@@ -1,0 +1,41 @@
+"""`mpiarena export`: one run's observations, or its summary, as CSV or JSON."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..report import export
+from ..results import load
+from . import options
+from .options import db_option, output_option
+
+
+@click.command("export")
+@click.argument("run", default="latest")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
+              show_default=True)
+@click.option("--summary", is_flag=True,
+              help="what the tables and verdicts say (one record per variant and cell) instead "
+                   "of every observation")
+@output_option("file (default: stdout)")
+@db_option
+def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -> None:
+    """Every observation of one run, every rank, as CSV or JSON; or, with --summary, its
+    figures, intervals and verdicts (schema: report/summary.schema.json)."""
+    store = options.store(db)
+    run_id = store.resolve(run)
+    if summary:
+        from ..analysis.run import analyse
+        from ..report import summary_export
+
+        a = analyse(load(store, run_id))
+        text = summary_export.to_csv(a) if fmt == "csv" else summary_export.to_json(a)
+    else:
+        text = export.to_csv(store, run_id) if fmt == "csv" else export.to_json(store, run_id)
+    if output:
+        Path(output).write_text(text)
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,21 @@
+"""`mpiarena list`: the runs in the store."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from . import options
+from .options import console, db_option
+
+
+@click.command("list")
+@db_option
+def list_cmd(db: str) -> None:
+    """The runs in the store."""
+    store = options.store(db)
+    table = Table("id", "started", "status", "suite", "cells", "command")
+    for run, ncells in store.runs():
+        table.add_row(str(run.id), run.started, store.status(run), run.suite, str(ncells),
+                      run.command)
+    console.print(table)

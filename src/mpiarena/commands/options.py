@@ -1,0 +1,136 @@
+"""What the commands share: the consoles, the --db, --impl and -o options, the parsers of
+sizes, benchmarks and rank counts, and the sweep of what a crashed mpiarena left."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+
+from .. import paths
+from ..errors import ArenaError
+from ..records import VariantRecord
+from ..results import RunData, load
+from ..runner import watchdog
+from ..runner.cleanup import sweep_stale
+from ..sizes import parse_sizes
+from ..store import Store
+
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 150)
+DB_HELP = "results store (SQLite file)"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def db_option(f: F) -> F:
+    """--db FILE: the results store, mpiarena.db by default."""
+    return click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)(f)
+
+
+def impl_option(help: str, required: bool = False) -> Callable[[F], F]:
+    """--impl (repeatable) into `impl_specs`: implementation ids or NAME=/prefix."""
+    return click.option("--impl", "impl_specs", multiple=True, required=required, help=help)
+
+
+def output_option(help: str, directory: bool = False, **kwargs: Any) -> Callable[[F], F]:
+    """-o/--output: a file, or with `directory` a directory."""
+    kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
+    return click.option("-o", "--output", type=kind, help=help, **kwargs)
+
+
+def store(db: str) -> Store:
+    """The store in file `db`."""
+    return Store(Path(db))
+
+
+def existing_run(db: str, run: str) -> tuple[RunData, list[VariantRecord]]:
+    """Run `run` of the store `db`, which must exist, and its variants' rows."""
+    if not Path(db).exists():
+        raise ArenaError(f"no store at {db}; give --db FILE or start one with 'mpiarena run'")
+    opened = store(db)
+    run_id = opened.resolve(run)
+    return load(opened, run_id), opened.variants(run_id)
+
+
+def check_baseline(data: RunData, baseline: str | None) -> None:
+    """--baseline, when given, must name a variant of the run."""
+    if baseline is not None and baseline not in data.variants:
+        raise ArenaError(f"unknown baseline '{baseline}'; run {data.run_id} has "
+                         f"{', '.join(data.variants) or 'no variants'}")
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write a report file; a path that cannot be written is one line naming -o."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ArenaError(f"cannot write {path}: {e.strerror}; choose another -o FILE") from e
+    click.echo(f"wrote {path} ({len(text.encode()) / 1024:.0f} KiB)")
+
+
+class Seconds(click.ParamType):
+    """A number of seconds above 0."""
+
+    name = "seconds"
+
+    def convert(self, value: str | float, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not seconds > 0:
+            self.fail(f"'{value}' is not a number of seconds above 0; e.g. "
+                      f"{param.opts[0] if param else ''} 60", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+
+def sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:
+    """--sizes: message sizes, or None when not given."""
+    return None if text is None else tuple(parse_sizes(text, perturb))
+
+
+def benchmarks(text: str | None) -> tuple[str, ...] | None:
+    """--bench: comma-separated benchmark names, or None when not given."""
+    if text is None:
+        return None
+    names = tuple(b.strip() for b in text.split(","))
+    if "" in names:
+        raise ArenaError(f"--bench '{text}' has an empty benchmark name; give a comma-separated "
+                         "list, e.g. --bench pingpong,bcast")
+    return names
+
+
+def nps(text: str | None) -> tuple[int, ...] | None:
+    """--np: comma-separated rank counts, or None when not given."""
+    if text is None:
+        return None
+    try:
+        counts = tuple(int(x) for x in text.split(","))
+    except ValueError as e:
+        raise ArenaError(f"bad rank count list '{text}'; use e.g. --np 2,4") from e
+    if min(counts) < 1:
+        raise ArenaError(f"rank counts must be 1 or more, got '{text}'; use e.g. --np 2,4")
+    return counts
+
+
+def sweep() -> None:
+    """Clear what an earlier mpiarena that crashed left running, and start the watchdog that
+    clears what this one starts should it be killed outright."""
+    if killed := sweep_stale(paths.scratch_dir()):
+        err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
+    watchdog.guard()
+
+
+def on_sigterm(*_: object) -> NoReturn:
+    """SIGTERM handler: stop as cleanly as Ctrl-C."""
+    raise KeyboardInterrupt

@@ -1,0 +1,35 @@
+"""`mpiarena plot`: every figure of one run as PNG and SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ArenaError
+from .options import check_baseline, db_option, existing_run, output_option
+
+
+@click.command("plot")
+@click.argument("run", default="latest")
+@output_option("directory for the PNG and SVG files", directory=True, default="plots",
+               show_default=True)
+@click.option("--baseline", help="variant id the relative figures compare with (default: the "
+              "first)")
+@db_option
+def plot_cmd(run: str, output: str, baseline: str | None, db: str) -> None:
+    """Every figure of one run as PNG and SVG (e.g. pingpong-np2-time.png)."""
+    from ..report import plots
+
+    data, _ = existing_run(db, run)
+    check_baseline(data, baseline)
+    directory = Path(output)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ArenaError(f"cannot create {directory}: {e.strerror}; choose another -o DIR") from e
+    written = 0
+    for plot in plots.figures(data, baseline):
+        written += len(plots.save(plot, directory))
+        plot.figure.clear()
+    click.echo(f"wrote {written} files to {directory}")

@@ -1,0 +1,30 @@
+"""`mpiarena report`: an HTML report or a Markdown summary of one run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .options import check_baseline, db_option, existing_run, output_option, write_report
+
+
+@click.command("report")
+@click.argument("run", default="latest")
+@click.option("--baseline", help="variant id the relative figures compare with (default: the "
+              "first)")
+@output_option("file (default: report.html or report.md)")
+@click.option("--format", "fmt", type=click.Choice(["html", "md"]), default="html",
+              show_default=True)
+@db_option
+def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db: str) -> None:
+    """A self-contained HTML report (or a Markdown summary) of one run."""
+    data, variants = existing_run(db, run)
+    check_baseline(data, baseline)
+    if fmt == "html":
+        from ..report.html import render_html
+        text = render_html(data, baseline, variants)
+    else:
+        from ..report.markdown import render_markdown
+        text = render_markdown(data, baseline, variants)
+    write_report(Path(output or f"report.{fmt}"), text)

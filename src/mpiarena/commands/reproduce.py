@@ -1,0 +1,65 @@
+"""`mpiarena reproduce`: rerun a seed study and check its conclusions."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from .. import paths, users
+from ..cluster.topology import Where
+from ..errors import ArenaError
+from ..impls import discover, parse_user_impls, select
+from ..results import load
+from ..suites import cores
+from . import options
+from .options import SECONDS, console, db_option, err, impl_option, output_option, write_report
+
+
+@click.command("reproduce")
+@click.argument("study")
+@click.option("--cluster", help="where to run: an emulated spec, a kept cluster's name, or "
+              "'local' (this machine only); default: the emulated network closest to the study's")
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
+              help="a real cluster instead: one host per line (this machine first)")
+@click.option("--slurm", "slurm_job", is_flag=True, help="inside a Slurm allocation instead")
+@click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
+@impl_option("only these implementation ids")
+@click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
+@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
+              help="seconds before a job is hung")
+@output_option("Markdown report (default: reproduce-STUDY.md)")
+@db_option
+def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm_job: bool,
+                  quick: bool, impl_specs: tuple[str, ...], max_ranks: int | None,
+                  timeout: float, output: str | None, db: str) -> None:
+    """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
+    the network closest to its own, its published figures beside ours, its conclusions checked."""
+    from .. import reproduce, studies
+    from ..report.reproduction import evaluate
+    from ..report.reproduction_text import markdown, render
+
+    chosen = studies.load(study)
+    where = Where(cluster, hosts_file, slurm_job)
+    cap = max_ranks if max_ranks is not None else cores()
+    if cap < 2:
+        raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
+    ids, user_prefixes = parse_user_impls(impl_specs)
+    impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    options.sweep()
+    store = options.store(db)
+    done = reproduce.run(chosen, quick, where, impls, store,
+                         None if slurm_job else users.for_ranks(),
+                         shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                         lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
+    runs = {name: load(store, run_id) for name, run_id in done.runs.items()}
+    runs |= done.profiles
+    ev = evaluate(chosen, runs, done.skipped)
+    render(ev, runs, done.skipped, done.notes, console)
+    write_report(Path(output or f"reproduce-{chosen.id}.md"),
+                 markdown(ev, runs, done.skipped, done.notes, db))
+    if done.interrupted:
+        err.print("interrupted: the runs kept what was measured (marked incomplete)")
+        sys.exit(130)

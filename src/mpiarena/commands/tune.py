@@ -1,0 +1,87 @@
+"""`mpiarena tune`: choose each library's collective algorithms and write its tuning file."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from .. import paths, users
+from ..cluster.topology import Where
+from ..errors import ArenaError
+from ..impls import discover, parse_user_impls, select
+from . import options
+from .options import SECONDS, console, db_option, err, impl_option, output_option
+
+
+@click.command("tune")
+@impl_option("ids to tune, or NAME=/prefix")
+@click.option("--coll", "colls", default="allreduce,bcast", show_default=True,
+              help="collectives: allreduce, bcast, reduce, allgather, alltoall")
+@click.option("--np", "np_text", help="rank counts (default 2; --verify: the tuned ones)")
+@click.option("--sizes", help="message sizes (default 8,1K,64K,1M; --verify: the tuned ones)")
+@click.option("--algorithms", help="only these algorithm names, e.g. ring,binomial")
+@click.option("--launches", default=8, show_default=True, type=int,
+              help="independent launches of each variant per rank count")
+@click.option("--observations", default=3, show_default=True, type=int,
+              help="observations per cell in each launch")
+@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
+              help="seconds before a job is hung")
+@click.option("--cluster", help="an emulated spec or the name of a cluster kept up")
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
+              help="a real cluster: one host per line (this machine first)")
+@click.option("--slurm", "slurm_job", is_flag=True, help="inside a Slurm allocation")
+@output_option("directory for the tuning files", directory=True)
+@click.option("--verify", "verify_dir", type=click.Path(file_okay=False),
+              help="instead: A/B run of the default against the files tune wrote into DIR")
+@db_option
+def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes: str | None,
+             algorithms: str | None, launches: int, observations: int, timeout: float,
+             cluster: str | None, hosts_file: str | None, slurm_job: bool,
+             output: str | None, verify_dir: str | None, db: str) -> None:
+    """Measure every collective algorithm of each library against its default, choose per size
+    range, and write the library's own tuning file: mpiarena tune --impl ID -o DIR; then
+    mpiarena tune --verify DIR."""
+    from .. import tune
+    from ..report import tuning as shown
+
+    if launches < 1 or observations < 1:
+        raise ArenaError("--launches and --observations must be at least 1")
+    where = Where(cluster, hosts_file, slurm_job)
+    ids, user_prefixes = parse_user_impls(impl_specs)
+    found = discover(user_prefixes, paths.impls_dir())
+    command = shlex.join(["mpiarena", *sys.argv[1:]])
+    rank_user = None if slurm_job else users.for_ranks()
+    if verify_dir:
+        manifest = tune.read_manifest(Path(verify_dir))
+        wanted = ids or list(manifest["files"])
+        if missing := [i for i in wanted if i not in manifest["files"]]:
+            raise ArenaError(f"{verify_dir} holds no tuning file for {', '.join(missing)}; it "
+                             f"has {', '.join(manifest['files']) or 'none'}")
+        m = tune.Measure(tuple(manifest["colls"]),
+                         options.nps(np_text) or tuple(manifest["nps"]),
+                         options.sizes(sizes, False) or tuple(manifest["sizes"]), launches,
+                         observations, where, timeout)
+        impls = select(found, wanted)
+        options.sweep()
+        run_id, gains = tune.verify(impls, m, manifest, options.store(db), rank_user, command,
+                                    err, lambda line: err.print(f"[yellow]{line}[/]"))
+        shown.verify_lines(run_id, gains, console)
+        return
+    if not output:
+        raise ArenaError("tune needs -o DIR for the tuning files (or --verify DIR)")
+    if not ids:
+        raise ArenaError("tune needs --impl ID (see 'mpiarena impls')")
+    coll_list = tuple(c.strip() for c in colls.split(","))
+    tune.check_colls(coll_list)
+    m = tune.Measure(coll_list, options.nps(np_text or "2") or (2,),
+                     options.sizes(sizes or "8,1K,64K,1M", False) or (), launches,
+                     observations, where, timeout)
+    impls = select(found, ids)
+    options.sweep()
+    only = {a.strip() for a in algorithms.split(",")} if algorithms else None
+    done = tune.tune(impls, m, only, Path(output), options.store(db), rank_user, command, err,
+                     lambda line: err.print(f"[yellow]{line}[/]"))
+    shown.render(done, console)

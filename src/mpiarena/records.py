@@ -1,0 +1,114 @@
+"""What the store returns: one frozen record per row, its JSON columns decoded.
+
+Fields follow the tables' columns in order, so `dataclasses.asdict` gives a row as exported.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, fields
+from typing import Any, Self
+
+
+class _Record:
+    """A row as a record: the columns named in JSON hold JSON text in the store."""
+
+    JSON: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Self:
+        values = {f.name: row[f.name] for f in fields(cls)}  # type: ignore[arg-type]
+        for name in cls.JSON:
+            values[name] = json.loads(values[name])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RunRecord(_Record):
+    """A run: when, what, where; `status` as stored (see Store.status for a dead owner)."""
+
+    JSON = ("machine", "settings")
+    id: int
+    started: str
+    finished: str | None
+    status: str
+    suite: str
+    command: str
+    seed: int
+    version: str
+    machine: dict[str, Any]
+    settings: dict[str, Any]
+    pid: int
+    host: str
+    note: str | None
+
+
+@dataclass(frozen=True)
+class ImplementationRecord(_Record):
+    """An implementation a run built its core against."""
+
+    run_id: int
+    impl_id: str
+    family: str
+    version: str
+    version_string: str
+    origin: str
+    prefix: str | None
+    wrapper: str
+    launcher: str
+    wrapper_flags: str
+    cflags: str
+
+
+@dataclass(frozen=True)
+class VariantRecord(_Record):
+    """A variant: an implementation with its environment, arguments and binding."""
+
+    JSON = ("env", "args")
+    run_id: int
+    variant: str
+    impl_id: str
+    name: str
+    env: dict[str, str]
+    args: list[str]
+    binding: str
+
+
+@dataclass(frozen=True)
+class JobRecord(_Record):
+    """One launch: its command, how it ended, its clock, and where each rank ran."""
+
+    JSON = ("command", "ranks")
+    id: int
+    run_id: int
+    variant: str
+    np: int
+    topology: str
+    binding: str
+    command: list[str]
+    status: str
+    reason: str | None
+    tick: float | None
+    resolution: float | None
+    thread_level: str | None
+    ranks: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CellRecord(_Record):
+    """A cell measured (or not) for a variant in one launch."""
+
+    id: int
+    run_id: int
+    job_id: int | None
+    variant: str
+    bench: str
+    size: int
+    np: int
+    iterations: int | None
+    status: str
+    reason: str | None
+    seq: int
+    launch: int
+    timing: str

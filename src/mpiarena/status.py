@@ -1,0 +1,38 @@
+"""The status values the store keeps: of a run, of a job (one launch), of a cell.
+
+They are StrEnums: each member equals the string stored, so stores written before read the same.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    """A run: measuring, finished, or stopped before the end (what was measured is kept)."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+
+
+class JobStatus(StrEnum):
+    """One launch of a variant: launching, measuring, shut down cleanly, or broken; the first
+    stores said done for a clean shut-down."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    OK = "ok"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class CellStatus(StrEnum):
+    """A cell of a variant: measured; not applicable to it; skipped (its job could not start);
+    invalid (its data checks failed); failed (its job broke). In order of severity."""
+
+    OK = "ok"
+    NA = "na"
+    SKIPPED = "skipped"
+    INVALID = "invalid"
+    FAILED = "failed"
