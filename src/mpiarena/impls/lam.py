@@ -16,7 +16,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from .. import core_env, users
+from .. import core_env, tags, users
 from ..cluster.placement import Placement
 from ..procs import last_words, run_as
 from ..users import RankUser
@@ -27,7 +27,7 @@ LAUNCHER = Path("/usr/bin/mpirun.lam")
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
 # LD_PRELOAD and the profile directory are the per-call profiler's
 EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL,
-                     "MPIARENA_JOB", "MPIARENA_RUN", "LD_PRELOAD", core_env.PROFILE_DIR))
+                     tags.TOKEN_VAR, tags.RUN_VAR, "LD_PRELOAD", core_env.PROFILE_DIR))
 
 
 class LamUniverse:

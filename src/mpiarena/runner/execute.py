@@ -25,8 +25,9 @@ from ..plan import Cell, Plan, Round, Variant, timing
 from ..stats import ci_halfwidth
 from ..store import Obs, Store
 from ..suites import Suite
+from ..tags import RUN_VAR
 from ..users import RankUser
-from .cleanup import RUN_VAR, kill_tagged
+from .cleanup import kill_tagged
 from .job import CellResult, Hello, Job, JobError
 from .launch import Daemons, job_for
 

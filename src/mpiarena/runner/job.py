@@ -17,8 +17,9 @@ from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user
 from ..store import Obs
+from ..tags import TOKEN_VAR
 from ..users import RankUser
-from .cleanup import TOKEN_VAR, kill_tagged
+from .cleanup import kill_tagged
 
 
 class JobError(Exception):

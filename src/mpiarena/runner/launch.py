@@ -12,8 +12,8 @@ from ..errors import ArenaError
 from ..impls import family_of
 from ..impls.base import Launch, Runtime
 from ..plan import Variant
+from ..tags import OWNER_VAR, RUN_VAR
 from ..users import RankUser
-from .cleanup import OWNER_VAR, RUN_VAR
 from .job import Job, JobError
 
 Placer = Callable[[int], Placement | None]  # np -> where the ranks go; None: this machine
