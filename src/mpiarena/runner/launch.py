@@ -11,6 +11,7 @@ from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..impls import family_of
 from ..impls.base import Launch, Runtime
+from ..launchers import launcher_for
 from ..plan import Variant
 from ..tags import OWNER_VAR, RUN_VAR
 from ..users import RankUser
@@ -27,11 +28,9 @@ def _place(placer: Placer, np: int) -> Placement | None:
 
 
 def _launch(variant: Variant, np: int, placement: Placement | None, as_root: bool) -> Launch:
-    family = family_of(variant.impl)
-    if placement is None:
-        return family.launch(variant.impl, np, variant.binding_for(np), as_root)
     try:
-        return family.cluster_launch(variant.impl, placement)
+        return launcher_for(placement).command(family_of(variant.impl), variant.impl, np,
+                                               variant.binding_for(np), as_root)
     except ArenaError as e:  # this family cannot run on this cluster: it fails, others go on
         raise JobError(str(e)) from e
 
@@ -61,7 +60,7 @@ class Daemons:
             placement = _place(self.placer, np)
             env = base_env(variant, np, _as_root(self.user), self.run_token, placement)
             runtime = family_of(variant.impl).runtime(variant.impl, np, self.workdir, self.user,
-                                                      env, placement)
+                                                      env, launcher_for(placement).over_ssh())
             if runtime is None:
                 return {}
             try:
