@@ -109,11 +109,11 @@ class Lam(FamilyDefaults):
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", core_env.FAULT: "", core_env.BIND: binding})
+                      {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: binding})
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         return Launch([str(impl.launcher), "-np", str(sum(placement.ranks)), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", core_env.FAULT: "", core_env.BIND: "none"},
+                      {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: "none"},
                       binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:

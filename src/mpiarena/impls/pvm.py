@@ -109,12 +109,12 @@ class Pvm(FamilyDefaults):
         return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, PVMD))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {core_env.NP: str(np), core_env.FAULT: "", core_env.BIND: binding})
+        return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         hosts = [n.name for n, r in zip(placement.nodes, placement.ranks, strict=True)
                  for _ in range(r)]
-        env = {core_env.NP: str(len(hosts)), core_env.FAULT: "", core_env.BIND: "none"}
+        env = {core_env.NP: str(len(hosts)), core_env.BIND: "none"}
         if len(placement.used) > 1:  # task r on its node; on one node pvmd places them
             env[core_env.PVM_HOSTS] = ",".join(hosts)
         return Launch([], env, binding="none")

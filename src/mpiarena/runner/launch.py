@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import core_env
 from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..impls import family_of
@@ -38,6 +39,9 @@ def _launch(variant: Variant, np: int, placement: Placement | None, as_root: boo
 def base_env(variant: Variant, np: int, as_root: bool, run_token: str,
              placement: Placement | None = None) -> dict[str, str]:
     env = variant.impl.environ()
+    # set for every family, empty unless a variant or mpiarena's own environment plants a
+    # fault: forking families pass it on by name (LAM's mpirun -x, PVM_EXPORT)
+    env.setdefault(core_env.FAULT, "")
     env.update(_launch(variant, np, placement, as_root).env)
     env.update(variant.env)
     env[RUN_VAR] = run_token
