@@ -88,8 +88,8 @@ class IntelMpi(Daemonless):
                       binding="none")
 
     def slurm_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        """hydra finds the allocation and starts its proxies with srun (steps overlap, as
-        launchers/srun.py says)."""
+        """hydra finds the allocation and starts its proxies with srun, their steps overlapping
+        as every srun step of mpiarena's does."""
         return Launch([str(impl.launcher), "-n", str(sum(placement.ranks))],
                       {"I_MPI_PIN": "0", "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS": "--overlap"},
                       binding="none")
