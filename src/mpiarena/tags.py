@@ -1,5 +1,5 @@
 """The variables that tag every process a job or its daemons start, so that cleanup finds them
-however they were started; LAM's mpirun passes them on by name (impls/lam.py)."""
+however they were started (a launcher that passes on only named variables is given these)."""
 
 from __future__ import annotations
 

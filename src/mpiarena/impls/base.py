@@ -215,4 +215,3 @@ class Daemonless(FamilyDefaults):
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:
         return None
-

@@ -19,7 +19,7 @@ class Srun:
     def command(self, family: Family, impl: Implementation, np: int, binding: str,
                 as_root: bool) -> Launch:
         if family.srun_pmi:
-            return self.srun(family.srun_pmi)
+            return self._srun(family.srun_pmi)
         own = family.slurm_launch(impl, self.placement)
         if own is not None:
             return own
@@ -28,7 +28,7 @@ class Srun:
                              "allocation's nodes with --hosts instead, or allocate one node")
         return family.launch(impl, sum(self.placement.ranks), "none", as_root=False)
 
-    def srun(self, pmi: str) -> Launch:
+    def _srun(self, pmi: str) -> Launch:
         """srun for the placement's ranks in the current allocation, stdin to rank 0 only;
         steps overlap, since every variant of a round keeps its job alive at once."""
         assert self.placement.srun is not None

@@ -40,7 +40,7 @@ def base_env(variant: Variant, np: int, as_root: bool, run_token: str,
              placement: Placement | None = None) -> dict[str, str]:
     env = variant.impl.environ()
     # set for every family, empty unless a variant or mpiarena's own environment plants a
-    # fault: forking families pass it on by name (LAM's mpirun -x, PVM_EXPORT)
+    # fault: families whose launcher or rank 0 passes on only named variables name it
     env.setdefault(core_env.FAULT, "")
     env.update(_launch(variant, np, placement, as_root).env)
     env.update(variant.env)
