@@ -21,9 +21,10 @@ from .errors import ArenaError
 from .impls import Implementation, family_of
 from .plan import Variant
 from .procs import as_user, last_words
-from .runner.cleanup import TOKEN_VAR, kill_tagged
+from .runner.cleanup import kill_tagged
 from .runner.job import JobError
 from .runner.launch import Daemons, command_for
+from .tags import TOKEN_VAR
 from .users import RankUser
 
 POINT_TO_POINT = ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall",

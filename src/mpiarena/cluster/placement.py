@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
-
 
 @dataclass(frozen=True)
 class Node:
@@ -25,13 +23,6 @@ class Placement:
     iface: str = "eth0"  # the interface of the cluster network on every node
     label: str = ""  # for the store and reports, e.g. emulated:nodes=4,link=100mbit,mtu=1500
     srun: Path | None = None  # inside a Slurm allocation: ranks start with srun
-
-    def local_only(self, family: str) -> None:
-        """Families started by their own daemons or by a fork (LAM, PVM, raw TCP) run under
-        Slurm on a one-node allocation only; ArenaError says so for more nodes."""
-        if self.srun and len(self.nodes) > 1:
-            raise ArenaError(f"{family} under Slurm needs ssh between the nodes: give the "
-                             "allocation's nodes with --hosts instead, or allocate one node")
 
     @property
     def used(self) -> tuple[Node, ...]:

@@ -1,5 +1,5 @@
-"""Inside a Slurm allocation: ranks start with srun (PMI-2 for MPICH, PMIx for Open MPI) or with
-a launcher that knows Slurm (Intel MPI's hydra); ranks run as the allocation's owner."""
+"""Inside a Slurm allocation: ranks start with srun or with a family's launcher that knows Slurm
+(launchers/srun.py); ranks run as the allocation's owner."""
 
 from __future__ import annotations
 

@@ -96,11 +96,13 @@ class Runtime(Protocol):
 
 
 class Family(Protocol):
-    """Everything mpiarena knows of one family of implementations: how to find, build, launch
-    and clean up after it. Each module of impls/ that defines one as FAMILY is a family
-    (impls/registry.py); FamilyDefaults gives what most families share."""
+    """Everything mpiarena knows of one family of implementations: how to find, build and
+    clean up after it, and what the launchers (launchers/) build its commands from. Each module
+    of impls/ that defines one as FAMILY is a family (impls/registry.py); FamilyDefaults gives
+    what most families share."""
 
     name: str
+    title: str  # how messages name it: Open MPI, raw TCP
     order: int  # where it comes in listings and discovery
     kernel_modules: tuple[str, ...]  # the C modules of the core it is built with
     link_flags: tuple[str, ...]  # after the sources when compiling
@@ -115,6 +117,7 @@ class Family(Protocol):
     pmpi_sources: tuple[str, ...]  # kernels/ sources the profiler needs with it
     reference: bool  # the reference every library is held against (raw TCP)
     lineage: str  # what studies and suites may call it: a derivative says whose (MVAPICH: mpich)
+    srun_pmi: str | None  # the PMI srun starts its ranks with (pmi2, pmix); None: srun cannot
 
     def detect(self) -> list[Found]:
         """Installations it finds itself (families found by their compiler wrapper: none)."""
@@ -131,16 +134,23 @@ class Family(Protocol):
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:
-        """The daemons a job of np ranks needs (on the placement's nodes), or None."""
+        """The daemons a job of np ranks needs, or None; placement: the nodes they reach over
+        ssh (None: they start on this machine only)."""
         ...
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         """Launcher arguments for np ranks on this machine, binding 'core' or 'none'."""
         ...
 
-    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
+    def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         """Launcher arguments for the placement's ranks, started on its head node as the rank
-        user; transports forced onto the cluster network between nodes."""
+        user, other nodes reached through its remote-shell agent; transports forced onto the
+        cluster network between nodes."""
+        ...
+
+    def slurm_launch(self, impl: Implementation, placement: Placement) -> Launch | None:
+        """Its own launcher inside a Slurm allocation, where it finds the allocation and starts
+        its proxies with srun itself (Intel's hydra); None: it has none (see srun_pmi)."""
         ...
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
@@ -160,7 +170,8 @@ class Family(Protocol):
 
 class FamilyDefaults:
     """What most families share: found by their compiler wrapper or not at all, nothing to
-    sweep, no PyPI build, no profiler, no collective algorithms to choose."""
+    sweep, no PyPI build, no profiler, no collective algorithms to choose, nothing that srun
+    starts."""
 
     link_flags: tuple[str, ...] = ()
     max_np: int | None = None
@@ -172,6 +183,7 @@ class FamilyDefaults:
     pmpi = False
     pmpi_sources: tuple[str, ...] = ()
     reference = False
+    srun_pmi: str | None = None
 
     @property
     def lineage(self) -> str:
@@ -184,6 +196,9 @@ class FamilyDefaults:
         return {}
 
     def sweep_stale(self) -> None:
+        return None
+
+    def slurm_launch(self, impl: Implementation, placement: Placement) -> Launch | None:
         return None
 
     def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
@@ -200,18 +215,3 @@ class Daemonless(FamilyDefaults):
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:
         return None
-
-
-def srun(placement: Placement, pmi: str) -> Launch:
-    """srun for the placement's ranks in the current allocation, stdin to rank 0 only; steps
-    overlap, since every variant of a round keeps its job alive at once."""
-    assert placement.srun is not None
-    return Launch([str(placement.srun), "-n", str(sum(placement.ranks)), f"--mpi={pmi}",
-                   "--input=0", "--kill-on-bad-exit=1", "--cpu-bind=none", "--overlap"],
-                  binding="none")
-
-
-def over_ssh(placement: Placement | None) -> Placement | None:
-    """The placement daemons need to reach other nodes; None where they start here (locally,
-    or on a one-node Slurm allocation)."""
-    return None if placement is None or placement.srun else placement

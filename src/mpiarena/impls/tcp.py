@@ -13,6 +13,7 @@ from .base import Daemonless, Found, Implementation, Launch
 
 class Tcp(Daemonless):
     name = "tcp"
+    title = "raw TCP"
     order = 60
     reference = True
     kernel_modules = ("mod_tcp.c", "apps.c")
@@ -29,15 +30,11 @@ class Tcp(Daemonless):
                                             Path(cc)))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {core_env.NP: str(np), core_env.FAULT: "", core_env.BIND: binding})
+        return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
 
-    def cluster_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        if placement.srun:
-            placement.local_only("raw TCP")
-            return self.launch(impl, sum(placement.ranks), "none", as_root=False)
+    def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         used = placement.used
-        env = {core_env.NP: "2", core_env.FAULT: "", core_env.BIND: "none",
-               core_env.TCP_BIND: used[0].address}
+        env = {core_env.NP: "2", core_env.BIND: "none", core_env.TCP_BIND: used[0].address}
         if len(used) > 1:  # else rank 1 is forked on the head, as on one machine
             env.update({core_env.TCP_RSH: str(placement.rsh), core_env.TCP_PEER: used[-1].name})
         return Launch([], env, binding="none")

@@ -12,9 +12,7 @@ from pathlib import Path
 from ..cluster import emulated
 from ..impls.registry import families
 from ..procs import alive
-
-TOKEN_VAR = "MPIARENA_JOB"  # one per job
-RUN_VAR = "MPIARENA_RUN"  # one per run: the final sweep
+from ..tags import OWNER_VAR, TOKEN_VAR
 
 
 def tagged_pids(token: str, var: str = TOKEN_VAR) -> list[int]:
@@ -48,9 +46,6 @@ def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> list[in
         if not any(alive(p) for p in seen) and not tagged_pids(token, var):
             break
     return sorted(seen)
-
-
-OWNER_VAR = "MPIARENA_OWNER"  # pid of the mpiarena process that started a job or daemon
 
 
 def _environ(pid_dir: Path) -> dict[str, str]:

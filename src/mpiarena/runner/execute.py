@@ -24,8 +24,9 @@ from ..plan import Cell, Plan, Round, Variant, timing
 from ..status import CellStatus, JobStatus
 from ..store import Obs, Store
 from ..suites import Suite
+from ..tags import RUN_VAR
 from ..users import RankUser
-from .cleanup import RUN_VAR, kill_tagged
+from .cleanup import kill_tagged
 from .job import CellResult, Hello, Job, JobError
 from .launch import Daemons, job_for
 

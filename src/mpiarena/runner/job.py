@@ -18,8 +18,9 @@ from ..cluster.placement import Placement
 from ..procs import as_user
 from ..status import CellStatus
 from ..store import Obs
+from ..tags import TOKEN_VAR
 from ..users import RankUser
-from .cleanup import TOKEN_VAR, kill_tagged
+from .cleanup import kill_tagged
 
 
 class JobError(Exception):

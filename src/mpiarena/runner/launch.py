@@ -7,13 +7,15 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import core_env
 from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..impls import family_of
 from ..impls.base import Launch, Runtime
+from ..launchers import launcher_for
 from ..plan import Variant
+from ..tags import OWNER_VAR, RUN_VAR
 from ..users import RankUser
-from .cleanup import OWNER_VAR, RUN_VAR
 from .job import Job, JobError
 
 Placer = Callable[[int], Placement | None]  # np -> where the ranks go; None: this machine
@@ -27,11 +29,9 @@ def _place(placer: Placer, np: int) -> Placement | None:
 
 
 def _launch(variant: Variant, np: int, placement: Placement | None, as_root: bool) -> Launch:
-    family = family_of(variant.impl)
-    if placement is None:
-        return family.launch(variant.impl, np, variant.binding_for(np), as_root)
     try:
-        return family.cluster_launch(variant.impl, placement)
+        return launcher_for(placement).command(family_of(variant.impl), variant.impl, np,
+                                               variant.binding_for(np), as_root)
     except ArenaError as e:  # this family cannot run on this cluster: it fails, others go on
         raise JobError(str(e)) from e
 
@@ -39,6 +39,9 @@ def _launch(variant: Variant, np: int, placement: Placement | None, as_root: boo
 def base_env(variant: Variant, np: int, as_root: bool, run_token: str,
              placement: Placement | None = None) -> dict[str, str]:
     env = variant.impl.environ()
+    # set for every family, empty unless a variant or mpiarena's own environment plants a
+    # fault: families whose launcher or rank 0 passes on only named variables name it
+    env.setdefault(core_env.FAULT, "")
     env.update(_launch(variant, np, placement, as_root).env)
     env.update(variant.env)
     env[RUN_VAR] = run_token
@@ -61,7 +64,7 @@ class Daemons:
             placement = _place(self.placer, np)
             env = base_env(variant, np, _as_root(self.user), self.run_token, placement)
             runtime = family_of(variant.impl).runtime(variant.impl, np, self.workdir, self.user,
-                                                      env, placement)
+                                                      env, launcher_for(placement).over_ssh())
             if runtime is None:
                 return {}
             try:

@@ -1,0 +1,40 @@
+"""A Slurm allocation: srun starts the ranks with the PMI the family names, or the family's own
+launcher finds the allocation itself; a family with neither (started by its own daemons or by a
+fork) runs as on this machine, on a one-node allocation only. Ranks run as the allocation's
+owner; daemons start here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..cluster.placement import Placement
+from ..errors import ArenaError
+from ..impls.base import Family, Implementation, Launch
+
+
+@dataclass(frozen=True)
+class Srun:
+    placement: Placement
+
+    def command(self, family: Family, impl: Implementation, np: int, binding: str,
+                as_root: bool) -> Launch:
+        if family.srun_pmi:
+            return self._srun(family.srun_pmi)
+        own = family.slurm_launch(impl, self.placement)
+        if own is not None:
+            return own
+        if len(self.placement.nodes) > 1:
+            raise ArenaError(f"{family.title} under Slurm needs ssh between the nodes: give the "
+                             "allocation's nodes with --hosts instead, or allocate one node")
+        return family.launch(impl, sum(self.placement.ranks), "none", as_root=False)
+
+    def _srun(self, pmi: str) -> Launch:
+        """srun for the placement's ranks in the current allocation, stdin to rank 0 only;
+        steps overlap, since every variant of a round keeps its job alive at once."""
+        assert self.placement.srun is not None
+        return Launch([str(self.placement.srun), "-n", str(sum(self.placement.ranks)),
+                       f"--mpi={pmi}", "--input=0", "--kill-on-bad-exit=1", "--cpu-bind=none",
+                       "--overlap"], binding="none")
+
+    def over_ssh(self) -> Placement | None:
+        return None
