@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import TypeVar
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from .stats import Sample, center, nest
 
 MARGIN = 1.05  # a difference under 5% is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program
+T = TypeVar("T")
 
 
 def variants_of(data: Measured, selectors: Iterable[str]) -> list[str]:
@@ -149,17 +151,10 @@ def subject_of(text: str, q: Quantity) -> tuple[str, str]:
 
 
 def values_of(study: Study, runs: dict[str, Measured], subject: str, q: Quantity,
-            size: int | None = None) -> dict[str, float]:
-    lib, exp = subject_of(subject, q)
-    data = runs.get(exp)
-    if data is None:
-        return {}
-    out = {}
-    for v in variants_of(data, study.libraries[lib].measured):
-        x = value(data, q, v, size)
-        if x is not None and math.isfinite(x):
-            out[f"{v}@{exp}" if "@" in subject else v] = x
-    return out
+              size: int | None = None) -> dict[str, float]:
+    """The figure of each variant standing for the subject's library, where it measured one."""
+    got = _per_variant(study, runs, subject, lambda data, v: value(data, q, v, size), q)
+    return {v: x for v, x in got.items() if math.isfinite(x)}
 
 
 def sample_of(data: Measured, q: Quantity, variant: str, size: int | None = None
@@ -175,12 +170,20 @@ def sample_of(data: Measured, q: Quantity, variant: str, size: int | None = None
 def samples_of(study: Study, runs: dict[str, Measured], subject: str, q: Quantity,
                size: int | None = None) -> dict[str, Sample]:
     """As `values_of`, the launches' observations behind each variant's figure."""
+    return _per_variant(study, runs, subject, lambda data, v: sample_of(data, q, v, size), q)
+
+
+def _per_variant(study: Study, runs: dict[str, Measured], subject: str,
+                 measure: Callable[[Measured, str], T | None], q: Quantity) -> dict[str, T]:
+    """measure(run, variant) for each variant standing for the subject's library in the
+    subject's experiment, where it gives something ('variant@experiment' when the subject
+    names its experiment)."""
     lib, exp = subject_of(subject, q)
     data = runs.get(exp)
     if data is None:
         return {}
     out = {}
     for v in variants_of(data, study.libraries[lib].measured):
-        if (x := sample_of(data, q, v, size)) is not None:
+        if (x := measure(data, v)) is not None:
             out[f"{v}@{exp}" if "@" in subject else v] = x
     return out
