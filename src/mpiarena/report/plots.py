@@ -187,10 +187,10 @@ def launches_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure
     """Each launch's median as a dot per variant and size (variants side by side), the figure
     (median of launch medians) as a bar: where launches disagree, the dots split."""
     keys = a.tables[(bench, np_)]
-    variants = [v for v in a.data.variants
-                if any(v in comparable(a.data.cells[k]) for k in keys)]
-    if not variants or max(len(comparable(a.data.cells[k]).get(v, []))
-                           for k in keys for v in variants) < 2:
+    seen_at = [launch_figures(a, k) for k in keys]
+    variants = [v for v in a.data.variants if any(v in seen for seen in seen_at)]
+    if not variants or max(len(seen[v][0]) for seen in seen_at for v in variants
+                           if v in seen) < 2:
         return None
     fig = _figure((max(SIZE[0], 0.5 * len(keys) * len(variants) ** 0.5), SIZE[1]))
     ax = _axes(fig)
@@ -198,8 +198,8 @@ def launches_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure
     for i, variant in enumerate(variants):
         st = styles(variant)
         xs, ys, bars, ats = [], [], [], []  # one scatter and one set of bars per variant
-        for x, key in enumerate(keys):
-            seen = launch_figures(a, key).get(variant)
+        for x, seen_here in enumerate(seen_at):
+            seen = seen_here.get(variant)
             if seen is None:
                 continue
             medians, middle = seen
