@@ -13,11 +13,17 @@ from .groups import measured
 from .stats import (
     ALPHA,
     THRESHOLD,
-    decide,
+    direction,
     holm,
     p_value,
     ratio_ci,
 )
+
+Outcome = Literal["regression", "improvement", "indistinguishable", "undecided"]
+# stats.direction of b's figure over a's -> what it means for run b
+OUTCOMES: dict[str, Outcome] = {"above": "regression", "below": "improvement",
+                                "indistinguishable": "indistinguishable",
+                                "undecided": "undecided"}
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,7 @@ class Change:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: Literal["regression", "improvement", "indistinguishable", "undecided"]
+    outcome: Outcome
     n_a: int  # launches
     n_b: int
 
@@ -52,15 +58,7 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     adjusted = holm([r[6] for r in rows])
     out = []
     for (key, va, vb, ratio, lo, hi, _p, na, nb), p in zip(rows, adjusted, strict=True):
-        outcome: Literal["regression", "improvement", "indistinguishable", "undecided"]
-        slower = decide(lo, hi, p, min(na, nb), alpha, threshold)
-        faster = decide(1 / hi, 1 / lo, p, min(na, nb), alpha, threshold)
-        if "faster" in (slower, faster):
-            outcome = "regression" if slower == "faster" else "improvement"
-        elif slower == "indistinguishable":
-            outcome = "indistinguishable"
-        else:
-            outcome = "undecided"
+        outcome = OUTCOMES[direction(lo, hi, p, min(na, nb), alpha, threshold)]
         out.append(Change(key, va, vb, ratio, lo, hi, p, outcome, na, nb))
     return out
 

@@ -12,7 +12,7 @@ from .groups import figure, measured
 from .stats import (
     ALPHA,
     THRESHOLD,
-    decide,
+    direction,
     holm,
     p_value,
     ratio_ci,
@@ -63,12 +63,9 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     out = []
     for (g, variant, key, gc, gm, ratio, lo, hi, _p), p in zip(rows, adjusted, strict=True):
         n = min(len(gc.nested), len(gm.nested))
-        outcome: Literal["violated", "held", "undecided"] = "undecided"
-        if decide(lo, hi, p, n, alpha, threshold) == "faster":
-            outcome = "violated"
-        elif decide(1 / hi, 1 / lo, p, n, alpha, threshold) == "faster" \
-                or decide(lo, hi, p, n, alpha, threshold) == "indistinguishable":
-            outcome = "held"
+        found = direction(lo, hi, p, n, alpha, threshold)
+        outcome: Literal["violated", "held", "undecided"] = (
+            "violated" if found == "above" else "undecided" if found == "undecided" else "held")
         out.append(GuidelineCheck(g, variant, key, figure(gc), figure(gm), ratio, lo, hi, p,
                                   outcome, n))
     return out

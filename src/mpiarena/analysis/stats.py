@@ -223,6 +223,18 @@ def decide(ratio_low: float, ratio_high: float, p_adjusted: float, launches: int
     return "undecided"
 
 
+def direction(ratio_low: float, ratio_high: float, p_adjusted: float, launches: int,
+              alpha: float = ALPHA, threshold: float = THRESHOLD) -> str:
+    """`decide` for a ratio that may fall either side of 1: above (the whole interval clears
+    1 + threshold, backed by the launch test), below (likewise under 1 / (1 + threshold)),
+    indistinguishable, or undecided."""
+    if decide(ratio_low, ratio_high, p_adjusted, launches, alpha, threshold) == "faster":
+        return "above"
+    if decide(1 / ratio_high, 1 / ratio_low, p_adjusted, launches, alpha, threshold) == "faster":
+        return "below"
+    return decide(ratio_low, ratio_high, p_adjusted, launches, alpha, threshold)
+
+
 def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
              threshold: float = THRESHOLD) -> list[list[Verdict]]:
     """For each cell's samples, the fastest against every other, the launch tests

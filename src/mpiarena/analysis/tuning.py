@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..results import Group, RunData
 from ..status import CellStatus
-from .stats import center, decide, holm, launch_medians, p_value, ratio_ci
+from .stats import center, decide, direction, holm, launch_medians, p_value, ratio_ci
 
 
 @dataclass(frozen=True)
@@ -173,13 +173,7 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
     out = []
     for r, p in zip(raw, holm([r[7] for r in raw]), strict=True):
         impl, bench, np_, size, ratio, lo, hi, _, n = r
-        if decide(lo, hi, p, n) == "faster":
-            outcome = "better"
-        elif decide(1 / hi, 1 / lo, p, n) == "faster":
-            outcome = "worse"
-        elif decide(lo, hi, p, n) == "indistinguishable":
-            outcome = "same"
-        else:
-            outcome = "undecided"
+        outcome = {"above": "better", "below": "worse", "indistinguishable": "same"}.get(
+            direction(lo, hi, p, n), "undecided")
         out.append(Gain(impl, bench, np_, size, ratio, lo, hi, p, outcome, n))
     return sorted(out + failed, key=lambda g: (g.impl, g.coll, g.size, g.np))
