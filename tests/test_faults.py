@@ -141,14 +141,14 @@ def _read(path: Path) -> str:
         return ""
 
 
-def nothing_of(pid: int) -> bool:
-    """No process, daemon, scratch directory, stale LAM session or System V object left by
+def left_by(pid: int) -> list[str]:
+    """Processes, daemons, scratch directories, stale LAM sessions and System V objects left by
     mpiarena pid."""
     live = lam.live_session_suffixes()
-    sessions = [s for s in Path("/tmp").glob("lam-*-arena*")
+    sessions = [str(s) for s in Path("/tmp").glob("lam-*-arena*")
                 if s.name.rsplit("-", 1)[-1] not in live]
-    return (not leftovers(grace=0) and not list(paths.scratch_dir().glob(f"run-{pid}-*"))
-            and not sessions and not stale_ipc())
+    return (leftovers(grace=0) + [str(d) for d in paths.scratch_dir().glob(f"run-{pid}-*")]
+            + sessions + stale_ipc())
 
 
 @pytest.mark.parametrize("victim", dict.fromkeys([FIRST, *DAEMON_FAMILIES]))
@@ -157,7 +157,7 @@ def test_a_killed_mpiarena_leaves_nothing_within_seconds(db, victim):
     wait_for(lambda: any(v == victim for v, _, _ in cells(db)) and ranks_of(victim))
     proc.kill()  # SIGKILL: no chance to tear anything down; its watchdog does
     proc.communicate(timeout=60)
-    wait_for(lambda: nothing_of(proc.pid), timeout=10)
+    wait_for(lambda: not left_by(proc.pid), timeout=10)
     again = start(db, first=victim)
     _out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
@@ -182,7 +182,7 @@ def test_what_a_killed_mpiarena_and_its_watchdog_left_is_cleaned_by_the_next_run
     _out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
     assert "cleaned up" in err and "earlier mpiarena that crashed" in err
-    assert nothing_of(proc.pid) and leftovers() == []
+    assert left_by(proc.pid) == [] and leftovers() == []
 
 
 @pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
@@ -196,4 +196,4 @@ def test_a_killed_mpiarena_takes_its_emulated_cluster_with_it(db):
     wait_for(lambda: any(v == FIRST for v, _, _ in cells(db)) and made())
     proc.kill()
     proc.communicate(timeout=60)
-    wait_for(lambda: not made() and nothing_of(proc.pid), timeout=10)
+    wait_for(lambda: not made() and not left_by(proc.pid), timeout=10)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -66,6 +67,9 @@ class LamUniverse:
                   timeout=15, placement=self.placement) != 0:
             run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
                    self.user, self.log, timeout=15, placement=self.placement)
+        deadline = time.monotonic() + 5.0  # lamhalt returns before its lamd has exited
+        while time.monotonic() < deadline and self.suffix in live_session_suffixes():
+            time.sleep(0.01)
         # ranks killed outright leave usysv's shared memory and semaphores behind; another
         # universe still up may own the new ones, so they are left to its own halt
         if not _other_universes(self.suffix):
@@ -152,9 +156,11 @@ def live_session_suffixes() -> set[str]:
 
 
 def _has_processes(uid: int) -> bool:
+    """True while a process of uid runs (zombies, which hold no System V object, excepted)."""
     for entry in Path("/proc").glob("[0-9]*/status"):
         try:
-            if f"Uid:\t{uid}\t" in entry.read_text():
+            status = entry.read_text()
+            if f"Uid:\t{uid}\t" in status and "State:\tZ" not in status:
                 return True
         except OSError:
             continue

@@ -70,6 +70,9 @@ def sweep_stale(scratch: Path) -> int:
     for pid in stale:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0  # the families' sweeps below look for live daemons
+    while time.monotonic() < deadline and any(alive(p) for p in stale):
+        time.sleep(0.01)
     for run_dir in scratch.glob("run-*-*"):
         owner = run_dir.name.split("-")[1]
         if owner.isdigit() and not alive(int(owner)):
