@@ -21,7 +21,7 @@ demo: install
 test: install
 	$(BIN)/ruff check src tests bench
 	./scripts/wheel-smoke.sh $(BIN)/python
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
 bench: install
 	$(BIN)/python bench/quick_suite.py
