@@ -5,9 +5,11 @@ Runs one comparison (3 implementations x 4 benchmarks x 5 sizes at 2 ranks) R ti
 back, then, for every pair of runs and every (benchmark, size, pair of implementations),
 compares the verdicts the launch statistics give: the share identical (target >= 90%), the
 share where both say "faster" in opposite directions (target <= 1%), and the share of
-(variant, cell) whose figure in one run lies inside the other run's 95% interval (target
->= 90%). Every pair of implementations is judged as a cell of its own, Holm-corrected across
-the run. Prints the figures and exits 1 when a target is missed.
+(variant, cell) whose figure in one run lies inside the other run's rerun range (target >= 90%;
+the 95% interval of the figure is printed beside it: it holds another run's figure only about
+83% of the time even when runs vary no more than launches). Every pair of implementations is
+judged as a cell of its own, Holm-corrected across the run. Prints the figures and exits 1
+when a target is missed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.groups import comparable
-from mpiarena.analysis.stats import center, center_ci, verdicts
+from mpiarena.analysis.stats import center, center_ci, rerun_range, verdicts
 from mpiarena.results import RunData, load
 from mpiarena.store import Store
 
@@ -47,17 +49,21 @@ def outcomes(data: RunData) -> dict[tuple, str]:
     return out
 
 
-def inside(a: RunData, b: RunData) -> tuple[int, int]:
-    """(variant, cell)s of a whose figure lies inside b's 95% interval, and how many both have."""
-    hits = total = 0
+def inside(a: RunData, b: RunData) -> tuple[int, int, int]:
+    """(variant, cell)s of a whose figure lies inside b's 95% interval, inside b's rerun range,
+    and how many both runs have."""
+    in_ci = in_range = total = 0
     for key, cell in a.cells.items():
         other = comparable(b.cells.get(key, {}))
         for variant, sample in comparable(cell).items():
             if variant in other:
+                figure = center(sample)
                 lo, hi = center_ci(other[variant])
-                hits += lo <= center(sample) <= hi
+                in_ci += lo <= figure <= hi
+                lo, hi = rerun_range(other[variant])
+                in_range += lo <= figure <= hi
                 total += 1
-    return hits, total
+    return in_ci, in_range, total
 
 
 def main() -> int:
@@ -93,10 +99,10 @@ def main() -> int:
             same += a[key] == b[key]
             opposite += (a[key].endswith("faster") and b[key].endswith("faster")
                          and a[key] != b[key])
-    hits = total = 0
+    in_ci = in_range = total = 0
     for a, b in itertools.permutations(runs, 2):
-        h, t = inside(a, b)
-        hits, total = hits + h, total + t
+        c, r, t = inside(a, b)
+        in_ci, in_range, total = in_ci + c, in_range + r, total + t
     decided = sum(v.endswith("faster") or v == "indistinguishable" for j in judged
                   for v in j.values()) / max(1, sum(len(j) for j in judged))
     print(f"{args.runs} runs of {len(impls)} implementations x {BENCH} x {SIZES} at 2 ranks, "
@@ -105,10 +111,11 @@ def main() -> int:
     print(f"identical verdicts:        {same / both:6.1%} of {both} (run pair x cell x pair; "
           "target >= 90%)")
     print(f"opposite 'faster' verdicts: {opposite / both:5.1%} (target <= 1%)")
-    print(f"figure inside the other run's 95% interval: {hits / total:.1%} of {total} "
-          "(target >= 90%)")
+    print(f"figure inside the other run's 95% interval of its figure: {in_ci / total:.1%} of "
+          f"{total} (about 83% if runs vary as launches do: both figures vary)")
+    print(f"figure inside the other run's rerun range: {in_range / total:.1%} (target >= 90%)")
     print(f"decided (faster or indistinguishable): {decided:.1%} of verdicts")
-    met = same / both >= 0.90 and opposite / both <= 0.01 and hits / total >= 0.90
+    met = same / both >= 0.90 and opposite / both <= 0.01 and in_range / total >= 0.90
     print("targets met" if met else "targets MISSED")
     return 0 if met else 1
 

@@ -69,6 +69,8 @@ def _summary_export_matches_the_tables(db: str, shown: str) -> None:
         assert r["launches"] == 2 and r["observations"] == 8 and r["unit"] == "seconds"
         assert r["ci_low"] <= r["figure"] <= r["ci_high"]
         assert r["ci_confidence"] == 0.5  # two launches: their range holds the median half the time
+        assert (r["rerun_low"], r["rerun_high"]) == (r["ci_low"], r["ci_high"])  # both the range
+        assert r["rerun_confidence"] == 0.0  # of two launches, which a rerun's may both miss
         if r["verdict"] is not None:
             assert r["fastest"] != variant and r["ratio_to_fastest"] >= 1
     rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--summary", "--db",
@@ -105,10 +107,13 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--bench", ""], "--bench '' has an empty benchmark name"),
     (["run", "--bench", "pingpong,,bcast"], "has an empty benchmark name"),
     (["run", "--np", ""], "bad rank count list ''"),
-    (["run", "--timeout", "-1"], "'-1' is not a number of seconds above 0; e.g. --timeout 60"),
-    (["run", "--timeout", "soon"], "'soon' is not a number of seconds above 0"),
-    (["run", "--max-time", "0"], "'0' is not a number of seconds above 0; e.g. --max-time 60"),
-    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a number of seconds above 0"),
+    (["run", "--timeout", "-1"],
+     "'-1' is not a finite number of seconds above 0; e.g. --timeout 60"),
+    (["run", "--timeout", "soon"], "'soon' is not a finite number of seconds above 0"),
+    (["run", "--max-time", "0"],
+     "'0' is not a finite number of seconds above 0; e.g. --max-time 60"),
+    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a finite number of seconds above 0"),
+    (["run", "--timeout", "inf"], "'inf' is not a finite number of seconds above 0"),
     (["export", "--format", "xml"], "'xml' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, db):

@@ -253,6 +253,18 @@ def test_without_network_privileges_emulation_refuses_in_one_line():
     assert not made_for_runs()
 
 
+@needs_root
+def test_a_data_directory_the_nodes_cannot_see_is_refused_in_one_line(tmp_path):
+    done = mpiarena("run", "--cluster", "emulated:nodes=2", "--impl", MPI,
+                    env={"MPIARENA_HOME": str(tmp_path / "home")})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"mpiarena: error: mpiarena's data directory {tmp_path / 'home'} lies under /tmp, which "
+        "every emulated node mounts afresh, so the nodes cannot see its builds: set "
+        "MPIARENA_HOME elsewhere, e.g. MPIARENA_HOME=/var/tmp/mpiarena"]
+    assert not made_for_runs()
+
+
 @pytest.mark.parametrize("lines, said", [
     ("10.213.250.1\n", "is not this machine"),
     ("127.0.0.1\n127.0.0.2\n", "'127.0.0.2' does not answer ssh"),  # no sshd here

@@ -40,7 +40,8 @@ def start(db: str, *extra: str, first: str = FIRST) -> subprocess.Popen[str]:
     impls = [f"--impl={i}" for i in dict.fromkeys([first, OTHER])]
     proc = subprocess.Popen(
         [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", *impls,
-         "--bench", "pingpong", "--sizes", "8,1K,64K", "--observations", "300", "--db", db,
+         "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "3", "--observations", "300",
+         "--db", db,
          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL)
     STARTED.append(proc)

@@ -9,6 +9,8 @@ from mpiarena.analysis.stats import (
     holm,
     launches_needed,
     ratio_ci,
+    rerun_coverage,
+    rerun_range,
     summarize,
     variance_share,
     verdicts,
@@ -35,6 +37,20 @@ def test_launch_interval_covers_the_truth_95_percent_where_a_within_launch_one_d
         naive += nlo <= 1.0 <= nhi
     assert 0.92 <= hits / trials <= 0.98, hits / trials
     assert naive / trials < 0.75, naive / trials
+
+
+def test_a_rerun_lands_in_the_rerun_range_95_percent_where_the_figure_interval_holds_less():
+    rng = np.random.default_rng(4)
+    trials, in_range, in_ci = 1000, 0, 0
+    for _ in range(trials):
+        run, rerun = _launches(rng, 1.0, 10), _launches(rng, 1.0, 10)
+        lo, hi = rerun_range(run)
+        in_range += lo <= center(rerun) <= hi
+        lo, hi = center_ci(run)
+        in_ci += lo <= center(rerun) <= hi
+    assert 0.95 <= in_range / trials <= 0.99, in_range / trials  # at least 95%, by its bound
+    assert 0.78 <= in_ci / trials <= 0.88, in_ci / trials  # both figures vary: about 83%
+    assert rerun_coverage(10) == 0.95 and rerun_coverage(8) < 0.95 and rerun_coverage(1) == 0
 
 
 def test_few_launches_say_how_sure_their_range_is():

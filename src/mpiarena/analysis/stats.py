@@ -97,6 +97,39 @@ def center_coverage(launches: int, confidence: float = CONFIDENCE) -> float:
     return min(confidence, 1 - 2 * 0.5**launches)
 
 
+def _rerun_misses(n: int, j: int) -> float:
+    """Chance that a rerun's figure falls below the j-th smallest of n launch medians, both runs
+    of n exchangeable launches: fewer than j of these lie below the rerun's median (its lower
+    middle launch for even n, which bounds the chance from above)."""
+    m = (n + 1) // 2
+    return sum(math.comb(k + m - 1, k) * math.comb(2 * n - k - m, n - k)
+               for k in range(j)) / math.comb(2 * n, n)
+
+
+def rerun_coverage(launches: int) -> float:
+    """How sure `rerun_range` is, at least: 95% from 9 launches, less below (their range)."""
+    if launches < 2:
+        return 0.0
+    return min(CONFIDENCE, 1 - 2 * _rerun_misses(launches, 1))
+
+
+def rerun_range(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Where the figure of a rerun (the same command, as many launches) lands with at least
+    `confidence`: order statistics of the launch medians, exact for exchangeable launches and
+    free of any distribution, interpolated between neighbours as `center_ci` is. A 95% interval
+    of the figure holds a rerun's figure only about 83% of the time (both runs vary); this
+    range is the one to check a rerun against. Under 9 launches it is their range."""
+    x = np.sort(launch_medians(sample))
+    n = len(x)
+    cover = [1 - 2 * _rerun_misses(n, j) for j in range(1, n // 2 + 2)]
+    k = max((i + 1 for i, c in enumerate(cover) if c >= confidence), default=1)
+    if cover[0] < confidence or k >= n - k + 1:
+        return float(x[0]), float(x[-1])
+    share = (cover[k - 1] - confidence) / (cover[k - 1] - cover[k])
+    return (float(x[k - 1] + share * (x[k] - x[k - 1])),
+            float(x[n - k] - share * (x[n - k] - x[n - k - 1])))
+
+
 def ci_halfwidth(sample: Sample, confidence: float = CONFIDENCE) -> float:
     """Half-width of the figure's interval relative to the figure (the wider side); infinite
     with fewer than 3 launches (no interval can speak for launches not measured) or a figure
@@ -134,6 +167,8 @@ class Summary:
     median: float  # the median of launch medians
     ci_low: float
     ci_high: float
+    rerun_low: float  # where a rerun's figure lands (`rerun_range`)
+    rerun_high: float
     min: float
     max: float
     between: float | None  # share of the variance between launches
@@ -142,8 +177,9 @@ class Summary:
 def summarize(sample: Sample) -> Summary:
     x = flat(sample)
     lo, hi = center_ci(sample)
-    return Summary(sum(1 for a in sample if len(a)), len(x), center(sample), lo, hi,
-                   float(x.min()), float(x.max()), variance_share(sample))
+    rerun_lo, rerun_hi = rerun_range(sample)
+    return Summary(sum(1 for a in sample if len(a)), len(x), center(sample), lo, hi, rerun_lo,
+                   rerun_hi, float(x.min()), float(x.max()), variance_share(sample))
 
 
 def ratio_ci(fast: Sample, slow: Sample, seed: int = 0,

@@ -23,6 +23,7 @@ from . import netns, ssh
 from .placement import Node, Placement, spread
 from .spec import EmulatedSpec, parse
 
+PRIVATE_MOUNTS = ("/tmp", "/dev/shm")  # each node mounts its own: ranks' files stay apart
 SUBNET = "10.213"  # node i of cluster k is 10.213.k.(i+1)
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 
@@ -92,6 +93,11 @@ def check_can_emulate() -> None:
                          "openssh-server")
     if users.lookup() is None:
         raise ArenaError(f"the rank user '{users.name()}' does not exist: run 'mpiarena setup'")
+    home = paths.data_dir().resolve()
+    if hidden := [m for m in PRIVATE_MOUNTS if home.is_relative_to(m)]:
+        raise ArenaError(f"mpiarena's data directory {home} lies under {hidden[0]}, which "
+                         "every emulated node mounts afresh, so the nodes cannot see its builds: "
+                         "set MPIARENA_HOME elsewhere, e.g. MPIARENA_HOME=/var/tmp/mpiarena")
 
 
 def _privileged() -> bool:
@@ -170,8 +176,7 @@ def _start_sshds(c: Emulated) -> tuple[int, ...]:
             "MaxStartups 200", "MaxSessions 200", "LogLevel ERROR"]) + "\n")
         script = " && ".join([
             f"hostname {node.name}",
-            "mount -t tmpfs -o mode=1777 tmpfs /tmp",
-            "mount -t tmpfs -o mode=1777 tmpfs /dev/shm",
+            *(f"mount -t tmpfs -o mode=1777 tmpfs {m}" for m in PRIVATE_MOUNTS),
             f"mount --bind {shlex.quote(str(hosts))} /etc/hosts",
             f"exec {ssh.SSHD} -D -e -f {shlex.quote(str(config))}"])
         with open(c.dir / f"sshd-{node.name}.log", "w") as log:

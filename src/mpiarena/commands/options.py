@@ -75,7 +75,7 @@ def write_report(path: Path, text: str) -> None:
 
 
 class Seconds(click.ParamType):
-    """A number of seconds above 0."""
+    """A finite number of seconds above 0."""
 
     name = "seconds"
 
@@ -85,8 +85,8 @@ class Seconds(click.ParamType):
             seconds = float(value)
         except ValueError:
             seconds = math.nan
-        if not seconds > 0:
-            self.fail(f"'{value}' is not a number of seconds above 0; e.g. "
+        if not 0 < seconds < math.inf:
+            self.fail(f"'{value}' is not a finite number of seconds above 0; e.g. "
                       f"{param.opts[0] if param else ''} 60", param, ctx)
         return seconds
 

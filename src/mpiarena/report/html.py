@@ -88,6 +88,7 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
                 "variant": variant, "launches": s.launches, "n": s.n,
                 "median": units.seconds(s.median),
                 "ci": f"{units.seconds(s.ci_low)} - {units.seconds(s.ci_high)}",
+                "rerun": f"{units.seconds(s.rerun_low)} - {units.seconds(s.rerun_high)}",
                 "min": units.seconds(s.min), "max": units.seconds(s.max),
                 "between": between, "noisy": (s.between or 0) > 0.5,
                 "iterations": group.iterations if group else None})

@@ -20,7 +20,10 @@ METHOD = ("Each variant ran in {launches} independent launches per rank count, i
           "{target}), after a warm-up, preceded by mpiarena's own dissemination barrier; "
           "point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
           "start-up: the slowest rank. Cells show the median of the launch medians; intervals "
-          "come from the launches (a hierarchical bootstrap for ratios). 'faster' needs the whole "
+          "come from the launches (a hierarchical bootstrap for ratios). A 95% interval holds "
+          "the figure of a rerun only about 83% of the time, since both runs vary: where a "
+          "rerun of the same command lands (95% or more from 9 launches) is its rerun range "
+          "(HTML report, summary export). 'faster' needs the whole "
           "ratio interval beyond 5% and a Mann-Whitney test on launch medians (Holm-corrected "
           "across the report); 'indistinguishable' needs the whole interval within 5%; anything "
           "else is undecided.")

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from ..analysis.run import Analysis
-from ..analysis.stats import CONFIDENCE, THRESHOLD, center_coverage
+from ..analysis.stats import CONFIDENCE, THRESHOLD, center_coverage, rerun_coverage
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from .summary import method_lines
@@ -19,9 +19,9 @@ SCHEMA = Path(__file__).with_name("summary.schema.json")
 VERSION = 1
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
-          "observations", "figure", "ci_low", "ci_high", "ci_confidence", "between_launches",
-          "fastest", "ratio_to_fastest", "ratio_ci_low", "ratio_ci_high", "p_adjusted", "verdict",
-          "launches_needed"]
+          "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",
+          "rerun_confidence", "between_launches", "fastest", "ratio_to_fastest", "ratio_ci_low",
+          "ratio_ci_high", "p_adjusted", "verdict", "launches_needed"]
 
 
 def _number(x: float | None) -> float | None:
@@ -47,6 +47,9 @@ def records(a: Analysis) -> list[dict]:
                 "ci_low": _number(s.ci_low) if s else None,
                 "ci_high": _number(s.ci_high) if s else None,
                 "ci_confidence": center_coverage(s.launches) if s else None,
+                "rerun_low": _number(s.rerun_low) if s else None,
+                "rerun_high": _number(s.rerun_high) if s else None,
+                "rerun_confidence": rerun_coverage(s.launches) if s else None,
                 "between_launches": _number(s.between) if s else None,
                 "fastest": a.best(key),
                 "ratio_to_fastest": _number(v.ratio) if v else None,
