@@ -69,8 +69,8 @@ def inside(a: RunData, b: RunData) -> tuple[int, int, int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=6)
-    ap.add_argument("--launches", type=int, default=10)
-    ap.add_argument("--observations", type=int, default=4)
+    ap.add_argument("--launches", type=int, default=30)
+    ap.add_argument("--observations", type=int, default=2)
     ap.add_argument("--impl", action="append", help=f"default: {', '.join(IMPLS)}")
     args = ap.parse_args()
     impls = args.impl or list(IMPLS)
