@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .cluster.placement import Placement
@@ -44,6 +46,16 @@ def last_words(log: Path) -> str:
         return "no log"
     lines = [ln for ln in lines if ln]
     return lines[-1][:200] if lines else "nothing"
+
+
+def wait_until(done: Callable[[], bool], within: float, step: float = 0.01) -> bool:
+    """Poll done() until it holds or `within` seconds pass; whether it held."""
+    deadline = time.monotonic() + within
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+    return True
 
 
 def alive(pid: int) -> bool:

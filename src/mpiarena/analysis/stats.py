@@ -12,7 +12,7 @@ averaged.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,22 +72,31 @@ def boot_centers(sample: Sample, rng: np.random.Generator, rounds: int = ROUNDS)
     return np.median(inner[picks, which], axis=1)
 
 
+def _order_interval(x: np.ndarray, cover: list[float], confidence: float,
+                    weight: Callable[[int, float], float]) -> tuple[float, float]:
+    """[x_(k), x_(n-k+1)] of sorted x for the largest k whose coverage (cover[k-1]) reaches
+    `confidence`, moved toward the next pair inward by weight(k, share of the coverage to
+    spare); the whole range when no pair reaches it."""
+    n = len(x)
+    k = max((i + 1 for i, c in enumerate(cover) if c >= confidence), default=1)
+    if cover[0] < confidence or k >= n - k + 1:
+        return float(x[0]), float(x[-1])
+    share = (cover[k - 1] - confidence) / (cover[k - 1] - cover[k])
+    w = weight(k, share)
+    return (float(x[k - 1] + w * (x[k] - x[k - 1])),
+            float(x[n - k] - w * (x[n - k] - x[n - k - 1])))
+
+
 def center_ci(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Interval of the figure from the order statistics of the launch medians, interpolated
     between neighbours (Hettmansperger and Sheather, 1986) to reach `confidence`; with under 6
     launches no pair reaches 95% and this is their range (see `center_coverage`)."""
     x = np.sort(launch_medians(sample))
     n = len(x)
-    gamma = [float(st.binom.cdf(n - k, n, 0.5) - st.binom.cdf(k - 1, n, 0.5))
+    cover = [float(st.binom.cdf(n - k, n, 0.5) - st.binom.cdf(k - 1, n, 0.5))
              for k in range(1, n // 2 + 2)]  # P(x_k <= true median <= x_(n-k+1))
-    k = max((i + 1 for i, g in enumerate(gamma) if g >= confidence), default=1)
-    if (k == 1 and gamma[0] < confidence) or k >= n - k + 1:
-        return float(x[0]), float(x[-1])
-    g_k, g_next = gamma[k - 1], gamma[k]
-    share = (g_k - confidence) / (g_k - g_next) if g_k > g_next else 0.0
-    lam = (n - k) * share / (k + (n - 2 * k) * share)
-    return (float(lam * x[k] + (1 - lam) * x[k - 1]),
-            float(lam * x[n - k - 1] + (1 - lam) * x[n - k]))
+    return _order_interval(x, cover, confidence,
+                           lambda k, share: (n - k) * share / (k + (n - 2 * k) * share))
 
 
 def center_coverage(launches: int, confidence: float = CONFIDENCE) -> float:
@@ -120,14 +129,8 @@ def rerun_range(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, 
     of the figure holds a rerun's figure only about 83% of the time (both runs vary); this
     range is the one to check a rerun against. Under 9 launches it is their range."""
     x = np.sort(launch_medians(sample))
-    n = len(x)
-    cover = [1 - 2 * _rerun_misses(n, j) for j in range(1, n // 2 + 2)]
-    k = max((i + 1 for i, c in enumerate(cover) if c >= confidence), default=1)
-    if cover[0] < confidence or k >= n - k + 1:
-        return float(x[0]), float(x[-1])
-    share = (cover[k - 1] - confidence) / (cover[k - 1] - cover[k])
-    return (float(x[k - 1] + share * (x[k] - x[k - 1])),
-            float(x[n - k] - share * (x[n - k] - x[n - k - 1])))
+    cover = [1 - 2 * _rerun_misses(len(x), j) for j in range(1, len(x) // 2 + 2)]
+    return _order_interval(x, cover, confidence, lambda _k, share: share)
 
 
 def ci_halfwidth(sample: Sample, confidence: float = CONFIDENCE) -> float:

@@ -13,13 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 from .. import core_env, tags, users
 from ..cluster.placement import Placement
-from ..procs import last_words, run_as
+from ..procs import last_words, run_as, wait_until
 from ..users import RankUser
 from .base import FamilyDefaults, Found, Implementation, Launch
 
@@ -67,9 +66,8 @@ class LamUniverse:
                   timeout=15, placement=self.placement) != 0:
             run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
                    self.user, self.log, timeout=15, placement=self.placement)
-        deadline = time.monotonic() + 5.0  # lamhalt returns before its lamd has exited
-        while time.monotonic() < deadline and self.suffix in live_session_suffixes():
-            time.sleep(0.01)
+        # lamhalt returns before its lamd has exited
+        wait_until(lambda: self.suffix not in live_session_suffixes(), within=5.0)
         # ranks killed outright leave usysv's shared memory and semaphores behind; another
         # universe still up may own the new ones, so they are left to its own halt
         if not _other_universes(self.suffix):

@@ -6,12 +6,11 @@ import contextlib
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 
 from ..cluster import emulated
 from ..impls.registry import families
-from ..procs import alive
+from ..procs import alive, wait_until
 from ..tags import OWNER_VAR, TOKEN_VAR
 
 
@@ -40,9 +39,7 @@ def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> list[in
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(alive(p) for p in seen):
-            time.sleep(0.01)
+        wait_until(lambda: not any(alive(p) for p in seen), within=wait)
         if not any(alive(p) for p in seen) and not tagged_pids(token, var):
             break
     return sorted(seen)
@@ -70,9 +67,8 @@ def sweep_stale(scratch: Path) -> int:
     for pid in stale:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 5.0  # the families' sweeps below look for live daemons
-    while time.monotonic() < deadline and any(alive(p) for p in stale):
-        time.sleep(0.01)
+    # the families' sweeps below look for live daemons
+    wait_until(lambda: not any(alive(p) for p in stale), within=5.0)
     for run_dir in scratch.glob("run-*-*"):
         owner = run_dir.name.split("-")[1]
         if owner.isdigit() and not alive(int(owner)):

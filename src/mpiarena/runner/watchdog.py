@@ -12,10 +12,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 from .. import paths
-from ..procs import alive
+from ..procs import alive, wait_until
 from .cleanup import sweep_stale
 
 _pipe: int | None = None  # the write end, open for the life of this process
@@ -40,9 +39,7 @@ def watch(owner: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the owner's to handle
     while os.read(0, 4096):
         pass
-    deadline = time.monotonic() + OWNER_EXIT_WAIT
-    while alive(owner) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: not alive(owner), within=OWNER_EXIT_WAIT, step=0.02)
     sweep_stale(paths.scratch_dir())
 
 
