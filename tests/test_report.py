@@ -80,6 +80,7 @@ def test_html_is_self_contained_complete_and_small(html_report: Path):
     assert "3 ranks on 2 cores: oversubscribed" in text             # the warning
     assert "rank → CPUs" in text and re.search(r"0→\d", text)       # each job's binding
     assert "95% CI over launches" in text and "variance between launches" in text  # full stats
+    assert "a rerun lands in" in text and "rerun range" in text  # the column and the method
     assert "dissemination barrier" in text                           # the method
     alts = re.findall(r'<img [^>]*alt="([^"]*)"', page)
     assert {"pingpong, 2 ranks: time", "pingpong, 2 ranks: bandwidth", "bcast: time vs ranks",
