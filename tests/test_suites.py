@@ -80,3 +80,19 @@ def test_default_suite_caps_ranks_at_the_cores_unless_np_asks(tmp_path):
     assert asked.returncode == 0, asked.stderr
     assert "note:" not in asked.stderr and "(3 ranks) [oversubscribed" in asked.stdout
     assert _nps(str(tmp_path / "asked.db")) == [3]
+
+
+@pytest.mark.skipif(not IMPLS, reason="needs one implementation")
+def test_on_a_hosts_file_the_cap_is_its_slots(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 slots=3\n")
+    impl = next((i.id for i in IMPLS if i.family == "mpich"), IMPLS[0].id)
+    done = mpiarena("run", "--suite", "default", "--impl", impl, "--bench", "barrier",
+                    "--launches", "1", "--observations", "2", "--hosts", str(hosts),
+                    "--db", str(tmp_path / "hosts.db"))
+    assert done.returncode == 0, done.stderr
+    notes = [ln for ln in done.stderr.splitlines() if ln.startswith("note:")]
+    assert notes == ["note: suite default: ranks 2, 3, not 2,4: hosts:hosts has 3 cores, and "
+                     "polling libraries with more ranks than cores measure the scheduler; --np "
+                     "2,4 runs them all"], done.stderr
+    assert _nps(str(tmp_path / "hosts.db")) == [2, 3]

@@ -48,6 +48,11 @@ class Emulated:
     def dir(self) -> Path:
         return clusters_dir() / self.name
 
+    @property
+    def cores(self) -> int:
+        """Its nodes share this machine's cores."""
+        return os.cpu_count() or 1
+
     def ns(self, i: int | None) -> str:
         return f"{netns.PREFIX}{self.name}-{'sw' if i is None else f'n{i}'}"
 

@@ -25,6 +25,10 @@ class Hosts:
     rsh: Path
     label: str
 
+    @property
+    def cores(self) -> int:
+        return sum(self.slots)
+
     def placement(self, np: int) -> Placement:
         if np > sum(self.slots):
             raise ArenaError(f"{np} ranks do not fit in the {sum(self.slots)} slots of "

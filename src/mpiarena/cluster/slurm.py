@@ -18,6 +18,7 @@ class Slurm:
     nodes: tuple[Node, ...]
     srun: Path
     label: str
+    cores: int  # the allocation's tasks
 
     def placement(self, np: int) -> Placement:
         return Placement(self.nodes, spread(self.nodes, np), Path("/bin/false"),
@@ -45,4 +46,6 @@ def open_allocation() -> Slurm:
     if not names:
         raise ArenaError(f"cannot read the nodes of Slurm job {job} (SLURM_JOB_NODELIST="
                          f"'{nodelist}')")
-    return Slurm(tuple(Node(n, n) for n in names), Path(srun), f"slurm:job{job}")
+    tasks = os.environ.get("SLURM_NTASKS", "")
+    return Slurm(tuple(Node(n, n) for n in names), Path(srun), f"slurm:job{job}",
+                 int(tasks) if tasks.isdigit() else len(names))

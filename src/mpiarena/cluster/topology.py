@@ -18,6 +18,11 @@ from .spec import parse
 class Topology(Protocol):
     label: str
 
+    @property
+    def cores(self) -> int:
+        """Ranks it runs without oversubscribing a processor."""
+        ...
+
     def placement(self, np: int) -> Placement | None: ...
 
     def prepare(self, binary: Path) -> None: ...
@@ -29,6 +34,10 @@ class Local:
     """This machine, ranks started by each launcher's local mode."""
 
     label = "local"
+
+    @property
+    def cores(self) -> int:
+        return os.cpu_count() or 1
 
     def placement(self, np: int) -> Placement | None:
         return None

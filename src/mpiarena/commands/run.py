@@ -75,14 +75,9 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
             seed: int | None, sync: str | None, cluster: str | None, hosts_file: str | None,
             slurm_job: bool, tables: bool, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
-    chosen = load_suite(suite)
-    if np_text is None:
-        chosen, note = fit_to_cores(chosen)
-        if note:
-            err.print(f"note: {note}", soft_wrap=True, markup=False)
-    chosen = override(chosen, sizes=options.sizes(sizes, perturb), nps=options.nps(np_text),
-                      observations=observations, launches=launches, sync=sync,
-                      benchmarks=options.benchmarks(bench))
+    chosen = override(load_suite(suite), sizes=options.sizes(sizes, perturb),
+                      nps=options.nps(np_text), observations=observations, launches=launches,
+                      sync=sync, benchmarks=options.benchmarks(bench))
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {suite}")
@@ -93,6 +88,11 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
     from ..runner.session import measure
 
     with opened(Where(cluster, hosts_file, slurm_job)) as topology:
+        if np_text is None:
+            where = "this machine" if topology.label == "local" else topology.label
+            chosen, note = fit_to_cores(chosen, topology.cores, where)
+            if note:
+                err.print(f"note: {note}", soft_wrap=True, markup=False)
         store = options.store(db)
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], seed)

@@ -180,16 +180,16 @@ def capped(nps: Iterable[int], cap: int) -> list[int]:
     return sorted({min(n, cap) for n in nps})
 
 
-def fit_to_cores(suite: Suite) -> tuple[Suite, str]:
-    """The suite with no more ranks than cores if it asks for that, and a note when that
-    changed its rank counts ('' otherwise)."""
-    nps = tuple(capped(suite.nps, cores()))
+def fit_to_cores(suite: Suite, count: int, where: str) -> tuple[Suite, str]:
+    """The suite with no more ranks than the count cores of where if it asks for that, and a
+    note when that changed its rank counts ('' otherwise)."""
+    nps = tuple(capped(suite.nps, count))
     if not suite.up_to_cores or nps == suite.nps:
         return suite, ""
     wanted = ",".join(map(str, suite.nps))
     return replace(suite, nps=nps), (
-        f"suite {suite.name}: ranks {', '.join(map(str, nps))}, not {wanted}: this machine has "
-        f"{cores()} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
+        f"suite {suite.name}: ranks {', '.join(map(str, nps))}, not {wanted}: {where} has "
+        f"{count} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
 
 
 def override(suite: Suite, **changes) -> Suite:
