@@ -15,6 +15,11 @@ def _read(path: str, default: str = "unknown") -> str:
         return default
 
 
+def cores() -> int:
+    """Processors of this machine."""
+    return os.cpu_count() or 1
+
+
 def cpu_model() -> str:
     for line in _read("/proc/cpuinfo", "").splitlines():
         if line.startswith("model name"):
@@ -33,7 +38,7 @@ def describe() -> dict[str, object]:
     return {
         "hostname": socket.gethostname(),
         "cpu_model": cpu_model(),
-        "cores": os.cpu_count() or 1,
+        "cores": cores(),
         "memory_bytes": memory_bytes(),
         "kernel": platform.release(),
         "os": _read("/etc/debian_version", platform.platform()),

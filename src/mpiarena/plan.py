@@ -8,13 +8,13 @@ a shared machine does not favour whichever ran first.
 
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import dataclass, field
 
 from .benchmarks import BENCHMARKS
 from .errors import ArenaError
 from .impls import Implementation, families, family_of
+from .machine import cores
 from .suites import Suite, VariantSpec
 
 
@@ -37,7 +37,7 @@ class Variant:
     def binding_for(self, np: int) -> str:
         if self.binding:
             return self.binding
-        return "core" if np <= (os.cpu_count() or 1) else "none"
+        return "core" if np <= cores() else "none"
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def timing(cell: Cell, suite: Suite, impl: Implementation) -> str:
     if BENCHMARKS[cell.bench].kind != "coll" or cell.bench == "bcast-ack":
         return "loop"
     if suite.sync == "window" and (not family_of(impl).window_timing
-                                   or cell.np > (os.cpu_count() or 1)):
+                                   or cell.np > cores()):
         return "barrier"
     return suite.sync
 

@@ -19,6 +19,7 @@ from .build import KERNELS, build_all
 from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import Implementation, family_of
+from .machine import cores
 from .plan import make_plan, variants_for
 from .profile import Profiled, ProfileRun, profile, totals
 from .runner.execute import Settings
@@ -26,7 +27,7 @@ from .runner.session import measure
 from .status import RunStatus
 from .store import Store
 from .studies import Experiment, Study
-from .suites import OVERSUBSCRIBED, Suite, capped, cores, from_dict, variant_spec
+from .suites import OVERSUBSCRIBED, Suite, capped, from_dict, variant_spec
 from .users import RankUser
 
 

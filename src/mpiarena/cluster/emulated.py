@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import paths, users
 from ..errors import ArenaError
+from ..machine import cores
 from ..procs import alive
 from . import netns, ssh
 from .placement import Node, Placement, spread
@@ -51,7 +52,7 @@ class Emulated:
     @property
     def cores(self) -> int:
         """Its nodes share this machine's cores."""
-        return os.cpu_count() or 1
+        return cores()
 
     def ns(self, i: int | None) -> str:
         return f"{netns.PREFIX}{self.name}-{'sw' if i is None else f'n{i}'}"

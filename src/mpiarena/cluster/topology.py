@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..errors import ArenaError
+from ..machine import cores
 from . import emulated, hosts, slurm
 from .placement import Placement
 from .spec import parse
@@ -37,7 +38,7 @@ class Local:
 
     @property
     def cores(self) -> int:
-        return os.cpu_count() or 1
+        return cores()
 
     def placement(self, np: int) -> Placement | None:
         return None

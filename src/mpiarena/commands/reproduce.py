@@ -12,8 +12,8 @@ from .. import paths, users
 from ..cluster.topology import Where
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
+from ..machine import cores
 from ..results import load
-from ..suites import cores
 from . import options
 from .options import SECONDS, console, db_option, err, impl_option, output_option, write_report
 

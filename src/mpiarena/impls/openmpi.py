@@ -4,12 +4,12 @@ file."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
 from ..cluster.placement import Placement
+from ..machine import cores
 from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -99,7 +99,7 @@ class OpenMpi(Daemonless):
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         argv = [str(impl.launcher), "-n", str(np), "--bind-to", binding]
-        if np > (os.cpu_count() or 1):
+        if np > cores():
             major = int(impl.version.split(".")[0])
             argv += ["--map-by", ":OVERSUBSCRIBE"] if major >= 5 else ["--oversubscribe"]
         return Launch(argv, dict(ROOT_ENV) if as_root else {})

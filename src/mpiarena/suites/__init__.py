@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -169,10 +168,6 @@ def check(suite: Suite, where: str) -> Suite:
     if suite.sync not in SYNC_METHODS:
         raise ArenaError(f"{where}: sync must be loop, barrier or window, got '{suite.sync}'")
     return suite
-
-
-def cores() -> int:
-    return os.cpu_count() or 1
 
 
 def capped(nps: Iterable[int], cap: int) -> list[int]:
