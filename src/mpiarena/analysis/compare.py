@@ -10,20 +10,12 @@ from typing import Literal
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
 from .groups import measured
-from .stats import (
-    ALPHA,
-    THRESHOLD,
-    direction,
-    holm,
-    p_value,
-    ratio_ci,
-)
+from .stats import ALPHA, THRESHOLD, Pair, judge
 
 Outcome = Literal["regression", "improvement", "indistinguishable", "undecided"]
-# stats.direction of b's figure over a's -> what it means for run b
+# stats.judge of b's figure over a's -> what it means for run b
 OUTCOMES: dict[str, Outcome] = {"above": "regression", "below": "improvement",
-                                "indistinguishable": "indistinguishable",
-                                "undecided": "undecided"}
+                                "same": "indistinguishable", "open": "undecided"}
 
 
 @dataclass(frozen=True)
@@ -47,20 +39,14 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     """Every cell measured in both runs for the same variant (or the `pairs` a -> b, to follow
     an upgrade such as mpich-4.0.2 -> mpich-5.0.2): the two runs are two sets of launches, and
     the ratio, its interval, the launch test (Holm-corrected across all cells) and the
-    decision are those of `stats.verdicts`. Cells whose calls were timed by different methods
-    are not compared (see `timed_differently`)."""
-    rows = []
-    for key, va, vb, ga, gb in _shared(a, b, pairs):
-        if ga.timing == gb.timing:
-            ratio, lo, hi = ratio_ci(ga.nested, gb.nested)
-            rows.append((key, va, vb, ratio, lo, hi, p_value(ga.nested, gb.nested),
-                         len(ga.nested), len(gb.nested)))
-    adjusted = holm([r[6] for r in rows])
-    out = []
-    for (key, va, vb, ratio, lo, hi, _p, na, nb), p in zip(rows, adjusted, strict=True):
-        outcome = OUTCOMES[direction(lo, hi, p, min(na, nb), alpha, threshold)]
-        out.append(Change(key, va, vb, ratio, lo, hi, p, outcome, na, nb))
-    return out
+    decision are those of `stats.judge`. Drift between the two runs that no launch saw is
+    outside every interval: an A/A pair of runs shows how much there is. Cells whose calls were
+    timed by different methods are not compared (see `timed_differently`)."""
+    shared = [s for s in _shared(a, b, pairs) if s[3].timing == s[4].timing]
+    judged = judge([Pair(ga.nested, gb.nested) for *_, ga, gb in shared], alpha, threshold)
+    return [Change(key, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted, OUTCOMES[j.outcome],
+                   j.launches_a, j.launches_b)
+            for (key, va, vb, _, _), j in zip(shared, judged, strict=True)]
 
 
 def timed_differently(a: RunData, b: RunData,

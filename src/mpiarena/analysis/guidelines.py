@@ -9,14 +9,12 @@ from typing import Literal
 from ..guidelines import GUIDELINES, Guideline
 from ..results import Group, Key, RunData
 from .groups import figure, measured
-from .stats import (
-    ALPHA,
-    THRESHOLD,
-    direction,
-    holm,
-    p_value,
-    ratio_ci,
-)
+from .stats import ALPHA, THRESHOLD, Pair, judge
+
+Outcome = Literal["violated", "held", "undecided"]
+# stats.judge of the collective over its mock-up -> the guideline's word
+VERDICTS: dict[str, Outcome] = {"above": "violated", "below": "held", "same": "held",
+                                "open": "undecided"}
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class GuidelineCheck:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: Literal["violated", "held", "undecided"]
+    outcome: Outcome
     launches: int
 
     @property
@@ -48,7 +46,7 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     beyond `threshold` and the launch test, Holm-corrected across every check of the run, backing
     it); held: the collective ran faster by that rule, or the two are indistinguishable;
     anything else is undecided."""
-    rows = []
+    found = []
     for g in GUIDELINES:
         for key in sorted(k for k in data.cells if k[0] == g.collective):
             mock = data.cells.get((g.mockup, key[1], key[2]), {})
@@ -56,19 +54,12 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
                 gc, gm = data.cells[key].get(variant), mock.get(variant)
                 if measured(gc) and measured(gm):
                     assert gc is not None and gm is not None
-                    ratio, lo, hi = ratio_ci(gm.nested, gc.nested)
-                    rows.append((g, variant, key, gc, gm, ratio, lo, hi,
-                                 p_value(gc.nested, gm.nested)))
-    adjusted = holm([r[-1] for r in rows])
-    out = []
-    for (g, variant, key, gc, gm, ratio, lo, hi, _p), p in zip(rows, adjusted, strict=True):
-        n = min(len(gc.nested), len(gm.nested))
-        found = direction(lo, hi, p, n, alpha, threshold)
-        outcome: Literal["violated", "held", "undecided"] = (
-            "violated" if found == "above" else "undecided" if found == "undecided" else "held")
-        out.append(GuidelineCheck(g, variant, key, figure(gc), figure(gm), ratio, lo, hi, p,
-                                  outcome, n))
-    return out
+                    found.append((g, variant, key, gc, gm))
+    judged = judge([Pair(gm.nested, gc.nested) for *_, gc, gm in found], alpha, threshold)
+    return [GuidelineCheck(g, variant, key, figure(gc), figure(gm), j.ratio, j.ci_low,
+                           j.ci_high, j.p_adjusted, VERDICTS[j.outcome],
+                           min(j.launches_a, j.launches_b))
+            for (g, variant, key, gc, gm), j in zip(found, judged, strict=True)]
 
 
 def guidelines_unchecked(data: RunData) -> dict[tuple[str, str], str]:

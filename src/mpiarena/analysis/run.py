@@ -20,16 +20,7 @@ from ..status import CellStatus, JobStatus, RunStatus
 from .cells import cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .groups import comparable, figure, measured
-from .stats import (
-    Summary,
-    Verdict,
-    boot_centers,
-    center,
-    launch_medians,
-    ratio_ci,
-    summarize,
-    verdicts,
-)
+from .stats import Summary, Verdict, center, launch_medians, ratio_ci, summarize, verdicts
 
 
 def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | None:
@@ -223,19 +214,30 @@ def notice_kinds(notices: list[Notice]) -> list[Notice]:
 
 @dataclass(frozen=True)
 class Stretch:
-    """Sizes of one benchmark over which one variant has the lowest figure."""
+    """Neighbouring sizes of one benchmark where one variant has the lowest figure, and how
+    sure that is: decided against every other variant, level with some (indistinguishable,
+    the rest decided), or open against some."""
 
     winner: str
     first: int
     last: int
     sizes: int
-    decided: int  # sizes where it ran faster than every other variant, with the verdict's backing
+    state: str  # decided | level | open
+    others: tuple[str, ...] = ()  # level: those within the threshold; open: those undecided
+
+
+def _state(verdicts: list[Verdict]) -> tuple[str, tuple[str, ...]]:
+    level = tuple(v.slow for v in verdicts if v.outcome == "indistinguishable")
+    undecided = tuple(v.slow for v in verdicts if v.outcome == "undecided")
+    if undecided:
+        return "open", undecided
+    return ("level", level) if level else ("decided", ())
 
 
 @dataclass(frozen=True)
 class Standing:
-    """A variant against the fastest of each cell it measured: the geometric mean of its ratios
-    (1.0: always the fastest), with a hierarchical bootstrap interval."""
+    """A variant against the leader over the cells every ranked variant measured: the geometric
+    mean of its time ratios (1.0: as fast as the leader), with a bootstrap interval."""
 
     variant: str
     geomean: float
@@ -245,46 +247,51 @@ class Standing:
 
 
 def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
-    """Who has the lowest figure across a table's sizes, one entry per change of winner."""
+    """Who has the lowest figure across a table's sizes and how sure that is, one entry per
+    change of winner or of sureness."""
     out: list[Stretch] = []
     for key in a.tables[(bench, np_)]:
         best = a.best(key)
         if best is None:
             continue
-        decided = all(v.outcome == "faster" for v in a.judged.get(key, [])) and bool(
-            a.judged.get(key))
-        if out and out[-1].winner == best:
+        state, others = _state(a.judged.get(key, []))
+        if out and (out[-1].winner, out[-1].state) == (best, state):
             s = out[-1]
-            out[-1] = Stretch(best, s.first, key[1], s.sizes + 1, s.decided + decided)
+            out[-1] = Stretch(best, s.first, key[1], s.sizes + 1, state,
+                              tuple(dict.fromkeys(s.others + others)))
         else:
-            out.append(Stretch(best, key[1], key[1], 1, int(decided)))
+            out.append(Stretch(best, key[1], key[1], 1, state, others))
     return out
 
 
-def standings(a: Analysis, rounds: int = 400) -> list[Standing]:
-    """Every variant's standing over the time cells of point-to-point and collective
-    benchmarks where at least two variants measured something, best first."""
+def standings(a: Analysis, rounds: int = 1000) -> list[Standing]:
+    """Every variant that measured at least half of the run's point-to-point and collective
+    time cells, against the leader (the lowest geometric mean) over the cells all of them
+    measured, best first. The interval resamples each variant's launches jointly across the
+    cells (one launch measures all its cells), so shared launch levels are not counted as
+    independent evidence."""
+    cells = [comparable(a.data.cells[k]) for keys in a.tables.values() for k in keys
+             if BENCHMARKS[k[0]].kind in ("p2p", "coll")]
+    counts = {v: sum(v in c for c in cells) for v in a.data.variants}
+    ranked = [v for v, n in counts.items() if n and n >= max(counts.values()) / 2]
+    common = [c for c in cells if all(v in c for v in ranked)]
+    if len(ranked) < 2 or not common:
+        return []
+    logs = {v: np.array([math.log(center(c[v])) for c in common]) for v in ranked}
+    leader = min(ranked, key=lambda v: logs[v].mean())
     rng = np.random.default_rng(0)
-    logs: dict[str, list[np.ndarray]] = {}
-    points: dict[str, list[float]] = {}
-    for keys in a.tables.values():
-        for key in keys:
-            if BENCHMARKS[key[0]].kind not in ("p2p", "coll"):
-                continue
-            ok = comparable(a.data.cells[key])
-            if len(ok) < 2:
-                continue
-            boot = {v: boot_centers(s, rng, rounds) for v, s in ok.items()}
-            best = min(ok, key=lambda v: center(ok[v]))
-            for v, s in ok.items():
-                logs.setdefault(v, []).append(np.log(boot[v] / boot[best]))
-                points.setdefault(v, []).append(math.log(center(s) / center(ok[best])))
+    boot = {}
+    for v in ranked:
+        medians = [np.log(launch_medians(c[v])) for c in common]
+        picks = rng.integers(0, max(len(m) for m in medians), (rounds, max(map(len, medians))))
+        boot[v] = np.mean([np.median(m[picks[:, :len(m)] % len(m)], axis=1) for m in medians],
+                          axis=0)
     out = []
-    for v, rows in logs.items():
-        means = np.exp(np.mean(np.stack(rows), axis=0))
-        lo, hi = np.percentile(means, [2.5, 97.5])
-        out.append(Standing(v, math.exp(float(np.mean(points[v]))), float(lo), float(hi),
-                            len(rows)))
+    for v in ranked:
+        lo, hi = np.exp(np.percentile(boot[v] - boot[leader], [2.5, 97.5])) \
+            if v != leader else (1.0, 1.0)
+        out.append(Standing(v, math.exp(float(np.mean(logs[v] - logs[leader]))), float(lo),
+                            float(hi), len(common)))
     return sorted(out, key=lambda s: s.geomean)
 
 
@@ -302,7 +309,7 @@ def launch_figures(a: Analysis, key: Key) -> dict[str, tuple[np.ndarray, float]]
 def relative_to_baseline(a: Analysis, bench: str, np_: int
                          ) -> dict[str, list[tuple[int, float, float, float]]]:
     """Per variant other than the baseline, per size: the baseline's figure over the variant's
-    in % (200: twice as fast) with its hierarchical bootstrap 95% interval; a 0-byte cell of a
+    in % (200: twice as fast) with its 95% interval over launches; a 0-byte cell of a
     sized benchmark counts as 1 byte on a log axis."""
     out: dict[str, list[tuple[int, float, float, float]]] = {}
     for key in a.tables[(bench, np_)]:

@@ -3,14 +3,15 @@
 On a shared machine the level of a figure is set when a job is launched (page placement, where
 the host puts the vCPUs) and varies between launches far more than inside one (Hunold and
 Carpen-Amarie, TPDS 2016; Hoefler and Belli, SC 2015). So a sample is one array of
-observations per launch; its figure is the median of the launch medians, its intervals come
-from a hierarchical bootstrap (launches resampled, then observations inside each), and the
-test behind a verdict compares launch medians. No normality is assumed, ratios are never
-averaged.
+observations per launch; its figure is the median of the launch medians, and every interval,
+test and decision works on the launch medians (order statistics for a figure, Moses' interval
+and the Mann-Whitney test for a ratio): `judge` is the one verdict pipeline every comparison
+goes through. No normality is assumed, ratios are never averaged.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,9 +20,9 @@ import numpy as np
 from scipy import stats as st
 
 CONFIDENCE = 0.95
-THRESHOLD = 0.05  # a difference under 5% is never called, whatever the test says
-ALPHA = 0.05
-ROUNDS = 2000  # bootstrap resamples
+THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable", within it
+ALPHA = 0.05  # the chance of one false "faster" in a whole report (Holm)
+MIN_LAUNCHES = 4  # launches a side before any decision (the test's smallest p at 3: 0.1)
 
 Sample = Sequence[np.ndarray]  # one array of observations per launch
 
@@ -55,21 +56,6 @@ def launch_medians(sample: Sample) -> np.ndarray:
 def center(sample: Sample) -> float:
     """A sample's figure: the median of its launch medians."""
     return median(launch_medians(sample))
-
-
-def boot_centers(sample: Sample, rng: np.random.Generator, rounds: int = ROUNDS) -> np.ndarray:
-    """Hierarchical bootstrap of the median of launch medians: each round draws launches with
-    replacement, then, for each draw, the launch's observations with replacement."""
-    launches = [np.asarray(a, dtype=float) for a in sample if len(a)]
-    # each launch's median under `rounds` resamples of its own observations
-    drawn = [a[rng.integers(0, len(a), (rounds, len(a)))] for a in launches]
-    if len({len(a) for a in launches}) == 1:  # one call for all launches, the same figures
-        inner = np.median(np.stack(drawn), axis=2)
-    else:
-        inner = np.stack([np.median(d, axis=1) for d in drawn])
-    picks = rng.integers(0, len(launches), (rounds, len(launches)))
-    which = rng.integers(0, rounds, (rounds, len(launches)))
-    return np.median(inner[picks, which], axis=1)
 
 
 def _order_interval(x: np.ndarray, cover: list[float], confidence: float,
@@ -185,40 +171,84 @@ def summarize(sample: Sample) -> Summary:
                    rerun_hi, float(x.min()), float(x.max()), variance_share(sample))
 
 
-def ratio_ci(fast: Sample, slow: Sample, seed: int = 0,
-             confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """center(slow) / center(fast), with a hierarchical bootstrap percentile interval."""
-    rng = np.random.default_rng(seed)
-    a, b = boot_centers(fast, rng), boot_centers(slow, rng)
-    boot = b / np.where(a > 0, a, np.nan)
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.nanpercentile(boot, [tail, 100 - tail])
-    return center(slow) / center(fast), float(lo), float(hi)
+# --- the one verdict pipeline ---------------------------------------------------------------
+#
+# Two variants are compared on their launch medians, on a log scale, where a ratio is a shift:
+# D holds log(b_j) - log(a_i) for every pair of launches. The interval of the ratio is Moses'
+# (the order statistics of D that the exact Mann-Whitney distribution picks), and every test is
+# the Mann-Whitney test of b shifted by a margin against a, read off the same D: the decision
+# and the interval a reader sees cannot disagree.
 
 
-def p_value(a: Sample, b: Sample) -> float:
-    """Two-sided Mann-Whitney U test on launch medians (exact without ties); 1.0 when either
-    side has a single launch or every launch median is the same."""
-    ma, mb = launch_medians(a), launch_medians(b)
-    if len(ma) < 2 or len(mb) < 2 or np.ptp(np.concatenate([ma, mb])) == 0:
+@functools.lru_cache(maxsize=256)
+def _u_cdf(n: int, m: int) -> np.ndarray:
+    """P(U <= u), u = 0..n*m, of the Mann-Whitney statistic for samples of n and m without
+    ties: the coefficients of the Gaussian binomial [n+m choose n] in q over C(n+m, n). Only the
+    lower half is used (the distribution is symmetric), whose coefficients no cancellation
+    touches."""
+    size = n * m + 1
+    counts = np.zeros(size)
+    counts[0] = 1.0
+    for i in range(1, n + 1):  # times (1 - q^(m+i)) / (1 - q^i)
+        if m + i < size:
+            counts[m + i:] -= counts[:size - m - i].copy()
+        padded = np.zeros(-(-size // i) * i)
+        padded[:size] = counts
+        counts = np.cumsum(padded.reshape(-1, i), axis=0).ravel()[:size]
+    return np.cumsum(counts) / math.comb(n + m, n)
+
+
+def _u_at_most(u: float, n: int, m: int) -> float:
+    """P(U <= u) under the null, for any real u (floor), exact up to 250 x 250 launches and a
+    normal approximation beyond."""
+    k = math.floor(u + 1e-9)
+    if k < 0:
+        return 0.0
+    if k >= n * m:
         return 1.0
-    tied = len(np.unique(np.concatenate([ma, mb]))) < len(ma) + len(mb)
-    return float(st.mannwhitneyu(ma, mb, alternative="two-sided",
-                                 method="asymptotic" if tied else "exact").pvalue)
+    if n * m > 62500:
+        mean, sd = n * m / 2, math.sqrt(n * m * (n + m + 1) / 12)
+        return float(st.norm.cdf((k + 0.5 - mean) / sd))
+    half = n * m // 2
+    cdf = _u_cdf(*sorted((n, m)))
+    return float(cdf[k]) if k <= half else float(1 - cdf[n * m - k - 1])
 
 
-def smallest_p(n_a: int, n_b: int) -> float:
-    """The smallest two-sided p the launch test can give with these many launches."""
-    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+def _log_shifts(a: Sample, b: Sample) -> np.ndarray:
+    """log(b_j) - log(a_i) for every pair of launch medians, sorted."""
+    la = np.log(np.maximum(launch_medians(a), np.finfo(float).tiny))
+    lb = np.log(np.maximum(launch_medians(b), np.finfo(float).tiny))
+    return np.sort((lb[None, :] - la[:, None]).ravel())
 
 
-def launches_needed(comparisons: int, alpha: float = ALPHA) -> int:
-    """Launches per variant for the launch test to reach `alpha` after Holm over
-    `comparisons` tests, when every launch of one variant beats every launch of the other."""
-    n = 2
-    while smallest_p(n, n) * max(comparisons, 1) >= alpha:
-        n += 1
-    return n
+def _above(d: np.ndarray, margin: float) -> float:
+    """How many pairs of D exceed `margin`, ties counted half: the Mann-Whitney U of b shifted
+    down by `margin` against a."""
+    return float(np.sum(d > margin) + 0.5 * np.sum(d == margin))
+
+
+def _moses(d: np.ndarray, n: int, m: int, confidence: float) -> tuple[float, float]:
+    """Moses' interval of the shift from sorted D: [D_(k), D_(nm-k+1)] for the largest k with
+    P(U <= k-1) <= (1 - confidence) / 2; unbounded when no k reaches it (too few launches)."""
+    tail = (1 - confidence) / 2
+    if n * m > 62500:
+        k = math.floor(n * m / 2 - st.norm.ppf(1 - tail) * math.sqrt(n * m * (n + m + 1) / 12))
+    else:  # how many u below the middle have P(U <= u) <= tail
+        k = int(np.searchsorted(_u_cdf(*sorted((n, m)))[:n * m // 2], tail, side="right"))
+    if k <= 0:
+        return -math.inf, math.inf
+    return float(d[k - 1]), float(d[n * m - k])
+
+
+def ratio_ci(fast: Sample, slow: Sample,
+             confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """center(slow) / center(fast), with Moses' interval of the ratio of launch medians
+    (distribution-free, exact; (0, inf) with too few launches for any interval)."""
+    n, m = len(launch_medians(fast)), len(launch_medians(slow))
+    if n == 0 or m == 0:
+        return math.nan, 0.0, math.inf
+    lo, hi = _moses(_log_shifts(fast, slow), n, m, confidence)
+    return center(slow) / center(fast), math.exp(lo), math.exp(hi)
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -234,6 +264,92 @@ def holm(pvalues: list[float]) -> list[float]:
 
 
 @dataclass(frozen=True)
+class Pair:
+    """One comparison to judge: b's figure over a's."""
+
+    a: Sample
+    b: Sample
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A pair judged: the ratio b/a, its interval, the test behind it and the decision."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_adjusted: float  # the launch test, Holm-corrected across the family
+    outcome: str  # above | below (b slower / faster by more than the threshold) | same | open
+    launches_a: int
+    launches_b: int
+    needed: int  # open: about how many launches per variant would decide it (0: unknown)
+
+
+def difference_p(a: Sample, b: Sample) -> float:
+    """Two-sided exact Mann-Whitney p of 'a and b differ' on launch medians, read off D;
+    1 when a side has under MIN_LAUNCHES launches."""
+    n, m = len(launch_medians(a)), len(launch_medians(b))
+    if min(n, m) < MIN_LAUNCHES:
+        return 1.0
+    u = _above(_log_shifts(a, b), 0.0)
+    return min(1.0, 2 * min(_u_at_most(u, n, m), 1 - _u_at_most(u - 1, n, m)))
+
+
+def launches_to_decide(a: Sample, b: Sample, open_comparisons: int, alpha: float = ALPHA,
+                       threshold: float = THRESHOLD, power: float = 0.8) -> int:
+    """About how many launches per variant would decide the pair with `power`, from the launches
+    so far (normal approximation of the Mann-Whitney test on log launch medians, efficiency
+    3/pi); 0 when the ratio sits on the threshold (no number of launches would)."""
+    la, lb = np.log(launch_medians(a)), np.log(launch_medians(b))
+    if min(len(la), len(lb)) < 2:
+        return 0
+    spread = math.sqrt((np.var(la, ddof=1) * (len(la) - 1) + np.var(lb, ddof=1) * (len(lb) - 1))
+                       / (len(la) + len(lb) - 2)) or 1e-3
+    shift, margin = abs(math.log(center(b) / center(a))), math.log1p(threshold)
+    tests = ((shift, alpha / (2 * max(open_comparisons, 1))),  # the Holm-corrected test
+             (shift - margin, (1 - CONFIDENCE) / 2))  # the interval beyond the threshold
+    options = [] if shift - margin <= 0.1 * margin else \
+        [max(_n_for(effect, tail, spread, power) for effect, tail in tests)]
+    if margin - shift > 0.1 * margin:  # the interval within the threshold
+        options.append(_n_for(margin - shift, (1 - CONFIDENCE) / 2, spread, power))
+    if not options:
+        return 0
+    return max(MIN_LAUNCHES, min(len(la), len(lb)) + 1, math.ceil(min(options)))
+
+
+def _n_for(effect: float, tail: float, spread: float, power: float) -> float:
+    """Launches per side for a one-sided test at `tail` to find `effect` (log) with `power`."""
+    z = st.norm.ppf(1 - tail) + st.norm.ppf(power)
+    return 2 * math.pi / 3 * (z * spread / effect) ** 2
+
+
+def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
+          threshold: float = THRESHOLD) -> list[Judged]:
+    """Every pair judged by one rule. above / below: b is slower / faster by more than the
+    threshold: the launch test, Holm-corrected across the pairs (one family), says they differ,
+    and the whole 95% interval of the ratio lies beyond the threshold. same: the whole 95%
+    interval lies within +-threshold (two one-sided tests at 2.5% each, per pair). open:
+    anything else, with about how many launches would decide it. No decision from under
+    MIN_LAUNCHES launches a side."""
+    adjusted = holm([difference_p(p.a, p.b) for p in pairs])
+    cis = [ratio_ci(p.a, p.b) for p in pairs]
+    still_open = sum(1 for q in adjusted if q >= alpha)
+    out = []
+    for pair, q, (ratio, lo, hi) in zip(pairs, adjusted, cis, strict=True):
+        n, m = len(launch_medians(pair.a)), len(launch_medians(pair.b))
+        if q < alpha and (lo > 1 + threshold or hi < 1 / (1 + threshold)):
+            outcome = "above" if lo > 1 else "below"
+        elif min(n, m) >= MIN_LAUNCHES and 1 / (1 + threshold) <= lo and hi <= 1 + threshold:
+            outcome = "same"
+        else:
+            outcome = "open"
+        needed = launches_to_decide(pair.a, pair.b, still_open, alpha, threshold) \
+            if outcome == "open" else 0
+        out.append(Judged(ratio, lo, hi, q, outcome, n, m, needed))
+    return out
+
+
+@dataclass(frozen=True)
 class Verdict:
     fast: str
     slow: str
@@ -244,65 +360,27 @@ class Verdict:
     outcome: str  # faster | indistinguishable | undecided
     launches_fast: int
     launches_slow: int
-    needed: int = 0  # undecided for want of launches: how many per variant the test needs
+    needed: int = 0  # undecided: about how many launches per variant would decide it
 
 
-def decide(ratio_low: float, ratio_high: float, p_adjusted: float, launches: int,
-           alpha: float = ALPHA, threshold: float = THRESHOLD) -> str:
-    """faster: the whole ratio interval clears 1 + threshold and the launch test backs it;
-    indistinguishable: the whole interval lies inside the +-threshold band (equivalence);
-    anything else is undecided, and so is every comparison where a side has a single launch
-    (its interval speaks for that launch only)."""
-    if launches < 2:
-        return "undecided"
-    if ratio_low > 1 + threshold and p_adjusted < alpha:
-        return "faster"
-    if ratio_low >= 1 / (1 + threshold) and ratio_high <= 1 + threshold:
-        return "indistinguishable"
-    return "undecided"
-
-
-def direction(ratio_low: float, ratio_high: float, p_adjusted: float, launches: int,
-              alpha: float = ALPHA, threshold: float = THRESHOLD) -> str:
-    """`decide` for a ratio that may fall either side of 1: above (the whole interval clears
-    1 + threshold, backed by the launch test), below (likewise under 1 / (1 + threshold)),
-    indistinguishable, or undecided."""
-    if decide(ratio_low, ratio_high, p_adjusted, launches, alpha, threshold) == "faster":
-        return "above"
-    if decide(1 / ratio_high, 1 / ratio_low, p_adjusted, launches, alpha, threshold) == "faster":
-        return "below"
-    return decide(ratio_low, ratio_high, p_adjusted, launches, alpha, threshold)
+# judge's outcome of the slower variant over the fastest -> the verdict's word
+VERDICT_WORDS = {"above": "faster", "same": "indistinguishable", "below": "undecided",
+                 "open": "undecided"}
 
 
 def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
              threshold: float = THRESHOLD) -> list[list[Verdict]]:
-    """For each cell's samples, the fastest against every other, the launch tests
-    Holm-corrected across all cells. An undecided verdict that more launches could decide
-    says how many per variant the test would need."""
-    raw = []
+    """For each cell's samples, the fastest (lowest figure) against every other, judged as one
+    family across all cells."""
+    pairs, names = [], []
     for cell in samples:
         ranked = sorted(cell, key=lambda k: center(cell[k]))
-        rows = []
-        for other in ranked[1:]:
-            ratio, lo, hi = ratio_ci(cell[ranked[0]], cell[other])
-            rows.append((ranked[0], other, ratio, lo, hi, p_value(cell[ranked[0]], cell[other])))
-        raw.append(rows)
-    m = sum(len(rows) for rows in raw)
-    adjusted = iter(holm([r[5] for rows in raw for r in rows]))
-    need = launches_needed(m, alpha)
-    out = []
-    for cell, rows in zip(samples, raw, strict=True):
-        cell_out = []
-        for fast, slow, ratio, lo, hi, _ in rows:
-            p = next(adjusted)
-            n_fast, n_slow = len(launch_medians(cell[fast])), len(launch_medians(cell[slow]))
-            outcome = decide(lo, hi, p, min(n_fast, n_slow), alpha, threshold)
-            short = outcome == "undecided" and smallest_p(n_fast, n_slow) * m >= alpha \
-                and (lo > 1 + threshold or min(n_fast, n_slow) < 2)
-            cell_out.append(Verdict(fast, slow, ratio, lo, hi, p, outcome, n_fast, n_slow,
-                                    need if short else 0))
-        out.append(cell_out)
-    return out
+        names.append([(ranked[0], other) for other in ranked[1:]])
+        pairs += [Pair(cell[ranked[0]], cell[other]) for other in ranked[1:]]
+    judged = iter(judge(pairs, alpha, threshold))
+    return [[Verdict(fast, slow, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
+                     VERDICT_WORDS[j.outcome], j.launches_a, j.launches_b, j.needed)
+             for (fast, slow), j in zip(cell, judged, strict=False)] for cell in names]
 
 
 def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:

@@ -3,9 +3,9 @@ library's default by a decided margin, the size ranges that follow, and the A/B 
 tuning file against the default.
 
 Everything here reads a `RunData`; the statistics are the run's own (stats.py): a cell's figure
-is the median of its launch medians, a ratio's interval a hierarchical bootstrap, and a switch
-away from the default needs the verdict 'faster' (the whole interval beyond 5%, the launch test
-backing it after Holm across every cell of the run).
+is the median of its launch medians, and every comparison goes through `stats.judge`: a switch
+away from the default needs the verdict 'faster' (the launch test backing it after Holm across
+every cell of the run, and the whole interval beyond the threshold).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..results import Group, RunData
 from ..status import CellStatus
-from .stats import center, decide, direction, holm, launch_medians, p_value, ratio_ci
+from .stats import VERDICT_WORDS, Pair, center, judge, launch_medians
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Choice:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: str  # faster | indistinguishable | undecided (stats.decide, for the algorithm)
+    outcome: str  # faster | indistinguishable | undecided (stats.judge, for the algorithm)
     default_ok: bool
 
     @property
@@ -66,7 +66,7 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
     """For every cell and implementation, its fastest algorithm judged against the default;
     the launch tests Holm-corrected together across the run. An algorithm that failed, hung or
     gave wrong data in any launch of the cell is not a candidate there."""
-    raw = []
+    unjudged, judged_at = [], []
     impls = sorted({t.impl for t in tuned.values()})
     for key in sorted(data.cells):
         bench, size, np_ = key
@@ -77,24 +77,18 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
             if not mine:
                 continue
             fastest = min(mine, key=lambda v: center(cell[v].nested))
-            default = cell.get(impl)
-            if not _ok(default):
-                raw.append((impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0, False))
-                continue
-            assert default is not None
-            ratio, lo, hi = ratio_ci(cell[fastest].nested, default.nested)
-            raw.append((impl, bench, np_, size, fastest, ratio, lo, hi,
-                        p_value(cell[fastest].nested, default.nested), True))
-    adjusted = holm([r[8] for r in raw])
-    out = []
-    for r, p in zip(raw, adjusted, strict=True):
-        impl, bench, np_, size, fastest, ratio, lo, hi, _, default_ok = r
-        launches = min(len(launch_medians(data.cells[(bench, size, np_)][v].nested))
-                       for v in (fastest, impl)) if default_ok else 0
-        outcome = decide(lo, hi, p, launches) if default_ok else "undecided"
-        out.append(Choice(impl, bench, np_, size, fastest, ratio, lo, hi, p, outcome,
-                          default_ok))
-    return out
+            if _ok(default := cell.get(impl)):
+                assert default is not None
+                judged_at.append((impl, bench, np_, size, fastest,
+                                  Pair(cell[fastest].nested, default.nested)))
+            else:
+                unjudged.append(Choice(impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0,
+                                       "undecided", False))
+    judged = judge([pair for *_, pair in judged_at])
+    out = [Choice(impl, bench, np_, size, fastest, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
+                  VERDICT_WORDS[j.outcome], True)
+           for (impl, bench, np_, size, fastest, _), j in zip(judged_at, judged, strict=True)]
+    return sorted(out + unjudged, key=lambda c: (c.coll, c.size, c.np, c.impl))
 
 
 @dataclass(frozen=True)
@@ -152,7 +146,7 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
     """Per cell, the default (variant impl) against the tuned file (variant pairs[impl]);
     'worse' where the default is decided faster, 'better' where the file is, 'same' where the
     interval lies within the threshold."""
-    raw = []
+    compared = []
     failed = []
     for key in sorted(data.cells):
         bench, size, np_ = key
@@ -167,13 +161,10 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
                                        1.0, "failed", 0, f"{who}: {bad.status}: {bad.reason}"))
                 continue
             assert a is not None and b is not None
-            ratio, lo, hi = ratio_ci(b.nested, a.nested)
-            n = min(len(launch_medians(a.nested)), len(launch_medians(b.nested)))
-            raw.append((impl, bench, np_, size, ratio, lo, hi, p_value(a.nested, b.nested), n))
-    out = []
-    for r, p in zip(raw, holm([r[7] for r in raw]), strict=True):
-        impl, bench, np_, size, ratio, lo, hi, _, n = r
-        outcome = {"above": "better", "below": "worse", "indistinguishable": "same"}.get(
-            direction(lo, hi, p, n), "undecided")
-        out.append(Gain(impl, bench, np_, size, ratio, lo, hi, p, outcome, n))
+            compared.append((impl, bench, np_, size, Pair(b.nested, a.nested)))
+    words = {"above": "better", "below": "worse", "same": "same", "open": "undecided"}
+    out = [Gain(impl, bench, np_, size, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
+                words[j.outcome], min(j.launches_a, j.launches_b))
+           for (impl, bench, np_, size, _), j in zip(compared, judge([c[-1] for c in compared]),
+                                                     strict=True)]
     return sorted(out + failed, key=lambda g: (g.impl, g.coll, g.size, g.np))

@@ -94,6 +94,29 @@ class Seconds(click.ParamType):
 SECONDS = Seconds()
 
 
+class Duration(click.ParamType):
+    """A time budget: 180, 180s, 3m or 1h; 0 or off for none."""
+
+    name = "duration"
+
+    def convert(self, value: str | float, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        text = str(value).strip().lower()
+        if text in ("0", "off", "none"):
+            return 0.0
+        scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:], 1)
+        try:
+            seconds = float(text.rstrip("smh")) * scale
+        except ValueError:
+            seconds = math.nan
+        if not 0 < seconds < math.inf:
+            self.fail(f"'{value}' is not a time budget; e.g. 3m, 180s, or off", param, ctx)
+        return seconds
+
+
+DURATION = Duration()
+
+
 def sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:
     """--sizes: message sizes, or None when not given."""
     return None if text is None else tuple(parse_sizes(text, perturb))

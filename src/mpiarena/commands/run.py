@@ -56,6 +56,10 @@ def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
               "launches) is within this, e.g. 2%%")
 @click.option("--max-time", default=30.0, show_default=True, type=SECONDS,
               help="with --precision: seconds one cell may take in all")
+@click.option("--budget", type=options.DURATION,
+              help="time the measurement may take (e.g. 3m; off for none): after the suite's "
+              "launches, more go to the comparisons still undecided that more can decide "
+              "(default: the suite's, 3m for quick)")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--sync", help="how collectives are timed: loop, barrier or window (default: the "
               "suite's, else window; barrier where a family cannot do window)")
@@ -67,16 +71,19 @@ def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
               help="inside a Slurm allocation (salloc/sbatch): ranks start with srun")
 @click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, after the "
               "scoreboard")
+@click.option("--method", is_flag=True, help="the method and the verdict rule in full")
 @db_option
 def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text: str | None,
             sizes: str | None, perturb: bool, observations: int | None,
             launches: int | None, off_cache: bool,
             validate: bool, timeout: float, precision: str | None, max_time: float,
-            seed: int | None, sync: str | None, cluster: str | None, hosts_file: str | None,
-            slurm_job: bool, tables: bool, db: str) -> None:
+            budget: float | None, seed: int | None, sync: str | None, cluster: str | None,
+            hosts_file: str | None, slurm_job: bool, tables: bool, method: bool,
+            db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = override(load_suite(suite), sizes=options.sizes(sizes, perturb),
                       nps=options.nps(np_text), observations=observations, launches=launches,
+                      budget=budget,
                       sync=sync, benchmarks=options.benchmarks(bench))
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
@@ -102,7 +109,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         rank_user = None if slurm_job else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, settings, rank_user,
                           shlex.join(["mpiarena", *sys.argv[1:]]), err)
-        terminal.render(load(store, outcome.run_id), console, tables=tables)
+        terminal.render(load(store, outcome.run_id), console, tables=tables, method=method)
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")

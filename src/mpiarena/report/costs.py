@@ -10,6 +10,7 @@ from ..analysis.stats import Verdict
 from ..benchmarks import progress_verdict
 from ..results import RunData
 from ..sizes import format_size
+from .summary import ci_text, undecided_why
 
 MB = 1e6
 
@@ -71,15 +72,14 @@ def _better(c: Column) -> str:
 
 
 def cost_verdict_text(label: str, better: str, v: Verdict) -> str:
-    ci = f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}"
+    ci = ci_text(v.ci_low, v.ci_high)
     said = better.format(r=f"{v.ratio:.2f}")
     if v.outcome == "faster":
         return f"{label}: {v.fast} {said} {v.slow} ({ci})"
     if v.outcome == "indistinguishable":
         return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
     return (f"{label}: undecided, {v.fast} looks as if it {said} {v.slow} ({ci}); "
-            f"{v.launches_fast} and {v.launches_slow} launches cannot back it "
-            f"(p={v.p_adjusted:.2g} after Holm)")
+            f"{undecided_why(v)}")
 
 
 def costs_text(data: RunData) -> CostsText | None:

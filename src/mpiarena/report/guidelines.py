@@ -11,13 +11,13 @@ from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_u
 from ..guidelines import BY_MOCKUP, GUIDELINES
 from ..results import RunData
 from ..sizes import format_size
+from .summary import rule_text
 
 LEAD = ("A collective should be no slower than a mock-up of it built from the same library's "
         "other calls, on the same buffers and sizes and timed the same way (Träff, Gropp and "
-        "Thakur 2010; PGMPI). 'violated': the mock-up ran faster, the whole interval of the "
-        "time ratio beyond 5% and the launch test (Holm-corrected across every check of the run) "
-        "backing it; 'held': the collective ran faster by the same rule, or the two are within "
-        "5%; anything else is undecided.")
+        "Thakur 2010; PGMPI). 'violated': the mock-up ran faster by the verdicts' rule; 'held': "
+        "the collective ran faster by that rule, or the two are indistinguishable. The rule: "
+        + rule_text("every check of the run", "violated"))
 
 
 @dataclass

@@ -18,7 +18,7 @@ import jinja2
 
 from .. import __version__, units
 from ..analysis.run import Analysis, analyse, scoreboard
-from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
+from ..analysis.stats import CONFIDENCE, Verdict
 from ..benchmarks import BENCHMARKS
 from ..records import VariantRecord
 from ..results import Key, RunData
@@ -31,6 +31,7 @@ from .summary import (
     cell_text,
     machine_line,
     method_lines,
+    rule_text,
     scoreboard_lines,
     variant_rows,
     variant_settings,
@@ -212,14 +213,12 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     n_comparisons = len(all_verdicts)
     method = [
         *method_lines(data),
-        f"The interval of a median is distribution-free, from order statistics "
-        f"({CONFIDENCE:.0%}). A ratio is median over median, with a percentile bootstrap "
-        f"interval (2000 resamples). Each cell's fastest variant is compared with every other by a "
-        f"two-sided Mann-Whitney U test; the {n_comparisons} p-values of this report are "
-        f"Holm-corrected together. A verdict says 'faster' only when the corrected p-value is "
-        f"under 0.05, the ratio is at least {1 + THRESHOLD:.2f} and its interval excludes 1; "
-        f"'indistinguishable' when the ratio is under {1 + THRESHOLD:.2f} or its interval "
-        f"reaches 1; otherwise the observations cannot back the difference.",
+        f"The interval of a median is distribution-free, from the order statistics of the "
+        f"launch medians ({CONFIDENCE:.0%} from 6 launches; below that their range, which "
+        f"holds less: the export gives its confidence). A ratio is median over median; its "
+        f"interval is Moses' over the launch medians, and each cell's fastest variant is "
+        f"compared with every other: "
+        f"{rule_text(f'the {n_comparisons} comparisons of this report')}",
         "Bandwidth is bytes moved per iteration (both directions for sendrecv and bibw, times "
         "the window for bibw) over the median time per iteration (pingpong: the full round "
         "trip, so bandwidth is size over half the round trip). Relative performance is the "
@@ -242,6 +241,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
                      for v in variant_rows(data, variants)],
         "variants_known": bool(variants), "jobs": _jobs(data), "warnings": a.warnings,
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
+        "rule": rule_text(f"all {len(all_verdicts)} comparisons in this report"),
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data),

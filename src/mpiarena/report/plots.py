@@ -548,8 +548,8 @@ def figures(data: RunData, baseline: str | None = None,
         yield Plot("winners", "winners", None, None, "Winners",
                    "Per benchmark and size, the variant with the lowest median. Coloured by the "
                    "runner-up's median over the winner's where the verdict says 'faster'; grey "
-                   "where it does not (≈ indistinguishable, ? too few observations to back "
-                   "it).", fig)
+                   "where it does not (≈ indistinguishable, ? undecided: see the verdict line for "
+                   "why).", fig)
     done_ranks: set[str] = set()
     for (bench, np_) in a.tables:
         if many_ranks(bench, np_):

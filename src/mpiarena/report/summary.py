@@ -8,7 +8,7 @@ from .. import units
 from ..analysis.curves import Derived, Switch
 from ..analysis.groups import figure
 from ..analysis.run import Analysis, Stretch, bandwidth, late_calls, standings, stretches, strongest
-from ..analysis.stats import Verdict
+from ..analysis.stats import ALPHA, CONFIDENCE, MIN_LAUNCHES, THRESHOLD, Verdict
 from ..benchmarks import BENCHMARKS
 from ..records import ImplementationRecord, VariantRecord
 from ..results import Key, RunData
@@ -19,14 +19,29 @@ METHOD = ("Each variant ran in {launches} independent launches per rank count, i
           "across variants. Each observation times k calls (k chosen so that they last at least "
           "{target}), after a warm-up, preceded by mpiarena's own dissemination barrier; "
           "point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
-          "start-up: the slowest rank. Cells show the median of the launch medians; intervals "
-          "come from the launches (a hierarchical bootstrap for ratios). A 95% interval holds "
+          "start-up: the slowest rank. Cells show the median of the launch medians; every "
+          "interval and test works on the launch medians. A {confidence} interval holds "
           "the figure of a rerun only about 83% of the time, since both runs vary: where a "
-          "rerun of the same command lands (95% or more from 9 launches) is its rerun range "
-          "(HTML report, summary export). 'faster' needs the whole "
-          "ratio interval beyond 5% and a Mann-Whitney test on launch medians (Holm-corrected "
-          "across the report); 'indistinguishable' needs the whole interval within 5%; anything "
-          "else is undecided.")
+          "rerun of the same command lands ({confidence} or more from 9 launches) is its rerun "
+          "range (HTML report, summary export). {rule}")
+
+
+def rule_text(family: str = "the report", subject: str = "faster") -> str:
+    """The verdict rule in words, from the constants `stats.judge` decides by: every report,
+    the README's sample and the tests read it here."""
+    c, t = f"{CONFIDENCE:.0%}", f"{THRESHOLD:.0%}"
+    return (f"'{subject}' needs a Mann-Whitney test on launch medians, Holm-corrected across "
+            f"{family}, to find a difference (p < {ALPHA:g}) and the whole {c} interval of the "
+            f"time ratio (Moses', over launches) beyond {t}; 'indistinguishable' needs the "
+            f"whole {c} interval within {t} either way (not corrected across {family}); both "
+            f"need {MIN_LAUNCHES} launches a side; anything else is undecided.")
+
+
+def short_method(data: RunData) -> str:
+    """The method in one line, for the terminal (`--method` gives `method_lines`)."""
+    return (f"{data.settings.get('launches', 1)} launches a variant, interleaved; a cell is the "
+            f"median of its launch medians; 'faster' means by over {THRESHOLD:.0%}, backed by "
+            f"a launch test Holm-corrected across the run (--method for the full rule).")
 TIMING = {
     "loop": "loop (k calls back to back, the loop's time divided by k)",
     "barrier": "barrier (mpiarena's own barrier before every call, each call timed alone, each "
@@ -40,28 +55,43 @@ STATUS_TEXT = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID", CellStatus.F
                CellStatus.SKIPPED: "skipped"}
 
 
+def ci_text(low: float, high: float) -> str:
+    """A ratio's interval as verdict lines print it."""
+    return f"{CONFIDENCE:.0%} CI {low:.2f}-{high:.2f}" if high < float("inf") else \
+        f"no {CONFIDENCE:.0%} interval from so few launches"
+
+
 def verdict_text(label: str, v: Verdict) -> str:
     """One verdict line, word for word the terminal's (without its colours)."""
-    ci = f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}"
+    ci = ci_text(v.ci_low, v.ci_high)
     if v.outcome == "faster":
         return f"{label}: {v.fast} ran {v.ratio:.2f}x faster than {v.slow} ({ci})"
     if v.outcome == "indistinguishable":
         return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
-    if v.needed:
-        why = (f"{v.launches_fast} and {v.launches_slow} launches cannot back it: the test on "
-               f"launches needs {v.needed} per variant (--launches {v.needed})")
-    elif v.ci_low > 1.05:
-        why = f"the launches disagree too much to back it (p={v.p_adjusted:.2g} after Holm)"
-    else:
-        why = "the interval reaches within 5%: more launches would tell"
-    return f"{label}: undecided, {v.fast} looks {v.ratio:.2f}x faster than {v.slow} ({ci}); {why}"
+    return (f"{label}: undecided, {v.fast} looks {v.ratio:.2f}x faster than {v.slow} ({ci}); "
+            f"{undecided_why(v)}")
+
+
+def undecided_why(v: Verdict) -> str:
+    """Why a verdict is undecided, and what would decide it."""
+    fewest = min(v.launches_fast, v.launches_slow)
+    if fewest < MIN_LAUNCHES:
+        return f"{fewest} launches cannot decide anything (--launches {MIN_LAUNCHES} at least)"
+    more = (f": about {v.needed} launches per variant would decide it (--launches {v.needed})"
+            if v.needed else "")
+    if v.ci_low > 1 + THRESHOLD:
+        return f"the launch test does not back it after Holm (p={v.p_adjusted:.2g}){more}"
+    if not v.needed:
+        return f"the ratio sits on the {THRESHOLD:.0%} line: no number of launches would decide it"
+    return f"the interval reaches within {THRESHOLD:.0%}{more}"
 
 
 def method_lines(data: RunData) -> list[str]:
     """The method as every report states it: how observations are taken, how each benchmark's
     calls were timed (as stored with its cells), and what the window method dropped."""
     target = units.seconds(data.settings.get("target_time", 0))
-    return [METHOD.format(target=target, launches=data.settings.get("launches", 1)),
+    return [METHOD.format(target=target, launches=data.settings.get("launches", 1),
+                          confidence=f"{CONFIDENCE:.0%}", rule=rule_text()),
             *_timing_lines(data), *_late_lines(data)]
 
 
@@ -146,35 +176,52 @@ def derived_text(variant: str, d: Derived) -> str:
 
 
 def stretch_text(bench: str, s: Stretch) -> str:
+    """'0 B-512 B: openmpi-4.1.4', with how sure where it is not decided."""
     spec = BENCHMARKS[bench]
     where = (spec.size_text(s.first) if s.first == s.last else
              f"{spec.size_text(s.first)}-{spec.size_text(s.last)}") if spec.sized else ""
-    backed = (f"decided at {s.decided} of {s.sizes} size{'s' if s.sizes > 1 else ''}"
-              if spec.sized else ("decided" if s.decided else "not decided"))
-    return f"{s.winner}{' ' + where if where else ''} ({backed})"
+    others = ", ".join(s.others)
+    sure = {"decided": "", "level": f", within {THRESHOLD:.0%} of {others}",
+            "open": f", not yet sure against {others}"}[s.state]
+    return f"{where + ': ' if where else ''}{s.winner}{sure}"
 
 
 def scoreboard_lines(a: Analysis) -> list[str]:
-    """The answer on one screen: who wins each benchmark over which sizes, each variant's
-    standing against the fastest, and the strongest decided differences."""
-    lines = ["Who is fastest (lowest median of launch medians; 'decided': the launch statistics "
-             "back it against every other variant):"]
+    """The answer on one screen: who wins each benchmark over which sizes and how sure that is,
+    each variant's standing against the leader, and the strongest decided differences."""
+    lines = ["Who is fastest (lowest median of launch medians; a name alone: decided against "
+             "every other variant):"]
     for (bench, np_), _keys in a.tables.items():
         if BENCHMARKS[bench].kind not in ("p2p", "coll", "startup", "timer"):
             continue
         parts = [stretch_text(bench, s) for s in stretches(a, bench, np_)]
         if parts:
             lines.append(f"  {bench} ({np_} ranks{a.oversub(np_)}): " + "; ".join(parts))
+    if counts := decided_counts(a):
+        lines.append(counts)
     ranked = standings(a)
     if len(ranked) > 1:
-        lines.append("Overall, against the fastest of each cell (geometric mean of time ratios "
-                     "over the point-to-point and collective cells, 95% CI):")
-        lines += [f"  {s.variant}: {s.geomean:.2f}x ({s.ci_low:.2f}-{s.ci_high:.2f}) over "
-                  f"{s.cells} cells" for s in ranked]
+        lines.append(f"Overall, time relative to {ranked[0].variant} over the {ranked[0].cells} "
+                     "point-to-point and collective cells every variant below measured "
+                     f"(geometric mean, {CONFIDENCE:.0%} CI over launches):")
+        lines += [f"  {s.variant}: {s.geomean:.2f}x" + (
+            f" ({s.ci_low:.2f}-{s.ci_high:.2f})" if s.variant != ranked[0].variant else "")
+            for s in ranked]
     if top := strongest(a):
         lines.append("Largest decided differences:")
         lines += [f"  {verdict_text(a.label(k), v)}" for k, v in top]
     return lines
+
+
+def decided_counts(a: Analysis) -> str:
+    """How many comparisons the run decided, in one line."""
+    outcomes = [v.outcome for vs in a.judged.values() for v in vs]
+    if not outcomes:
+        return ""
+    faster, same = outcomes.count("faster"), outcomes.count("indistinguishable")
+    return (f"Decided: {faster + same} of {len(outcomes)} comparisons of a cell's fastest with "
+            f"another ({faster} faster, {same} within {THRESHOLD:.0%}); "
+            f"{len(outcomes) - faster - same} undecided.")
 
 
 def cell_text(a: Analysis, key: Key, variant: str) -> str:

@@ -24,6 +24,7 @@ from .summary import (
     machine_line,
     method_lines,
     scoreboard_lines,
+    short_method,
     switch_text,
     verdict_text,
 )
@@ -34,26 +35,26 @@ COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
 
 
 def render(data: RunData, console: Console, all_verdicts: bool = False,
-           tables: bool = False) -> None:
-    """The answer first (scoreboard, one line per kind of warning); the tables per benchmark
-    with their verdicts with `tables`; with `all_verdicts` also every size's verdict and every
-    warning's details."""
+           tables: bool = False, method: bool = False) -> None:
+    """The answer first (scoreboard, one line per kind of warning), then the machine and the
+    method in a line (in full with `method`); the tables per benchmark with their verdicts with
+    `tables`; with `all_verdicts` also every size's verdict and every warning's details."""
     a = analyse(data)
     run = data.run
     console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run.suite}[/], "
                   f"{run.started}, seed {run.seed}")
-    console.print(f"Machine: {escape(machine_line(data))}")
-    for impl in data.implementations:
-        console.print(f"  {escape(implementation_line(impl))}")
-    for line in placement_lines(data):
-        console.print(escape(line))
-    for line in method_lines(data):
-        console.print(f"[dim]{escape(line)}[/]")
     for line in scoreboard_lines(a):
         console.print(escape(line) if line.startswith(" ") else f"[bold]{escape(line)}[/]")
     notices = a.warnings if all_verdicts else notice_kinds(a.warnings)
     for notice in notices:
         console.print(f"[{COLOURS[notice.level]}]{notice.level}:[/] {escape(notice.text)}")
+    console.print(f"[dim]Machine: {escape(machine_line(data))}[/]")
+    for impl in data.implementations:
+        console.print(f"[dim]  {escape(implementation_line(impl))}[/]")
+    for line in placement_lines(data):
+        console.print(f"[dim]{escape(line)}[/]")
+    for line in method_lines(data) if method else [short_method(data)]:
+        console.print(f"[dim]{escape(line)}[/]")
     if tables or all_verdicts:
         _tables(a, console, all_verdicts)
     elif a.tables:

@@ -13,6 +13,7 @@ from ..analysis.stats import center
 from ..analysis.tuning import Gain
 from ..sizes import format_size
 from ..tune import Tuning
+from .summary import rule_text
 
 
 def _sizes(lo: int, hi: int | None) -> str:
@@ -28,8 +29,8 @@ def render(done: Tuning, out: Console) -> None:
     """Per implementation, collective and rank count: each size's default, fastest algorithm
     and the verdict; then the ranges, what crashed, and the files with how to load them."""
     out.print(f"Tuning run {done.run_id} (see 'mpiarena show {done.run_id}', 'mpiarena report "
-              f"{done.run_id}'). An algorithm replaces the default only where the whole ratio "
-              "interval lies beyond 5% and the launch test backs it (Holm across the run).")
+              f"{done.run_id}'). An algorithm replaces the default only where it is faster by the "
+              f"verdicts' rule: {rule_text('the run')}")
     cells = done.data.cells
     table = Table("impl", "coll", "ranks", "size", "default", "fastest algorithm", "time",
                   "default / it (95% CI)", "choice")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import paths
-from ..analysis.sampling import precise
+from ..analysis.sampling import open_turns, precise
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
@@ -72,6 +72,7 @@ class Executor:
         self.calibrated: dict[tuple[Cell, str], int] = {}
         self.launches: dict[tuple[str, int], int] = {}  # (variant id, np) -> launches started
         self.seq = 0
+        self.began = time.monotonic()
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
         self.workdir: Path | None = None
@@ -79,6 +80,7 @@ class Executor:
 
     def run(self) -> None:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
+        self.began = time.monotonic()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-",
                                              dir=paths.scratch_dir()))
         self.workdir.chmod(0o755)
@@ -86,8 +88,8 @@ class Executor:
         try:
             for build in self.builds.values():
                 self.topology.prepare(build.binary)
-            for rnd in self.plan.rounds:
-                self._round(rnd)
+            for i, rnd in enumerate(self.plan.rounds):
+                self._round(rnd, len(self.plan.rounds) - i - 1)
         finally:
             for job in self.live:
                 job.kill()
@@ -97,13 +99,17 @@ class Executor:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     # --- one round: start-ups, then the launches ---------------------------------------------
-    def _round(self, rnd: Round) -> None:
+    def _round(self, rnd: Round, rounds_after: int) -> None:
+        began = time.monotonic()
         for variant in rnd.startups:
             self._startup(variant, rnd.np)
         for session in rnd.sessions:
             self._session(session.turns, rnd.np)
+        base = time.monotonic() - began
         if self.settings.precision:
             self._refine(rnd)
+        elif self.plan.suite.budget:  # keep what the later rounds' own launches will take
+            self._spend(rnd, self.began + self.plan.suite.budget - rounds_after * base, base)
         self.daemons.stop_all()
         self.topology.reap()
 
@@ -253,14 +259,34 @@ class Executor:
             pending = [(c, v) for c, v in planned if self._needs_more(c, v)]
             if not pending:
                 return
-            self.grow(len(pending))
-            rng.shuffle(pending)
-            shared = [t for t in pending if not t[1].exclusive]
-            alone = [[t for t in pending if t[1] == v]
-                     for v in dict.fromkeys(v for _, v in pending if v.exclusive)]
-            for turns in [shared, *alone]:
-                if turns:
-                    self._session(turns, rnd.np)
+            self._extra(pending, rnd.np, rng)
+
+    def _spend(self, rnd: Round, deadline: float, base_seconds: float) -> None:
+        """The budget: more launches, still interleaved, of the cells whose comparisons are
+        still open and that the launches the time left allows can decide, until none is or
+        the time is spent; the comparisons nearest a decision get them first."""
+        rng = random.Random(self.plan.seed + rnd.np)
+        planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
+        per_turn = base_seconds / max(1, len(planned) * self.plan.suite.launches)
+        while (left := deadline - time.monotonic()) > 0:
+            pending = open_turns(planned, self.sampled, self.broken, left / per_turn)
+            if not pending or per_turn * len(pending) > left:
+                return
+            began = time.monotonic()
+            self._extra(pending, rnd.np, rng)
+            per_turn = (time.monotonic() - began) / len(pending)
+
+    def _extra(self, pending: list[tuple[Cell, Variant]], np_: int, rng: random.Random) -> None:
+        """One more launch of each variant in `pending`, measuring only its pending cells; a
+        variant that runs alone gets a session of its own."""
+        self.grow(len(pending))
+        rng.shuffle(pending)
+        shared = [t for t in pending if not t[1].exclusive]
+        alone = [[t for t in pending if t[1] == v]
+                 for v in dict.fromkeys(v for _, v in pending if v.exclusive)]
+        for turns in [shared, *alone]:
+            if turns:
+                self._session(turns, np_)
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
         if (cell, variant.id) in self.broken or (cell, variant.id) not in self.sampled:

@@ -34,6 +34,7 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
     run_id = store.begin_run(suite.name, command, plan.seed, __version__, machine.describe(), {
         "benchmarks": suite.benchmarks, "sizes": suite.sizes, "nps": suite.nps,
         "observations": suite.observations, "launches": suite.launches,
+        "budget": suite.budget,
         "target_time": suite.target_time,
         "max_cell_time": suite.max_cell_time, "window": suite.window,
         "hold_time": suite.hold_time, "sync": suite.sync, "offcache": settings.offcache,

@@ -48,6 +48,8 @@ class Suite:
     sync: str = "window"  # how collectives are timed: loop, barrier or window
     variants: tuple[VariantSpec, ...] = field(default_factory=tuple)
     up_to_cores: bool = False  # rank counts above the cores become the cores, unless --np
+    budget: float = 0.0  # seconds the whole measurement may take: after `launches`, more
+    # launches go to the comparisons still open and decidable (0: none)
 
 
 def builtin_names() -> list[str]:
@@ -93,7 +95,7 @@ EXPECTED = {int: "an integer", float: "a number", bool: "true or false", str: "a
 VARIANT_FIELDS = ("impl", "name", "env", "args", "binding", "exclusive", "benchmarks")
 FIELDS = ("description", "benchmarks", "sizes", "np", "observations", "launches", "target_time",
           "max_cell_time", "init_launches", "window", "hold_time", "variant", "up_to_cores",
-          "sync")
+          "sync", "budget")
 
 
 def _known(data: dict, fields: tuple[str, ...], where: str) -> None:
@@ -144,6 +146,7 @@ def from_dict(name: str, data: dict, where: str) -> Suite:
                                                                "\"x\" }]")),
         up_to_cores=_get(data, "up_to_cores", False, bool, where),
         sync=_get(data, "sync", "window", str, where),
+        budget=_get(data, "budget", 0.0, float, where),
     )
     return check(suite, where)
 
