@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Quick suite wall time: `mpiarena run --suite quick` over three implementations, end to end.
+"""Quick suite wall time and answers: `mpiarena run --suite quick` over every usable
+implementation found, end to end.
 
 Times the real command with the core builds cached (warm; the verdict) and, unless --no-cold,
 again with MPIARENA_HOME pointing at an empty directory that only links the installed
-implementations, so the three cores are compiled inside the timed run (cold). Prints wall
-time, cells and their statuses; exit status 1 if the warm run takes longer than --limit
-seconds or does not complete with every cell measured.
+implementations, so the cores are compiled inside the timed run (cold). Prints wall time,
+cells and their statuses, and how many of the warm run's comparisons between MPI libraries
+(pairs with raw TCP or PVM are easy and do not count) it decided: faster, or
+indistinguishable within the threshold. Exit status 1 if the warm run takes longer than
+--limit seconds, does not complete with every cell measured, or decides under --decided.
 """
 
 from __future__ import annotations
@@ -25,11 +28,22 @@ from pathlib import Path
 from harness_overhead import TAG, clean_up, mpiarena_argv
 
 from mpiarena import paths
+from mpiarena.analysis.run import analyse
 from mpiarena.build import build_core
 from mpiarena.impls import discover, select
+from mpiarena.impls.registry import families
+from mpiarena.results import load
 from mpiarena.store import Store
 
-DEFAULT_IMPLS = ("mpich-4.0.2", "openmpi-4.1.4", "mpich-5.0.2")
+
+def decided_between_libraries(store: Store, run_id: int) -> tuple[int, int]:
+    """(decided, all) comparisons of the run's report whose two variants are MPI libraries."""
+    data = load(store, run_id)
+    mpi = {f.name for f in families() if f.pmpi}
+    family = {i.impl_id: i.family for i in data.implementations}
+    judged = [v for vs in analyse(data).judged.values() for v in vs
+              if family.get(v.fast) in mpi and family.get(v.slow) in mpi]
+    return sum(v.outcome != "undecided" for v in judged), len(judged)
 
 
 def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, int, str]:
@@ -51,12 +65,13 @@ def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[flo
 
 
 def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str],
-            limit: float) -> bool:
-    """Run the suite once, print its figures; True if it completed every cell within limit."""
+            limit: float, wanted: float = 0.0) -> bool:
+    """Run the suite once, print its figures; True if it completed every cell within limit
+    and decided at least `wanted` of the comparisons between libraries."""
     argv = [*mpiarena_argv(), "run", "--suite", suite, *(a for i in ids for a in ("--impl", i)),
             "--db", str(db)]
     wall, code, err = timed_run(argv, env, 3 * limit)
-    status, nobs = "missing", 0
+    status, nobs, decided, compared = "missing", 0, 0, 0
     cells: Counter[str] = Counter()
     if db.exists():
         store = Store(db)
@@ -65,13 +80,18 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
             status = store.status(store.run(run_id))
             cells = Counter(str(c.status) for c in store.cells(run_id))
             nobs = sum(len(o) for o in store.observations(run_id).values())
+            decided, compared = decided_between_libraries(store, run_id)
         finally:
             store.close()
-    ok = code == 0 and status == "complete" and wall <= limit and not cells["failed"]
+    share = decided / max(compared, 1)
+    ok = (code == 0 and status == "complete" and wall <= limit and not cells["failed"]
+          and share >= wanted)
     detail = ", ".join(f"{n} {s}" for s, n in sorted(cells.items()))
     print(f"{label}: {wall:.1f} s wall, exit {code}, run {status}, {sum(cells.values())} cells "
           f"({detail or 'none'}), {nobs} observations -> {'PASS' if ok else 'FAIL'} "
           f"(limit {limit:.0f} s)")
+    print(f"  decided {decided} of {compared} comparisons between MPI libraries ({share:.0%}; "
+          f"target {wanted:.0%})")
     if code != 0:
         print(f"  mpiarena said: {err.strip().splitlines()[-1] if err.strip() else '-'}")
     return ok
@@ -80,15 +100,18 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        f"default: {', '.join(DEFAULT_IMPLS)}")
+                        "default: every usable one found")
     parser.add_argument("--suite", default="quick", help="suite to time (default quick)")
     parser.add_argument("--limit", type=float, default=180.0, help="seconds (default 180)")
+    parser.add_argument("--decided", type=float, default=0.7,
+                        help="share of comparisons between MPI libraries to decide (0.7)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-cache run")
     args = parser.parse_args()
 
-    ids = list(args.impl or DEFAULT_IMPLS)
     impls_dir = paths.impls_dir()
-    for impl in select(discover({}, impls_dir), ids):
+    chosen = select(discover({}, impls_dir), list(args.impl or []))
+    ids = [impl.id for impl in chosen]
+    for impl in chosen:
         build_core(impl)  # untimed: the warm run finds every core built
     token = uuid.uuid4().hex
     env = {**os.environ, TAG: token}
@@ -98,7 +121,8 @@ def main() -> int:
     try:
         print(f"mpiarena run --suite {args.suite} --impl {' --impl '.join(ids)} "
               f"({os.cpu_count()} cores)")
-        ok = measure("warm (cores cached)", ids, args.suite, tmp / "warm.db", env, args.limit)
+        ok = measure("warm (cores cached)", ids, args.suite, tmp / "warm.db", env, args.limit,
+                     args.decided)
         if not args.no_cold:
             home = tmp / "home"
             home.mkdir(mode=0o755)

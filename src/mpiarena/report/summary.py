@@ -180,9 +180,9 @@ def stretch_text(bench: str, s: Stretch) -> str:
     spec = BENCHMARKS[bench]
     where = (spec.size_text(s.first) if s.first == s.last else
              f"{spec.size_text(s.first)}-{spec.size_text(s.last)}") if spec.sized else ""
-    others = ", ".join(s.others)
-    sure = {"decided": "", "level": f", within {THRESHOLD:.0%} of {others}",
-            "open": f", not yet sure against {others}"}[s.state]
+    others = ", ".join(s.others[:2]) + (f" +{len(s.others) - 2}" if len(s.others) > 2 else "")
+    sure = {"decided": "", "level": f" (within {THRESHOLD:.0%} of {others})",
+            "open": f" (undecided vs {others})"}[s.state]
     return f"{where + ': ' if where else ''}{s.winner}{sure}"
 
 
