@@ -20,7 +20,7 @@ T = TypeVar("T")  # a planned turn: (cell, variant)
 
 def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
     """The 95% interval of the figure over these launches' observations is within +-precision
-    of it (relative); never with fewer than 3 launches."""
+    of it (relative); never with fewer than 6 launches."""
     return ci_halfwidth([np.asarray(v) for v in by_launch if len(v)]) <= precision
 
 

@@ -121,9 +121,10 @@ def rerun_range(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, 
 
 def ci_halfwidth(sample: Sample, confidence: float = CONFIDENCE) -> float:
     """Half-width of the figure's interval relative to the figure (the wider side); infinite
-    with fewer than 3 launches (no interval can speak for launches not measured) or a figure
-    that is not positive."""
-    if sum(1 for a in sample if len(a)) < 3:
+    with fewer than 6 launches (below that the interval is their range, which holds less than
+    95%, and adaptive sampling that stopped there would stop too early) or a figure that is not
+    positive."""
+    if sum(1 for a in sample if len(a)) < 6:
         return math.inf
     figure = center(sample)
     if figure <= 0:
