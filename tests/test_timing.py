@@ -115,7 +115,7 @@ def test_the_rule_collectives_by_the_suite_else_loop():
 def test_the_method_is_stored_per_cell_and_named_in_the_report(tmp_path: Path):
     db = str(tmp_path / "r.db")
     done = mpiarena("run", "--impl", MPI[0].id, "--bench", "pingpong,bcast", "--sizes", "8",
-                    "--observations", "3", "--sync", "barrier", "--db", db)
+                    "--observations", "3", "--sync", "barrier", "--budget", "off", "--db", db)
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(db) as con:
         stored = dict(con.execute("SELECT bench, timing FROM cells"))

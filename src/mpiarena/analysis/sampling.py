@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from .groups import measured
-from .stats import ci_halfwidth, verdicts
+from .stats import Sample, ci_halfwidth, verdicts
 
-T = TypeVar("T")  # a planned turn: (cell, variant)
+K = TypeVar("K")  # a cell, as its caller keys it
 
 
 def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
@@ -24,31 +23,24 @@ def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
     return ci_halfwidth([np.asarray(v) for v in by_launch if len(v)]) <= precision
 
 
-def open_turns(planned: list[T], sampled: dict[tuple[Any, str], tuple[dict[int, list[float]],
-                                                                     float]],
-               broken: dict[tuple[Any, str], str], more: float) -> list[T]:
-    """The planned (cell, variant) turns whose cell has a comparison, fastest against another
-    as the report makes it, that is still undecided and that about `more` further launches
-    could decide, the comparisons nearest a decision first; `sampled` holds each measured
-    turn's observations per launch."""
-    by_cell: dict[Any, dict[str, T]] = {}
-    for turn in planned:
-        cell, variant = turn  # type: ignore[misc]
-        if BENCHMARKS[cell.bench].kind == "cost" or (cell, variant.id) in broken:
-            continue
-        by_launch = sampled.get((cell, variant.id), ({}, 0.0))[0]
-        if any(by_launch.values()):
-            by_cell.setdefault(cell, {})[variant.id] = turn
-    cells = [c for c, turns in by_cell.items() if len(turns) > 1]
-    samples = [{v: [np.asarray(x) for x in sampled[c, v][0].values() if x] for v in by_cell[c]}
-               for c in cells]
-    wanted: list[tuple[int, T]] = []
-    for cell, judged in zip(cells, verdicts(samples), strict=True):
-        for v in judged:
-            short = v.needed - max(v.launches_fast, v.launches_slow)
-            if v.outcome == "undecided" and v.needed and short <= more:
-                wanted += [(short, by_cell[cell][v.fast]), (short, by_cell[cell][v.slow])]
-    return list(dict.fromkeys(turn for _, turn in sorted(wanted, key=lambda w: w[0])))
+def open_comparisons(cells: dict[K, dict[str, Sample]], turns: float) -> list[tuple[K, str]]:
+    """The (cell, variant) whose launches should come next: the comparisons (a cell's fastest
+    variant against another, as the report makes them, one family across the cells) still
+    undecided that more launches can decide, the nearest to a decision first, as many as about
+    `turns` more launches of one cell of one variant can decide in all."""
+    keys = [k for k, cell in cells.items() if len(cell) > 1]
+    open_: list[tuple[int, K, str, str]] = []
+    for key, judged in zip(keys, verdicts([cells[k] for k in keys]), strict=True):
+        open_ += [(v.needed - min(v.launches_fast, v.launches_slow), key, v.fast, v.slow)
+                  for v in judged if v.outcome == "undecided" and v.needed]
+    chosen: dict[tuple[K, str], None] = {}
+    for short, key, fast, slow in sorted(open_, key=lambda o: o[0]):
+        new = [t for t in ((key, fast), (key, slow)) if t not in chosen]
+        if turns < short * len(new):
+            break
+        turns -= short * len(new)
+        chosen.update(dict.fromkeys(new))
+    return list(chosen)
 
 
 @dataclass(frozen=True)

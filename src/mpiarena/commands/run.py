@@ -59,7 +59,7 @@ def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
 @click.option("--budget", type=options.DURATION,
               help="time the measurement may take (e.g. 3m; off for none): after the suite's "
               "launches, more go to the comparisons still undecided that more can decide "
-              "(default: the suite's, 3m for quick)")
+              "(default: the suite's, 3m for quick; none with --launches)")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--sync", help="how collectives are timed: loop, barrier or window (default: the "
               "suite's, else window; barrier where a family cannot do window)")
@@ -83,7 +83,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
     """Build the core against each implementation, run the suite, store and summarise."""
     chosen = override(load_suite(suite), sizes=options.sizes(sizes, perturb),
                       nps=options.nps(np_text), observations=observations, launches=launches,
-                      budget=budget,
+                      budget=0.0 if budget is None and launches is not None else budget,
                       sync=sync, benchmarks=options.benchmarks(bench))
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())

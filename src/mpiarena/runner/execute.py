@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from .. import paths
-from ..analysis.sampling import open_turns, precise
+from ..analysis.sampling import open_comparisons, precise
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
@@ -269,12 +271,25 @@ class Executor:
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
         per_turn = base_seconds / max(1, len(planned) * self.plan.suite.launches)
         while (left := deadline - time.monotonic()) > 0:
-            pending = open_turns(planned, self.sampled, self.broken, left / per_turn)
+            pending = self._open(planned, left / per_turn)
             if not pending or per_turn * len(pending) > left:
                 return
             began = time.monotonic()
             self._extra(pending, rnd.np, rng)
             per_turn = (time.monotonic() - began) / len(pending)
+
+    def _open(self, planned: list[tuple[Cell, Variant]], more: float
+              ) -> list[tuple[Cell, Variant]]:
+        """The planned turns in comparisons still open that about `more` launches can decide."""
+        variants = {v.id: v for _, v in planned}
+        cells: dict[Cell, dict[str, list[np.ndarray]]] = {}
+        for cell, variant in planned:
+            by_launch = self.sampled.get((cell, variant.id), ({}, 0.0))[0]
+            if BENCHMARKS[cell.bench].kind != "cost" and (cell, variant.id) not in self.broken \
+                    and any(by_launch.values()):
+                cells.setdefault(cell, {})[variant.id] = [np.asarray(x) for x in
+                                                          by_launch.values() if x]
+        return [(cell, variants[v]) for cell, v in open_comparisons(cells, more)]
 
     def _extra(self, pending: list[tuple[Cell, Variant]], np_: int, rng: random.Random) -> None:
         """One more launch of each variant in `pending`, measuring only its pending cells; a

@@ -1,0 +1,84 @@
+"""Launches go where the answer is open: the budget's allocation on synthetic launches whose
+truth is known, and in a real short run."""
+
+import math
+import sqlite3
+import time
+
+import numpy as np
+from conftest import IMPLS, mpiarena
+
+from mpiarena.analysis.sampling import open_comparisons
+from mpiarena.analysis.stats import verdicts
+
+RATIOS = (1.0, 1.02, 1.08, 1.12, 1.2, 1.4, 2.0, 3.0)
+
+
+def _launch(rng, level):
+    """One launch of 2 observations: its level drawn around `level` (log-sd 10%)."""
+    return level * math.exp(rng.normal(0, 0.10)) * np.exp(rng.normal(0, 0.05, 2))
+
+
+def _decided(cells):
+    return sum(v.outcome != "undecided" for vs in verdicts(list(cells.values())) for v in vs)
+
+
+def _start(rng, ratios, launches):
+    return {i: {"a": [_launch(rng, 1.0) for _ in range(launches)],
+                "b": [_launch(rng, r) for _ in range(launches)]} for i, r in enumerate(ratios)}
+
+
+def _budgeted(rng, ratios, base, extra_turns):
+    """`base` launches of every cell, then one launch at a time to what open_comparisons
+    names, until `extra_turns` launches of a cell are spent."""
+    cells = _start(rng, ratios, base)
+    spent = 0
+    while spent < extra_turns:
+        wanted = open_comparisons(cells, extra_turns - spent)
+        if not wanted:
+            break
+        for key, variant in wanted[:extra_turns - spent]:
+            cells[key][variant].append(_launch(rng, 1.0 if variant == "a" else ratios[key]))
+            spent += 1
+    return cells
+
+
+def _launches(cells):
+    return sum(len(s) for cell in cells.values() for s in cell.values())
+
+
+def test_the_budget_decides_more_per_launch_than_launches_spent_uniformly():
+    """20 launches of every cell against 10, then up to 10 more per cell where they can
+    decide something: as many decided, from fewer launches (what cannot be decided within the
+    budget gets none)."""
+    rng = np.random.default_rng(31)
+    ratios = RATIOS * 3
+    runs = [(_start(rng, ratios, 20), _budgeted(rng, ratios, 10, 10 * 2 * len(ratios)))
+            for _ in range(4)]
+    decided = [sum(_decided(r[i]) for r in runs) for i in (0, 1)]
+    launches = [sum(_launches(r[i]) for r in runs) for i in (0, 1)]
+    assert decided[1] >= decided[0] - 2, decided
+    assert decided[1] / launches[1] >= 1.3 * decided[0] / launches[0], (decided, launches)
+
+
+def test_the_budget_calls_no_identical_pair_faster():
+    rng = np.random.default_rng(32)
+    reports = [_budgeted(rng, (1.0,) * 8, 10, 10 * 2 * 8) for _ in range(20)]
+    called = sum(any(v.outcome == "faster" for vs in verdicts(list(r.values())) for v in vs)
+                 for r in reports)
+    assert called <= 1, called
+
+
+def test_a_budgeted_run_adds_launches_to_open_cells_and_stops_in_time(db):
+    began = time.monotonic()
+    done = mpiarena("run", f"--impl={IMPLS[0].id}", f"--impl={IMPLS[1].id}", "--bench",
+                    "pingpong", "--sizes", "8,64K", "--launches", "4", "--observations", "2",
+                    "--budget", "25s", "--db", db)
+    took = time.monotonic() - began
+    assert done.returncode == 0, done.stderr
+    counts = sqlite3.connect(db).execute(
+        "SELECT size, variant, COUNT(DISTINCT launch) FROM cells WHERE bench='pingpong' "
+        "GROUP BY size, variant").fetchall()
+    assert max(n for *_, n in counts) > 4, counts  # 4 launches decide nothing: more came
+    assert took < 25 + 20, took  # the budget, plus building, start-up and the report
+    assert "Who is fastest" in done.stdout
