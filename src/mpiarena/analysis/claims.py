@@ -7,13 +7,15 @@ justifies. It does not hold when none does, and holds partly in between; a concl
 several parts holds when every part does. It cannot be tested when the study's program,
 hardware or library is gone, or when nothing was measured for it.
 
-Where a conclusion compares the median or mean figures of cells measured in at least 3 launches
-(better, best, order), each comparison is decided as every verdict is: by the hierarchical
-bootstrap interval over launches of the ratio of the cells' figures (medians of launch medians,
-also where the study stated means). It bears the conclusion out when the whole interval lies
-within what the conclusion needs, contradicts it when the whole interval lies outside, and is
-undecided otherwise; a conclusion with undecided comparisons and no contradicted ones (or no
-backed ones) is undecided, and says how many launches its comparisons had.
+Where a conclusion compares the median or mean figures of cells measured in at least
+stats.MIN_LAUNCHES launches a side (better, best, order), each comparison is decided by the
+verdicts' interval: Moses' 95% interval over launches of the ratio of the cells' figures
+(medians of launch medians, also where the study stated means). It bears the conclusion out when
+the whole interval lies within what the conclusion needs, contradicts it when the whole interval
+lies outside, and is undecided otherwise; a conclusion with undecided comparisons and no
+contradicted ones (or no backed ones) is undecided, and says how many launches its comparisons
+had. A claim's range is its own (a stated magnitude, or the margin), so claims are not a family
+of the verdicts' Holm-corrected test: each interval speaks for its comparison alone.
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ from .quantities import (
     values_of,
     variants_of,
 )
-from .stats import Sample, ratio_ci
+from .stats import MIN_LAUNCHES, Sample, ratio_ci
 
 HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT = ("holds", "does not hold", "partly", "undecided",
                                            "cannot test")
-MIN_LAUNCHES = 3  # fewer launches give no interval: the point figures decide, as the study did
+# fewer than MIN_LAUNCHES launches a side give no interval: the point figures decide, as the
+# study did
 Judged = bool | None  # a comparison backed, contradicted, or undecided by the launches
 
 

@@ -19,9 +19,9 @@ from ..status import CellStatus
 from ..studies import Quantity, Study
 from .apps import call_times
 from .curves import derived
-from .stats import Sample, center, nest
+from .stats import THRESHOLD, Sample, center, nest
 
-MARGIN = 1.05  # a difference under 5% is noise on this machine
+MARGIN = 1 + THRESHOLD  # a difference within the verdicts' threshold is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program
 T = TypeVar("T")
 
