@@ -59,7 +59,7 @@ def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
 @click.option("--budget", type=options.DURATION,
               help="time the measurement may take (e.g. 3m; off for none): after the suite's "
               "launches, more go to the comparisons still undecided that more can decide "
-              "(default: the suite's, 3m for quick; none with --launches)")
+              "(default: the suite's, 170s for quick; none with --launches)")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--sync", help="how collectives are timed: loop, barrier or window (default: the "
               "suite's, else window; barrier where a family cannot do window)")
