@@ -79,8 +79,7 @@ def sweep_stale(scratch: Path) -> int:
         if _orphaned(run_dir.name.split("-")[1]):
             shutil.rmtree(run_dir, ignore_errors=True)
     if os.geteuid() == 0:  # emulated clusters of crashed runs: namespaces, sshd, ranks
-        for name in emulated.orphaned():
-            emulated.teardown(name)
+        emulated.sweep_orphans()
     for family in families():  # what their daemons leave besides processes
         family.sweep_stale()
     return len(stale)
