@@ -13,6 +13,7 @@ from ..impls.registry import families
 from ..owners import Owner
 from ..procs import alive, wait_until
 from ..tags import OWNER_VAR, TOKEN_VAR
+from . import presence
 
 
 def tagged_pids(token: str, var: str = TOKEN_VAR) -> list[int]:
@@ -82,4 +83,5 @@ def sweep_stale(scratch: Path) -> int:
         emulated.sweep_orphans()
     for family in families():  # what their daemons leave besides processes
         family.sweep_stale()
+    presence.forget_stale()
     return len(stale)
