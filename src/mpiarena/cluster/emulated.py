@@ -37,6 +37,11 @@ def clusters_dir() -> Path:
     return paths.shared_dir(paths.data_dir() / "clusters")
 
 
+def _runtime_dir() -> Path:
+    """Beside the clusters: their lock, and each directory while it is built."""
+    return paths.shared_dir(paths.data_dir() / "runtime")
+
+
 @dataclass
 class Emulated:
     name: str
@@ -148,7 +153,7 @@ def up(spec: EmulatedSpec, name: str, keep: bool = False) -> Emulated:
 def _locked() -> Iterator[None]:
     """Hold the lock that claiming a cluster and sweeping one take, so that no two runs pick
     the same name or subnet and no sweep sees a claim half made."""
-    with open(clusters_dir() / ".lock", "a") as lock:
+    with open(_runtime_dir() / "clusters.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -167,8 +172,7 @@ def _claim(spec: EmulatedSpec, name: str) -> Emulated:
         cluster = Emulated(name, spec, nodes, (), Owner.me())
         # made elsewhere and moved in whole: no sweep, of this version or an earlier one, ever
         # sees its directory without its state
-        staging = Path(tempfile.mkdtemp(prefix="cluster-",
-                                        dir=paths.shared_dir(paths.data_dir() / "runtime")))
+        staging = Path(tempfile.mkdtemp(prefix="cluster-", dir=_runtime_dir()))
         try:
             staging.chmod(0o755)
             (staging / "subnet").write_text(str(index))
