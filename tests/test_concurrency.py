@@ -70,14 +70,16 @@ def test_two_runs_at_once_complete_and_a_killed_third_takes_only_its_own(tmp_pat
                          "--observations", "200")
     victim = start(runs, tmp_path / "c.db", "--impl", "tcp", "--sizes", "8,1K,64K",
                    "--launches", "50", "--observations", "2000")
-    victim_owner = owner_of(victim)
-    assert wait_until(lambda: victim.poll() is None and bool(cells(tmp_path / "c.db"))
-                      and bool(tagged_pids(str(victim_owner), OWNER_VAR)), within=60)
+    owners = [owner_of(proc) for proc in runs]
+    victim_owner = owners[-1]
+    # all three measure at once: each has started jobs (LAM's: its universe of lamd daemons)
+    assert wait_until(lambda: all(tagged_pids(str(o), OWNER_VAR) for o in owners), within=60), \
+        "the runs did not overlap"
     measuring = {m.owner.pid: m for m in presence.others_measuring()}
-    assert victim.pid in measuring and measuring[victim.pid].where == "local"
-    assert on_cluster.poll() is None and with_daemons.poll() is None, "too short to overlap"
+    assert {proc.pid for proc in runs} <= set(measuring)
+    assert measuring[victim.pid].where == "local"
+    assert measuring[on_cluster.pid].where == "emulated:nodes=2,link=100mbit,mtu=1500"
     assert emulated.in_use(f"run{on_cluster.pid}")
-    assert tagged_pids(str(owner_of(with_daemons)), OWNER_VAR), "LAM's universe is not up"
     victim.kill()  # SIGKILL: its watchdog sweeps what it left, and only that
     victim.communicate(timeout=30)
     assert wait_until(lambda: not tagged_pids(str(victim_owner), OWNER_VAR)
@@ -168,7 +170,7 @@ def holds(pid: int, path: Path) -> bool:
 
 @needs_root
 def test_clusters_made_at_once_take_turns_and_never_share_a_subnet():
-    path = emulated.clusters_dir() / ".lock"
+    path = paths.shared_dir(paths.data_dir() / "runtime") / "clusters.lock"
     lock = open(path, "a")  # noqa: SIM115 (held across the calls)
     fcntl.flock(lock, fcntl.LOCK_EX)
     ups = [subprocess.Popen([sys.executable, "-c", "from mpiarena.commands import main; main()",
