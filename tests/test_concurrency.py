@@ -138,7 +138,7 @@ def maker() -> Iterator[subprocess.Popen[bytes]]:
     yield proc
     proc.kill()
     proc.wait()
-    for name in ("t-making", "t-nostate", "t-reused"):
+    for name in ("t-making", "t-nostate", "t-reused", emulated.run_name(proc.pid)):
         emulated.teardown(name)
 
 
@@ -148,16 +148,19 @@ def test_a_cluster_being_made_is_not_swept_until_its_maker_is_gone(maker):
     made = a_claim("t-making", alive)
     reused = a_claim("t-reused", Owner(maker.pid, (alive.start or 0) + 1))  # pid reused since
     stateless = a_claim("t-nostate", alive, with_state=False)  # as earlier versions made them
+    slow = a_claim(emulated.run_name(maker.pid), alive, with_state=False)  # named for its maker
+    os.utime(slow, (time.time() - emulated.GRACE - 1,) * 2)
     sweep_stale(paths.scratch_dir())
-    assert made.exists() and stateless.exists() and not reused.exists()
+    assert made.exists() and stateless.exists() and slow.exists() and not reused.exists()
     assert f"{netns.PREFIX}t-making-sw" in netns.existing()
     assert f"{netns.PREFIX}t-reused-sw" not in netns.existing()
     os.utime(stateless, (time.time() - emulated.GRACE - 1,) * 2)  # its maker had time enough
     maker.kill()
     maker.wait()
     sweep_stale(paths.scratch_dir())
-    assert not made.exists() and not stateless.exists()
-    assert not [ns for ns in netns.existing() if "t-making" in ns or "t-nostate" in ns]
+    assert not made.exists() and not stateless.exists() and not slow.exists()
+    assert not [ns for ns in netns.existing() if "t-making" in ns or "t-nostate" in ns
+                or f"{slow.name}-" in ns]
 
 
 def holds(pid: int, path: Path) -> bool:

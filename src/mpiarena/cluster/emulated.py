@@ -23,6 +23,7 @@ from .. import paths, users
 from ..errors import ArenaError
 from ..machine import cores
 from ..owners import Owner
+from ..procs import alive
 from . import netns, ssh
 from .placement import Node, Placement, spread
 from .spec import EmulatedSpec, parse
@@ -31,6 +32,11 @@ PRIVATE_MOUNTS = ("/tmp", "/dev/shm")  # each node mounts its own: ranks' files 
 SUBNET = "10.213"  # node i of cluster k is 10.213.k.(i+1)
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 GRACE = 60.0  # seconds a cluster directory without state may be its maker's, starting up
+
+
+def run_name(pid: int) -> str:
+    """The name of the cluster a run makes for itself."""
+    return f"run{pid}"
 
 
 def clusters_dir() -> Path:
@@ -294,6 +300,12 @@ def names() -> list[str]:
     return sorted(found)
 
 
+def _named_for_live_run(name: str) -> bool:
+    """Named as a run names its cluster, and a process of that pid runs: its maker, maybe."""
+    pid = name.removeprefix("run")
+    return pid.isdigit() and name == run_name(int(pid)) and alive(int(pid))
+
+
 def _namespaces(name: str) -> list[str]:
     return [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}{name}-")]
 
@@ -322,7 +334,7 @@ def sweep_orphans() -> list[str]:
 def _orphans() -> list[str]:
     """Clusters whose maker died without tearing them down (not those kept by `cluster up`):
     its state names an owner that is gone, or, without state, the directory is older than a
-    maker takes to write it. Call with the lock held."""
+    maker takes to write it and no run of that name's pid lives. Call with the lock held."""
     out = []
     for name in names():
         try:
@@ -334,7 +346,8 @@ def _orphans() -> list[str]:
             with contextlib.suppress(FileNotFoundError):  # namespaces alone: nobody's
                 if time.time() - stateless.stat().st_mtime < GRACE:
                     continue
-            out.append(name)
+            if not _named_for_live_run(name):
+                out.append(name)
         elif cluster.owner is not None and not cluster.owner.alive():
             out.append(name)
     return out
