@@ -148,7 +148,7 @@ def left_by(pid: int) -> list[str]:
     live = lam.live_session_suffixes()
     sessions = [str(s) for s in Path("/tmp").glob("lam-*-arena*")
                 if s.name.rsplit("-", 1)[-1] not in live]
-    return (leftovers(grace=0) + [str(d) for d in paths.scratch_dir().glob(f"run-{pid}-*")]
+    return (leftovers(grace=0) + [str(d) for d in paths.scratch_dir().glob(f"run-{pid}.*")]
             + sessions + stale_ipc())
 
 

@@ -5,4 +5,4 @@ from __future__ import annotations
 
 TOKEN_VAR = "MPIARENA_JOB"  # one per job
 RUN_VAR = "MPIARENA_RUN"  # one per run: the final sweep
-OWNER_VAR = "MPIARENA_OWNER"  # pid of the mpiarena process that started a job or daemon
+OWNER_VAR = "MPIARENA_OWNER"  # the mpiarena process that started a job or daemon: owners.Owner

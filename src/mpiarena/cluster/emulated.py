@@ -6,19 +6,23 @@ as on a real cluster. Each node also gets its own hostname (UTS namespace), /tmp
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths, users
 from ..errors import ArenaError
 from ..machine import cores
+from ..owners import Owner
 from ..procs import alive
 from . import netns, ssh
 from .placement import Node, Placement, spread
@@ -27,10 +31,21 @@ from .spec import EmulatedSpec, parse
 PRIVATE_MOUNTS = ("/tmp", "/dev/shm")  # each node mounts its own: ranks' files stay apart
 SUBNET = "10.213"  # node i of cluster k is 10.213.k.(i+1)
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
+GRACE = 60.0  # seconds a cluster directory without state may be its maker's, starting up
+
+
+def run_name(pid: int) -> str:
+    """The name of the cluster a run makes for itself."""
+    return f"run{pid}"
 
 
 def clusters_dir() -> Path:
     return paths.shared_dir(paths.data_dir() / "clusters")
+
+
+def _runtime_dir() -> Path:
+    """Beside the clusters: their lock, and each directory while it is built."""
+    return paths.shared_dir(paths.data_dir() / "runtime")
 
 
 @dataclass
@@ -39,7 +54,7 @@ class Emulated:
     spec: EmulatedSpec
     nodes: tuple[Node, ...]
     sshd: tuple[int, ...]  # pid of each node's sshd
-    owner: int  # pid of the mpiarena that made it, 0 once kept up by `cluster up`
+    owner: Owner | None  # the mpiarena that made it; None once kept up by `cluster up`
 
     @property
     def label(self) -> str:
@@ -80,10 +95,17 @@ class Emulated:
                         killed += 1
         return killed
 
-    def save(self) -> None:
+    def save(self, into: Path | None = None) -> None:
+        """Write its state whole or not at all, into its directory or one about to become it.
+        The owner stays a bare pid (0: kept) with its start time beside it, as earlier
+        versions, which may be sweeping at the same time, read it."""
         state = {"spec": self.spec.label(), "nodes": [[n.name, n.address] for n in self.nodes],
-                 "sshd": list(self.sshd), "owner": self.owner}
-        (self.dir / "state.json").write_text(json.dumps(state))
+                 "sshd": list(self.sshd),
+                 "owner": self.owner.pid if self.owner else 0,
+                 "owner_start": self.owner.start if self.owner else None}
+        partial = (into or self.dir) / f".state.json.{os.getpid()}"
+        partial.write_text(json.dumps(state))
+        os.replace(partial, partial.with_name("state.json"))
 
 
 def check_can_emulate() -> None:
@@ -118,30 +140,53 @@ def _privileged() -> bool:
 def up(spec: EmulatedSpec, name: str, keep: bool = False) -> Emulated:
     """Build the cluster; on any failure tear down what was made and raise ArenaError."""
     check_can_emulate()
-    if load(name) is not None:
-        raise ArenaError(f"an emulated cluster named '{name}' is already up: 'mpiarena cluster "
-                         f"down {name}', or choose another --name")
-    index = _free_subnet()
-    nodes = tuple(Node(f"n{i}", f"{SUBNET}.{index}.{i + 1}") for i in range(spec.nodes))
-    cluster = Emulated(name, spec, nodes, (), 0 if keep else os.getpid())
-    shutil.rmtree(cluster.dir, ignore_errors=True)
-    paths.shared_dir(cluster.dir)
-    (cluster.dir / "subnet").write_text(str(index))
-    cluster.save()
+    cluster = _claim(spec, name)
     try:
         _wire(cluster)
         cluster.sshd = _start_sshds(cluster)
         cluster.save()
         _wait_for_ssh(cluster)
+        if keep:
+            cluster.owner = None
+            cluster.save()
     except BaseException:
         teardown(cluster.name)
         raise
     return cluster
 
 
-def _free_subnet() -> int:
-    used = {int(p.read_text()) for p in clusters_dir().glob("*/subnet")}
-    return next(k for k in range(256) if k not in used)
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """Hold the lock that claiming a cluster and sweeping one take, so that no two runs pick
+    the same name or subnet and no sweep sees a claim half made."""
+    with open(_runtime_dir() / "clusters.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _claim(spec: EmulatedSpec, name: str) -> Emulated:
+    """Its directory with its state, this process its owner, before any namespace exists."""
+    with _locked():
+        if (clusters_dir() / name).exists() or _namespaces(name):
+            if name not in _orphans() and not _kept_but_gone(name):
+                raise ArenaError(f"an emulated cluster named '{name}' is already up: "
+                                 f"'mpiarena cluster down {name}', or choose another --name")
+            teardown(name)
+        used = {int(p.read_text()) for p in clusters_dir().glob("*/subnet")}
+        index = next(k for k in range(256) if k not in used)
+        nodes = tuple(Node(f"n{i}", f"{SUBNET}.{index}.{i + 1}") for i in range(spec.nodes))
+        cluster = Emulated(name, spec, nodes, (), Owner.me())
+        # made elsewhere and moved in whole: no sweep, of this version or an earlier one, ever
+        # sees its directory without its state
+        staging = Path(tempfile.mkdtemp(prefix="cluster-", dir=_runtime_dir()))
+        try:
+            staging.chmod(0o755)
+            (staging / "subnet").write_text(str(index))
+            cluster.save(into=staging)
+            staging.rename(cluster.dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # gone already once moved in
+    return cluster
 
 
 def _wire(c: Emulated) -> None:
@@ -211,15 +256,39 @@ def _wait_for_ssh(c: Emulated, within: float = 10.0) -> None:
             time.sleep(0.02)
 
 
+def _state(name: str) -> Emulated | None:
+    """What its state file says, up or not; None without one."""
+    path = clusters_dir() / name / "state.json"
+    try:
+        state = json.loads(path.read_text())
+        owner = Owner(state["owner"], state.get("owner_start")) if state["owner"] else None
+        return Emulated(name, parse(state["spec"]), tuple(Node(*n) for n in state["nodes"]),
+                        tuple(state["sshd"]), owner)
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ArenaError(f"cannot read {path}: 'mpiarena cluster down {name}' removes the "
+                         "cluster") from e
+
+
+def _kept_but_gone(name: str) -> bool:
+    """A cluster kept up by `cluster up` whose namespaces are gone (e.g. after a reboot)."""
+    cluster = _state(name)
+    return cluster is not None and cluster.owner is None and load(name) is None
+
+
+def in_use(name: str) -> bool:
+    """Made by an mpiarena that still runs (it is starting, measuring or tearing down)."""
+    with contextlib.suppress(ArenaError):
+        cluster = _state(name)
+        return cluster is not None and cluster.owner is not None and cluster.owner.alive()
+    return False
+
+
 def load(name: str) -> Emulated | None:
     """The cluster of that name if it is up (its namespaces exist), else None."""
-    state_file = clusters_dir() / name / "state.json"
-    if not state_file.exists():
-        return None
-    state = json.loads(state_file.read_text())
-    cluster = Emulated(name, parse(state["spec"]), tuple(Node(*n) for n in state["nodes"]),
-                       tuple(state["sshd"]), state["owner"])
-    if cluster.ns(None) not in netns.existing():
+    cluster = _state(name)
+    if cluster is None or cluster.ns(None) not in netns.existing():
         return None
     return cluster
 
@@ -231,9 +300,19 @@ def names() -> list[str]:
     return sorted(found)
 
 
+def _named_for_live_run(name: str) -> bool:
+    """Named as a run names its cluster, and a process of that pid runs: its maker, maybe."""
+    pid = name.removeprefix("run")
+    return pid.isdigit() and name == run_name(int(pid)) and alive(int(pid))
+
+
+def _namespaces(name: str) -> list[str]:
+    return [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}{name}-")]
+
+
 def teardown(name: str) -> None:
     """Kill everything running on the nodes, delete the namespaces and the state."""
-    mine = [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}{name}-")]
+    mine = _namespaces(name)
     for ns in mine:
         for pid in netns.pids_in(ns):
             with contextlib.suppress(OSError):
@@ -243,12 +322,32 @@ def teardown(name: str) -> None:
     shutil.rmtree(clusters_dir() / name, ignore_errors=True)
 
 
-def orphaned() -> list[str]:
-    """Clusters whose maker died without tearing them down (not those kept by `cluster up`)."""
+def sweep_orphans() -> list[str]:
+    """Tear down the clusters whose maker provably died without doing so; their names."""
+    with _locked():
+        orphans = _orphans()
+        for name in orphans:
+            teardown(name)
+    return orphans
+
+
+def _orphans() -> list[str]:
+    """Clusters whose maker died without tearing them down (not those kept by `cluster up`):
+    its state names an owner that is gone, or, without state, the directory is older than a
+    maker takes to write it and no run of that name's pid lives. Call with the lock held."""
     out = []
     for name in names():
-        state_file = clusters_dir() / name / "state.json"
-        owner = json.loads(state_file.read_text())["owner"] if state_file.exists() else -1
-        if owner != 0 and (owner == -1 or not alive(owner)):  # a zombie is dead
+        try:
+            cluster = _state(name)
+        except ArenaError:  # unreadable state: not provably orphaned
+            continue
+        if cluster is None:
+            stateless = clusters_dir() / name
+            with contextlib.suppress(FileNotFoundError):  # namespaces alone: nobody's
+                if time.time() - stateless.stat().st_mtime < GRACE:
+                    continue
+            if not _named_for_live_run(name):
+                out.append(name)
+        elif cluster.owner is not None and not cluster.owner.alive():
             out.append(name)
     return out

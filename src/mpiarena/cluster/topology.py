@@ -91,7 +91,7 @@ def opened(where: Where) -> Iterator[Topology]:
         finally:
             kept.reap()
         return
-    made = emulated.up(parse(cluster), f"run{os.getpid()}")
+    made = emulated.up(parse(cluster), emulated.run_name(os.getpid()))
     try:
         yield made
     finally:

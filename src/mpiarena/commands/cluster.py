@@ -49,13 +49,19 @@ def status_cmd() -> None:
 
 @cluster_cmd.command("down")
 @click.argument("name", required=False)
-@click.option("--all", "everything", is_flag=True, help="also leftovers of crashed runs")
+@click.option("--all", "everything", is_flag=True, help="also leftovers of crashed runs (not "
+              "the clusters of runs still going)")
 def down_cmd(name: str | None, everything: bool) -> None:
     """Tear down cluster NAME (default: 'default'), or every one with --all."""
     targets = emulated.names() if everything else [name or "default"]
     if not everything and targets[0] not in emulated.names():
         raise ArenaError(f"no emulated cluster named '{targets[0]}' (see 'mpiarena cluster "
                          "status')")
+    running = [t for t in targets if everything and emulated.in_use(t)]
     for target in targets:
-        emulated.teardown(target)
-    console.print(f"removed {len(targets)} cluster(s)" if targets else "nothing to remove")
+        if target not in running:
+            emulated.teardown(target)
+    removed = len(targets) - len(running)
+    console.print(f"removed {removed} cluster(s)" if removed else "nothing to remove")
+    if running:
+        console.print(f"left {', '.join(running)}: made by an mpiarena that still runs")

@@ -23,6 +23,7 @@ from ..users import RankUser
 from .base import FamilyDefaults, Found, Implementation, Launch
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
+SESSION_VAR = "LAM_MPI_SESSION_SUFFIX"
 LAUNCHER = Path("/usr/bin/mpirun.lam")
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
 # LD_PRELOAD and the profile directory are the per-call profiler's
@@ -44,7 +45,7 @@ class LamUniverse:
         self.ipc_before: set[tuple[str, str]] = set()
 
     def up(self, env: dict[str, str]) -> dict[str, str]:
-        self.env = {**env, "LAM_MPI_SESSION_SUFFIX": self.suffix}
+        self.env = {**env, SESSION_VAR: self.suffix}
         self.ipc_before = _sysv_ipc(self.user)
         if self.placement is None:
             self.schema.write_text(f"localhost cpu={self.np}\n")
@@ -59,7 +60,7 @@ class LamUniverse:
         if code != 0:
             self.down()
             raise RuntimeError(f"lamboot failed (exit status {code}): {last_words(self.log)}")
-        return {"LAM_MPI_SESSION_SUFFIX": self.suffix}
+        return {SESSION_VAR: self.suffix}
 
     def down(self) -> None:
         if run_as([str(self.bin_dir / "lamhalt")], self.env, self.workdir, self.user, self.log,
@@ -85,17 +86,22 @@ class Lam(FamilyDefaults):
     pmpi_sources = ("lam_iovec.c",)
 
     def sweep_stale(self) -> None:
-        """Session directories of universes whose lamd is gone, and the rank user's System V
-        objects (usysv's) once none of its processes is alive: ranks killed outright leave
-        them, and stale ones made LAM's shared-memory transport hang."""
+        """Session directories of universes no process uses any more, and the rank user's
+        System V objects (usysv's) once none of its processes is alive: ranks killed outright
+        leave them, and stale ones made LAM's shared-memory transport hang. What is found is
+        listed before the check, so nothing another run makes meanwhile is taken."""
+        sessions = list(Path("/tmp").glob("lam-*-arena*"))
         live = live_session_suffixes()
-        for session in Path("/tmp").glob("lam-*-arena*"):
+        for session in sessions:
             if session.name.rsplit("-", 1)[-1] not in live:
                 shutil.rmtree(session, ignore_errors=True)
         user = users.lookup()
-        if user is None or os.geteuid() != 0 or _has_processes(user.uid):
+        if user is None or os.geteuid() != 0:
             return
-        for kind, ident in _sysv_ipc(user):
+        left = _sysv_ipc(user)
+        if _has_processes(user.uid):
+            return
+        for kind, ident in left:
             subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
 
     def detect(self) -> list[Found]:
@@ -141,15 +147,18 @@ def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:
 
 
 def live_session_suffixes() -> set[str]:
-    """Session suffixes of the lamd daemons running now."""
-    found = set()
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    """Session suffixes of the lamd daemons running now and of the processes started in a
+    session (lamboot while it boots, mpirun, ranks)."""
+    found, tag = set(), f"{SESSION_VAR}=".encode()
+    for pid_dir in Path("/proc").glob("[0-9]*"):
         try:
-            args = cmdline.read_bytes().split(b"\0")
-        except OSError:
+            args = (pid_dir / "cmdline").read_bytes().split(b"\0")
+            if b"-sessionsuffix" in args[:-1]:
+                found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
+            environ = (pid_dir / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone, or another user's
             continue
-        if b"-sessionsuffix" in args[:-1]:
-            found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
+        found |= {e[len(tag):].decode(errors="replace") for e in environ if e.startswith(tag)}
     return found
 
 

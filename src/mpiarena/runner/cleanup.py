@@ -10,8 +10,10 @@ from pathlib import Path
 
 from ..cluster import emulated
 from ..impls.registry import families
+from ..owners import Owner
 from ..procs import alive, wait_until
 from ..tags import OWNER_VAR, TOKEN_VAR
+from . import presence
 
 
 def tagged_pids(token: str, var: str = TOKEN_VAR) -> list[int]:
@@ -54,28 +56,32 @@ def _environ(pid_dir: Path) -> dict[str, str]:
     return {k: v for k, _, v in pairs}
 
 
+def _orphaned(owner: str) -> bool:
+    """The mpiarena process an owner tag names provably died (an unreadable tag: not proven)."""
+    found = Owner.parse(owner)
+    return found is not None and not found.alive()
+
+
 def sweep_stale(scratch: Path) -> int:
     """Kill what an earlier mpiarena left when it crashed (daemons, launchers, ranks), remove
     its scratch directory and what each family's daemons leave; return how many processes were
-    killed."""
+    killed. What belongs to an mpiarena that still runs, another user's or CI job's included,
+    is left alone."""
     stale = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            owner = _environ(entry).get(OWNER_VAR, "")
-            if owner.isdigit() and not alive(int(owner)):
-                stale.append(int(entry.name))
+        if entry.name.isdigit() and _orphaned(_environ(entry).get(OWNER_VAR, "")):
+            stale.append(int(entry.name))
     for pid in stale:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     # the families' sweeps below look for live daemons
     wait_until(lambda: not any(alive(p) for p in stale), within=5.0)
     for run_dir in scratch.glob("run-*-*"):
-        owner = run_dir.name.split("-")[1]
-        if owner.isdigit() and not alive(int(owner)):
+        if _orphaned(run_dir.name.split("-")[1]):
             shutil.rmtree(run_dir, ignore_errors=True)
     if os.geteuid() == 0:  # emulated clusters of crashed runs: namespaces, sshd, ranks
-        for name in emulated.orphaned():
-            emulated.teardown(name)
+        emulated.sweep_orphans()
     for family in families():  # what their daemons leave besides processes
         family.sweep_stale()
+    presence.forget_stale()
     return len(stale)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import random
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
+from ..owners import Owner
 from ..plan import Cell, Plan, Round, Variant, timing
 from ..status import CellStatus, JobStatus
 from ..store import Obs, Store
@@ -83,7 +83,7 @@ class Executor:
     def run(self) -> None:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
         self.began = time.monotonic()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-",
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-",
                                              dir=paths.scratch_dir()))
         self.workdir.chmod(0o755)
         self.daemons = Daemons(self.workdir, self.user, self.run_token, self.topology.placement)

@@ -13,6 +13,7 @@ from ..errors import ArenaError
 from ..impls import family_of
 from ..impls.base import Launch, Runtime
 from ..launchers import launcher_for
+from ..owners import Owner
 from ..plan import Variant
 from ..tags import OWNER_VAR, RUN_VAR
 from ..users import RankUser
@@ -45,7 +46,7 @@ def base_env(variant: Variant, np: int, as_root: bool, run_token: str,
     env.update(_launch(variant, np, placement, as_root).env)
     env.update(variant.env)
     env[RUN_VAR] = run_token
-    env[OWNER_VAR] = str(os.getpid())
+    env[OWNER_VAR] = str(Owner.me())
     return env
 
 

@@ -14,6 +14,7 @@ from ..plan import Plan
 from ..status import RunStatus
 from ..store import Store
 from ..users import RankUser
+from . import presence
 from .execute import Executor, Settings
 
 
@@ -64,8 +65,9 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
             progress.update(task, total=(progress.tasks[0].total or 0) + more)
 
         try:
-            Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
-                     topology).run()
+            with presence.measuring(command, topology.label):
+                Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
+                         topology).run()
         except KeyboardInterrupt:
             status = RunStatus.INCOMPLETE
     store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)

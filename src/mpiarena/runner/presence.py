@@ -1,0 +1,71 @@
+"""Which mpiarena runs measure on this machine now. A run registers while it measures (a file
+per run under the data directory's runtime folder, removed when it ends; its watchdog's sweep
+removes it if the run was killed), so that another run can warn that its figures share the
+machine with someone else's load."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .. import paths
+from ..owners import Owner
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """A run that is measuring."""
+
+    owner: Owner
+    since: float  # when it began, seconds since the epoch
+    command: str  # its command line
+    where: str  # its topology: local, an emulated cluster's label, a hosts file
+
+
+def _dir() -> Path:
+    return paths.shared_dir(paths.data_dir() / "runtime" / "measuring")
+
+
+@contextlib.contextmanager
+def measuring(command: str, where: str) -> Iterator[Measuring]:
+    """Registered as measuring for the life of the block."""
+    me = Measuring(Owner.me(), time.time(), command, where)
+    path = _dir() / f"{me.owner}.json"
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps({**asdict(me), "owner": str(me.owner)}))
+    os.replace(partial, path)
+    try:
+        yield me
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _registered() -> Iterator[tuple[Path, Measuring]]:
+    """Every registration on file, live or not (unreadable ones skipped)."""
+    for path in _dir().glob("*.json"):
+        try:
+            fields = json.loads(path.read_text())
+            owner = Owner.parse(fields.pop("owner"))
+            if owner is not None:
+                yield path, Measuring(owner, **fields)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            continue
+
+
+def others_measuring() -> list[Measuring]:
+    """The other mpiarena runs measuring now from this data directory, earliest first; those
+    whose process is gone (killed, or its pid reused) are not counted."""
+    found = [m for _, m in _registered() if m.owner.pid != os.getpid() and m.owner.alive()]
+    return sorted(found, key=lambda m: m.since)
+
+
+def forget_stale() -> None:
+    """Remove the registrations of runs that died without removing their own."""
+    for path, measuring in _registered():
+        if not measuring.owner.alive():
+            path.unlink(missing_ok=True)

@@ -1,0 +1,210 @@
+"""Two runs at once never harm each other: each sees the others measuring, a killed third takes
+only what is its own with it, and no sweep takes a cluster that its maker is still making."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, leftovers, mpiarena
+
+from mpiarena import paths
+from mpiarena.cluster import emulated, netns
+from mpiarena.owners import Owner, start_time
+from mpiarena.procs import wait_until
+from mpiarena.runner import presence
+from mpiarena.runner.cleanup import sweep_stale, tagged_pids
+from mpiarena.tags import OWNER_VAR
+
+CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
+needs_root = pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
+LAM = next((i.id for i in IMPLS if i.family == "lam"), None)
+
+
+@pytest.fixture
+def runs() -> Iterator[list[subprocess.Popen[str]]]:
+    """Runs a test starts; those still going when it fails are stopped."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate(timeout=60)
+
+
+def start(runs: list[subprocess.Popen[str]], db: Path, *args: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", "--bench",
+         "pingpong", "--launches", "2", "--db", str(db), *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    runs.append(proc)
+    return proc
+
+
+def cells(db: Path) -> list[str]:
+    """Status of every cell measured so far."""
+    try:
+        return [s for (s,) in sqlite3.connect(db).execute("SELECT status FROM cells")]
+    except sqlite3.OperationalError:  # not made yet
+        return []
+
+
+def owner_of(proc: subprocess.Popen[str]) -> Owner:
+    return Owner(proc.pid, start_time(proc.pid))
+
+
+@needs_root
+@pytest.mark.skipif(LAM is None, reason="needs LAM/MPI (a family with daemons)")
+def test_two_runs_at_once_complete_and_a_killed_third_takes_only_its_own(tmp_path, runs):
+    on_cluster = start(runs, tmp_path / "a.db", "--cluster", "emulated:nodes=2", "--impl", "tcp",
+                       "--sizes", "8,1K", "--observations", "200")
+    with_daemons = start(runs, tmp_path / "b.db", "--impl", str(LAM), "--sizes", "8,1K",
+                         "--observations", "200")
+    victim = start(runs, tmp_path / "c.db", "--impl", "tcp", "--sizes", "8,1K,64K",
+                   "--launches", "50", "--observations", "2000")
+    owners = [owner_of(proc) for proc in runs]
+    victim_owner = owners[-1]
+    # all three measure at once: each has started jobs (LAM's: its universe of lamd daemons)
+    assert wait_until(lambda: all(tagged_pids(str(o), OWNER_VAR) for o in owners), within=60), \
+        "the runs did not overlap"
+    measuring = {m.owner.pid: m for m in presence.others_measuring()}
+    assert {proc.pid for proc in runs} <= set(measuring)
+    assert measuring[victim.pid].where == "local"
+    assert measuring[on_cluster.pid].where == "emulated:nodes=2,link=100mbit,mtu=1500"
+    assert emulated.in_use(f"run{on_cluster.pid}")
+    victim.kill()  # SIGKILL: its watchdog sweeps what it left, and only that
+    victim.communicate(timeout=30)
+    assert wait_until(lambda: not tagged_pids(str(victim_owner), OWNER_VAR)
+                      and not list(paths.scratch_dir().glob(f"run-{victim.pid}.*")), within=15)
+    assert victim.pid not in {m.owner.pid for m in presence.others_measuring()}
+    for proc, db in ((on_cluster, "a.db"), (with_daemons, "b.db")):
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert cells(tmp_path / db) and set(cells(tmp_path / db)) == {"ok"}, err
+    assert not {on_cluster.pid, with_daemons.pid} & {m.owner.pid for m in
+                                                     presence.others_measuring()}
+    assert not [ns for ns in netns.existing() if f"run{on_cluster.pid}-" in ns]
+    assert leftovers() == []
+
+
+def test_a_registration_is_only_counted_while_its_run_lives(tmp_path):
+    """A live process other than this one counts; one whose pid died or was reused does not,
+    and the sweep removes its file."""
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        folder = paths.shared_dir(paths.data_dir() / "runtime" / "measuring")
+        live = Owner(sleeper.pid, start_time(sleeper.pid))
+        reused = Owner(sleeper.pid, (live.start or 0) + 1)
+        for owner in (live, reused):
+            (folder / f"{owner}.json").write_text(json.dumps(
+                {"owner": str(owner), "since": 1.0, "command": "mpiarena run", "where": "local"}))
+        assert [m.owner for m in presence.others_measuring() if m.owner.pid == sleeper.pid] \
+            == [live]
+        sleeper.kill()
+        sleeper.wait()
+        assert sleeper.pid not in {m.owner.pid for m in presence.others_measuring()}
+        presence.forget_stale()
+        assert not (folder / f"{live}.json").exists() and not (folder / f"{reused}.json").exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def a_claim(name: str, owner: Owner, with_state: bool = True) -> Path:
+    """A cluster's directory as its maker leaves it after claiming it, before or after it wrote
+    its state, with its switch namespace made and no node yet."""
+    folder = emulated.clusters_dir() / name
+    folder.mkdir()
+    if with_state:
+        (folder / "state.json").write_text(json.dumps({
+            "spec": "emulated:nodes=2", "nodes": [["n0", "10.213.250.1"]], "sshd": [],
+            "owner": owner.pid, "owner_start": owner.start}))
+    netns.add(f"{netns.PREFIX}{name}-sw")
+    return folder
+
+
+@pytest.fixture
+def maker() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process that stands for an mpiarena making a cluster."""
+    proc = subprocess.Popen(["sleep", "60"])
+    yield proc
+    proc.kill()
+    proc.wait()
+    for name in ("t-making", "t-nostate", "t-reused", emulated.run_name(proc.pid)):
+        emulated.teardown(name)
+
+
+@needs_root
+def test_a_cluster_being_made_is_not_swept_until_its_maker_is_gone(maker):
+    alive = Owner(maker.pid, start_time(maker.pid))
+    made = a_claim("t-making", alive)
+    reused = a_claim("t-reused", Owner(maker.pid, (alive.start or 0) + 1))  # pid reused since
+    stateless = a_claim("t-nostate", alive, with_state=False)  # as earlier versions made them
+    slow = a_claim(emulated.run_name(maker.pid), alive, with_state=False)  # named for its maker
+    os.utime(slow, (time.time() - emulated.GRACE - 1,) * 2)
+    sweep_stale(paths.scratch_dir())
+    assert made.exists() and stateless.exists() and slow.exists() and not reused.exists()
+    assert f"{netns.PREFIX}t-making-sw" in netns.existing()
+    assert f"{netns.PREFIX}t-reused-sw" not in netns.existing()
+    os.utime(stateless, (time.time() - emulated.GRACE - 1,) * 2)  # its maker had time enough
+    maker.kill()
+    maker.wait()
+    sweep_stale(paths.scratch_dir())
+    assert not made.exists() and not stateless.exists() and not slow.exists()
+    assert not [ns for ns in netns.existing() if "t-making" in ns or "t-nostate" in ns
+                or f"{slow.name}-" in ns]
+
+
+def holds(pid: int, path: Path) -> bool:
+    """pid has path open."""
+    try:
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+
+
+@needs_root
+def test_clusters_made_at_once_take_turns_and_never_share_a_subnet():
+    path = paths.shared_dir(paths.data_dir() / "runtime") / "clusters.lock"
+    lock = open(path, "a")  # noqa: SIM115 (held across the calls)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    ups = [subprocess.Popen([sys.executable, "-c", "from mpiarena.commands import main; main()",
+                             "cluster", "up", "--name", name], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+           for name in ("t-first", "t-second")]
+    try:
+        assert wait_until(lambda: all(holds(up.pid, path) for up in ups), within=30)
+        time.sleep(0.5)  # both wait for the lock: neither has claimed anything
+        assert not [n for n in emulated.names() if n in ("t-first", "t-second")]
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        for up in ups:
+            _out, err = up.communicate(timeout=60)
+            assert up.returncode == 0, err
+        subnets = {(emulated.clusters_dir() / n / "subnet").read_text() for n in
+                   ("t-first", "t-second")}
+        assert len(subnets) == 2
+    finally:
+        lock.close()
+        for up in ups:
+            if up.poll() is None:
+                up.kill()
+                up.communicate()
+        for name in ("t-first", "t-second"):
+            mpiarena("cluster", "down", name)
+    assert not [ns for ns in netns.existing() if "t-first" in ns or "t-second" in ns]
+
+
+def test_the_owner_of_a_pid_is_told_from_the_next_holder_of_that_pid():
+    me = Owner.me()
+    assert me.alive() and Owner.parse(str(me)) == me
+    assert Owner.parse(str(me.pid)) == Owner(me.pid, None)  # as earlier versions tagged
+    assert not Owner(me.pid, (me.start or 0) + 1).alive()
+    assert Owner.parse("run") is None and Owner.parse("12.x") is None
