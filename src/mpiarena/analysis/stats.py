@@ -284,6 +284,21 @@ class Judged:
     launches_a: int
     launches_b: int
     needed: int  # open: about how many launches per variant would decide it (0: unknown)
+    why: str = ""  # open: one of WHY
+
+
+# why a comparison is open: too few launches a side for any decision; the interval lies beyond
+# the threshold but the Holm-corrected test does not back it; the interval reaches within the
+# threshold; the ratio sits on the threshold (no number of launches would decide it)
+WHY = ("launches", "test", "interval", "threshold")
+
+
+def _why(lo: float, hi: float, launches: int, needed: int, threshold: float) -> str:
+    if launches < MIN_LAUNCHES:
+        return "launches"
+    if lo > 1 + threshold or hi < 1 / (1 + threshold):
+        return "test"
+    return "interval" if needed else "threshold"
 
 
 def difference_p(a: Sample, b: Sample) -> float:
@@ -346,7 +361,8 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
             outcome = "open"
         needed = launches_to_decide(pair.a, pair.b, still_open, alpha, threshold) \
             if outcome == "open" else 0
-        out.append(Judged(ratio, lo, hi, q, outcome, n, m, needed))
+        why = _why(lo, hi, min(n, m), needed, threshold) if outcome == "open" else ""
+        out.append(Judged(ratio, lo, hi, q, outcome, n, m, needed, why))
     return out
 
 
@@ -362,6 +378,7 @@ class Verdict:
     launches_fast: int
     launches_slow: int
     needed: int = 0  # undecided: about how many launches per variant would decide it
+    why: str = ""  # undecided: one of WHY
 
 
 # judge's outcome of the slower variant over the fastest -> the verdict's word
@@ -380,7 +397,8 @@ def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
         pairs += [Pair(cell[ranked[0]], cell[other]) for other in ranked[1:]]
     judged = iter(judge(pairs, alpha, threshold))
     return [[Verdict(fast, slow, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                     VERDICT_WORDS[j.outcome], j.launches_a, j.launches_b, j.needed)
+                     VERDICT_WORDS[j.outcome], j.launches_a, j.launches_b, j.needed,
+                     j.why or ("test" if j.outcome == "below" else ""))
              for (fast, slow), j in zip(cell, judged, strict=False)] for cell in names]
 
 

@@ -74,16 +74,14 @@ def verdict_text(label: str, v: Verdict) -> str:
 
 def undecided_why(v: Verdict) -> str:
     """Why a verdict is undecided, and what would decide it."""
-    fewest = min(v.launches_fast, v.launches_slow)
-    if fewest < MIN_LAUNCHES:
-        return f"{fewest} launches cannot decide anything (--launches {MIN_LAUNCHES} at least)"
     more = (f": about {v.needed} launches per variant would decide it (--launches {v.needed})"
             if v.needed else "")
-    if v.ci_low > 1 + THRESHOLD:
-        return f"the launch test does not back it after Holm (p={v.p_adjusted:.2g}){more}"
-    if not v.needed:
-        return f"the ratio sits on the {THRESHOLD:.0%} line: no number of launches would decide it"
-    return f"the interval reaches within {THRESHOLD:.0%}{more}"
+    return {"launches": f"{min(v.launches_fast, v.launches_slow)} launches cannot decide "
+                        f"anything (--launches {MIN_LAUNCHES} at least)",
+            "test": f"the launch test does not back it after Holm (p={v.p_adjusted:.2g}){more}",
+            "threshold": f"the ratio sits on the {THRESHOLD:.0%} line: no number of launches "
+                         "would decide it",
+            }.get(v.why, f"the interval reaches within {THRESHOLD:.0%}{more}")
 
 
 def method_lines(data: RunData) -> list[str]:
