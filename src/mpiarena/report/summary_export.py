@@ -16,12 +16,12 @@ from ..results import RunData
 from .summary import method_lines
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
-VERSION = 1
+VERSION = 2  # 2: undecided_why; launches_needed is an estimate at 80% power
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
           "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",
           "rerun_confidence", "between_launches", "fastest", "ratio_to_fastest", "ratio_ci_low",
-          "ratio_ci_high", "p_adjusted", "verdict", "launches_needed"]
+          "ratio_ci_high", "p_adjusted", "verdict", "undecided_why", "launches_needed"]
 
 
 def _number(x: float | None) -> float | None:
@@ -57,6 +57,7 @@ def records(a: Analysis) -> list[dict]:
                 "ratio_ci_high": _number(v.ci_high) if v else None,
                 "p_adjusted": _number(v.p_adjusted) if v else None,
                 "verdict": v.outcome if v else None,
+                "undecided_why": (v.why or None) if v else None,
                 "launches_needed": (v.needed or None) if v else None})
     return out
 
