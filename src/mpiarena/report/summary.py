@@ -28,7 +28,7 @@ METHOD = ("Each variant ran in {launches} independent launches per rank count, i
 
 def rule_text(family: str = "the report", subject: str = "faster") -> str:
     """The verdict rule in words, from the constants `stats.judge` decides by: every report,
-    the README's sample and the tests read it here."""
+    docs/statistics.md and the tests read it here."""
     c, t = f"{CONFIDENCE:.0%}", f"{THRESHOLD:.0%}"
     return (f"'{subject}' needs a Mann-Whitney test on launch medians, Holm-corrected across "
             f"{family}, to find a difference (p < {ALPHA:g}) and the whole {c} interval of the "
