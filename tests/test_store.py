@@ -77,7 +77,7 @@ def as_schema_3(path) -> None:
                        [(cell, obs, r, name, v) for r, v in enumerate(np.frombuffer(blob).tolist())
                         if math.isfinite(v)])
     db.executescript("DROP TABLE rank_seconds; DROP TABLE rank_extras; DROP TABLE summaries;"
-                     "UPDATE meta SET value='3';")
+                     "ALTER TABLE jobs DROP COLUMN interference; UPDATE meta SET value='3';")
     db.commit()
     db.close()
 

@@ -20,7 +20,8 @@ class _Record:
     def from_row(cls, row: sqlite3.Row) -> Self:
         values = {f.name: row[f.name] for f in fields(cls)}  # type: ignore[arg-type]
         for name in cls.JSON:
-            values[name] = json.loads(values[name])
+            if values[name] is not None:
+                values[name] = json.loads(values[name])
         return cls(**values)
 
 
@@ -77,9 +78,10 @@ class VariantRecord(_Record):
 
 @dataclass(frozen=True)
 class JobRecord(_Record):
-    """One launch: its command, how it ended, its clock, and where each rank ran."""
+    """One launch: its command, how it ended, its clock, where each rank ran, and what ran
+    beside it (machine_load.Interference's fields; None in stores older than schema 5)."""
 
-    JSON = ("command", "ranks")
+    JSON = ("command", "ranks", "interference")
     id: int
     run_id: int
     variant: str
@@ -93,6 +95,7 @@ class JobRecord(_Record):
     resolution: float | None
     thread_level: str | None
     ranks: list[dict[str, Any]]
+    interference: dict[str, Any] | None
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,11 @@ from .procs import alive
 from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, VariantRecord
 from .status import CellStatus, JobStatus, RunStatus
 
-SCHEMA_VERSION = 4  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 5  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
-# summary cached (see results.ANALYSIS_VERSION)
+# summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), variant TEXT NOT NULL,
   np INTEGER NOT NULL, topology TEXT NOT NULL, binding TEXT NOT NULL, command TEXT NOT NULL,
   status TEXT NOT NULL, reason TEXT, tick REAL, resolution REAL, thread_level TEXT,
-  ranks TEXT NOT NULL);
+  ranks TEXT NOT NULL, interference TEXT);
 CREATE TABLE IF NOT EXISTS cells (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), job_id INTEGER,
   variant TEXT NOT NULL, bench TEXT NOT NULL, size INTEGER NOT NULL, np INTEGER NOT NULL,
@@ -106,6 +106,11 @@ def _pack_ranks(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE IF EXISTS extras")
 
 
+def _interference(db: sqlite3.Connection) -> None:
+    """Schema 4 -> 5: jobs stored before recorded nothing of what ran beside them."""
+    db.execute("ALTER TABLE jobs ADD COLUMN interference TEXT")
+
+
 def _launches(db: sqlite3.Connection) -> None:
     """Schema 2 -> 3: cells stored before were measured in one launch each, timed as a loop."""
     db.execute("ALTER TABLE cells ADD COLUMN launch INTEGER NOT NULL DEFAULT 0")
@@ -121,7 +126,7 @@ def _extras_table(db: sqlite3.Connection) -> None:
 
 # What upgrades a store of schema v to v + 1, all in one transaction.
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _extras_table, 2: _launches, 3: _pack_ranks}
+    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -240,8 +245,9 @@ class Store:
             return int(cur.lastrowid or 0)
 
     def update_job(self, job_id: int, **fields: object) -> None:
-        if "ranks" in fields:
-            fields["ranks"] = json.dumps(fields["ranks"])
+        for name in JobRecord.JSON:
+            if name in fields:
+                fields[name] = json.dumps(fields[name])
         cols = ", ".join(f"{k}=?" for k in fields)
         with self.tx() as db:
             db.execute(f"UPDATE jobs SET {cols} WHERE id=?", (*fields.values(), job_id))

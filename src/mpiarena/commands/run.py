@@ -60,6 +60,8 @@ def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
               help="time the measurement may take (e.g. 3m; off for none): after the suite's "
               "launches, more go to the comparisons still undecided that more can decide "
               "(default: the suite's, 170s for quick; none with --launches)")
+@click.option("--wait-quiet", type=SECONDS, help="before each launch, wait up to "
+              "this many seconds for other processes to leave the machine quiet")
 @click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)")
 @click.option("--sync", help="how collectives are timed: loop, barrier or window (default: the "
               "suite's, else window; barrier where a family cannot do window)")
@@ -77,7 +79,8 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
             sizes: str | None, perturb: bool, observations: int | None,
             launches: int | None, off_cache: bool,
             validate: bool, timeout: float, precision: str | None, max_time: float,
-            budget: float | None, seed: int | None, sync: str | None, cluster: str | None,
+            budget: float | None, wait_quiet: float | None,
+            seed: int | None, sync: str | None, cluster: str | None,
             hosts_file: str | None, slurm_job: bool, tables: bool, method: bool,
             db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
@@ -105,7 +108,7 @@ def run_cmd(suite: str, impl_specs: tuple[str, ...], bench: str | None, np_text:
         plan = make_plan(chosen, [b.impl for b in builds.values()], seed)
         settings = Settings(timeout=timeout, offcache=off_cache, validate=validate,
                             precision=_fraction(precision), max_time=max_time,
-                            topology=topology.label)
+                            topology=topology.label, wait_quiet=wait_quiet or 0.0)
         rank_user = None if slurm_job else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, settings, rank_user,
                           shlex.join(["mpiarena", *sys.argv[1:]]), err)

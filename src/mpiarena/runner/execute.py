@@ -10,12 +10,12 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from .. import paths
+from .. import machine_load, paths
 from ..analysis.sampling import open_comparisons, precise
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
@@ -41,6 +41,7 @@ class Settings:
     topology: str = "local"
     precision: float | None = None  # adaptive: sample until the median's 95% CI is this tight
     max_time: float = 30.0  # adaptive: seconds one cell may take in all
+    wait_quiet: float = 0.0  # seconds a launch may wait for others to leave the machine quiet
 
 
 @dataclass
@@ -79,6 +80,7 @@ class Executor:
         self.run_token = uuid.uuid4().hex
         self.workdir: Path | None = None
         self.live: list[Job] = []
+        self.beside: dict[int, machine_load.Snapshot] = {}  # job id -> the machine at its start
 
     def run(self) -> None:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
@@ -133,6 +135,7 @@ class Executor:
         needed)."""
         assert self.workdir is not None
         log = self.workdir / f"job-{next(self.jobs_started)}.err"
+        before = machine_load.snapshot(machine_load.wait_quiet(self.settings.wait_quiet))
         try:
             job, binding = job_for(variant, np, self.builds[variant.impl.id].binary,
                                    self.workdir, self.user, log, self.daemons)
@@ -141,6 +144,7 @@ class Executor:
             raise JobError(f"its daemons did not start: {e}") from e
         job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
                                     job.argv)
+        self.beside[job_id] = before
         self.live.append(job)
         try:
             hello = job.start(self.settings.timeout)
@@ -165,16 +169,21 @@ class Executor:
     def _finish(self, running: Running) -> None:
         try:
             running.job.quit(self.settings.timeout)
-            self.store.update_job(running.job_id, status=JobStatus.OK)
+            self._ended(running.job_id, status=JobStatus.OK)
         except JobError as e:
-            self.store.update_job(running.job_id, status=JobStatus.FAILED, reason=str(e))
+            self._ended(running.job_id, status=JobStatus.FAILED, reason=str(e))
         self._retire(running.job)
 
     def _drop(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
         """The job failed: record why, kill it, halt the variant's daemons."""
-        self.store.update_job(job_id, status=JobStatus.FAILED, reason=reason)
+        self._ended(job_id, status=JobStatus.FAILED, reason=reason)
         self._retire(job)
         self.daemons.stop(variant.id)
+
+    def _ended(self, job_id: int, **fields: object) -> None:
+        """Record how the job ended and what ran beside it."""
+        beside = machine_load.since(self.beside.pop(job_id))
+        self.store.update_job(job_id, interference=asdict(beside), **fields)
 
     def _retire(self, job: Job) -> None:
         job.kill()
@@ -202,7 +211,7 @@ class Executor:
             return
         finally:
             self._retire(job)
-        self.store.update_job(job_id, status=JobStatus.OK)
+        self._ended(job_id, status=JobStatus.OK)
         self._record(variant, cell, job_id, CellStatus.OK, "", 1,
                      [Obs(0, [r.since_launch for r in hello.ranks])], launch=n)
         self._record(variant, Cell("finalize", 0, np), job_id, CellStatus.OK, "", 1,

@@ -41,7 +41,7 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
         "hold_time": suite.hold_time, "sync": suite.sync, "offcache": settings.offcache,
         "validate": settings.validate, "timeout": settings.timeout,
         "topology": settings.topology, "precision": settings.precision,
-        "max_time": settings.max_time,
+        "max_time": settings.max_time, "wait_quiet": settings.wait_quiet,
         "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})
     for b in builds.values():
         i = b.impl
