@@ -17,6 +17,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__, units
+from ..analysis.interference import finding
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..benchmarks import BENCHMARKS
@@ -119,6 +120,9 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
 
 def _jobs(data: RunData) -> list[dict]:
     out = []
+    found = finding(data.jobs)
+    beside = {x.job_id: x.share for x in found.launches}
+    busy = {x.job_id for x in found.above}
     for job in data.jobs:
         hosts = {r.get("host") for r in job.ranks}
         binding = ", ".join(
@@ -131,6 +135,8 @@ def _jobs(data: RunData) -> list[dict]:
                     "tick": units.seconds(job.tick) if job.tick else "-",
                     "resolution": units.seconds(job.resolution) if job.resolution
                     else "-", "thread_level": job.thread_level or "-",
+                    "beside": f"{beside[job.id]:.0%}" if job.id in beside else "-",
+                    "busy": job.id in busy,
                     "command": " ".join(str(c) for c in job.command)})
     return out
 

@@ -1,0 +1,24 @@
+"""The warning that other work shared the machine with a run's launches."""
+
+from __future__ import annotations
+
+from ..analysis.interference import Finding
+
+ADVICE = "stop the other work or rerun with --wait-quiet 60"
+
+
+def warning_lines(found: Finding) -> list[str]:
+    """At most two lines: the launches others took more than the threshold of the machine
+    from, by variant; and the launches --wait-quiet gave up waiting for a quiet machine for."""
+    lines = []
+    if found.above:
+        worst = "; ".join(f"{v.variant}: {v.launches} (up to {v.worst:.0%})"
+                          for v in found.variants())
+        lines.append(f"warn: interference: other work took more than {found.busy:.0%} of the "
+                     f"machine during {len(found.above)} of {len(found.launches)} launches "
+                     f"({worst}); their figures are slower than the machine; {ADVICE}")
+    if found.gave_up:
+        lines.append(f"warn: interference: --wait-quiet gave up on a quiet machine before "
+                     f"{found.gave_up} launches; find what keeps it busy "
+                     "(top) or wait longer")
+    return lines

@@ -1,0 +1,119 @@
+"""What ran beside a launch, for real: a CPU hog beside a run is recorded, found and warned of;
+a quiet machine is not; --wait-quiet waits for quiet, or gives up on a busy machine."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, mpiarena
+
+from mpiarena import machine_load
+from mpiarena.analysis.interference import finding
+from mpiarena.machine_load import BUSY
+from mpiarena.report.interference import warning_lines
+from mpiarena.store import Store
+
+MPI = next((i.id for i in IMPLS if i.family in ("mpich", "openmpi")), None)
+SPIN = "while True: pass"
+# a long-lived shell whose busy children live 0.2 s each: none is alive at both ends of a span
+SHORT_LIVED = ("while :; do python3 -c 'import time\nt = time.time()\n"
+               "while time.time() - t < 0.2: pass'; done")
+
+
+@contextmanager
+def hog(command: str) -> Iterator[None]:
+    """Run a shell command pinned to core 1 in a session of its own, orphaned so that it is
+    not a descendant of this process; kill its session at the end."""
+    leader = subprocess.run(["setsid", "sh", "-c", f"taskset -c 1 sh -c \"{command}\" "
+                             ">/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
+                            check=True)
+    pid = int(leader.stdout)
+    group = os.getpgid(pid)
+    try:
+        time.sleep(0.3)  # running
+        yield
+    finally:
+        os.killpg(group, signal.SIGKILL)
+
+
+def _run(db: str, *extra: str) -> list[machine_load.Interference]:
+    done = mpiarena("run", "--impl", MPI, "--bench", "pingpong", "--sizes", "8,64K",
+                    "--launches", "2", "--observations", "3", "--db", db, *extra)
+    assert done.returncode == 0, done.stderr
+    return [x.beside for x in finding(Store(db).jobs(1)).launches]
+
+
+@pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")
+def test_a_hog_beside_a_run_is_recorded_found_and_warned_of(db):
+    with hog(f"python3 -c '{SPIN}'"):
+        beside = _run(db)
+    assert len(beside) == 2 and all(x.share > BUSY for x in beside), beside
+    assert all(x.other_cpu_s > 0.3 * x.wall_s and x.cores == os.cpu_count() for x in beside)
+    found = finding(Store(db).jobs(1))
+    assert [x.job_id for x in found.above] == [1, 2]
+    assert [(v.variant, v.launches) for v in found.variants()] == [(MPI, 2)]
+    lines = warning_lines(found)
+    assert len(lines) == 1 and lines[0].startswith("warn: interference: ")
+    assert f"{MPI}: 2 (up to" in lines[0] and "--wait-quiet" in lines[0]
+    shown = mpiarena("report", "1", "--db", db, "--output", f"{db}.html")
+    assert shown.returncode == 0, shown.stderr
+    html = Path(f"{db}.html").read_text()  # each launch's share, marked above the threshold
+    assert "others' CPU</th>" in html
+    assert len(re.findall(r'<td class="num failed">\d+%</td>', html)) == 2
+
+
+@pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")
+def test_a_quiet_machine_records_little_and_wait_quiet_says_it_waited(db):
+    beside = _run(db, "--wait-quiet", "30")
+    assert len(beside) == 2 and all(x.share < BUSY for x in beside), beside
+    assert all(machine_load.PROBE <= x.waited_s < 30 and not x.gave_up for x in beside)
+    assert warning_lines(finding(Store(db).jobs(1))) == []
+
+
+def test_children_that_live_between_two_snapshots_count_through_their_parent():
+    with hog(SHORT_LIVED):
+        before = machine_load.snapshot()
+        time.sleep(2)
+        beside = machine_load.since(before)
+    assert beside.other_cpu_s > 1.0 and beside.share > BUSY, beside
+
+
+def test_own_children_are_not_others():
+    spin = subprocess.Popen(["taskset", "-c", "1", "python3", "-c", SPIN])
+    try:
+        others = machine_load.snapshot().others
+    finally:
+        spin.kill()
+        spin.wait()
+    assert others and all(pid not in (spin.pid, os.getpid()) for pid, _ in others)
+
+
+def test_wait_quiet_gives_up_on_a_busy_machine_within_its_bound():
+    with hog(f"python3 -c '{SPIN}'"):
+        began = time.monotonic()
+        quiet = machine_load.wait_quiet(1.2)
+        took = time.monotonic() - began
+    assert quiet.gave_up and 1.0 <= quiet.waited_s <= 1.3 and took < 1.5, quiet
+
+
+def test_a_store_written_before_launches_recorded_their_machine_opens(tmp_path):
+    path = tmp_path / "v4.db"
+    store = Store(path)
+    run = store.begin_run("quick", "mpiarena run", 5, "0", {"cores": 2}, {})
+    store.add_job(run, "a-1", 2, "local", "core", ["mpiexec"])
+    store.close()
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE jobs DROP COLUMN interference; UPDATE meta SET value='4';")
+    db.close()
+    old = Store(path)
+    assert [j.interference for j in old.jobs(run)] == [None]
+    assert finding(old.jobs(run)).launches == []
