@@ -53,17 +53,19 @@ def _run(db: str, *extra: str) -> list[machine_load.Interference]:
 
 
 @pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")
-def test_a_hog_beside_a_run_is_recorded_found_and_warned_of(db):
+def test_a_hog_beside_a_run_is_waited_out_recorded_found_and_warned_of(db):
     with hog(f"python3 -c '{SPIN}'"):
-        beside = _run(db)
+        beside = _run(db, "--wait-quiet", "1.2")
     assert len(beside) == 2 and all(x.share > BUSY for x in beside), beside
     assert all(x.other_cpu_s > 0.3 * x.wall_s and x.cores == os.cpu_count() for x in beside)
+    assert all(x.gave_up and 1.0 <= x.waited_s <= 1.3 for x in beside), beside  # its bound
     found = finding(Store(db).jobs(1))
-    assert [x.job_id for x in found.above] == [1, 2]
+    assert [x.job_id for x in found.above] == [1, 2] and found.gave_up == 2
     assert [(v.variant, v.launches) for v in found.variants()] == [(MPI, 2)]
     lines = warning_lines(found)
-    assert len(lines) == 1 and lines[0].startswith("warn: interference: ")
-    assert f"{MPI}: 2 (up to" in lines[0] and "--wait-quiet" in lines[0]
+    assert len(lines) == 2 and all(x.startswith("warn: interference: ") for x in lines)
+    assert f"{MPI}: 2 launches, up to" in lines[0] and "--wait-quiet 60" in lines[0]
+    assert "gave up on a quiet machine before 2 launches" in lines[1]
     shown = mpiarena("report", "1", "--db", db, "--output", f"{db}.html")
     assert shown.returncode == 0, shown.stderr
     html = Path(f"{db}.html").read_text()  # each launch's share, marked above the threshold
@@ -73,6 +75,8 @@ def test_a_hog_beside_a_run_is_recorded_found_and_warned_of(db):
 
 @pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")
 def test_a_quiet_machine_records_little_and_wait_quiet_says_it_waited(db):
+    if machine_load.wait_quiet(60).gave_up:
+        pytest.skip("the machine was never quiet for a minute: other work runs beside")
     beside = _run(db, "--wait-quiet", "30")
     assert len(beside) == 2 and all(x.share < BUSY for x in beside), beside
     assert all(machine_load.PROBE <= x.waited_s < 30 and not x.gave_up for x in beside)
@@ -95,14 +99,6 @@ def test_own_children_are_not_others():
         spin.kill()
         spin.wait()
     assert others and all(pid not in (spin.pid, os.getpid()) for pid, _ in others)
-
-
-def test_wait_quiet_gives_up_on_a_busy_machine_within_its_bound():
-    with hog(f"python3 -c '{SPIN}'"):
-        began = time.monotonic()
-        quiet = machine_load.wait_quiet(1.2)
-        took = time.monotonic() - began
-    assert quiet.gave_up and 1.0 <= quiet.waited_s <= 1.3 and took < 1.5, quiet
 
 
 def test_a_store_written_before_launches_recorded_their_machine_opens(tmp_path):

@@ -3,8 +3,9 @@ took from this machine over a span of time, read from /proc.
 
 mpiarena's own processes are its process and every descendant of it or of a process whose
 environment names it as owner (the daemons a run starts daemonise, and start ranks of their
-own). A process reaped during the span brings its CPU into its parent's cutime/cstime, so the
-short-lived children of a long-lived process (a build's compilers) count too.
+own). A process reaped during the span brings all its CPU into its parent's cutime/cstime, so
+the short-lived children of a long-lived process (a build's compilers) count too; what a reaped
+process had used before the span began is taken off again.
 """
 
 from __future__ import annotations
@@ -123,10 +124,11 @@ def snapshot(quiet: Quiet = Quiet()) -> Snapshot:
 def since(before: Snapshot) -> Interference:
     """What others took from the machine between `before` and now."""
     now = snapshot()
-    other = sum(max(0.0, cpu - before.others.get(key, 0.0)) for key, cpu in now.others.items())
-    return Interference(other, max(0.0, now.steal - before.steal), now.at - before.at,
-                        machine.cores(), before.load, before.quiet.waited_s,
-                        before.quiet.gave_up)
+    grown = sum(max(0.0, cpu - before.others.get(key, 0.0)) for key, cpu in now.others.items())
+    reaped = sum(cpu for key, cpu in before.others.items() if key not in now.others)
+    return Interference(max(0.0, grown - reaped), max(0.0, now.steal - before.steal),
+                        now.at - before.at, machine.cores(), before.load,
+                        before.quiet.waited_s, before.quiet.gave_up)
 
 
 def wait_quiet(within: float, busy: float = BUSY, probe: float = PROBE) -> Quiet:

@@ -12,13 +12,13 @@ def warning_lines(found: Finding) -> list[str]:
     from, by variant; and the launches --wait-quiet gave up waiting for a quiet machine for."""
     lines = []
     if found.above:
-        worst = "; ".join(f"{v.variant}: {v.launches} (up to {v.worst:.0%})"
+        worst = "; ".join(f"{v.variant}: {v.launches} launches, up to {v.worst:.0%}"
                           for v in found.variants())
         lines.append(f"warn: interference: other work took more than {found.busy:.0%} of the "
                      f"machine during {len(found.above)} of {len(found.launches)} launches "
-                     f"({worst}); their figures are slower than the machine; {ADVICE}")
+                     f"({worst}): their figures may be slowed; {ADVICE}")
     if found.gave_up:
         lines.append(f"warn: interference: --wait-quiet gave up on a quiet machine before "
-                     f"{found.gave_up} launches; find what keeps it busy "
-                     "(top) or wait longer")
+                     f"{found.gave_up} launches; find what keeps it busy (top) or wait "
+                     "longer")
     return lines
