@@ -86,9 +86,12 @@ def test_two_runs_at_once_complete_and_a_killed_third_takes_only_its_own(tmp_pat
                       and not list(paths.scratch_dir().glob(f"run-{victim.pid}.*")), within=15)
     assert victim.pid not in {m.owner.pid for m in presence.others_measuring()}
     for proc, db in ((on_cluster, "a.db"), (with_daemons, "b.db")):
-        _out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert cells(tmp_path / db) and set(cells(tmp_path / db)) == {"ok"}, err
+        # the launches that began beside the other runs say so, in the first lines
+        first = "\n".join(out.splitlines()[:5])
+        assert "another mpiarena run was measuring on this machine" in first, out
     assert not {on_cluster.pid, with_daemons.pid} & {m.owner.pid for m in
                                                      presence.others_measuring()}
     assert not [ns for ns in netns.existing() if f"run{on_cluster.pid}-" in ns]

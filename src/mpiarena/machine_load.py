@@ -37,6 +37,7 @@ class Interference:
     load_before: float
     waited_s: float = 0.0
     gave_up: bool = False
+    runs_beside: int = 0  # other mpiarena runs measuring on this machine when it began
 
     @property
     def share(self) -> float:
@@ -64,6 +65,7 @@ class Snapshot:
     steal: float
     load: float
     quiet: Quiet = Quiet()
+    runs: int = 0  # other mpiarena runs measuring
 
 
 @dataclass(frozen=True)
@@ -114,11 +116,12 @@ def _stat() -> tuple[float, float]:
     return steal, float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def snapshot(quiet: Quiet = Quiet()) -> Snapshot:
-    """The machine now, as this process sees it, after `quiet`."""
+def snapshot(quiet: Quiet = Quiet(), runs: int = 0) -> Snapshot:
+    """The machine now, as this process sees it, after `quiet`, with `runs` other mpiarena
+    runs measuring."""
     others = {(p.pid, p.start): p.cpu for p in _others(Owner.me())}
     steal, load = _stat()
-    return Snapshot(time.monotonic(), others, steal, load, quiet)
+    return Snapshot(time.monotonic(), others, steal, load, quiet, runs)
 
 
 def since(before: Snapshot) -> Interference:
@@ -128,7 +131,7 @@ def since(before: Snapshot) -> Interference:
     reaped = sum(cpu for key, cpu in before.others.items() if key not in now.others)
     return Interference(max(0.0, grown - reaped), max(0.0, now.steal - before.steal),
                         now.at - before.at, machine.cores(), before.load,
-                        before.quiet.waited_s, before.quiet.gave_up)
+                        before.quiet.waited_s, before.quiet.gave_up, before.runs)
 
 
 def wait_quiet(within: float, busy: float = BUSY, probe: float = PROBE) -> Quiet:

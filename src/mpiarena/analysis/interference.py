@@ -35,12 +35,14 @@ class VariantShare:
 @dataclass(frozen=True)
 class Finding:
     """A run's launches that recorded what ran beside them, those where others took more than
-    `busy` of the machine, and how many --wait-quiet gave up on."""
+    `busy` of the machine, how many --wait-quiet gave up on, and those that began while
+    another mpiarena run was measuring here."""
 
     busy: float
     launches: list[LaunchShare]
     above: list[LaunchShare]
     gave_up: int
+    shared: list[LaunchShare]  # launches that began while another mpiarena run measured
 
     def variants(self) -> list[VariantShare]:
         """The variants with launches above the threshold, the worst first."""
@@ -60,4 +62,5 @@ def launch_shares(jobs: Sequence[JobRecord]) -> list[LaunchShare]:
 def finding(jobs: Sequence[JobRecord], busy: float = BUSY) -> Finding:
     launches = launch_shares(jobs)
     return Finding(busy, launches, [x for x in launches if x.share > busy],
-                   sum(x.beside.gave_up for x in launches))
+                   sum(x.beside.gave_up for x in launches),
+                   [x for x in launches if x.beside.runs_beside])

@@ -25,7 +25,7 @@ from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
-from . import plots
+from . import interference, plots
 from .costs import costs_text
 from .guidelines import guidelines
 from .summary import (
@@ -252,6 +252,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data),
         "benches": benches, "method": method, "answer": scoreboard_lines(a),
+        "interference": interference.run_lines(data),
         "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
         "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,

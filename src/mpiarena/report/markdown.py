@@ -6,6 +6,7 @@ from ..analysis.run import analyse
 from ..benchmarks import BENCHMARKS
 from ..records import VariantRecord
 from ..results import RunData
+from . import interference
 from .costs import costs_text
 from .guidelines import guidelines
 from .summary import (
@@ -62,6 +63,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
            f"Suite **{run.suite}**, {run.started}, {data.status}, seed {run.seed}, "
            f"mpiarena {run.version}  ",
            f"`{run.command}`", "",
+           *(f"**{_md(line)}**  " for line in interference.run_lines(data)), "",
            f"**Machine**: {_md(machine_line(data))}, topology "
            f"{data.settings.get('topology', 'local')}", "",
            *(f"{_md(line)}  " for line in placement_lines(data)), "",

@@ -14,6 +14,7 @@ from ..analysis.sampling import precision_reached
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
+from . import interference
 from .apps import apps
 from .costs import costs_text
 from .guidelines import guidelines
@@ -43,6 +44,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     run = data.run
     console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run.suite}[/], "
                   f"{run.started}, seed {run.seed}")
+    for line in interference.run_lines(data):
+        console.print(f"[yellow]{escape(line)}[/]")
     for line in scoreboard_lines(a):
         console.print(escape(line) if line.startswith(" ") else f"[bold]{escape(line)}[/]")
     notices = a.warnings if all_verdicts else notice_kinds(a.warnings)

@@ -28,6 +28,7 @@ from ..store import Obs, Store
 from ..suites import Suite
 from ..tags import RUN_VAR
 from ..users import RankUser
+from . import presence
 from .cleanup import kill_tagged
 from .job import CellResult, Hello, Job, JobError
 from .launch import Daemons, job_for
@@ -135,7 +136,8 @@ class Executor:
         needed)."""
         assert self.workdir is not None
         log = self.workdir / f"job-{next(self.jobs_started)}.err"
-        before = machine_load.snapshot(machine_load.wait_quiet(self.settings.wait_quiet))
+        before = machine_load.snapshot(machine_load.wait_quiet(self.settings.wait_quiet),
+                                       len(presence.others_measuring()))
         try:
             job, binding = job_for(variant, np, self.builds[variant.impl.id].binary,
                                    self.workdir, self.user, log, self.daemons)
