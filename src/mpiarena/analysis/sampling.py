@@ -4,7 +4,7 @@ which cells' comparisons are still open and decidable."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -27,18 +27,26 @@ def open_comparisons(cells: dict[K, dict[str, Sample]], turns: float) -> list[tu
     """The (cell, variant) whose launches should come next: the comparisons (a cell's fastest
     variant against another, as the report makes them, one family across the cells) still
     undecided that more launches can decide, the nearest to a decision first, as many as about
-    `turns` more launches of one cell of one variant can decide in all."""
+    `turns` more launches of one cell of one variant can decide in all; when none of them fits,
+    one more launch of each that `turns` allows, nearest first (a launch may still decide it)."""
     keys = [k for k, cell in cells.items() if len(cell) > 1]
     open_: list[tuple[int, K, str, str]] = []
     for key, judged in zip(keys, verdicts([cells[k] for k in keys]), strict=True):
         open_ += [(v.needed - min(v.launches_fast, v.launches_slow), key, v.fast, v.slow)
                   for v in judged if v.outcome == "undecided" and v.needed]
+    open_.sort(key=lambda o: o[0])
+    return _fund(open_, turns, lambda short: short) or _fund(open_, turns, lambda _: 1)
+
+
+def _fund(open_: list[tuple[int, K, str, str]], turns: float, cost: Callable[[int], int]
+          ) -> list[tuple[K, str]]:
+    """The turns of the comparisons in order while their cost in launches per turn fits."""
     chosen: dict[tuple[K, str], None] = {}
-    for short, key, fast, slow in sorted(open_, key=lambda o: o[0]):
+    for short, key, fast, slow in open_:
         new = [t for t in ((key, fast), (key, slow)) if t not in chosen]
-        if turns < short * len(new):
+        if turns < cost(short) * len(new):
             break
-        turns -= short * len(new)
+        turns -= cost(short) * len(new)
         chosen.update(dict.fromkeys(new))
     return list(chosen)
 
