@@ -29,12 +29,12 @@ def _start(rng, ratios, launches):
 
 
 def _budgeted(rng, ratios, base, extra_turns):
-    """`base` launches of every cell, then one launch at a time to what open_comparisons
-    names, until `extra_turns` launches of a cell are spent."""
+    """`base` launches of every cell, then rounds of one more launch of what open_comparisons
+    names (each cell's variants launch alone here), until `extra_turns` launches are spent."""
     cells = _start(rng, ratios, base)
-    spent = 0
+    spent, wanted = 0, [(k, v) for k in cells for v in ("a", "b")]
     while spent < extra_turns:
-        wanted = open_comparisons(cells, extra_turns - spent)
+        wanted = open_comparisons(cells, (extra_turns - spent) / max(len(wanted), 1))
         if not wanted:
             break
         for key, variant in wanted[:extra_turns - spent]:

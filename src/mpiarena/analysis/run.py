@@ -296,9 +296,13 @@ def standings(a: Analysis, rounds: int = 1000) -> list[Standing]:
 
 
 def strongest(a: Analysis, count: int = 5) -> list[tuple[Key, Verdict]]:
-    """The decided differences that matter most: the largest lower bounds of the ratio."""
+    """The decided differences that matter most: the largest lower bounds of the ratio, one per
+    pair of variants (a pair that differs a thousandfold everywhere would fill the list)."""
     decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == "faster"]
-    return sorted(decided, key=lambda kv: -kv[1].ci_low)[:count]
+    best: dict[tuple[str, str], tuple[Key, Verdict]] = {}
+    for key, v in sorted(decided, key=lambda kv: -kv[1].ci_low):
+        best.setdefault((v.fast, v.slow), (key, v))
+    return list(best.values())[:count]
 
 
 def launch_figures(a: Analysis, key: Key) -> dict[str, tuple[np.ndarray, float]]:

@@ -4,7 +4,7 @@ which cells' comparisons are still open and decidable."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -23,32 +23,20 @@ def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
     return ci_halfwidth([np.asarray(v) for v in by_launch if len(v)]) <= precision
 
 
-def open_comparisons(cells: dict[K, dict[str, Sample]], turns: float) -> list[tuple[K, str]]:
-    """The (cell, variant) whose launches should come next: the comparisons (a cell's fastest
-    variant against another, as the report makes them, one family across the cells) still
-    undecided that more launches can decide, the nearest to a decision first, as many as about
-    `turns` more launches of one cell of one variant can decide in all; when none of them fits,
-    one more launch of each that `turns` allows, nearest first (a launch may still decide it)."""
+def open_comparisons(cells: dict[K, dict[str, Sample]], launches: float) -> list[tuple[K, str]]:
+    """The (cell, variant) of the comparisons (a cell's fastest variant against another, as the
+    report makes them, one family across the cells) still undecided that about `launches` more
+    launches of each variant can decide, the nearest to a decision first; when none can, those
+    of every open comparison that more launches could decide (one more may still do)."""
     keys = [k for k, cell in cells.items() if len(cell) > 1]
     open_: list[tuple[int, K, str, str]] = []
     for key, judged in zip(keys, verdicts([cells[k] for k in keys]), strict=True):
         open_ += [(v.needed - min(v.launches_fast, v.launches_slow), key, v.fast, v.slow)
                   for v in judged if v.outcome == "undecided" and v.needed]
     open_.sort(key=lambda o: o[0])
-    return _fund(open_, turns, lambda short: short) or _fund(open_, turns, lambda _: 1)
-
-
-def _fund(open_: list[tuple[int, K, str, str]], turns: float, cost: Callable[[int], int]
-          ) -> list[tuple[K, str]]:
-    """The turns of the comparisons in order while their cost in launches per turn fits."""
-    chosen: dict[tuple[K, str], None] = {}
-    for short, key, fast, slow in open_:
-        new = [t for t in ((key, fast), (key, slow)) if t not in chosen]
-        if turns < cost(short) * len(new):
-            break
-        turns -= cost(short) * len(new)
-        chosen.update(dict.fromkeys(new))
-    return list(chosen)
+    fits = [o for o in open_ if o[0] <= launches] or open_
+    return list(dict.fromkeys(t for _, key, fast, slow in fits for t in ((key, fast),
+                                                                          (key, slow))))
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,13 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
 
 def short_method(data: RunData) -> str:
     """The method in one line, for the terminal (`--method` gives `method_lines`)."""
-    return (f"{data.settings.get('launches', 1)} launches a variant, interleaved; a cell is the "
-            f"median of its launch medians; 'faster' means by over {THRESHOLD:.0%}, backed by "
-            f"a launch test Holm-corrected across the run (--method for the full rule).")
+    base = int(data.settings.get("launches", 1))
+    most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
+               default=base)
+    more = f", up to {most} where a comparison was still open" if most > base else ""
+    return (f"{base} launches a variant, interleaved{more}; a cell is the median of its launch "
+            f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
+            "Holm-corrected across the run (--method for the full rule).")
 TIMING = {
     "loop": "loop (k calls back to back, the loop's time divided by k)",
     "barrier": "barrier (mpiarena's own barrier before every call, each call timed alone, each "

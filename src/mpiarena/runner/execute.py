@@ -275,23 +275,32 @@ class Executor:
             self._extra(pending, rnd.np, rng)
 
     def _spend(self, rnd: Round, deadline: float, base_seconds: float) -> None:
-        """The budget: more launches, still interleaved, of the cells whose comparisons are
-        still open and that the launches the time left allows can decide, until none is or
-        the time is spent; the comparisons nearest a decision get them first."""
+        """The budget: more launches, still interleaved, of the variants in comparisons still
+        open that the launches the time left allows can decide, until none is or the time is
+        spent. Each is a whole launch, every cell in a base session's order: a launch that
+        measured only its open cells read 8% slower in the median (quick suite, 44 cells), so
+        launches of another shape would not be exchangeable."""
         rng = random.Random(self.plan.seed + rnd.np)
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
         per_turn = base_seconds / max(1, len(planned) * self.plan.suite.launches)
         while (left := deadline - time.monotonic()) > 0:
-            pending = self._open(planned, left / per_turn)
-            if not pending or per_turn * len(pending) > left:
+            wanted = {v.id for _, v in self._open(planned, left / per_turn / len(planned))}
+            index = rng.choice([s.index for s in rnd.sessions])  # its shared and lone sessions
+            sessions = [turns for s in rnd.sessions if s.index == index
+                        if (turns := [t for t in s.turns if t[1].id in wanted])]
+            cost = sum(map(len, sessions))
+            if not sessions or per_turn * cost > left:
                 return
             began = time.monotonic()
-            self._extra(pending, rnd.np, rng)
-            per_turn = (time.monotonic() - began) / len(pending)
+            self.grow(cost)
+            for turns in sessions:
+                self._session(turns, rnd.np)
+            per_turn = (time.monotonic() - began) / cost
 
-    def _open(self, planned: list[tuple[Cell, Variant]], more: float
+    def _open(self, planned: list[tuple[Cell, Variant]], launches: float
               ) -> list[tuple[Cell, Variant]]:
-        """The planned turns in comparisons still open that about `more` launches can decide."""
+        """The planned turns in comparisons still open that about `launches` more launches of
+        each variant can decide."""
         variants = {v.id: v for _, v in planned}
         cells: dict[Cell, dict[str, list[np.ndarray]]] = {}
         for cell, variant in planned:
@@ -300,7 +309,7 @@ class Executor:
                     and any(by_launch.values()):
                 cells.setdefault(cell, {})[variant.id] = [np.asarray(x) for x in
                                                           by_launch.values() if x]
-        return [(cell, variants[v]) for cell, v in open_comparisons(cells, more)]
+        return [(cell, variants[v]) for cell, v in open_comparisons(cells, launches)]
 
     def _extra(self, pending: list[tuple[Cell, Variant]], np_: int, rng: random.Random) -> None:
         """One more launch of each variant in `pending`, measuring only its pending cells; a
