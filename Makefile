@@ -30,6 +30,8 @@ bench: install
 	$(BIN)/python bench/emulated_link.py
 	$(BIN)/python bench/imb_cross_check.py
 	$(BIN)/python bench/repeatability.py
+	$(BIN)/python bench/hog_verdicts.py
+	$(BIN)/python bench/idle_variants_cost.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db

