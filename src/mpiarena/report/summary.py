@@ -37,15 +37,19 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
             f"need {MIN_LAUNCHES} launches a side; anything else is undecided.")
 
 
-def short_method(data: RunData) -> str:
-    """The method in one line, for the terminal (`--method` gives `method_lines`)."""
+def short_method(data: RunData) -> list[str]:
+    """The method in two lines, for the terminal (`--method` gives `method_lines`): launches
+    and the rule, and how each benchmark's calls were timed."""
     base = int(data.settings.get("launches", 1))
     most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
                default=base)
     more = f", up to {most} where a comparison was still open" if most > base else ""
-    return (f"{base} launches a variant, interleaved{more}; a cell is the median of its launch "
+    timed = "; ".join(f"by {method}: {', '.join(names)}"
+                      for method, names in _timed(data).items())
+    return [f"{base} launches a variant, interleaved{more}; a cell is the median of its launch "
             f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
-            "Holm-corrected across the run (--method for the full rule).")
+            "Holm-corrected across the run (--method for the full rule).",
+            *([f"Timed {timed} (--method says how)."] if timed else [])]
 TIMING = {
     "loop": "loop (k calls back to back, the loop's time divided by k)",
     "barrier": "barrier (mpiarena's own barrier before every call, each call timed alone, each "
@@ -99,8 +103,15 @@ def method_lines(data: RunData) -> list[str]:
 
 def _timing_lines(data: RunData) -> list[str]:
     """'Timed by METHOD (what it means): BENCH, BENCH at N ranks (VARIANT), ...' per method
-    used, as stored with the cells; a benchmark timed in more than one way is named per rank
-    count, with the variants where not all of them."""
+    used, as stored with the cells."""
+    return [f"Timed by {TIMING[method]}: {', '.join(names)}."
+            for method, names in _timed(data).items()]
+
+
+def _timed(data: RunData) -> dict[str, list[str]]:
+    """Per timing method used, as stored with the cells, the benchmarks it timed; a benchmark
+    timed in more than one way is named per rank count, with the variants where not all of
+    them."""
     uses: dict[str, dict[tuple[str, int], set[str]]] = {}  # method -> (bench, np) -> variants
     everyone: dict[tuple[str, int], set[str]] = {}
     methods: dict[str, set[str]] = {}  # bench -> the methods of its cells
@@ -110,7 +121,7 @@ def _timing_lines(data: RunData) -> list[str]:
                 uses.setdefault(group.timing, {}).setdefault((bench, np_), set()).add(variant)
                 everyone.setdefault((bench, np_), set()).add(variant)
                 methods.setdefault(bench, set()).add(group.timing)
-    out = []
+    out: dict[str, list[str]] = {}
     for method in (m for m in TIMING if m in uses):
         names: list[str] = []
         for bench in (b for b in BENCHMARKS if b in methods):
@@ -121,7 +132,7 @@ def _timing_lines(data: RunData) -> list[str]:
                 who = uses[method][key]
                 names.append(f"{bench} at {key[1]} ranks" + (
                     "" if who == everyone[key] else f" ({', '.join(sorted(who))})"))
-        out.append(f"Timed by {TIMING[method]}: {', '.join(names)}.")
+        out[method] = names
     return out
 
 

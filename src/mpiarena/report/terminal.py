@@ -56,7 +56,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
         console.print(f"[dim]  {escape(implementation_line(impl))}[/]")
     for line in placement_lines(data):
         console.print(f"[dim]{escape(line)}[/]")
-    for line in method_lines(data) if method else [short_method(data)]:
+    for line in method_lines(data) if method else short_method(data):
         console.print(f"[dim]{escape(line)}[/]")
     if tables or all_verdicts:
         _tables(a, console, all_verdicts)
