@@ -176,17 +176,17 @@ def summarize(sample: Sample) -> Summary:
 #
 # Two variants are compared on their launch medians, on a log scale, where a ratio is a shift:
 # D holds log(b_j) - log(a_i) for every pair of launches. The interval of the ratio is Moses'
-# (the order statistics of D that the exact Mann-Whitney distribution picks), and every test is
-# the Mann-Whitney test of b shifted by a margin against a, read off the same D: the decision
-# and the interval a reader sees cannot disagree.
+# (the order statistics of D that the exact Mann-Whitney distribution picks), and the test is
+# the Mann-Whitney test read off the same D: the decision and the interval a reader sees cannot
+# disagree.
 
 
 @functools.lru_cache(maxsize=256)
 def _u_cdf(n: int, m: int) -> np.ndarray:
     """P(U <= u), u = 0..n*m, of the Mann-Whitney statistic for samples of n and m without
-    ties: the coefficients of the Gaussian binomial [n+m choose n] in q over C(n+m, n). Only the
-    lower half is used (the distribution is symmetric), whose coefficients no cancellation
-    touches."""
+    ties: the coefficients of the Gaussian binomial [n+m choose n] in q over C(n+m, n), exact in
+    the tails (small counts) and within float rounding in the middle. Only the lower half is
+    used (the distribution is symmetric)."""
     size = n * m + 1
     counts = np.zeros(size)
     counts[0] = 1.0
