@@ -221,7 +221,6 @@ class Stretch:
     winner: str
     first: int
     last: int
-    sizes: int
     state: str  # decided | level | open
     others: tuple[str, ...] = ()  # level: those within the threshold; open: those undecided
 
@@ -257,10 +256,10 @@ def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
         state, others = _state(a.judged.get(key, []))
         if out and (out[-1].winner, out[-1].state) == (best, state):
             s = out[-1]
-            out[-1] = Stretch(best, s.first, key[1], s.sizes + 1, state,
+            out[-1] = Stretch(best, s.first, key[1], state,
                               tuple(dict.fromkeys(s.others + others)))
         else:
-            out.append(Stretch(best, key[1], key[1], 1, state, others))
+            out.append(Stretch(best, key[1], key[1], state, others))
     return out
 
 
@@ -283,9 +282,10 @@ def standings(a: Analysis, rounds: int = 1000) -> list[Standing]:
     boot = {}
     for v in ranked:
         medians = [np.log(launch_medians(c[v])) for c in common]
-        picks = rng.integers(0, max(len(m) for m in medians), (rounds, max(map(len, medians))))
-        boot[v] = np.mean([np.median(m[picks[:, :len(m)] % len(m)], axis=1) for m in medians],
-                          axis=0)
+        # one draw per launch slot shared by every cell, scaled to each cell's launch count
+        draws = rng.random((rounds, max(map(len, medians))))
+        boot[v] = np.mean([np.median(m[(draws[:, :len(m)] * len(m)).astype(int)], axis=1)
+                           for m in medians], axis=0)
     out = []
     for v in ranked:
         lo, hi = np.exp(np.percentile(boot[v] - boot[leader], [2.5, 97.5])) \

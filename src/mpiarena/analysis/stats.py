@@ -241,15 +241,44 @@ def _moses(d: np.ndarray, n: int, m: int, confidence: float) -> tuple[float, flo
     return float(d[k - 1]), float(d[n * m - k])
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A pair's launch medians read once: b's figure over a's, D, and the launches a side."""
+
+    ratio: float
+    d: np.ndarray
+    n: int
+    m: int
+
+    @classmethod
+    def of(cls, a: Sample, b: Sample) -> _Read:
+        n, m = len(launch_medians(a)), len(launch_medians(b))
+        if n == 0 or m == 0:
+            return cls(math.nan, np.array([]), n, m)
+        return cls(center(b) / center(a), _log_shifts(a, b), n, m)
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
+        """Moses' interval of the ratio; (0, inf) with too few launches for any."""
+        if self.n == 0 or self.m == 0:
+            return 0.0, math.inf
+        lo, hi = _moses(self.d, self.n, self.m, confidence)
+        return math.exp(lo), math.exp(hi)
+
+    def p(self) -> float:
+        """The two-sided exact Mann-Whitney p of a difference; 1 under MIN_LAUNCHES a side."""
+        if min(self.n, self.m) < MIN_LAUNCHES:
+            return 1.0
+        u = _above(self.d, 0.0)
+        return min(1.0, 2 * min(_u_at_most(u, self.n, self.m),
+                                1 - _u_at_most(u - 1, self.n, self.m)))
+
+
 def ratio_ci(fast: Sample, slow: Sample,
              confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     """center(slow) / center(fast), with Moses' interval of the ratio of launch medians
     (distribution-free, exact; (0, inf) with too few launches for any interval)."""
-    n, m = len(launch_medians(fast)), len(launch_medians(slow))
-    if n == 0 or m == 0:
-        return math.nan, 0.0, math.inf
-    lo, hi = _moses(_log_shifts(fast, slow), n, m, confidence)
-    return center(slow) / center(fast), math.exp(lo), math.exp(hi)
+    read = _Read.of(fast, slow)
+    return (read.ratio, *read.interval(confidence))
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -304,11 +333,7 @@ def _why(lo: float, hi: float, launches: int, needed: int, threshold: float) -> 
 def difference_p(a: Sample, b: Sample) -> float:
     """Two-sided exact Mann-Whitney p of 'a and b differ' on launch medians, read off D;
     1 when a side has under MIN_LAUNCHES launches."""
-    n, m = len(launch_medians(a)), len(launch_medians(b))
-    if min(n, m) < MIN_LAUNCHES:
-        return 1.0
-    u = _above(_log_shifts(a, b), 0.0)
-    return min(1.0, 2 * min(_u_at_most(u, n, m), 1 - _u_at_most(u - 1, n, m)))
+    return _Read.of(a, b).p()
 
 
 def launches_to_decide(a: Sample, b: Sample, open_comparisons: int, alpha: float = ALPHA,
@@ -347,12 +372,13 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
     interval lies within +-threshold (two one-sided tests at 2.5% each, per pair). open:
     anything else, with about how many launches would decide it. No decision from under
     MIN_LAUNCHES launches a side."""
-    adjusted = holm([difference_p(p.a, p.b) for p in pairs])
-    cis = [ratio_ci(p.a, p.b) for p in pairs]
+    reads = [_Read.of(p.a, p.b) for p in pairs]
+    adjusted = holm([r.p() for r in reads])
     still_open = sum(1 for q in adjusted if q >= alpha)
     out = []
-    for pair, q, (ratio, lo, hi) in zip(pairs, adjusted, cis, strict=True):
-        n, m = len(launch_medians(pair.a)), len(launch_medians(pair.b))
+    for pair, q, read in zip(pairs, adjusted, reads, strict=True):
+        ratio, n, m = read.ratio, read.n, read.m
+        lo, hi = read.interval()
         if q < alpha and (lo > 1 + threshold or hi < 1 / (1 + threshold)):
             outcome = "above" if lo > 1 else "below"
         elif min(n, m) >= MIN_LAUNCHES and 1 / (1 + threshold) <= lo and hi <= 1 + threshold:

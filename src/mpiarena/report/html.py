@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__, units
-from ..analysis.interference import finding
+from ..analysis.interference import Finding, finding
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..benchmarks import BENCHMARKS
@@ -25,9 +25,10 @@ from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
-from . import interference, plots
+from . import plots
 from .costs import costs_text
 from .guidelines import guidelines
+from .interference import warning_lines
 from .summary import (
     cell_text,
     machine_line,
@@ -118,9 +119,8 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
     return rows
 
 
-def _jobs(data: RunData) -> list[dict]:
+def _jobs(data: RunData, found: Finding) -> list[dict]:
     out = []
-    found = finding(data.jobs)
     beside = {x.job_id: x.share for x in found.launches}
     busy = {x.job_id for x in found.above}
     for job in data.jobs:
@@ -217,6 +217,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
         ("sizes", ", ".join(format_size(s) for s in settings.get("sizes", []))),
     ]
     n_comparisons = len(all_verdicts)
+    found = finding(data.jobs)
     method = [
         *method_lines(data),
         f"The interval of a median is distribution-free, from the order statistics of the "
@@ -245,14 +246,14 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
         "implementations": impls,
         "variants": [{**asdict(v), "settings": variant_settings(v)}
                      for v in variant_rows(data, variants)],
-        "variants_known": bool(variants), "jobs": _jobs(data), "warnings": a.warnings,
+        "variants_known": bool(variants), "jobs": _jobs(data, found), "warnings": a.warnings,
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "rule": rule_text(f"all {len(all_verdicts)} comparisons in this report"),
         "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data),
         "benches": benches, "method": method, "answer": scoreboard_lines(a),
-        "interference": interference.run_lines(data),
+        "interference": warning_lines(found),
         "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
         "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,

@@ -37,19 +37,6 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
             f"need {MIN_LAUNCHES} launches a side; anything else is undecided.")
 
 
-def short_method(data: RunData) -> list[str]:
-    """The method in two lines, for the terminal (`--method` gives `method_lines`): launches
-    and the rule, and how each benchmark's calls were timed."""
-    base = int(data.settings.get("launches", 1))
-    most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
-               default=base)
-    more = f", up to {most} where a comparison was still open" if most > base else ""
-    timed = "; ".join(f"by {method}: {', '.join(names)}"
-                      for method, names in _timed(data).items())
-    return [f"{base} launches a variant, interleaved{more}; a cell is the median of its launch "
-            f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
-            "Holm-corrected across the run (--method for the full rule).",
-            *([f"Timed {timed} (--method says how)."] if timed else [])]
 TIMING = {
     "loop": "loop (k calls back to back, the loop's time divided by k)",
     "barrier": "barrier (mpiarena's own barrier before every call, each call timed alone, each "
@@ -134,6 +121,21 @@ def _timed(data: RunData) -> dict[str, list[str]]:
                     "" if who == everyone[key] else f" ({', '.join(sorted(who))})"))
         out[method] = names
     return out
+
+
+def short_method(data: RunData) -> list[str]:
+    """The method in two lines, for the terminal (`--method` gives `method_lines`): launches
+    and the rule, and how each benchmark's calls were timed."""
+    base = int(data.settings.get("launches", 1))
+    most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
+               default=base)
+    more = f", up to {most} where a comparison was still open" if most > base else ""
+    timed = "; ".join(f"by {method}: {', '.join(names)}"
+                      for method, names in _timed(data).items())
+    return [f"{base} launches a variant, interleaved{more}; a cell is the median of its launch "
+            f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
+            "Holm-corrected across the run (--method for the full rule).",
+            *([f"Timed {timed} (--method says how)."] if timed else [])]
 
 
 def _late_lines(data: RunData) -> list[str]:

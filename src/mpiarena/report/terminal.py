@@ -37,9 +37,10 @@ COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
 
 def render(data: RunData, console: Console, all_verdicts: bool = False,
            tables: bool = False, method: bool = False) -> None:
-    """The answer first (scoreboard, one line per kind of warning), then the machine and the
-    method in a line (in full with `method`); the tables per benchmark with their verdicts with
-    `tables`; with `all_verdicts` also every size's verdict and every warning's details."""
+    """The answer first (what shared the machine, the scoreboard, one line per kind of
+    warning), then the machine and the method in two lines (in full with `method`); the tables
+    per benchmark with their verdicts with `tables`; with `all_verdicts` also every size's
+    verdict and every warning's details."""
     a = analyse(data)
     run = data.run
     console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run.suite}[/], "

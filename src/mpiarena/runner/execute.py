@@ -76,7 +76,7 @@ class Executor:
         self.calibrated: dict[tuple[Cell, str], int] = {}
         self.launches: dict[tuple[str, int], int] = {}  # (variant id, np) -> launches started
         self.seq = 0
-        self.began = time.monotonic()
+        self.began = time.monotonic()  # the budget counts from here
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
         self.workdir: Path | None = None
@@ -85,7 +85,6 @@ class Executor:
 
     def run(self) -> None:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
-        self.began = time.monotonic()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-",
                                              dir=paths.scratch_dir()))
         self.workdir.chmod(0o755)
@@ -272,14 +271,21 @@ class Executor:
             pending = [(c, v) for c, v in planned if self._needs_more(c, v)]
             if not pending:
                 return
-            self._extra(pending, rnd.np, rng)
+            self.grow(len(pending))
+            rng.shuffle(pending)
+            shared = [t for t in pending if not t[1].exclusive]
+            alone = [[t for t in pending if t[1] == v]
+                     for v in dict.fromkeys(v for _, v in pending if v.exclusive)]
+            for turns in [shared, *alone]:
+                if turns:
+                    self._session(turns, rnd.np)
 
     def _spend(self, rnd: Round, deadline: float, base_seconds: float) -> None:
         """The budget: more launches, still interleaved, of the variants in comparisons still
         open that the launches the time left allows can decide, until none is or the time is
-        spent. Each is a whole launch, every cell in a base session's order: a launch that
-        measured only its open cells read 8% slower in the median (quick suite, 44 cells), so
-        launches of another shape would not be exchangeable."""
+        spent. Each is a whole launch, every cell in a base session's order, so that every
+        launch of a variant has one shape (launches that measured only their open cells read 8%
+        slower in the median than the base ones in one quick run; reruns then agreed less)."""
         rng = random.Random(self.plan.seed + rnd.np)
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
         per_turn = base_seconds / max(1, len(planned) * self.plan.suite.launches)
@@ -310,18 +316,6 @@ class Executor:
                 cells.setdefault(cell, {})[variant.id] = [np.asarray(x) for x in
                                                           by_launch.values() if x]
         return [(cell, variants[v]) for cell, v in open_comparisons(cells, launches)]
-
-    def _extra(self, pending: list[tuple[Cell, Variant]], np_: int, rng: random.Random) -> None:
-        """One more launch of each variant in `pending`, measuring only its pending cells; a
-        variant that runs alone gets a session of its own."""
-        self.grow(len(pending))
-        rng.shuffle(pending)
-        shared = [t for t in pending if not t[1].exclusive]
-        alone = [[t for t in pending if t[1] == v]
-                 for v in dict.fromkeys(v for _, v in pending if v.exclusive)]
-        for turns in [shared, *alone]:
-            if turns:
-                self._session(turns, np_)
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
         if (cell, variant.id) in self.broken or (cell, variant.id) not in self.sampled:
