@@ -58,7 +58,7 @@ def center(sample: Sample) -> float:
     return median(launch_medians(sample))
 
 
-def _order_interval(x: np.ndarray, cover: list[float], confidence: float,
+def _order_interval(x: np.ndarray, cover: Sequence[float], confidence: float,
                     weight: Callable[[int, float], float]) -> tuple[float, float]:
     """[x_(k), x_(n-k+1)] of sorted x for the largest k whose coverage (cover[k-1]) reaches
     `confidence`, moved toward the next pair inward by weight(k, share of the coverage to
@@ -79,10 +79,16 @@ def center_ci(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, fl
     launches no pair reaches 95% and this is their range (see `center_coverage`)."""
     x = np.sort(launch_medians(sample))
     n = len(x)
-    cover = [float(st.binom.cdf(n - k, n, 0.5) - st.binom.cdf(k - 1, n, 0.5))
-             for k in range(1, n // 2 + 2)]  # P(x_k <= true median <= x_(n-k+1))
-    return _order_interval(x, cover, confidence,
+    return _order_interval(x, _center_cover(n), confidence,
                            lambda k, share: (n - k) * share / (k + (n - 2 * k) * share))
+
+
+@functools.cache
+def _center_cover(n: int) -> tuple[float, ...]:
+    """P(x_k <= true median <= x_(n-k+1)) of n launch medians, for k = 1 .. n // 2 + 1 (the
+    same for every cell with n launches: a report asks for it thousands of times)."""
+    return tuple(float(st.binom.cdf(n - k, n, 0.5) - st.binom.cdf(k - 1, n, 0.5))
+                 for k in range(1, n // 2 + 2))
 
 
 def center_coverage(launches: int, confidence: float = CONFIDENCE) -> float:

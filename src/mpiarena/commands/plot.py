@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import click
@@ -19,7 +20,7 @@ from .options import check_baseline, db_option, existing_run, output_option
 @db_option
 def plot_cmd(run: str, output: str, baseline: str | None, db: str) -> None:
     """Every figure of one run as PNG and SVG (e.g. pingpong-np2-time.png)."""
-    from ..report import plots
+    from ..report import drawing, plots
 
     data, _ = existing_run(db, run)
     check_baseline(data, baseline)
@@ -28,8 +29,6 @@ def plot_cmd(run: str, output: str, baseline: str | None, db: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ArenaError(f"cannot create {directory}: {e.strerror}; choose another -o DIR") from e
-    written = 0
-    for plot in plots.figures(data, baseline):
-        written += len(plots.save(plot, directory))
-        plot.figure.clear()
+    saved = drawing.drawn(plots.makers(data, baseline), partial(plots.save, directory=directory))
+    written = sum(len(paths) for paths in saved)
     click.echo(f"wrote {written} files to {directory}")

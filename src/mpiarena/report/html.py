@@ -12,6 +12,7 @@ import base64
 import json
 import struct
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 import jinja2
@@ -25,7 +26,7 @@ from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
-from . import plots
+from . import drawing, plots
 from .costs import costs_text
 from .guidelines import guidelines
 from .interference import warning_lines
@@ -53,15 +54,16 @@ class Image:
     width: int
     height: int
     kind: str
+    bench: str | None
+    np: int | None
 
 
 def _image(plot: plots.Plot, dpi: int) -> Image:
     data = plots.png(plot.figure, dpi)
     width, height = struct.unpack(">II", data[16:24])  # the PNG IHDR chunk
-    plot.figure.clear()
     return Image(plot.name, plot.title, plot.caption,
                  "data:image/png;base64," + base64.b64encode(data).decode("ascii"), width,
-                 height, plot.kind)
+                 height, plot.kind, plot.bench, plot.np)
 
 
 def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
@@ -152,20 +154,9 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
             dpi: int = 100) -> dict:
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
-    images: dict[tuple[str | None, int | None], list[Image]] = {}
-    ranks_images: dict[str, Image] = {}
-    winners = None
-    for plot in plots.figures(data, baseline, a):
-        image = _image(plot, dpi)
-        if plot.kind == "winners":
-            winners = image
-        elif plot.kind == "ranks":
-            ranks_images[plot.bench or ""] = image
-        else:
-            images.setdefault((plot.bench, plot.np), []).append(image)
-
     benches: list[dict] = []
     by_bench: dict[str, dict] = {}
+    by_table: dict[tuple[str | None, int | None], dict] = {}
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
         entry = by_bench.get(bench)
@@ -174,16 +165,24 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
                      "tables": [], "ranks_image": None}
             by_bench[bench] = entry
             benches.append(entry)
-        entry["tables"].append({
+        by_table[(bench, np_)] = {
             "np": np_, "title": a.title(bench, np_), "oversubscribed": np_ > a.cores,
-            "anchor": f"{bench}-np{np_}", "medians": _medians(a, keys),
-            "images": images.get((bench, np_), []),
+            "anchor": f"{bench}-np{np_}", "medians": _medians(a, keys), "images": [],
             "summary_verdicts": [_verdict(a, k, v) for k in a.summary_keys(keys)
                                  for v in a.judged.get(k, [])],
             "verdicts": [_verdict(a, k, v) for k in keys for v in a.judged.get(k, [])],
-            "stats": _stats_rows(a, keys)})
-    for bench, image in ranks_images.items():
-        by_bench[bench]["ranks_image"] = image
+            "stats": _stats_rows(a, keys)}
+        entry["tables"].append(by_table[(bench, np_)])
+
+    # Drawn once the tables hold every summary: the drawing processes share them.
+    winners = None
+    for image in drawing.drawn(plots.makers(data, baseline, a), partial(_image, dpi=dpi)):
+        if image.kind == "winners":
+            winners = image
+        elif image.kind == "ranks":
+            by_bench[image.bench or ""]["ranks_image"] = image
+        elif (image.bench, image.np) in by_table:  # (a tuning heatmap may have no table)
+            by_table[(image.bench, image.np)]["images"].append(image)
 
     all_verdicts = [v for vs in a.judged.values() for v in vs]
     board = [vars(b) for b in scoreboard(a)]
