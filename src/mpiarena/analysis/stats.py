@@ -12,16 +12,18 @@ goes through. No normality is assumed, ratios are never averaged.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as st
 
 CONFIDENCE = 0.95
 THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable", within it
 ALPHA = 0.05  # the chance of one false "faster" in a whole report (Holm)
+NORMAL = statistics.NormalDist()  # the standard normal (not scipy.stats: half a second to import)
 MIN_LAUNCHES = 4  # launches a side before any decision (the test's smallest p at 3: 0.1)
 
 Sample = Sequence[np.ndarray]  # one array of observations per launch
@@ -85,10 +87,11 @@ def center_ci(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, fl
 
 @functools.cache
 def _center_cover(n: int) -> tuple[float, ...]:
-    """P(x_k <= true median <= x_(n-k+1)) of n launch medians, for k = 1 .. n // 2 + 1 (the
-    same for every cell with n launches: a report asks for it thousands of times)."""
-    return tuple(float(st.binom.cdf(n - k, n, 0.5) - st.binom.cdf(k - 1, n, 0.5))
-                 for k in range(1, n // 2 + 2))
+    """P(x_k <= true median <= x_(n-k+1)) of n launch medians, for k = 1 .. n // 2 + 1, exact:
+    the binomial(n, 1/2) counts from k to n - k over 2^n (the same for every cell with n
+    launches: a report asks for it thousands of times)."""
+    below = [0, *itertools.accumulate(math.comb(n, i) for i in range(n + 1))]  # P(X < j) 2^n
+    return tuple((below[n - k + 1] - below[k]) / 2**n for k in range(1, n // 2 + 2))
 
 
 def center_coverage(launches: int, confidence: float = CONFIDENCE) -> float:
@@ -215,7 +218,7 @@ def _u_at_most(u: float, n: int, m: int) -> float:
         return 1.0
     if n * m > 62500:
         mean, sd = n * m / 2, math.sqrt(n * m * (n + m + 1) / 12)
-        return float(st.norm.cdf((k + 0.5 - mean) / sd))
+        return 0.5 * math.erfc(-(k + 0.5 - mean) / sd / math.sqrt(2))  # the normal CDF
     half = n * m // 2
     cdf = _u_cdf(*sorted((n, m)))
     return float(cdf[k]) if k <= half else float(1 - cdf[n * m - k - 1])
@@ -239,7 +242,7 @@ def _moses(d: np.ndarray, n: int, m: int, confidence: float) -> tuple[float, flo
     P(U <= k-1) <= (1 - confidence) / 2; unbounded when no k reaches it (too few launches)."""
     tail = (1 - confidence) / 2
     if n * m > 62500:
-        k = math.floor(n * m / 2 - st.norm.ppf(1 - tail) * math.sqrt(n * m * (n + m + 1) / 12))
+        k = math.floor(n * m / 2 - NORMAL.inv_cdf(1 - tail) * math.sqrt(n * m * (n + m + 1) / 12))
     else:  # how many u below the middle have P(U <= u) <= tail
         k = int(np.searchsorted(_u_cdf(*sorted((n, m)))[:n * m // 2], tail, side="right"))
     if k <= 0:
@@ -366,7 +369,7 @@ def launches_to_decide(a: Sample, b: Sample, open_comparisons: int, alpha: float
 
 def _n_for(effect: float, tail: float, spread: float, power: float) -> float:
     """Launches per side for a one-sided test at `tail` to find `effect` (log) with `power`."""
-    z = st.norm.ppf(1 - tail) + st.norm.ppf(power)
+    z = NORMAL.inv_cdf(1 - tail) + NORMAL.inv_cdf(power)
     return 2 * math.pi / 3 * (z * spread / effect) ** 2
 
 

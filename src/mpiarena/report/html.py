@@ -154,9 +154,27 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
             dpi: int = 100) -> dict:
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
+    benches = _benches(a)  # first: the drawing processes share the summaries they computed
+    with drawing.started(plots.makers(data, baseline, a), partial(_image, dpi=dpi)) as drawn:
+        text = _text(data, a, variants)  # while the figures are drawn
+        images = drawn()
+    by_bench = {b["name"]: b for b in benches}
+    by_table = {(b["name"], t["np"]): t for b in benches for t in b["tables"]}
+    winners = None
+    for image in images:
+        if image.kind == "winners":
+            winners = image
+        elif image.kind == "ranks":
+            by_bench[image.bench]["ranks_image"] = image
+        elif (image.bench, image.np) in by_table:  # (a tuning heatmap may have no table)
+            by_table[(image.bench, image.np)]["images"].append(image)
+    return {**text, "benches": benches, "winners": winners}
+
+
+def _benches(a: Analysis) -> list[dict]:
+    """Per benchmark, its tables: medians, verdicts, statistics; their figures come later."""
     benches: list[dict] = []
     by_bench: dict[str, dict] = {}
-    by_table: dict[tuple[str | None, int | None], dict] = {}
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
         entry = by_bench.get(bench)
@@ -165,25 +183,18 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
                      "tables": [], "ranks_image": None}
             by_bench[bench] = entry
             benches.append(entry)
-        by_table[(bench, np_)] = {
+        entry["tables"].append({
             "np": np_, "title": a.title(bench, np_), "oversubscribed": np_ > a.cores,
             "anchor": f"{bench}-np{np_}", "medians": _medians(a, keys), "images": [],
             "summary_verdicts": [_verdict(a, k, v) for k in a.summary_keys(keys)
                                  for v in a.judged.get(k, [])],
             "verdicts": [_verdict(a, k, v) for k in keys for v in a.judged.get(k, [])],
-            "stats": _stats_rows(a, keys)}
-        entry["tables"].append(by_table[(bench, np_)])
+            "stats": _stats_rows(a, keys)})
+    return benches
 
-    # Drawn once the tables hold every summary: the drawing processes share them.
-    winners = None
-    for image in drawing.drawn(plots.makers(data, baseline, a), partial(_image, dpi=dpi)):
-        if image.kind == "winners":
-            winners = image
-        elif image.kind == "ranks":
-            by_bench[image.bench or ""]["ranks_image"] = image
-        elif (image.bench, image.np) in by_table:  # (a tuning heatmap may have no table)
-            by_table[(image.bench, image.np)]["images"].append(image)
 
+def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> dict:
+    """Everything the template shows but the benchmarks' tables and the figures."""
     all_verdicts = [v for vs in a.judged.values() for v in vs]
     board = [vars(b) for b in scoreboard(a)]
     counts = {o: sum(v.outcome == o for v in all_verdicts)
@@ -248,10 +259,10 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
         "variants_known": bool(variants), "jobs": _jobs(data, found), "warnings": a.warnings,
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "rule": rule_text(f"all {len(all_verdicts)} comparisons in this report"),
-        "n_cells": len(data.cells), "n_variants": len(data.variants), "winners": winners,
+        "n_cells": len(data.cells), "n_variants": len(data.variants),
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data),
-        "benches": benches, "method": method, "answer": scoreboard_lines(a),
+        "method": method, "answer": scoreboard_lines(a),
         "interference": warning_lines(found),
         "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
