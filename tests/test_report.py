@@ -12,9 +12,16 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
+from PIL import Image
+
+from mpiarena.report import drawing, plots
+from mpiarena.report.html import render_html
+from mpiarena.results import RunData, load
+from mpiarena.store import Store
 
 TWO = [i.id for i in IMPLS[:2]]
 BROKEN = next((i.id for i in IMPLS[:2] if i.family == "openmpi"), None)
@@ -199,9 +206,41 @@ def test_markdown_summary(run_db: str, tmp_path: Path):
     assert len(lines) == shown.count("faster than") + shown.count("are indistinguishable")
 
 
-def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):
-    from PIL import Image
+def _latest(db: str) -> RunData:
+    store = Store(Path(db))
+    try:
+        return load(store, store.resolve("latest"))
+    finally:
+        store.close()
 
+
+def test_figures_drawn_by_worker_processes_are_those_drawn_here(run_db: str, monkeypatch):
+    data = _latest(run_db)
+    monkeypatch.setattr(drawing, "workers", lambda: 1)
+    here = render_html(data)
+    monkeypatch.setattr(drawing, "workers", lambda: 3)
+    forked = render_html(data)
+    assert forked.count("data:image/png;base64,") >= 9
+    assert forked == here                             # the same figures, in the same places
+
+
+def test_a_figure_drawn_once_has_the_pixels_savefig_gives(run_db: str):
+    data = _latest(run_db)
+    kinds = ("winners", "time", "relative")
+    once = [p for p in plots.figures(data) if p.kind in kinds]
+    saved = [p for p in plots.figures(data) if p.kind in kinds]
+    assert len(once) >= 3
+    for a, b in zip(once, saved, strict=True):
+        drawn = np.asarray(Image.open(io.BytesIO(plots.png(a.figure, 100))).convert("RGB"))
+        buf = io.BytesIO()
+        with matplotlib.rc_context(plots.STYLE):
+            b.figure.savefig(buf, format="png", dpi=100)
+        full = np.asarray(Image.open(buf).convert("RGB"))
+        assert drawn.shape == full.shape, a.name
+        assert np.abs(drawn.astype(int) - full).mean() < 1, a.name  # the palette's rounding
+
+
+def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):
     out = tmp_path / "figs"
     done = mpiarena("plot", "latest", "-o", str(out), "--db", run_db)
     assert done.returncode == 0, done.stderr
