@@ -6,12 +6,21 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 from .cluster.placement import Placement
 from .users import RankUser
 
 
-def as_user(user: RankUser | None, placement: Placement | None) -> dict:
+class UserArgs(TypedDict, total=False):
+    """Popen's arguments for the user and groups a process runs as."""
+
+    user: int
+    group: int
+    extra_groups: list[int]
+
+
+def as_user(user: RankUser | None, placement: Placement | None) -> UserArgs:
     """Popen arguments that start a process as the rank user (on a cluster's head node, the
     entering command switches user itself, so the process starts as root)."""
     if user is None or (placement is not None and placement.enter):

@@ -76,7 +76,7 @@ def _groups(data: RunData, bench: str) -> dict[str, list[Group]]:
 def _cpu_during(data: RunData, bench: str, ranks: int | None) -> dict[str, Sample]:
     """CPU % of the active ranks (ranks 0 and 1, or all) over every observation of bench, per
     launch."""
-    out = {}
+    out: dict[str, Sample] = {}
     for variant, groups in _groups(data, bench).items():
         pairs = [(launch, v) for g in groups for x, launch in zip(g.extras, g.launches,
                                                                    strict=True)

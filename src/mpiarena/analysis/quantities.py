@@ -58,7 +58,7 @@ def sizes_of(data: Measured, q: Quantity) -> list[int]:
 def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
     np_ = _np(data, q)
     sizes = [s for (b, s, n) in data.cells if b == q.bench and n == np_]
-    if not sizes:
+    if np_ is None or not sizes:
         return None
     size = size if size is not None else (q.size if q.size is not None else max(sizes))
     group = data.cells.get((q.bench, size, np_), {}).get(variant)

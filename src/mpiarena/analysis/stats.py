@@ -27,7 +27,7 @@ MIN_LAUNCHES = 4  # launches a side before any decision (the test's smallest p a
 Sample = Sequence[np.ndarray]  # one array of observations per launch
 
 
-def nest(values: Sequence[float], launches: Sequence[int]) -> list[np.ndarray]:
+def nest(values: Sequence[float] | np.ndarray, launches: Sequence[int]) -> list[np.ndarray]:
     """Observations grouped by their launch, in launch order."""
     x = np.asarray(values, dtype=float)
     ids = np.asarray(launches)
@@ -42,7 +42,7 @@ def flat(sample: Sample) -> np.ndarray:
 def median(x: Sequence[float] | np.ndarray) -> float:
     """np.median of a short array, bit for bit, without its overhead per call (a report takes
     hundreds of thousands of them)."""
-    s = sorted(x.tolist() if isinstance(x, np.ndarray) else x)
+    s: list[float] = sorted(x.tolist() if isinstance(x, np.ndarray) else x)
     half = len(s) // 2
     if not s or any(math.isnan(v) for v in s):
         return math.nan

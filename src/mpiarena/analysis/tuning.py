@@ -11,7 +11,7 @@ every cell of the run, and the whole interval beyond the threshold).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..results import Group, RunData
 from ..status import CellStatus
@@ -113,15 +113,15 @@ def ranges(picked: list[Choice]) -> list[Range]:
     out = []
     for (impl, coll, np_), cs in sorted(groups.items()):
         cs.sort(key=lambda c: c.size)
-        merged: list[list] = []
+        merged: list[Range] = []
         for i, c in enumerate(cs):
             variant = c.fastest if c.switch else None
             hi = cs[i + 1].size if i + 1 < len(cs) else None
-            if merged and merged[-1][2] == variant:
-                merged[-1][1] = hi
+            if merged and merged[-1].variant == variant:
+                merged[-1] = replace(merged[-1], hi=hi)
             else:
-                merged.append([0 if i == 0 else c.size, hi, variant])
-        out += [Range(impl, coll, np_, lo, hi, v) for lo, hi, v in merged]
+                merged.append(Range(impl, coll, np_, 0 if i == 0 else c.size, hi, variant))
+        out += merged
     return out
 
 

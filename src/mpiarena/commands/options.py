@@ -74,7 +74,7 @@ def write_report(path: Path, text: str) -> None:
     click.echo(f"wrote {path} ({len(text.encode()) / 1024:.0f} KiB)")
 
 
-class Seconds(click.ParamType):
+class Seconds(click.ParamType[float]):
     """A finite number of seconds above 0."""
 
     name = "seconds"
@@ -94,7 +94,7 @@ class Seconds(click.ParamType):
 SECONDS = Seconds()
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType[float]):
     """A time budget: 180, 180s, 3m or 1h; 0 or off for none."""
 
     name = "duration"

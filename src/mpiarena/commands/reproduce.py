@@ -38,6 +38,7 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
     """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
     the network closest to its own, its published figures beside ours, its conclusions checked."""
     from .. import reproduce, studies
+    from ..analysis.quantities import Measured
     from ..report.reproduction import evaluate
     from ..report.reproduction_text import markdown, render
 
@@ -54,7 +55,7 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
                          None if slurm_job else users.for_ranks(),
                          shlex.join(["mpiarena", *sys.argv[1:]]), err,
                          lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
-    runs = {name: load(store, run_id) for name, run_id in done.runs.items()}
+    runs: dict[str, Measured] = {name: load(store, run_id) for name, run_id in done.runs.items()}
     runs |= done.profiles
     ev = evaluate(chosen, runs, done.skipped)
     render(ev, runs, done.skipped, done.notes, console)

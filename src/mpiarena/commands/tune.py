@@ -56,13 +56,12 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes
     rank_user = None if slurm_job else users.for_ranks()
     if verify_dir:
         manifest = tune.read_manifest(Path(verify_dir))
-        wanted = ids or list(manifest["files"])
-        if missing := [i for i in wanted if i not in manifest["files"]]:
+        wanted = ids or list(manifest.files)
+        if missing := [i for i in wanted if i not in manifest.files]:
             raise ArenaError(f"{verify_dir} holds no tuning file for {', '.join(missing)}; it "
-                             f"has {', '.join(manifest['files']) or 'none'}")
-        m = tune.Measure(tuple(manifest["colls"]),
-                         options.nps(np_text) or tuple(manifest["nps"]),
-                         options.sizes(sizes, False) or tuple(manifest["sizes"]), launches,
+                             f"has {', '.join(manifest.files) or 'none'}")
+        m = tune.Measure(manifest.colls, options.nps(np_text) or manifest.nps,
+                         options.sizes(sizes, False) or manifest.sizes, launches,
                          observations, where, timeout)
         impls = select(found, wanted)
         options.sweep()

@@ -17,8 +17,8 @@ from ..benchmarks import APP_CHECKS, BENCHMARKS
 from ..results import RunData
 from ..status import CellStatus
 
-STATUS = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped", CellStatus.INVALID: "invalid",
-          CellStatus.FAILED: "failed"}
+STATUS: dict[str, str] = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped",
+                          CellStatus.INVALID: "invalid", CellStatus.FAILED: "failed"}
 
 
 @dataclass

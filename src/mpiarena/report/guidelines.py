@@ -89,8 +89,9 @@ def guidelines(data: RunData) -> Guidelines | None:
     out = []
     for variant in data.variants:
         mine = [c for c in checks if c.variant == variant]
-        lib = Library(variant, len(mine), *(sum(c.outcome == o for c in mine)
-                                            for o in ("held", "violated", "undecided")),
+        held, violated, undecided = (sum(c.outcome == o for c in mine)
+                                     for o in ("held", "violated", "undecided"))
+        lib = Library(variant, len(mine), held, violated, undecided,
                       sum(c.outcome == "undecided" and c.ratio < 1 for c in mine))
         for g in GUIDELINES:
             bad = [c for c in mine if c.guideline == g and c.outcome == "violated"]

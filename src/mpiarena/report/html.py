@@ -13,6 +13,7 @@ import json
 import struct
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -64,7 +65,7 @@ def _image(plot: plots.Plot, dpi: int) -> Image:
                  height, plot.kind)
 
 
-def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
+def _verdict(a: Analysis, key: Key, v: Verdict) -> dict[str, Any]:
     return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
             "ratio": f"{v.ratio:.2f}", "ci": f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}",
             "launches_fast": v.launches_fast, "launches_slow": v.launches_slow,
@@ -72,17 +73,17 @@ def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
             "text": verdict_text(a.label(key), v)}
 
 
-def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
+def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         cell = a.data.cells[key]
-        entries = []
+        entries: list[dict[str, Any]] = []
         for variant in a.data.variants:
             group = cell.get(variant)
             s = a.summaries[key].get(variant)
             if s is None:
-                status = "n/a" if group is None else {CellStatus.OK: "no observation"}.get(
-                    group.status, group.status)
+                status = "n/a" if group is None else \
+                    "no observation" if group.status == CellStatus.OK else group.status
                 entries.append({"variant": variant, "missing": status,
                                 "reason": group.reason if group else ""})
                 continue
@@ -101,7 +102,7 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
     return rows
 
 
-def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
+def _medians(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         best = a.best(key)
@@ -119,7 +120,7 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
     return rows
 
 
-def _jobs(data: RunData, found: Finding) -> list[dict]:
+def _jobs(data: RunData, found: Finding) -> list[dict[str, Any]]:
     out = []
     beside = {x.job_id: x.share for x in found.launches}
     busy = {x.job_id for x in found.above}
@@ -149,7 +150,7 @@ def _env() -> jinja2.Environment:
 
 
 def context(data: RunData, baseline: str | None = None, variants: list[VariantRecord] | None = None,
-            dpi: int = 100) -> dict:
+            dpi: int = 100) -> dict[str, Any]:
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
     images: dict[tuple[str | None, int | None], list[Image]] = {}
@@ -164,8 +165,8 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
         else:
             images.setdefault((plot.bench, plot.np), []).append(image)
 
-    benches: list[dict] = []
-    by_bench: dict[str, dict] = {}
+    benches: list[dict[str, Any]] = []
+    by_bench: dict[str, dict[str, Any]] = {}
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
         entry = by_bench.get(bench)

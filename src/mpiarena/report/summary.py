@@ -46,8 +46,8 @@ TIMING = {
               "call's time is its exit minus its window's start; calls that any rank reached "
               "late are dropped; each rank's mean over the kept calls; the slowest rank's mean)",
 }
-STATUS_TEXT = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID", CellStatus.FAILED: "failed",
-               CellStatus.SKIPPED: "skipped"}
+STATUS_TEXT: dict[str, str] = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID",
+                               CellStatus.FAILED: "failed", CellStatus.SKIPPED: "skipped"}
 
 
 def ci_text(low: float, high: float) -> str:

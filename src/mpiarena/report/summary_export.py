@@ -28,10 +28,10 @@ def _number(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def records(a: Analysis) -> list[dict]:
+def records(a: Analysis) -> list[dict[str, object]]:
     """Every cell of every variant: its figure (median of launch medians, in the tables' unit:
     pingpong is half the round trip) and interval, and its verdict against the cell's fastest."""
-    out = []
+    out: list[dict[str, object]] = []
     for key in sorted(a.data.cells, key=lambda k: (list(BENCHMARKS).index(k[0]), k[2], k[1])):
         bench, size, np_ = key
         against = {v.slow: v for v in a.judged.get(key, [])}

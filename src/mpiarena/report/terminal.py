@@ -12,7 +12,7 @@ from ..analysis.compare import Change
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
 from ..benchmarks import BENCHMARKS
-from ..results import RunData
+from ..results import Key, RunData
 from ..sizes import format_size
 from . import interference
 from .apps import apps
@@ -86,7 +86,7 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
     _against_the_reference(a.data, console)
 
 
-def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> None:
+def _table(a: Analysis, bench: str, np_: int, keys: list[Key], console: Console) -> None:
     spec = BENCHMARKS[bench]
     table = Table()
     table.add_column("size" if spec.sized else "", justify="right")
