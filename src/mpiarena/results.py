@@ -16,7 +16,6 @@ from typing import TypeVar
 
 import numpy as np
 
-from .analysis.stats import nest
 from .benchmarks import BENCHMARKS, Benchmark
 from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord
 from .status import CellStatus
@@ -26,6 +25,13 @@ Key = tuple[str, int, int]  # bench, size, np
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
 T = TypeVar("T")
 Part = tuple[int, np.ndarray]  # a cell's id, which of its observations have a finite figure
+
+
+def nest(values: Sequence[float], launches: Sequence[int]) -> list[np.ndarray]:
+    """Observations grouped by their launch, in launch order."""
+    x = np.asarray(values, dtype=float)
+    ids = np.asarray(launches)
+    return [x[ids == i] for i in np.unique(ids)]
 
 
 class Lazy(Sequence[T]):

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..benchmarks import OVERLAP_OPS, overlap_of
-from ..results import Group, Key, RunData
+from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
 from .groups import comparable, measured
-from .stats import Sample, Summary, Verdict, nest, summarize, verdicts
+from .stats import Sample, Summary, Verdict, summarize, verdicts
 
 
 @dataclass(frozen=True)

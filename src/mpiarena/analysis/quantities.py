@@ -13,13 +13,13 @@ import numpy as np
 from ..benchmarks import BENCHMARKS
 from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
-from ..profile import ProfileRun
-from ..results import Group, RunData
+from ..profiled import ProfileRun
+from ..results import Group, RunData, nest
 from ..status import CellStatus
 from ..studies import Quantity, Study
 from .apps import call_times
 from .curves import derived
-from .stats import THRESHOLD, Sample, center, nest
+from .stats import THRESHOLD, Sample, center
 
 MARGIN = 1 + THRESHOLD  # a difference within the verdicts' threshold is noise on this machine
 Measured = RunData | ProfileRun  # what an experiment gave: a run, or a profiled program

@@ -27,13 +27,6 @@ MIN_LAUNCHES = 4  # launches a side before any decision (the test's smallest p a
 Sample = Sequence[np.ndarray]  # one array of observations per launch
 
 
-def nest(values: Sequence[float], launches: Sequence[int]) -> list[np.ndarray]:
-    """Observations grouped by their launch, in launch order."""
-    x = np.asarray(values, dtype=float)
-    ids = np.asarray(launches)
-    return [x[ids == i] for i in np.unique(ids)]
-
-
 def flat(sample: Sample) -> np.ndarray:
     return np.concatenate([np.asarray(a, dtype=float) for a in sample]) if len(sample) else \
         np.array([])
