@@ -14,7 +14,7 @@ from ..benchmarks import BENCHMARKS
 from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
 from ..profiled import ProfileRun
-from ..results import Group, RunData, nest
+from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
 from ..studies import Quantity, Study
 from .apps import call_times
@@ -58,10 +58,10 @@ def sizes_of(data: Measured, q: Quantity) -> list[int]:
 def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group | None:
     np_ = _np(data, q)
     sizes = [s for (b, s, n) in data.cells if b == q.bench and n == np_]
-    if not sizes:
+    if not sizes or np_ is None:
         return None
     size = size if size is not None else (q.size if q.size is not None else max(sizes))
-    group = data.cells.get((q.bench, size, np_), {}).get(variant)
+    group = data.cells.get(Key(q.bench, size, np_), {}).get(variant)
     return group if group is not None and group.status == CellStatus.OK and group.values else None
 
 
@@ -105,7 +105,7 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
 
 def link_of(data: RunData) -> EmulatedSpec | None:
     """The emulated link of the run, None on other topologies."""
-    label = str(data.settings.get("topology", ""))
+    label = data.settings.topology
     return parse(label) if label.startswith("emulated:") else None
 
 

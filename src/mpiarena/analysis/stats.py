@@ -156,6 +156,16 @@ class Summary:
     max: float
     between: float | None  # share of the variance between launches
 
+    @property
+    def ci_confidence(self) -> float:
+        """How sure [ci_low, ci_high] is, at least (`center_coverage`)."""
+        return center_coverage(self.launches)
+
+    @property
+    def rerun_confidence(self) -> float:
+        """How sure [rerun_low, rerun_high] is, at least (`rerun_coverage`)."""
+        return rerun_coverage(self.launches)
+
 
 def summarize(sample: Sample) -> Summary:
     x = flat(sample)

@@ -82,8 +82,8 @@ def undecided_why(v: Verdict) -> str:
 def method_lines(data: RunData) -> list[str]:
     """The method as every report states it: how observations are taken, how each benchmark's
     calls were timed (as stored with its cells), and what the window method dropped."""
-    target = units.seconds(data.settings.get("target_time", 0))
-    return [METHOD.format(target=target, launches=data.settings.get("launches", 1),
+    target = units.seconds(data.settings.target_time)
+    return [METHOD.format(target=target, launches=data.settings.launches,
                           confidence=f"{CONFIDENCE:.0%}", rule=rule_text()),
             *_timing_lines(data), *_late_lines(data)]
 
@@ -126,7 +126,7 @@ def _timed(data: RunData) -> dict[str, list[str]]:
 def short_method(data: RunData) -> list[str]:
     """The method in two lines, for the terminal (`--method` gives `method_lines`): launches
     and the rule, and how each benchmark's calls were timed."""
-    base = int(data.settings.get("launches", 1))
+    base = data.settings.launches
     most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
                default=base)
     more = f", up to {most} where a comparison was still open" if most > base else ""
@@ -141,11 +141,12 @@ def short_method(data: RunData) -> list[str]:
 def _late_lines(data: RunData) -> list[str]:
     """Per variant timed by the window method, the share of calls it dropped, where above 0."""
     out = []
-    for variant, (mean, worst, key) in late_calls(data).items():
-        size = f" {format_size(key[1])}" if BENCHMARKS[key[0]].sized else ""
-        out.append(f"{variant}: the window method dropped {mean:.1%} of its calls (a rank "
-                   f"reached the call's window late), at most {worst:.0%} of an observation "
-                   f"({key[0]}{size}, {key[2]} ranks).")
+    for variant, late in late_calls(data).items():
+        key = late.key
+        size = f" {format_size(key.size)}" if BENCHMARKS[key.bench].sized else ""
+        out.append(f"{variant}: the window method dropped {late.mean:.1%} of its calls (a rank "
+                   f"reached the call's window late), at most {late.worst:.0%} of an observation "
+                   f"({key.bench}{size}, {key.np} ranks).")
     return out
 
 
@@ -247,7 +248,7 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
     if group.status != CellStatus.OK or not group.values:
         return STATUS_TEXT.get(group.status, "-")
     text = units.seconds(figure(group))
-    bw = bandwidth(key[0], key[1], figure(group), a.window)
+    bw = bandwidth(key.bench, key.size, figure(group), a.window)
     if bw is not None:
         text += f"  {units.bandwidth(bw)}"
     return text
