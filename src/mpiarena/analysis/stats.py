@@ -101,6 +101,13 @@ def rerun_coverage(launches: int) -> float:
     return min(CONFIDENCE, 1 - 2 * _rerun_misses(launches, 1))
 
 
+# where the rerun range reaches CONFIDENCE, and how often a CONFIDENCE interval of the figure
+# holds a rerun's figure (both vary: the normal approximation, 83% at 95%)
+RERUN_SURE_FROM = next(n for n in range(2, 100) if rerun_coverage(n) >= CONFIDENCE)
+INTERVAL_HOLDS_RERUN = float(2 * st.norm.cdf(st.norm.ppf((1 + CONFIDENCE) / 2) / math.sqrt(2))
+                             - 1)
+
+
 def rerun_range(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Where the figure of a rerun (the same command, as many launches) lands with at least
     `confidence`: order statistics of the launch medians, exact for exchangeable launches and

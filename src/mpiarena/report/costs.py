@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.costs import Column, costs
-from ..analysis.stats import Verdict
+from ..analysis.stats import CONFIDENCE, Verdict
 from ..benchmarks import progress_verdict
 from ..results import RunData
 from ..sizes import format_size
@@ -48,9 +48,9 @@ def _title(c: Column) -> str:
     if c.kind == "memory":
         return f"memory MB ({format_size(c.key.size)}, {c.key.np} ranks)"
     if c.kind == "overlap":
-        return f"overlap % ({format_size(c.key.size)}, 95% CI)"
+        return f"overlap % ({format_size(c.key.size)}, {CONFIDENCE:.0%} CI)"
     if c.kind == "progress":
-        return "progress (%, 95% CI)"
+        return f"progress (%, {CONFIDENCE:.0%} CI)"
     return "msgrate" if c.key.bench == "msgrate" else _threads(c)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import units
 from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_unchecked
+from ..analysis.stats import CONFIDENCE
 from ..guidelines import BY_MOCKUP, GUIDELINES
 from ..results import RunData
 from ..sizes import format_size
@@ -55,8 +56,8 @@ def violation_text(c: GuidelineCheck) -> str:
     bench, size, np_ = c.key
     return (f"{c.guideline.text} at {format_size(size)}, {np_} ranks: {bench} "
             f"{units.seconds(c.collective)}, the mock-up {units.seconds(c.mockup)}, "
-            f"{c.ratio:.2f}x (95% CI {c.ci_low:.2f}-{c.ci_high:.2f}, p={c.p_adjusted:.2g} "
-            f"after Holm, {c.launches} launches)")
+            f"{c.ratio:.2f}x ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
+            f"p={c.p_adjusted:.2g} after Holm, {c.launches} launches)")
 
 
 def _span(values: list[int]) -> str:

@@ -66,7 +66,7 @@ def _image(plot: plots.Plot, dpi: int) -> Image:
 
 def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
     return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
-            "ratio": f"{v.ratio:.2f}", "ci": f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}",
+            "ratio": f"{v.ratio:.2f}", "ci": f"{CONFIDENCE:.0%} CI {v.ci_low:.2f}-{v.ci_high:.2f}",
             "launches_fast": v.launches_fast, "launches_slow": v.launches_slow,
             "p": f"{v.p_adjusted:.2g}",
             "text": verdict_text(a.label(key), v)}

@@ -8,7 +8,15 @@ from .. import units
 from ..analysis.curves import Derived, Switch
 from ..analysis.groups import figure
 from ..analysis.run import Analysis, Stretch, bandwidth, late_calls, standings, stretches, strongest
-from ..analysis.stats import ALPHA, CONFIDENCE, MIN_LAUNCHES, THRESHOLD, Verdict
+from ..analysis.stats import (
+    ALPHA,
+    CONFIDENCE,
+    INTERVAL_HOLDS_RERUN,
+    MIN_LAUNCHES,
+    RERUN_SURE_FROM,
+    THRESHOLD,
+    Verdict,
+)
 from ..benchmarks import BENCHMARKS
 from ..records import ImplementationRecord, VariantRecord
 from ..results import Key, RunData
@@ -21,9 +29,9 @@ METHOD = ("Each variant ran in {launches} independent launches per rank count, i
           "point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
           "start-up: the slowest rank. Cells show the median of the launch medians; every "
           "interval and test works on the launch medians. A {confidence} interval holds "
-          "the figure of a rerun only about 83% of the time, since both runs vary: where a "
-          "rerun of the same command lands ({confidence} or more from 9 launches) is its rerun "
-          "range (HTML report, summary export). {rule}")
+          "the figure of a rerun only about {holds} of the time, since both runs vary: where a "
+          "rerun of the same command lands ({confidence} or more from {sure} launches) is its "
+          "rerun range (HTML report, summary export). {rule}")
 
 
 def rule_text(family: str = "the report", subject: str = "faster") -> str:
@@ -84,7 +92,8 @@ def method_lines(data: RunData) -> list[str]:
     calls were timed (as stored with its cells), and what the window method dropped."""
     target = units.seconds(data.settings.target_time)
     return [METHOD.format(target=target, launches=data.settings.launches,
-                          confidence=f"{CONFIDENCE:.0%}", rule=rule_text()),
+                          confidence=f"{CONFIDENCE:.0%}", rule=rule_text(),
+                          holds=f"{INTERVAL_HOLDS_RERUN:.0%}", sure=RERUN_SURE_FROM),
             *_timing_lines(data), *_late_lines(data)]
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from ..analysis.compare import Change
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
+from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from ..sizes import format_size
@@ -206,7 +207,7 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
         name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
         colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
-                      f"time (95% CI {c.ci_low:.2f}-{c.ci_high:.2f}, p={c.p_adjusted:.2g}, "
-                      f"launches {c.n_a}/{c.n_b})")
+                      f"time ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
+                      f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b})")
     counts = {k: sum(c.outcome == k for c in changes) for k in order}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import units
+from ..analysis.stats import CONFIDENCE, THRESHOLD
 from ..analysis.tuning import Gain
 from ..sizes import format_size
 from ..tune import Tuning
@@ -31,7 +32,7 @@ def render(done: Tuning, out: Console) -> None:
               f"{done.run_id}'). An algorithm replaces the default only where it is faster by the "
               f"verdicts' rule: {rule_text('the run')}")
     table = Table("impl", "coll", "ranks", "size", "default", "fastest algorithm", "time",
-                  "default / it (95% CI)", "choice")
+                  f"default / it ({CONFIDENCE:.0%} CI)", "choice")
     for c in done.picked:
         fig = "failed" if c.default_figure is None else units.seconds(c.default_figure)
         best = "-" if c.fastest_figure is None else units.seconds(c.fastest_figure)
@@ -59,10 +60,10 @@ def gain_line(g: Gain) -> str:
     where = f"{g.impl} {g.coll} {format_size(g.size)}, {g.np} ranks"
     if g.outcome == "failed":
         return f"{where}: FAILED, not compared: {g.reason}"
-    ci = f"95% CI {g.ci_low:.2f}-{g.ci_high:.2f}, {g.launches} launches"
+    ci = f"{CONFIDENCE:.0%} CI {g.ci_low:.2f}-{g.ci_high:.2f}, {g.launches} launches"
     if g.outcome == "worse":
         return f"{where}: WORSE with the tuning file: {g.ratio:.2f}x the default's speed ({ci})"
-    text = {"better": "faster with the tuning file", "same": "the same within 5%",
+    text = {"better": "faster with the tuning file", "same": f"the same within {THRESHOLD:.0%}",
             "undecided": "undecided"}[g.outcome]
     return f"{where}: {text}: {g.ratio:.2f}x ({ci})"
 
