@@ -12,20 +12,33 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 
-from .analysis.stats import nest
 from .benchmarks import BENCHMARKS, Benchmark
-from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord
+from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, RunSettings
 from .status import CellStatus
 from .store import Store, Summary, Vector
 
-Key = tuple[str, int, int]  # bench, size, np
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
 T = TypeVar("T")
 Part = tuple[int, np.ndarray]  # a cell's id, which of its observations have a finite figure
+
+
+class Key(NamedTuple):
+    """A cell: a benchmark at a message size (a thread count, for some) and a rank count."""
+
+    bench: str
+    size: int
+    np: int
+
+
+def nest(values: Sequence[float] | np.ndarray, launches: Sequence[int]) -> list[np.ndarray]:
+    """Observations grouped by their launch, in launch order."""
+    x = np.asarray(values, dtype=float)
+    ids = np.asarray(launches)
+    return [x[ids == i] for i in np.unique(ids)]
 
 
 class Lazy(Sequence[T]):
@@ -159,15 +172,18 @@ class RunData:
     implementations: list[ImplementationRecord]
     variants: list[str]
     jobs: list[JobRecord]
-    settings: dict[str, Any]
+    settings: RunSettings
     cells: dict[Key, dict[str, Group]]
+
+    def __post_init__(self) -> None:
+        self.cells = {Key(*k): cell for k, cell in self.cells.items()}
 
     @property
     def machine(self) -> dict[str, Any]:
         return self.run.machine
 
     def benches(self) -> list[str]:
-        present = {k[0] for k in self.cells}
+        present = {k.bench for k in self.cells}
         return [b for b in BENCHMARKS if b in present]
 
 
@@ -186,7 +202,7 @@ def load(store: Store, run_id: int) -> RunData:
     parts: dict[int, tuple[Group, list[Part]]] = {}
     cells: dict[Key, dict[str, Group]] = {}
     for row in rows:
-        group = cells.setdefault((row.bench, row.size, row.np), {}).setdefault(
+        group = cells.setdefault(Key(row.bench, row.size, row.np), {}).setdefault(
             row.variant, Group())
         if row.status != CellStatus.OK:
             if row.status != CellStatus.NA:
@@ -209,4 +225,4 @@ def load(store: Store, run_id: int) -> RunData:
     run = store.run(run_id)
     variants = [v.variant for v in store.variants(run_id)]
     return RunData(run_id, run, store.status(run), store.implementations(run_id), variants,
-                   store.jobs(run_id), run.settings, cells)
+                   store.jobs(run_id), RunSettings.read(run.settings), cells)

@@ -42,6 +42,8 @@ class Choice:
     p_adjusted: float
     outcome: str  # faster | indistinguishable | undecided (stats.judge, for the algorithm)
     default_ok: bool
+    default_figure: float | None = None  # seconds, the median of launch medians (None: failed)
+    fastest_figure: float | None = None
 
     @property
     def switch(self) -> bool:
@@ -83,11 +85,11 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
                                   Pair(cell[fastest].nested, default.nested)))
             else:
                 unjudged.append(Choice(impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0,
-                                       "undecided", False))
+                                       "undecided", False, None, center(cell[fastest].nested)))
     judged = judge([pair for *_, pair in judged_at])
     out = [Choice(impl, bench, np_, size, fastest, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                  VERDICT_WORDS[j.outcome], True)
-           for (impl, bench, np_, size, fastest, _), j in zip(judged_at, judged, strict=True)]
+                  VERDICT_WORDS[j.outcome], True, center(pair.b), center(pair.a))
+           for (impl, bench, np_, size, fastest, pair), j in zip(judged_at, judged, strict=True)]
     return sorted(out + unjudged, key=lambda c: (c.coll, c.size, c.np, c.impl))
 
 

@@ -67,7 +67,7 @@ def _image(plot: plots.Plot, dpi: int) -> Image:
 
 def _verdict(a: Analysis, key: Key, v: Verdict) -> dict[str, Any]:
     return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
-            "ratio": f"{v.ratio:.2f}", "ci": f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}",
+            "ratio": f"{v.ratio:.2f}", "ci": f"{CONFIDENCE:.0%} CI {v.ci_low:.2f}-{v.ci_high:.2f}",
             "launches_fast": v.launches_fast, "launches_slow": v.launches_slow,
             "p": f"{v.p_adjusted:.2g}",
             "text": verdict_text(a.label(key), v)}
@@ -198,8 +198,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
                ("memory", f"{int(m.get('memory_bytes', 0)) / 2**30:.1f} GiB"),
                ("kernel", m.get("kernel")), ("OS", m.get("os")),
                ("governor", m.get("governor")), ("Python", m.get("python")),
-               ("topology", settings.get("topology", "local")),
-               ("ranks run as", settings.get("ranks_run_as", "-"))]
+               ("topology", settings.topology), ("ranks run as", settings.ranks_run_as)]
     extra = {k: v for k, v in m.items() if k not in {"hostname", "cpu_model", "cores",
                                                      "memory_bytes", "kernel", "os",
                                                      "governor", "python"}}
@@ -207,15 +206,15 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
                 for k, v in extra.items()]
     shown_settings = [
         ("suite", run.suite), ("seed (interleaving order)", run.seed),
-        ("observations per cell", settings.get("observations")),
-        ("target time per observation", units.seconds(settings.get("target_time", 0))),
-        ("cell time limit", f"{settings.get('max_cell_time')} s"),
-        ("bibw window", settings.get("window")),
-        ("off-cache buffers", "yes" if settings.get("offcache") else "no"),
-        ("data validated", "yes" if settings.get("validate") else "no"),
-        ("hang timeout", f"{settings.get('timeout')} s"),
-        ("rank counts", ", ".join(str(n) for n in settings.get("nps", []))),
-        ("sizes", ", ".join(format_size(s) for s in settings.get("sizes", []))),
+        ("observations per cell", settings.observations),
+        ("target time per observation", units.seconds(settings.target_time)),
+        ("cell time limit", f"{settings.max_cell_time} s"),
+        ("bibw window", settings.window),
+        ("off-cache buffers", "yes" if settings.offcache else "no"),
+        ("data validated", "yes" if settings.validate else "no"),
+        ("hang timeout", f"{settings.timeout} s"),
+        ("rank counts", ", ".join(str(n) for n in settings.nps)),
+        ("sizes", ", ".join(format_size(s) for s in settings.sizes)),
     ]
     n_comparisons = len(all_verdicts)
     found = finding(data.jobs)

@@ -36,7 +36,7 @@ from ..analysis.run import (
     relative_to_baseline,
 )
 from ..benchmarks import BENCHMARKS
-from ..results import RunData
+from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
 
@@ -355,7 +355,7 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
     for ax, size in zip(axes, sizes, strict=True):
         for variant in a.data.variants:
             pts = [(n, s) for n in nps
-                   if (s := a.summaries.get((bench, size, n), {}).get(variant)) is not None]
+                   if (s := a.summaries.get(Key(bench, size, n), {}).get(variant)) is not None]
             if not pts:
                 continue
             xs = [n for n, _ in pts]
@@ -385,7 +385,7 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
 
 def unsized_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
     """Benchmarks without a size: every observation as a dot, the median and its interval."""
-    key = (bench, 0, np_)
+    key = Key(bench, 0, np_)
     summaries = a.summaries.get(key, {})
     if key not in a.data.cells or not summaries:
         return None
@@ -505,7 +505,7 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
     face: str | tuple[float, float, float, float]  # a colour: named, or RGBA
     for y, variant in enumerate(variants):
         for x, size in enumerate(sizes):
-            cell = data.cells[(coll, size, np_)]
+            cell = data.cells[Key(coll, size, np_)]
             group, default = cell.get(variant), cell.get(impl)
             if group is None or default is None:
                 continue
@@ -540,7 +540,7 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
 def _tuning_plots(data: RunData) -> Iterator[Plot]:
     """A tuning run's heatmaps, one per implementation, collective and rank count."""
     tuned: dict[tuple[str, str], list[str]] = {}
-    for variant, what in data.settings.get("tuning", {}).items():
+    for variant, what in data.settings.tuning.items():
         tuned.setdefault((what["impl"], what["coll"]), []).append(variant)
     for (impl, coll), variants in sorted(tuned.items()):
         for np_ in sorted({k[2] for k in data.cells if k[0] == coll}):
