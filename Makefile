@@ -20,6 +20,7 @@ demo: install
 
 test: install
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 	./scripts/wheel-smoke.sh $(BIN)/python
 	$(BIN)/python -m pytest -q --durations=20
 

@@ -22,7 +22,7 @@ from mpiarena.analysis.curves import (
     switches,
 )
 from mpiarena.analysis.stats import ci_halfwidth, verdicts
-from mpiarena.records import RunRecord
+from mpiarena.records import RunRecord, RunSettings
 from mpiarena.results import Group, Key, RunData, load
 from mpiarena.sizes import parse_sizes
 from mpiarena.store import Store
@@ -41,7 +41,7 @@ def run_data(cells: dict[Key, dict[str, np.ndarray]], cores: int = 2,
               for k, cell in cells.items()}
     run = RunRecord(1, "", None, "complete", "", "", 0, "", {"cores": cores}, {"window": 64}, 0,
                     "", None)
-    return RunData(1, run, "complete", [], variants, [], run.settings, groups)
+    return RunData(1, run, "complete", [], variants, [], RunSettings.read(run.settings), groups)
 
 
 def noisy(t: np.ndarray, rng: np.random.Generator, cv: float = 0.03) -> np.ndarray:

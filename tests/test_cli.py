@@ -7,10 +7,13 @@ import io
 import json
 import re
 import sqlite3
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
+
+from mpiarena.records import RunSettings
 
 TWO = [i.id for i in IMPLS[:2]]
 
@@ -21,6 +24,9 @@ def test_run_list_show_export(db):
                     *args, "--bench", "pingpong,bcast", "--sizes", "8,64K",
                     "--observations", "4", "--validate", "--db", db)
     assert done.returncode == 0, done.stderr
+    stored = json.loads(sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()[0])
+    assert set(stored) <= {f.name for f in fields(RunSettings)}  # the reports read every key
+    assert RunSettings.read(stored).launches == 2 and RunSettings.read(stored).validate
     # the answer first, the tables on request
     assert "Who is fastest" in done.stdout and "pingpong: half round trip" not in done.stdout
     assert "mpiarena show 1 --tables" in " ".join(done.stdout.split())
@@ -209,3 +215,16 @@ def test_raw_tcp_is_a_reference_not_a_ceiling(db):
     # shared memory beats loopback TCP (0.4-0.7 us against 35-45 us here): more than raw TCP
     assert float(found.group(1)) > 1
     assert "ceiling" not in done.stdout and "% of raw TCP" not in done.stdout
+
+
+def test_where_options_reach_each_command_as_one_choice(tmp_path, db):
+    """--cluster, --hosts and --slurm are one record in run, tune and reproduce: two at once is
+    one line naming all three, before anything runs."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost\n")
+    for argv in (["run"], ["tune", "-o", str(tmp_path / "tuned")], ["reproduce", "nevin1996"]):
+        bad = mpiarena(*argv, "--cluster", "emulated:nodes=2", "--hosts", str(hosts), "--db", db)
+        assert bad.returncode == 2, (argv, bad.stderr)
+        assert bad.stderr.strip() == ("mpiarena: error: choose one of --cluster, --hosts and "
+                                      "--slurm"), (argv, bad.stderr)
+    assert not Path(db).exists()

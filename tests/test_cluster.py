@@ -27,6 +27,7 @@ from mpiarena.cluster.placement import Node, spread
 from mpiarena.cluster.spec import parse
 from mpiarena.errors import ArenaError
 from mpiarena.plan import Variant
+from mpiarena.records import RunSettings
 from mpiarena.report.topology import emulation_note
 from mpiarena.results import RunData
 from mpiarena.runner.launch import Daemons, job_for
@@ -58,7 +59,8 @@ def test_the_bucket_is_a_frame_and_the_timer_slack_and_sets_what_peaks_may_use()
     assert trusted_from(fast) == 42765  # 2163 B * 21 of wire time, 40.6 KiB of payload
     assert trusted_from(fddi) == 239606  # 4352-byte frames: 2% of headers outweigh it late
     assert trusted_from(None) == 0
-    note = emulation_note(RunData(1, {}, "complete", [], [], [], {"topology": fast.label()}, {}))
+    note = emulation_note(RunData(1, {}, "complete", [], [], [], RunSettings(topology=fast.label()),
+                                 {}))
     assert "the first 2163 B of a message" in note and "under 42765 B" in note
 
 

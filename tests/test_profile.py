@@ -11,7 +11,7 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena import paths, users
-from mpiarena.profile import profile
+from mpiarena.runner.profile import profile
 
 KNOWN = r"""
 #include <mpi.h>

@@ -14,7 +14,7 @@ from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED, ch
 from mpiarena.analysis.quantities import value
 from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
-from mpiarena.records import ImplementationRecord
+from mpiarena.records import ImplementationRecord, RunSettings
 from mpiarena.report.reproduction import evaluate
 from mpiarena.report.reproduction_text import markdown
 from mpiarena.results import Group, RunData
@@ -124,8 +124,7 @@ def _run(cells: dict, topology: str = "local") -> RunData:
     variants = sorted({v for cell in cells.values() for v in cell})
     impls = [ImplementationRecord(1, i, f, "", "", "", None, "", "", "", "")
              for i, f in FAMILY.items() if any(v.split(":")[0] == i for v in variants)]
-    return RunData(1, {}, "complete", impls, variants, [], {"topology": topology,
-                                                            "window": 64}, groups)
+    return RunData(1, {}, "complete", impls, variants, [], RunSettings(topology=topology), groups)
 
 
 def _netpipe(mbps: dict[str, dict[int, float]], bench: str = "pingpong") -> dict:

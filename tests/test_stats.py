@@ -6,7 +6,9 @@ import numpy as np
 from scipy import stats as st
 
 from mpiarena.analysis.stats import (
+    INTERVAL_HOLDS_RERUN,
     MIN_LAUNCHES,
+    RERUN_SURE_FROM,
     Pair,
     center,
     center_ci,
@@ -21,7 +23,7 @@ from mpiarena.analysis.stats import (
     variance_share,
     verdicts,
 )
-from mpiarena.report.summary import rule_text, undecided_why
+from mpiarena.report.summary import METHOD, rule_text, undecided_why
 
 
 def _launches(rng, level, n_launches, between=0.3, within=0.05, n_obs=10):
@@ -58,6 +60,11 @@ def test_a_rerun_lands_in_the_rerun_range_95_percent_where_the_figure_interval_h
     assert 0.95 <= in_range / trials <= 0.99, in_range / trials  # at least 95%, by its bound
     assert 0.78 <= in_ci / trials <= 0.88, in_ci / trials  # both figures vary: about 83%
     assert rerun_coverage(10) == 0.95 and rerun_coverage(8) < 0.95 and rerun_coverage(1) == 0
+    # the method text states both from the constants
+    assert abs(INTERVAL_HOLDS_RERUN - in_ci / trials) < 0.05 and RERUN_SURE_FROM == 9
+    text = METHOD.format(launches=10, target="1 ms", confidence="95%", rule="",
+                         holds=f"{INTERVAL_HOLDS_RERUN:.0%}", sure=RERUN_SURE_FROM)
+    assert "about 83% of the time" in text and "95% or more from 9 launches" in text
 
 
 def test_few_launches_say_how_sure_their_range_is():

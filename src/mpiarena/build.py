@@ -29,7 +29,8 @@ class Build:
     version_string: str  # the library's own (MPI_Get_library_version)
 
 
-def _run(argv: list[str], impl: Implementation, cwd: Path | None = None):
+def _run(argv: list[str], impl: Implementation, cwd: Path | None = None
+         ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, env=impl.environ(), cwd=cwd,
                           stdin=subprocess.DEVNULL, timeout=300)
 

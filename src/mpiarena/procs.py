@@ -6,12 +6,29 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol, TypedDict
 
-from .cluster.placement import Placement
 from .users import RankUser
 
 
-def as_user(user: RankUser | None, placement: Placement | None) -> dict:
+class UserArgs(TypedDict, total=False):
+    """Popen's arguments for the user and groups a process runs as."""
+
+    user: int
+    group: int
+    extra_groups: list[int]
+
+
+class Head(Protocol):
+    """Where a command can be put on a cluster's head node (a cluster's Placement)."""
+
+    @property
+    def enter(self) -> tuple[str, ...]: ...
+
+    def on_head(self, argv: list[str], cwd: Path) -> list[str]: ...
+
+
+def as_user(user: RankUser | None, placement: Head | None) -> UserArgs:
     """Popen arguments that start a process as the rank user (on a cluster's head node, the
     entering command switches user itself, so the process starts as root)."""
     if user is None or (placement is not None and placement.enter):
@@ -20,7 +37,7 @@ def as_user(user: RankUser | None, placement: Placement | None) -> dict:
 
 
 def run_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
-           timeout: float = 30.0, placement: Placement | None = None) -> int:
+           timeout: float = 30.0, placement: Head | None = None) -> int:
     """Exit status of argv, output appended to log (daemons it starts then keep no pipe of ours)."""
     if user is not None:
         env = {**env, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 
@@ -43,6 +43,44 @@ class RunRecord(_Record):
     pid: int
     host: str
     note: str | None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run was asked to do, read from its `settings` column (runner.session writes it):
+    a key an older store lacks reads as the default here."""
+
+    benchmarks: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
+    nps: tuple[int, ...] = ()
+    observations: int = 0  # per cell in each launch
+    launches: int = 1  # of each variant per rank count, before any added
+    budget: float = 0.0
+    target_time: float = 0.0
+    max_cell_time: float | None = None
+    window: int = 64
+    hold_time: float | None = None
+    sync: str | None = None
+    offcache: bool = False
+    validate: bool = False
+    timeout: float | None = None
+    topology: str = "local"
+    precision: float | None = None  # adaptive sampling's target, if asked
+    max_time: float | None = None
+    wait_quiet: float = 0.0
+    ranks_run_as: str = "-"
+    tuning: dict[str, dict[str, str]] = field(default_factory=dict)  # a tuning run's variants
+    study: str | None = None  # a reproduction's study and experiment
+    experiment: str | None = None
+    quick: bool = False
+
+    @classmethod
+    def read(cls, stored: dict[str, Any]) -> RunSettings:
+        given = {f.name: stored[f.name] for f in fields(cls) if stored.get(f.name) is not None}
+        for name in ("benchmarks", "sizes", "nps"):
+            if name in given:
+                given[name] = tuple(given[name])
+        return cls(**given)
 
 
 @dataclass(frozen=True)

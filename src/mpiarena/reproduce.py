@@ -15,14 +15,16 @@ from typing import Any
 
 from rich.console import Console
 
+from .analysis.profiles import totals
 from .build import KERNELS, build_all
 from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .machine import cores
 from .plan import make_plan, variants_for
-from .profile import Profiled, ProfileRun, profile, totals
+from .profiled import Profiled, ProfileRun
 from .runner.execute import Settings
+from .runner.profile import profile
 from .runner.session import measure
 from .status import RunStatus
 from .store import Store
@@ -168,6 +170,6 @@ def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
     found = profile(variants, step.np, list(step.args), user, KERNELS / exp.program,
                     timeout * 4)  # a whole program run, not one cell
     return ProfileRun([Profiled(v.impl.id, v.impl.family) for v in variants],
-                      list(found), {v: {name: row[1] for name, row in totals(prof).items()}
+                      list(found), {v: {name: row.seconds for name, row in totals(prof).items()}
                                     for v, prof in found.items()})
 

@@ -12,29 +12,43 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 
-from .analysis.stats import nest
 from .benchmarks import BENCHMARKS, Benchmark
-from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord
+from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, RunSettings
 from .status import CellStatus
 from .store import Store, Summary, Vector
 
-Key = tuple[str, int, int]  # bench, size, np
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
 T = TypeVar("T")
 Part = tuple[int, np.ndarray]  # a cell's id, which of its observations have a finite figure
 
 
+class Key(NamedTuple):
+    """A cell: a benchmark at a message size (a thread count, for some) and a rank count."""
+
+    bench: str
+    size: int
+    np: int
+
+
+def nest(values: Sequence[float] | np.ndarray, launches: Sequence[int]) -> list[np.ndarray]:
+    """Observations grouped by their launch, in launch order."""
+    x = np.asarray(values, dtype=float)
+    ids = np.asarray(launches)
+    return [x[ids == i] for i in np.unique(ids)]
+
+
 class Lazy(Sequence[T]):
     """Rows read from the store the first time they are used."""
 
-    def __init__(self, n: int, fetch: Callable[[], list[T]]):
-        self._n, self._fetch, self._rows = n, fetch, None
+    def __init__(self, n: int, fetch: Callable[[], Sequence[T]]):
+        self._n, self._fetch = n, fetch
+        self._rows: Sequence[T] | None = None
 
-    def _got(self) -> list[T]:
+    def _got(self) -> Sequence[T]:
         if self._rows is None:
             self._rows = self._fetch()
         return self._rows
@@ -42,7 +56,13 @@ class Lazy(Sequence[T]):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
         return self._got()[i]
 
     def __iter__(self) -> Iterator[T]:
@@ -54,7 +74,8 @@ class Raw:
     caller's may be closed by then)."""
 
     def __init__(self, path: Path):
-        self.path, self._store = path, None
+        self.path = path
+        self._store: Store | None = None
 
     def store(self) -> Store:
         if self._store is None:
@@ -75,7 +96,8 @@ class Raw:
 
 def _padded(x: Vector, n: int) -> list[float]:
     """A rank vector as a list of at least n values, NaN for the ranks it lacks."""
-    return x.tolist() + [float("nan")] * (n - len(x))
+    values: list[float] = x.tolist()
+    return values + [float("nan")] * (n - len(x))
 
 
 def reduce(bench: Benchmark, vectors: list[Vector],
@@ -95,7 +117,7 @@ def reduce(bench: Benchmark, vectors: list[Vector],
         m[i, :len(v)] = v
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an observation with no rank
-        figures = np.nanmax(m[:, :2] if bench.pair else m, axis=1) * bench.scale
+        figures: np.ndarray = np.nanmax(m[:, :2] if bench.pair else m, axis=1) * bench.scale
     figures[~np.isfinite(figures)] = np.nan
     return figures
 
@@ -121,7 +143,7 @@ class Group:
     reason: str = ""
     values: list[float] = field(default_factory=list)  # reduced observations, in bench.unit
     launches: list[int] = field(default_factory=list)  # each value's launch
-    per_rank: Sequence[Sequence[float]] = field(default_factory=list)  # per observation
+    per_rank: Sequence[Sequence[float] | Vector] = field(default_factory=list)  # per observation
     extras: Sequence[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
     lost: dict[int, tuple[str, str]] = field(default_factory=dict)  # launch -> (status, why)
@@ -150,19 +172,22 @@ class RunData:
     implementations: list[ImplementationRecord]
     variants: list[str]
     jobs: list[JobRecord]
-    settings: dict
+    settings: RunSettings
     cells: dict[Key, dict[str, Group]]
 
+    def __post_init__(self) -> None:
+        self.cells = {Key(*k): cell for k, cell in self.cells.items()}
+
     @property
-    def machine(self) -> dict:
+    def machine(self) -> dict[str, Any]:
         return self.run.machine
 
     def benches(self) -> list[str]:
-        present = {k[0] for k in self.cells}
+        present = {k.bench for k in self.cells}
         return [b for b in BENCHMARKS if b in present]
 
 
-_SEVERITY = {status: rank for rank, status in enumerate(CellStatus)}
+_SEVERITY: dict[str, int] = {status: rank for rank, status in enumerate(CellStatus)}
 
 
 def load(store: Store, run_id: int) -> RunData:
@@ -177,7 +202,7 @@ def load(store: Store, run_id: int) -> RunData:
     parts: dict[int, tuple[Group, list[Part]]] = {}
     cells: dict[Key, dict[str, Group]] = {}
     for row in rows:
-        group = cells.setdefault((row.bench, row.size, row.np), {}).setdefault(
+        group = cells.setdefault(Key(row.bench, row.size, row.np), {}).setdefault(
             row.variant, Group())
         if row.status != CellStatus.OK:
             if row.status != CellStatus.NA:
@@ -200,4 +225,4 @@ def load(store: Store, run_id: int) -> RunData:
     run = store.run(run_id)
     variants = [v.variant for v in store.variants(run_id)]
     return RunData(run_id, run, store.status(run), store.implementations(run_id), variants,
-                   store.jobs(run_id), run.settings, cells)
+                   store.jobs(run_id), RunSettings.read(run.settings), cells)

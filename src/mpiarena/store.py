@@ -15,11 +15,12 @@ import math
 import os
 import socket
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def _create(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def _vectors(rows: Iterable[tuple]) -> Iterator[tuple[tuple, bytes]]:
+def _vectors(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[tuple[Any, ...], bytes]]:
     """(key..., rank, value) rows ordered by key then rank -> (key, vector blob), NaN filling
     the ranks a key has no row for."""
     for key, group in itertools.groupby(rows, key=lambda r: r[:-2]):
@@ -207,8 +208,8 @@ class Store:
             yield self.db
 
     # --- writing -------------------------------------------------------------------------
-    def begin_run(self, suite: str, command: str, seed: int, version: str, machine: dict,
-                  settings: dict) -> int:
+    def begin_run(self, suite: str, command: str, seed: int, version: str,
+                  machine: Mapping[str, object], settings: Mapping[str, object]) -> int:
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO runs (started, status, suite, command, seed, version, machine, "
@@ -222,14 +223,14 @@ class Store:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
 
-    def add_implementation(self, run_id: int, row: dict) -> None:
+    def add_implementation(self, impl: ImplementationRecord) -> None:
         with self.tx() as db:
             db.execute("INSERT OR REPLACE INTO implementations VALUES (:run_id, :impl_id, "
                        ":family, :version, :version_string, :origin, :prefix, :wrapper, "
-                       ":launcher, :wrapper_flags, :cflags)", {"run_id": run_id, **row})
+                       ":launcher, :wrapper_flags, :cflags)", asdict(impl))
 
     def add_variant(self, run_id: int, variant: str, impl_id: str, name: str,
-                    env: dict, args: list, binding: str) -> None:
+                    env: dict[str, str], args: list[str], binding: str) -> None:
         with self.tx() as db:
             db.execute("INSERT OR REPLACE INTO variants VALUES (?, ?, ?, ?, ?, ?, ?)",
                        (run_id, variant, impl_id, name, json.dumps(env), json.dumps(args),

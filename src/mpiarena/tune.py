@@ -8,7 +8,7 @@ The families know the algorithms, how to force one and how to write their file
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +47,16 @@ class Measure:
     timeout: float
 
 
+@dataclass(frozen=True)
+class Manifest:
+    """What a tune wrote beside its files: the run's shape, and each implementation's file."""
+
+    colls: tuple[str, ...]
+    nps: tuple[int, ...]
+    sizes: tuple[int, ...]
+    files: dict[str, TuningFile]
+
+
 @dataclass
 class Tuning:
     run_id: int
@@ -72,7 +82,7 @@ def _suite(name: str, m: Measure, variants: tuple[VariantSpec, ...]) -> Suite:
 
 def _run(suite: Suite, impls: list[Implementation], m: Measure, store: Store,
          rank_user: RankUser | None, command: str, progress_to: Console,
-         warn: Callable[[str], None], recorded: dict) -> RunData:
+         warn: Callable[[str], None], recorded: Mapping[str, object]) -> RunData:
     builds = build_all(impls, explicit=True, warn=warn)
     plan = make_plan(suite, impls)
     with opened(m.where) as topology:
@@ -167,26 +177,29 @@ def reachable(directory: Path, user: RankUser | None) -> None:
                              "under /tmp)")
 
 
-def read_manifest(directory: Path) -> dict:
+def read_manifest(directory: Path) -> Manifest:
     try:
-        return json.loads((directory / MANIFEST).read_text())
+        data = json.loads((directory / MANIFEST).read_text())
     except FileNotFoundError as e:
         raise ArenaError(f"{directory} holds no {MANIFEST}; give the -o DIR of an earlier "
                          "'mpiarena tune'") from e
     except (OSError, json.JSONDecodeError) as e:
         raise ArenaError(f"cannot read {directory / MANIFEST}: {e}") from e
+    return Manifest(tuple(data["colls"]), tuple(data["nps"]), tuple(data["sizes"]),
+                    {i: TuningFile(Path(f["path"]), tuple(f["env"].items()), f["note"])
+                     for i, f in data["files"].items()})
 
 
-def verify(impls: list[Implementation], m: Measure, manifest: dict, store: Store,
+def verify(impls: list[Implementation], m: Measure, manifest: Manifest, store: Store,
            rank_user: RankUser | None, command: str, progress_to: Console,
            warn: Callable[[str], None]) -> tuple[int, list[Gain]]:
     """The default against the tuned file, loaded through each library's own mechanism, as
     two variants of one run."""
-    files = manifest["files"]
+    files = manifest.files
     for i in impls:
-        reachable(Path(files[i.id]["path"]).parent, rank_user)
-    specs = tuple(VariantSpec(i.id, "tuned", tuple(files[i.id]["env"].items()))
-                  for i in impls)
+        reachable(files[i.id].path.parent, rank_user)
+    specs = tuple(VariantSpec(i.id, "tuned", files[i.id].env) for i in impls)
     data = _run(_suite("tune-verify", m, specs), impls, m, store, rank_user, command,
-                progress_to, warn, {"tuning_verify": {i.id: files[i.id]["path"] for i in impls}})
+                progress_to, warn, {"tuning_verify": {i.id: str(files[i.id].path)
+                                                      for i in impls}})
     return data.run_id, gains(data, {i.id: f"{i.id}:tuned" for i in impls})

@@ -51,7 +51,7 @@ def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
     more than `high_cv` (robust CV). One warning per cell and variant, the first that applies."""
     cores = int(data.machine.get("cores", 0) or 0)
     out: list[CellWarning] = []
-    for key in sorted(k for k in data.cells if BENCHMARKS[k[0]].unit == "s"):
+    for key in sorted(k for k in data.cells if BENCHMARKS[k.bench].unit == "s"):
         for variant, group in sorted(data.cells[key].items()):
             if not measured(group):
                 continue
@@ -94,9 +94,9 @@ def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, m
         cause = "warm-up"
         why = ("the first is the slow one" if len(slow) == 1 else
                f"the first {len(slow)} are the slow ones") + ": warm-up too short"
-    elif cores > 0 and key[2] > cores:
+    elif cores > 0 and key.np > cores:
         cause = "oversubscribed"
-        why = (f"oversubscribed ranks ({key[2]} on {cores} cores): busy-polling libraries "
+        why = (f"oversubscribed ranks ({key.np} on {cores} cores): busy-polling libraries "
                "measure the scheduler")
     elif cv > high_cv:
         cause = "noise"
@@ -125,7 +125,7 @@ def warning_lines(warnings: Sequence[CellWarning],
         by.setdefault((w.variant, w.cause), []).append(w)
     lines = []
     for (variant, cause), ws in sorted(by.items()):
-        cells = ", ".join(f"{k[0]} {BENCHMARKS[k[0]].size_text(k[1])} ({k[2]} ranks)"
+        cells = ", ".join(f"{k.bench} {BENCHMARKS[k.bench].size_text(k.size)} ({k.np} ranks)"
                           for k in (w.key for w in ws[:per_variant]))
         more = f" and {len(ws) - per_variant} more" if len(ws) > per_variant else ""
         first = ws[0].text

@@ -21,9 +21,10 @@ of the verdicts' Holm-corrected test: each interval speaks for its comparison al
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise, product
+from typing import Any
 
 from .. import units
 from ..benchmarks import BENCHMARKS
@@ -68,7 +69,7 @@ def _gain(better: float, worse: float, higher: bool) -> float:
     return worse / better if better > 0 else math.inf
 
 
-def _verdict(oks: list[Judged]) -> str:
+def _verdict(oks: Sequence[Judged]) -> str:
     if all(o is True for o in oks):
         return HOLDS
     if all(o is False for o in oks):
@@ -162,7 +163,7 @@ class _Case:
     samples: dict[str, dict[str, Sample]]  # as vals: each launch's observations (cells only)
 
     @property
-    def p(self) -> dict:
+    def p(self) -> dict[str, Any]:
         return self.claim.params
 
     @property
@@ -499,13 +500,14 @@ def _range(xs: list[float]) -> str:
 def _flat(c: _Case) -> tuple[str, str]:
     within = float(c.p.get("within", 0.25))
     data = c.runs[c.q.experiment]
+    assert isinstance(data, RunData)
     growth, parts = [], []
     for s in c.subjects:
         for v in variants_of(data, c.study.libraries[s].measured):
             nps = sorted({n for (b, _, n), cell in data.cells.items()
                           if b == c.q.bench and v in cell})
-            pts = [(n, value(data, c.q, v, np_=n)) for n in nps]
-            pts = [(n, x) for n, x in pts if x is not None and x > 0]
+            pts = [(n, x) for n in nps
+                   if (x := value(data, c.q, v, np_=n)) is not None and x > 0]
             if len(pts) < 2:
                 continue
             growth.append(pts[-1][1] / pts[0][1])

@@ -65,7 +65,7 @@ def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None
     """(key, variant in a, variant in b, group in a, group in b) of every timed cell measured
     in both runs."""
     pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
-    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k[0]].unit == "s"):
+    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k.bench].unit == "s"):
         for va, vb in pairs.items():
             ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
             if measured(ga) and measured(gb):

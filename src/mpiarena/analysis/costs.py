@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..benchmarks import OVERLAP_OPS, overlap_of
-from ..results import Group, Key, RunData
+from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
 from .groups import comparable, measured
-from .stats import Sample, Summary, Verdict, nest, summarize, verdicts
+from .stats import Sample, Summary, Verdict, summarize, verdicts
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,14 @@ class Costs:
 
 def _last(data: RunData, bench: str) -> Key | None:
     """The cell a column reports: the largest size at the most ranks."""
-    keys = sorted((k for k in data.cells if k[0] == bench), key=lambda k: (k[2], k[1]))
+    keys = sorted((k for k in data.cells if k.bench == bench), key=lambda k: (k.np, k.size))
     return keys[-1] if keys else None
 
 
 def _groups(data: RunData, bench: str) -> dict[str, list[Group]]:
     out: dict[str, list[Group]] = {}
     for key, cell in data.cells.items():
-        if key[0] == bench:
+        if key.bench == bench:
             for variant, group in cell.items():
                 if measured(group):
                     out.setdefault(variant, []).append(group)
@@ -76,7 +76,7 @@ def _groups(data: RunData, bench: str) -> dict[str, list[Group]]:
 def _cpu_during(data: RunData, bench: str, ranks: int | None) -> dict[str, Sample]:
     """CPU % of the active ranks (ranks 0 and 1, or all) over every observation of bench, per
     launch."""
-    out = {}
+    out: dict[str, Sample] = {}
     for variant, groups in _groups(data, bench).items():
         pairs = [(launch, v) for g in groups for x, launch in zip(g.extras, g.launches,
                                                                    strict=True)
@@ -104,7 +104,7 @@ def _columns(data: RunData) -> list[Column]:
     if key := _last(data, "msgrate"):
         cols.append(Column("rate", _cell(data, key), key))
     cols += [Column("rate", _cell(data, key), key)
-             for key in sorted(k for k in data.cells if k[0] == "threads")]
+             for key in sorted(k for k in data.cells if k.bench == "threads")]
     return [c for c in cols if c.samples]
 
 
@@ -165,6 +165,6 @@ def costs(data: RunData) -> Costs | None:
             if ops:
                 out.overlap[variant] = ops
     out.cores = int(data.machine.get("cores", 0) or 0)
-    out.oversubscribed_threads = sorted(k[1] for k in data.cells if k[0] == "threads"
-                                        and out.cores and k[1] * k[2] > out.cores)
+    out.oversubscribed_threads = sorted(k.size for k in data.cells if k.bench == "threads"
+                                        and out.cores and k.size * k.np > out.cores)
     return out

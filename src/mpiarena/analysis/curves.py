@@ -326,7 +326,7 @@ def derived(data: RunData, bench: str = "pingpong", np_: int = 2) -> dict[str, D
     the round trip, as NetPIPE reports it.
     """
     spec = BENCHMARKS[bench]
-    window = int(data.settings.get("window", 64))
+    window = data.settings.window
     out: dict[str, Derived] = {}
     for variant in data.variants:
         points = sorted((size, figure(g)) for (b, size, n), cell in data.cells.items()

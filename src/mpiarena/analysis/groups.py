@@ -3,12 +3,14 @@ and the variants that can be compared."""
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from ..results import Group
 from ..status import CellStatus
 from .stats import Sample, center
 
 
-def measured(group: Group | None) -> bool:
+def measured(group: Group | None) -> TypeGuard[Group]:
     """The group holds observations of a cell that ran as planned."""
     return group is not None and group.status == CellStatus.OK and bool(group.values)
 

@@ -34,6 +34,11 @@ class GuidelineCheck:
     launches: int
 
     @property
+    def leaning(self) -> bool:
+        """Undecided, but the collective looks faster than its mock-up."""
+        return self.outcome == "undecided" and self.ratio < 1
+
+    @property
     def saving(self) -> float:
         """The share of the collective's time the mock-up saves (negative: it costs more)."""
         return 1 - 1 / self.ratio
@@ -48,8 +53,8 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     anything else is undecided."""
     found = []
     for g in GUIDELINES:
-        for key in sorted(k for k in data.cells if k[0] == g.collective):
-            mock = data.cells.get((g.mockup, key[1], key[2]), {})
+        for key in sorted(k for k in data.cells if k.bench == g.collective):
+            mock = data.cells.get(Key(g.mockup, key.size, key.np), {})
             for variant in data.variants:
                 gc, gm = data.cells[key].get(variant), mock.get(variant)
                 if measured(gc) and measured(gm):
@@ -68,10 +73,10 @@ def guidelines_unchecked(data: RunData) -> dict[tuple[str, str], str]:
     largest size (a 0-byte cell's reason is only its own)."""
     out: dict[tuple[str, str], str] = {}
     for g in GUIDELINES:
-        cells = {(k[1], k[2]) for k in data.cells if k[0] in (g.collective, g.mockup)}
+        cells = {(k.size, k.np) for k in data.cells if k.bench in (g.collective, g.mockup)}
         for variant in data.variants:
             def group(bench: str, cell: tuple[int, int], variant: str = variant) -> Group | None:
-                return data.cells.get((bench, *cell), {}).get(variant)
+                return data.cells.get(Key(bench, *cell), {}).get(variant)
 
             if not cells or any(measured(group(g.collective, c)) and measured(group(g.mockup, c))
                                 for c in cells):

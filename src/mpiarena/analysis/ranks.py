@@ -17,7 +17,8 @@ def rank_matrix(group: Group) -> np.ndarray:
     m = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):
         m[i, :len(r)] = r
-    return (m / np.nanmedian(m, axis=1, keepdims=True)).T
+    ratios: np.ndarray = m / np.nanmedian(m, axis=1, keepdims=True)
+    return ratios.T
 
 
 def slowest_ranks(m: np.ndarray, n: int = SLOWEST) -> list[tuple[int, float]]:

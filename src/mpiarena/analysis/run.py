@@ -94,11 +94,11 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
                          f"{', '.join(data.variants) or 'no variants'}")
     chosen = baseline or (data.variants[0] if data.variants else "")
     out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
-                   int(data.settings.get("window", 64)))
+                   data.settings.window)
     order = list(BENCHMARKS)
-    timed = [k for k in data.cells if BENCHMARKS[k[0]].kind != "cost"]  # costs: costs.py
-    for key in sorted(timed, key=lambda k: (order.index(k[0]), k[2], k[1])):
-        out.tables.setdefault((key[0], key[2]), []).append(key)
+    timed = [k for k in data.cells if BENCHMARKS[k.bench].kind != "cost"]  # costs: costs.py
+    for key in sorted(timed, key=lambda k: (order.index(k.bench), k.np, k.size)):
+        out.tables.setdefault((key.bench, key.np), []).append(key)
     cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
     cells = [(k, c) for k, c in cells if len(c) > 1]
     out.judged = dict(zip([k for k, _ in cells], verdicts([c for _, c in cells]), strict=True))
@@ -107,9 +107,10 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
 
 def _where(keys: list[Key]) -> str:
     first = keys[0]
-    size = f" {BENCHMARKS[first[0]].size_text(first[1])}" if BENCHMARKS[first[0]].sized else ""
+    spec = BENCHMARKS[first.bench]
+    size = f" {spec.size_text(first.size)}" if spec.sized else ""
     more = {1: "", 2: " and 1 more cell"}.get(len(keys), f" and {len(keys) - 1} more cells")
-    return f"{first[0]}{size}, {first[2]} ranks{more}"
+    return f"{first.bench}{size}, {first.np} ranks{more}"
 
 
 # a cell warning's cause -> the kind of notice it is
@@ -126,7 +127,7 @@ def _warnings(a: Analysis) -> list[Notice]:
         note = f" ({data.run.note})" if data.run.note else ""
         out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
                                     "the plan was measured", "incomplete run"))
-    for np_ in sorted({k[2] for k in data.cells}):
+    for np_ in sorted({k.np for k in data.cells}):
         if np_ > a.cores:
             out.append(Notice("warn", f"{np_} ranks on {a.cores} cores: oversubscribed; ranks "
                                        "run unbound and busy-polling libraries measure the "
@@ -135,7 +136,7 @@ def _warnings(a: Analysis) -> list[Notice]:
     problems: dict[tuple[str, str, str], list[Key]] = {}
     unexpressible: dict[tuple[str, str], list[Key]] = {}
     short: dict[str, list[Key]] = {}
-    wanted = int(data.settings.get("observations", 0)) * int(data.settings.get("launches", 1))
+    wanted = data.settings.observations * data.settings.launches
     for key, cell in data.cells.items():
         for variant, group in cell.items():
             if group.status in (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED):
@@ -150,7 +151,7 @@ def _warnings(a: Analysis) -> list[Notice]:
                                          f"{len(group.nested)} before it, not asked again)",
                                          _CAUSE.sub("", why)), []).append(key)
             elif (group.values and len(group.values) < wanted
-                  and BENCHMARKS[key[0]].kind != "startup"):
+                  and BENCHMARKS[key.bench].kind != "startup"):
                 short.setdefault(variant, []).append(key)
             elif not group.values:
                 problems.setdefault((variant, "empty", "no observation was stored"),
@@ -171,13 +172,13 @@ def _warnings(a: Analysis) -> list[Notice]:
         cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
         out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
                                    f"observations (a cell stops taking observations after "
-                                   f"{data.settings.get('max_cell_time', '?')} s), "
+                                   f"{data.settings.max_cell_time} s), "
                                    f"first at {_where(keys)}", "short of observations",
                                    len(keys)))
     out += [Notice("warn", line, CAUSES[cause], n)
             for cause, n, line in warning_lines(cell_warnings(data))]
     for (variant, reason), keys in unexpressible.items():
-        benches = sorted({k[0] for k in keys}, key=list(BENCHMARKS).index)
+        benches = sorted({k.bench for k in keys}, key=list(BENCHMARKS).index)
         out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
                                    f"({reason or 'not expressible'})", "not expressible (n/a)",
                                    len(keys)))
@@ -256,10 +257,10 @@ def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
         state, others = _state(a.judged.get(key, []))
         if out and (out[-1].winner, out[-1].state) == (best, state):
             s = out[-1]
-            out[-1] = Stretch(best, s.first, key[1], state,
+            out[-1] = Stretch(best, s.first, key.size, state,
                               tuple(dict.fromkeys(s.others + others)))
         else:
-            out.append(Stretch(best, key[1], key[1], state, others))
+            out.append(Stretch(best, key.size, key.size, state, others))
     return out
 
 
@@ -270,7 +271,7 @@ def standings(a: Analysis, rounds: int = 1000) -> list[Standing]:
     cells (one launch measures all its cells), so shared launch levels are not counted as
     independent evidence."""
     cells = [comparable(a.data.cells[k]) for keys in a.tables.values() for k in keys
-             if BENCHMARKS[k[0]].kind in ("p2p", "coll")]
+             if BENCHMARKS[k.bench].kind in ("p2p", "coll")]
     counts = {v: sum(v in c for c in cells) for v in a.data.variants}
     ranked = [v for v, n in counts.items() if n and n >= max(counts.values()) / 2]
     common = [c for c in cells if all(v in c for v in ranked)]
@@ -318,11 +319,11 @@ def relative_to_baseline(a: Analysis, bench: str, np_: int
     out: dict[str, list[tuple[int, float, float, float]]] = {}
     for key in a.tables[(bench, np_)]:
         ok = comparable(a.data.cells[key])
-        if a.baseline not in ok or not (key[1] > 0 or not BENCHMARKS[bench].sized):
+        if a.baseline not in ok or not (key.size > 0 or not BENCHMARKS[bench].sized):
             continue
         for variant in (v for v in a.data.variants if v != a.baseline and v in ok):
             ratio, lo, hi = ratio_ci(ok[variant], ok[a.baseline])
-            out.setdefault(variant, []).append((max(key[1], 1), 100 * ratio, 100 * lo,
+            out.setdefault(variant, []).append((max(key.size, 1), 100 * ratio, 100 * lo,
                                                 100 * hi))
     return out
 
@@ -359,26 +360,34 @@ def against_reference(data: RunData) -> tuple[str, int, dict[str, float]] | None
     """The reference variant (raw TCP), the largest pingpong size it measured, and every other
     variant's bandwidth there in times the reference's (figures: medians of launch medians)."""
     ref = reference_variant(data)
-    sizes = sorted(k[1] for k, c in data.cells.items()
-                   if k[0] == "pingpong" and k[2] == 2 and measured(c.get(ref or "")))
+    sizes = sorted(k.size for k, c in data.cells.items()
+                   if k.bench == "pingpong" and k.np == 2 and measured(c.get(ref or "")))
     if ref is None or not sizes:
         return None
-    cell = data.cells["pingpong", sizes[-1], 2]
+    cell = data.cells[Key("pingpong", sizes[-1], 2)]
     return ref, sizes[-1], {v: figure(cell[ref]) / figure(g) for v, g in cell.items()
                             if v != ref and measured(g)}
 
 
-def late_calls(data: RunData) -> dict[str, tuple[float, float, Key]]:
-    """Per variant whose window method dropped calls: the mean share dropped over its
-    observations, the largest share of one observation and that observation's cell."""
+@dataclass(frozen=True)
+class Late:
+    """Calls the window method dropped for one variant (a rank reached the call's window late)."""
+
+    mean: float  # share dropped, over its observations
+    worst: float  # the largest share of one observation
+    key: Key  # that observation's cell
+
+
+def late_calls(data: RunData) -> dict[str, Late]:
+    """Per variant whose window method dropped calls, how many."""
     shares: dict[str, list[tuple[float, Key]]] = {}
     for key, cell in data.cells.items():
         for variant, group in cell.items():
             shares.setdefault(variant, []).extend((s, key) for s in group.late)
-    out = {}
+    out: dict[str, Late] = {}
     for variant in data.variants:
         got = shares.get(variant, [])
         if got and (mean := float(np.mean([s for s, _ in got]))) > 0:
             worst, key = max(got)
-            out[variant] = (mean, worst, key)
+            out[variant] = Late(mean, worst, key)
     return out

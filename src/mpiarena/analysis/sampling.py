@@ -40,13 +40,23 @@ def open_comparisons(cells: dict[K, dict[str, Sample]], launches: float) -> list
 
 
 @dataclass(frozen=True)
+class Missed:
+    """A cell whose figure never reached the precision."""
+
+    key: Key
+    launches: int
+    observations: int
+    halfwidth: float  # of its 95% CI, relative
+
+
+@dataclass(frozen=True)
 class Precision:
     """One variant's cells under adaptive sampling."""
 
     variant: str
     cells: int
     launches: tuple[int, ...]  # per cell, sorted
-    missed: tuple[tuple[Key, int, int, float], ...]  # key, launches, observations, half-width
+    missed: tuple[Missed, ...]
 
 
 def precision_reached(data: RunData, precision: float) -> list[Precision]:
@@ -56,7 +66,7 @@ def precision_reached(data: RunData, precision: float) -> list[Precision]:
         groups = [(k, c[variant]) for k, c in data.cells.items() if measured(c.get(variant))]
         if not groups:
             continue
-        missed = tuple((k, len(g.nested), len(g.values), w) for k, g in groups
+        missed = tuple(Missed(k, len(g.nested), len(g.values), w) for k, g in groups
                        if (w := ci_halfwidth(g.nested)) > precision)
         out.append(Precision(variant, len(groups), tuple(sorted(len(g.nested) for _, g in groups)),
                              missed))

@@ -29,13 +29,6 @@ MIN_LAUNCHES = 4  # launches a side before any decision (the test's smallest p a
 Sample = Sequence[np.ndarray]  # one array of observations per launch
 
 
-def nest(values: Sequence[float], launches: Sequence[int]) -> list[np.ndarray]:
-    """Observations grouped by their launch, in launch order."""
-    x = np.asarray(values, dtype=float)
-    ids = np.asarray(launches)
-    return [x[ids == i] for i in np.unique(ids)]
-
-
 def flat(sample: Sample) -> np.ndarray:
     return np.concatenate([np.asarray(a, dtype=float) for a in sample]) if len(sample) else \
         np.array([])
@@ -44,7 +37,7 @@ def flat(sample: Sample) -> np.ndarray:
 def median(x: Sequence[float] | np.ndarray) -> float:
     """np.median of a short array, bit for bit, without its overhead per call (a report takes
     hundreds of thousands of them)."""
-    s = sorted(x.tolist() if isinstance(x, np.ndarray) else x)
+    s: list[float] = sorted(x.tolist() if isinstance(x, np.ndarray) else x)
     half = len(s) // 2
     if not s or any(math.isnan(v) for v in s):
         return math.nan
@@ -117,6 +110,12 @@ def rerun_coverage(launches: int) -> float:
     return min(CONFIDENCE, 1 - 2 * _rerun_misses(launches, 1))
 
 
+# where the rerun range reaches CONFIDENCE, and how often a CONFIDENCE interval of the figure
+# holds a rerun's figure (both vary: the normal approximation, 83% at 95%)
+RERUN_SURE_FROM = next(n for n in range(2, 100) if rerun_coverage(n) >= CONFIDENCE)
+INTERVAL_HOLDS_RERUN = 2 * NORMAL.cdf(NORMAL.inv_cdf((1 + CONFIDENCE) / 2) / math.sqrt(2)) - 1
+
+
 def rerun_range(sample: Sample, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Where the figure of a rerun (the same command, as many launches) lands with at least
     `confidence`: order statistics of the launch medians, exact for exchangeable launches and
@@ -171,6 +170,16 @@ class Summary:
     min: float
     max: float
     between: float | None  # share of the variance between launches
+
+    @property
+    def ci_confidence(self) -> float:
+        """How sure [ci_low, ci_high] is, at least (`center_coverage`)."""
+        return center_coverage(self.launches)
+
+    @property
+    def rerun_confidence(self) -> float:
+        """How sure [rerun_low, rerun_high] is, at least (`rerun_coverage`)."""
+        return rerun_coverage(self.launches)
 
 
 def summarize(sample: Sample) -> Summary:

@@ -11,7 +11,7 @@ every cell of the run, and the whole interval beyond the threshold).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..results import Group, RunData
 from ..status import CellStatus
@@ -42,6 +42,8 @@ class Choice:
     p_adjusted: float
     outcome: str  # faster | indistinguishable | undecided (stats.judge, for the algorithm)
     default_ok: bool
+    default_figure: float | None = None  # seconds, the median of launch medians (None: failed)
+    fastest_figure: float | None = None
 
     @property
     def switch(self) -> bool:
@@ -83,11 +85,11 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
                                   Pair(cell[fastest].nested, default.nested)))
             else:
                 unjudged.append(Choice(impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0,
-                                       "undecided", False))
+                                       "undecided", False, None, center(cell[fastest].nested)))
     judged = judge([pair for *_, pair in judged_at])
     out = [Choice(impl, bench, np_, size, fastest, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                  VERDICT_WORDS[j.outcome], True)
-           for (impl, bench, np_, size, fastest, _), j in zip(judged_at, judged, strict=True)]
+                  VERDICT_WORDS[j.outcome], True, center(pair.b), center(pair.a))
+           for (impl, bench, np_, size, fastest, pair), j in zip(judged_at, judged, strict=True)]
     return sorted(out + unjudged, key=lambda c: (c.coll, c.size, c.np, c.impl))
 
 
@@ -113,15 +115,15 @@ def ranges(picked: list[Choice]) -> list[Range]:
     out = []
     for (impl, coll, np_), cs in sorted(groups.items()):
         cs.sort(key=lambda c: c.size)
-        merged: list[list] = []
+        merged: list[Range] = []
         for i, c in enumerate(cs):
             variant = c.fastest if c.switch else None
             hi = cs[i + 1].size if i + 1 < len(cs) else None
-            if merged and merged[-1][2] == variant:
-                merged[-1][1] = hi
+            if merged and merged[-1].variant == variant:
+                merged[-1] = replace(merged[-1], hi=hi)
             else:
-                merged.append([0 if i == 0 else c.size, hi, variant])
-        out += [Range(impl, coll, np_, lo, hi, v) for lo, hi, v in merged]
+                merged.append(Range(impl, coll, np_, 0 if i == 0 else c.size, hi, variant))
+        out += merged
     return out
 
 

@@ -17,7 +17,8 @@ from .spec import parse
 
 
 class Topology(Protocol):
-    label: str
+    @property
+    def label(self) -> str: ...
 
     @property
     def cores(self) -> int:

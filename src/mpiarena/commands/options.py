@@ -1,18 +1,21 @@
-"""What the commands share: the consoles, the --db, --impl and -o options, the parsers of
-sizes, benchmarks and rank counts, and the sweep of what a crashed mpiarena left."""
+"""What the commands share: the consoles, the --db, --impl, -o and where options, options
+grouped into one record, the parsers of sizes, benchmarks and rank counts, and the sweep of what
+a crashed mpiarena left."""
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 from rich.console import Console
 
 from .. import paths
+from ..cluster.topology import Where
 from ..errors import ArenaError
 from ..records import VariantRecord
 from ..results import RunData, load
@@ -42,6 +45,35 @@ def output_option(help: str, directory: bool = False, **kwargs: Any) -> Callable
     """-o/--output: a file, or with `directory` a directory."""
     kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
     return click.option("-o", "--output", type=kind, help=help, **kwargs)
+
+
+def grouped(into: str, build: Callable[..., Any],
+            *decorators: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Callable[[F], F]:
+    """Options (click.option decorators, in the order they show) whose values reach the command
+    as one record: parameter `into` = build(their values by parameter name)."""
+    def probe() -> None: ...
+    for decorate in reversed(decorators):
+        decorate(probe)
+    params: list[click.Parameter] = vars(probe)["__click_params__"]
+    names = [p.name for p in params if p.name]
+
+    def wrap(f: F) -> F:
+        @functools.wraps(f)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            kwargs[into] = build(**{n: kwargs.pop(n) for n in names})
+            return f(*args, **kwargs)
+
+        vars(command)["__click_params__"] = [*vars(f).get("__click_params__", []), *params]
+        return cast(F, command)
+    return wrap
+
+
+def where_options(cluster: str, hosts: str, slurm: str) -> Callable[[F], F]:
+    """--cluster, --hosts and --slurm (with these helps) into `where`."""
+    return grouped("where", Where,
+                   click.option("--cluster", help=cluster),
+                   click.option("--hosts", type=click.Path(dir_okay=False), help=hosts),
+                   click.option("--slurm", is_flag=True, help=slurm))
 
 
 def store(db: str) -> Store:
@@ -74,7 +106,7 @@ def write_report(path: Path, text: str) -> None:
     click.echo(f"wrote {path} ({len(text.encode()) / 1024:.0f} KiB)")
 
 
-class Seconds(click.ParamType):
+class Seconds(click.ParamType[float]):
     """A finite number of seconds above 0."""
 
     name = "seconds"
@@ -94,7 +126,7 @@ class Seconds(click.ParamType):
 SECONDS = Seconds()
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType[float]):
     """A time budget: 180, 180s, 3m or 1h; 0 or off for none."""
 
     name = "duration"

@@ -26,11 +26,12 @@ def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeo
                 program: tuple[str, ...]) -> None:
     """Calls and time per MPI function of any MPI program (PMPI, preloaded), per implementation:
     mpiarena profile --impl ID [--impl ID2] [--np N] -- PROGRAM ARGS."""
-    from .. import profile
+    from ..report.profile import table
+    from ..runner.profile import profile
 
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
     options.sweep()
-    results = profile.profile(impls, np_, list(program), users.for_ranks(),
-                              Path(source) if source else None, timeout)
-    show_table(console, *profile.table(results, np_))
+    results = profile(impls, np_, list(program), users.for_ranks(),
+                      Path(source) if source else None, timeout)
+    show_table(console, *table(results, np_))

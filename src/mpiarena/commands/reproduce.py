@@ -20,11 +20,11 @@ from .options import SECONDS, console, db_option, err, impl_option, output_optio
 
 @click.command("reproduce")
 @click.argument("study")
-@click.option("--cluster", help="where to run: an emulated spec, a kept cluster's name, or "
-              "'local' (this machine only); default: the emulated network closest to the study's")
-@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
-              help="a real cluster instead: one host per line (this machine first)")
-@click.option("--slurm", "slurm_job", is_flag=True, help="inside a Slurm allocation instead")
+@options.where_options(
+    cluster="where to run: an emulated spec, a kept cluster's name, or 'local' (this machine "
+    "only); default: the emulated network closest to the study's",
+    hosts="a real cluster instead: one host per line (this machine first)",
+    slurm="inside a Slurm allocation instead")
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @impl_option("only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
@@ -32,17 +32,16 @@ from .options import SECONDS, console, db_option, err, impl_option, output_optio
               help="seconds before a job is hung")
 @output_option("Markdown report (default: reproduce-STUDY.md)")
 @db_option
-def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm_job: bool,
-                  quick: bool, impl_specs: tuple[str, ...], max_ranks: int | None,
-                  timeout: float, output: str | None, db: str) -> None:
+def reproduce_cmd(study: str, where: Where, quick: bool, impl_specs: tuple[str, ...],
+                  max_ranks: int | None, timeout: float, output: str | None, db: str) -> None:
     """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
     the network closest to its own, its published figures beside ours, its conclusions checked."""
     from .. import reproduce, studies
+    from ..analysis.quantities import Measured
     from ..report.reproduction import evaluate
     from ..report.reproduction_text import markdown, render
 
     chosen = studies.load(study)
-    where = Where(cluster, hosts_file, slurm_job)
     cap = max_ranks if max_ranks is not None else cores()
     if cap < 2:
         raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
@@ -51,10 +50,10 @@ def reproduce_cmd(study: str, cluster: str | None, hosts_file: str | None, slurm
     options.sweep()
     store = options.store(db)
     done = reproduce.run(chosen, quick, where, impls, store,
-                         None if slurm_job else users.for_ranks(),
+                         None if where.slurm else users.for_ranks(),
                          shlex.join(["mpiarena", *sys.argv[1:]]), err,
                          lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
-    runs = {name: load(store, run_id) for name, run_id in done.runs.items()}
+    runs: dict[str, Measured] = {name: load(store, run_id) for name, run_id in done.runs.items()}
     runs |= done.profiles
     ev = evaluate(chosen, runs, done.skipped)
     render(ev, runs, done.skipped, done.notes, console)

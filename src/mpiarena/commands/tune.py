@@ -29,18 +29,16 @@ from .options import SECONDS, console, db_option, err, impl_option, output_optio
               help="observations per cell in each launch")
 @click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
               help="seconds before a job is hung")
-@click.option("--cluster", help="an emulated spec or the name of a cluster kept up")
-@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False),
-              help="a real cluster: one host per line (this machine first)")
-@click.option("--slurm", "slurm_job", is_flag=True, help="inside a Slurm allocation")
+@options.where_options(cluster="an emulated spec or the name of a cluster kept up",
+                       hosts="a real cluster: one host per line (this machine first)",
+                       slurm="inside a Slurm allocation")
 @output_option("directory for the tuning files", directory=True)
 @click.option("--verify", "verify_dir", type=click.Path(file_okay=False),
               help="instead: A/B run of the default against the files tune wrote into DIR")
 @db_option
 def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes: str | None,
              algorithms: str | None, launches: int, observations: int, timeout: float,
-             cluster: str | None, hosts_file: str | None, slurm_job: bool,
-             output: str | None, verify_dir: str | None, db: str) -> None:
+             where: Where, output: str | None, verify_dir: str | None, db: str) -> None:
     """Measure every collective algorithm of each library against its default, choose per size
     range, and write the library's own tuning file: mpiarena tune --impl ID -o DIR; then
     mpiarena tune --verify DIR."""
@@ -49,20 +47,18 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes
 
     if launches < 1 or observations < 1:
         raise ArenaError("--launches and --observations must be at least 1")
-    where = Where(cluster, hosts_file, slurm_job)
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     command = shlex.join(["mpiarena", *sys.argv[1:]])
-    rank_user = None if slurm_job else users.for_ranks()
+    rank_user = None if where.slurm else users.for_ranks()
     if verify_dir:
         manifest = tune.read_manifest(Path(verify_dir))
-        wanted = ids or list(manifest["files"])
-        if missing := [i for i in wanted if i not in manifest["files"]]:
+        wanted = ids or list(manifest.files)
+        if missing := [i for i in wanted if i not in manifest.files]:
             raise ArenaError(f"{verify_dir} holds no tuning file for {', '.join(missing)}; it "
-                             f"has {', '.join(manifest['files']) or 'none'}")
-        m = tune.Measure(tuple(manifest["colls"]),
-                         options.nps(np_text) or tuple(manifest["nps"]),
-                         options.sizes(sizes, False) or tuple(manifest["sizes"]), launches,
+                             f"has {', '.join(manifest.files) or 'none'}")
+        m = tune.Measure(manifest.colls, options.nps(np_text) or manifest.nps,
+                         options.sizes(sizes, False) or manifest.sizes, launches,
                          observations, where, timeout)
         impls = select(found, wanted)
         options.sweep()

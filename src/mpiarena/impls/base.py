@@ -184,10 +184,11 @@ class FamilyDefaults:
     pmpi_sources: tuple[str, ...] = ()
     reference = False
     srun_pmi: str | None = None
+    name: str  # each family's own
 
     @property
     def lineage(self) -> str:
-        return self.name  # type: ignore[attr-defined]
+        return self.name
 
     def detect(self) -> list[Found]:
         return []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import pypi
@@ -13,22 +15,35 @@ from .registry import families, family_named
 from .wrappers import identify
 
 
-def _candidates(user: dict[str, Path], impls_dir: Path):
-    """(name, origin, wrapper, launcher, prefix, env) for every place an MPI may live."""
+@dataclass(frozen=True)
+class _Candidate:
+    """A place an MPI may live."""
+
+    name: str | None  # None: named after the family and version its wrapper reports
+    origin: str
+    wrapper: Path
+    launcher: Path
+    prefix: Path | None
+    env: dict[str, str]
+
+
+def _candidates(user: dict[str, Path], impls_dir: Path) -> Iterator[_Candidate]:
+    """Every place an MPI may live."""
     for wrapper, launcher in (pair for f in families() for pair in f.debian):
         if Path(wrapper).exists():
-            yield None, "debian", Path(wrapper), Path(launcher), None, {}
+            yield _Candidate(None, "debian", Path(wrapper), Path(launcher), None, {})
     if on_path := shutil.which("mpicc"):
-        yield None, "path", Path(on_path), Path(on_path).with_name("mpiexec"), None, {}
+        yield _Candidate(None, "path", Path(on_path), Path(on_path).with_name("mpiexec"), None,
+                         {})
     for prefix in pypi.installed_prefixes(impls_dir):
         marker = pypi.read_marker(prefix)
-        wrapper, launcher = pypi.wrapper_and_launcher(prefix)
-        env = family_named(marker["family"]).run_env(prefix)
-        yield f"{marker['family']}-{marker['version']}", "pypi", wrapper, launcher, prefix, env
+        mpicc, mpiexec = pypi.wrapper_and_launcher(prefix)
+        yield _Candidate(f"{marker['family']}-{marker['version']}", "pypi", mpicc, mpiexec,
+                         prefix, family_named(marker["family"]).run_env(prefix))
     for name, prefix in user.items():
         bin_dir = prefix / "bin"
         env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-        yield name, "user", bin_dir / "mpicc", bin_dir / "mpiexec", prefix, env
+        yield _Candidate(name, "user", bin_dir / "mpicc", bin_dir / "mpiexec", prefix, env)
 
 
 def discover(user: dict[str, Path], impls_dir: Path) -> list[Found]:
@@ -44,34 +59,35 @@ def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:
     found: list[Found] = []
     seen: set[Path] = set()
     ids: set[str] = set()
-    for name, origin, wrapper, launcher, prefix, extra in _candidates(user, impls_dir):
-        real = wrapper.resolve()
+    for c in _candidates(user, impls_dir):
+        real = c.wrapper.resolve()
         if real in seen:
             continue
         seen.add(real)
-        label = name or str(wrapper)
-        if not wrapper.exists():
-            found.append(Found(label, problem=f"no compiler wrapper at {wrapper}",
+        label = c.name or str(c.wrapper)
+        if not c.wrapper.exists():
+            found.append(Found(label, problem=f"no compiler wrapper at {c.wrapper}",
                                fix="point --impl NAME=PREFIX at a prefix holding bin/mpicc"))
             continue
         env = dict(os.environ)
-        env.update(extra)
-        kind = identify(wrapper, env)
+        env.update(c.env)
+        kind = identify(c.wrapper, env)
         if kind is None:
             known = ", ".join(f.name for f in families() if f.wrapper_pattern)
-            found.append(Found(label, problem=f"{wrapper} is not the compiler wrapper of a "
+            found.append(Found(label, problem=f"{c.wrapper} is not the compiler wrapper of a "
                                f"family mpiarena knows ({known}), or it does not run",
-                               fix=f"run '{wrapper} -v' to see why"))
+                               fix=f"run '{c.wrapper} -v' to see why"))
             continue
         family, version = kind
-        impl_id = name or f"{family}-{version}"
+        impl_id = c.name or f"{family}-{version}"
         if impl_id in ids:
-            impl_id = f"{impl_id}-{origin}"
+            impl_id = f"{impl_id}-{c.origin}"
         ids.add(impl_id)
-        if not launcher.exists():
-            found.append(Found(impl_id, problem=f"no launcher beside the wrapper ({launcher})",
+        if not c.launcher.exists():
+            found.append(Found(impl_id, problem=f"no launcher beside the wrapper ({c.launcher})",
                                fix="install the implementation's runtime package"))
             continue
-        found.append(Found(impl_id, Implementation(impl_id, family, version, origin, wrapper,
-                                                   launcher, prefix, tuple(sorted(extra.items())))))
+        found.append(Found(impl_id, Implementation(impl_id, family, version, c.origin, c.wrapper,
+                                                   c.launcher, c.prefix,
+                                                   tuple(sorted(c.env.items())))))
     return found

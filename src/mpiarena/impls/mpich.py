@@ -10,6 +10,7 @@ import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias
 
 from ..cluster.placement import Placement
 from ..errors import ArenaError
@@ -18,6 +19,7 @@ from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFil
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
 # namespaces: only TCP on the cluster network between nodes (MPICH's own shm stays per node)
 NETWORK_ONLY = {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
+Tree: TypeAlias = "dict[str, Tree]"  # a JSON selection tree: every condition and choice a key
 # MPIR's algorithms per collective (MPICH 4.0-5.0), for when mpivars cannot say; 'auto' is the
 # default and not listed
 TABLE = {
@@ -67,7 +69,7 @@ def message_bytes(coll: str, size: int) -> int:
 
 
 def library_selection(impl: Implementation, marker: bytes = b'"algorithm=MPIR_Allreduce_intra'
-                      ) -> dict:
+                      ) -> Tree:
     """A built-in selection tree read out of the library it links (MPIR's by default; ch4's
     shared-memory one with marker b'MPIDI_POSIX'): a tuning file replaces it whole, so every
     collective it leaves alone must keep the library's own branch."""
@@ -76,7 +78,8 @@ def library_selection(impl: Implementation, marker: bytes = b'"algorithm=MPIR_Al
         for m in re.finditer(rb'\{"collective=', data):
             text = data[m.start():data.index(b"\0", m.start())]
             if marker in text:
-                return json.loads(text)
+                tree: Tree = json.loads(text)
+                return tree
     raise ArenaError(f"{impl.id}: cannot find its built-in selection tree in its library; "
                      "mpiarena needs it to write a tuning file that leaves other collectives "
                      "as they are")
@@ -92,8 +95,8 @@ def _libraries(impl: Implementation) -> list[Path]:
             if p.is_file()][:4]
 
 
-def selection_json(tree: dict, rules: list[Rule],
-                   chosen: Callable[[Rule, dict], dict] | None = None) -> dict:
+def selection_json(tree: Tree, rules: list[Rule],
+                   chosen: Callable[[Rule, Tree], Tree] | None = None) -> Tree:
     """The library's tree with each tuned collective's intra-communicator branch replaced: per
     rank count (comm_size below it + 1), per message size up to the next rule's, what
     `chosen(rule, own branch)` says (by default the chosen algorithm), or the library's own
@@ -104,10 +107,10 @@ def selection_json(tree: dict, rules: list[Rule],
         if node is None or "comm_type=intra" not in node:
             continue
         own = node["comm_type=intra"]
-        branch: dict = {}
+        branch: Tree = {}
         for np in sorted({r.np for r in rules if r.coll == coll}):
             mine = sorted((r for r in rules if r.coll == coll and r.np == np), key=lambda r: r.lo)
-            sizes: dict = {}
+            sizes: Tree = {}
             for r in mine:
                 key = "avg_msg_size=any" if r.hi is None else \
                     f"avg_msg_size<={message_bytes(coll, r.hi) - 1}"
@@ -119,17 +122,17 @@ def selection_json(tree: dict, rules: list[Rule],
     return out
 
 
-def _algorithm(rule: Rule, own: dict) -> dict:
+def _algorithm(rule: Rule, own: Tree) -> Tree:
     """The chosen algorithm; smp only on a communicator that spans nodes (its node-level step
     calls the collective again, which must not choose smp once more: MPICH aborts)."""
     assert rule.algorithm is not None
-    chosen = {f"algorithm={rule.algorithm.key}": {}}
+    chosen: Tree = {f"algorithm={rule.algorithm.key}": {}}
     if rule.algorithm.name != "smp":
         return chosen
     return {"comm_hierarchy=parent": chosen, "comm_hierarchy=any": copy.deepcopy(own)}
 
 
-def _to_mpir(rule: Rule, own: dict) -> dict:
+def _to_mpir(rule: Rule, own: Tree) -> Tree:
     """A ch4 shared-memory branch that never matches (the job is single-threaded): the search
     finds nothing and the collective falls back to MPIR, where the other file selects."""
     first = json.dumps(own).split('"algorithm=', 1)[1].split('"', 1)[0]

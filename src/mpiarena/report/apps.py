@@ -17,8 +17,8 @@ from ..benchmarks import APP_CHECKS, BENCHMARKS
 from ..results import RunData
 from ..status import CellStatus
 
-STATUS = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped", CellStatus.INVALID: "invalid",
-          CellStatus.FAILED: "failed"}
+STATUS: dict[str, str] = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped",
+                          CellStatus.INVALID: "invalid", CellStatus.FAILED: "failed"}
 
 
 @dataclass
@@ -40,14 +40,15 @@ def _check_text(figure: tuple[str, float] | None) -> str:
 def apps(data: RunData) -> Apps | None:
     """The section, or None when the run measured no application kernel."""
     order = list(BENCHMARKS)
-    keys = sorted((k for k in data.cells if BENCHMARKS[k[0]].kind == "app"),
-                  key=lambda k: (order.index(k[0]), k[1], k[2]))
+    keys = sorted((k for k in data.cells if BENCHMARKS[k.bench].kind == "app"),
+                  key=lambda k: (order.index(k.bench), k.size, k.np))
     if not keys:
         return None
     out = Apps()
-    for bench, size, np_ in keys:
+    for key in keys:
+        bench, size, np_ = key
         for variant in data.variants:
-            group = data.cells[(bench, size, np_)].get(variant)
+            group = data.cells[key].get(variant)
             if group is None:
                 continue
             row = [bench.removeprefix("app-"), f"{size:,}", str(np_), variant]

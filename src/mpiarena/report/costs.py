@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.costs import Column, costs
-from ..analysis.stats import Verdict
+from ..analysis.stats import CONFIDENCE, Verdict
 from ..benchmarks import progress_verdict
 from ..results import RunData
 from ..sizes import format_size
@@ -38,7 +38,7 @@ def _percent(v: float) -> str:
 
 def _threads(c: Column) -> str:
     assert c.key is not None
-    return f"{c.key[1]} thread{'s' if c.key[1] > 1 else ''}"
+    return f"{c.key.size} thread{'s' if c.key.size > 1 else ''}"
 
 
 def _title(c: Column) -> str:
@@ -46,12 +46,12 @@ def _title(c: Column) -> str:
         return f"CPU % {c.bench or 'blocked'}"
     assert c.key is not None
     if c.kind == "memory":
-        return f"memory MB ({format_size(c.key[1])}, {c.key[2]} ranks)"
+        return f"memory MB ({format_size(c.key.size)}, {c.key.np} ranks)"
     if c.kind == "overlap":
-        return f"overlap % ({format_size(c.key[1])}, 95% CI)"
+        return f"overlap % ({format_size(c.key.size)}, {CONFIDENCE:.0%} CI)"
     if c.kind == "progress":
-        return "progress (%, 95% CI)"
-    return "msgrate" if c.key[0] == "msgrate" else _threads(c)
+        return f"progress (%, {CONFIDENCE:.0%} CI)"
+    return "msgrate" if c.key.bench == "msgrate" else _threads(c)
 
 
 def _shown(c: Column, v: float) -> str:
@@ -67,7 +67,7 @@ def _better(c: Column) -> str:
     if c.kind == "memory":
         return "used {r}x less memory than"
     assert c.key is not None
-    return "sent messages {r}x faster than" if c.key[0] == "msgrate" else \
+    return "sent messages {r}x faster than" if c.key.bench == "msgrate" else \
         f"sent messages {{r}}x faster with {_threads(c)} than"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import asdict
 
 from ..benchmarks import BENCHMARKS
@@ -26,7 +27,7 @@ def _extras(store: Store, run_id: int) -> dict[int, list[dict[str, list[float]]]
     return {c: [x for _, x in sorted(d.items())] for c, d in store.extras(run_id).items()}
 
 
-def _rows(store: Store, run_id: int, names: list[str]):
+def _rows(store: Store, run_id: int, names: list[str]) -> Iterator[list[object]]:
     impl_of = {v.variant: v.impl_id for v in store.variants(run_id)}
     obs = store.observations(run_id)
     extras = _extras(store, run_id)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import units
 from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_unchecked
+from ..analysis.stats import CONFIDENCE
 from ..guidelines import BY_MOCKUP, GUIDELINES
 from ..results import RunData
 from ..sizes import format_size
@@ -55,8 +56,8 @@ def violation_text(c: GuidelineCheck) -> str:
     bench, size, np_ = c.key
     return (f"{c.guideline.text} at {format_size(size)}, {np_} ranks: {bench} "
             f"{units.seconds(c.collective)}, the mock-up {units.seconds(c.mockup)}, "
-            f"{c.ratio:.2f}x (95% CI {c.ci_low:.2f}-{c.ci_high:.2f}, p={c.p_adjusted:.2g} "
-            f"after Holm, {c.launches} launches)")
+            f"{c.ratio:.2f}x ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
+            f"p={c.p_adjusted:.2g} after Holm, {c.launches} launches)")
 
 
 def _span(values: list[int]) -> str:
@@ -70,8 +71,8 @@ def advice_text(variant: str, checks: list[GuidelineCheck]) -> str:
     """What the violations of one guideline mean for a user of this variant."""
     g = checks[0].guideline
     where = "; ".join(
-        f"{_span([c.key[1] for c in checks if c.key[2] == np_])} on {np_} ranks"
-        for np_ in sorted({c.key[2] for c in checks}))
+        f"{_span([c.key.size for c in checks if c.key.np == np_])} on {np_} ranks"
+        for np_ in sorted({c.key.np for c in checks}))
     low, high = min(c.saving for c in checks), max(c.saving for c in checks)
     saves = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%}-{high:.0%}"
     instead = " then ".join(f"MPI_{p.capitalize()}" for p in g.parts)
@@ -81,7 +82,7 @@ def advice_text(variant: str, checks: list[GuidelineCheck]) -> str:
 
 def guidelines(data: RunData) -> Guidelines | None:
     """The section, or None when the run measured no collective together with a mock-up."""
-    asked = {k[0] for k in data.cells} & set(BY_MOCKUP)
+    asked = {k.bench for k in data.cells} & set(BY_MOCKUP)
     if not asked:
         return None
     checks = guideline_checks(data)
@@ -89,9 +90,9 @@ def guidelines(data: RunData) -> Guidelines | None:
     out = []
     for variant in data.variants:
         mine = [c for c in checks if c.variant == variant]
-        lib = Library(variant, len(mine), *(sum(c.outcome == o for c in mine)
-                                            for o in ("held", "violated", "undecided")),
-                      sum(c.outcome == "undecided" and c.ratio < 1 for c in mine))
+        held, violated, undecided = (sum(c.outcome == o for c in mine)
+                                     for o in ("held", "violated", "undecided"))
+        lib = Library(variant, len(mine), held, violated, undecided, sum(c.leaning for c in mine))
         for g in GUIDELINES:
             bad = [c for c in mine if c.guideline == g and c.outcome == "violated"]
             lib.violations += [violation_text(c) for c in bad]

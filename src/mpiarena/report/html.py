@@ -14,6 +14,7 @@ import struct
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -66,25 +67,25 @@ def _image(plot: plots.Plot, dpi: int) -> Image:
                  height, plot.kind, plot.bench, plot.np)
 
 
-def _verdict(a: Analysis, key: Key, v: Verdict) -> dict:
+def _verdict(a: Analysis, key: Key, v: Verdict) -> dict[str, Any]:
     return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
-            "ratio": f"{v.ratio:.2f}", "ci": f"95% CI {v.ci_low:.2f}-{v.ci_high:.2f}",
+            "ratio": f"{v.ratio:.2f}", "ci": f"{CONFIDENCE:.0%} CI {v.ci_low:.2f}-{v.ci_high:.2f}",
             "launches_fast": v.launches_fast, "launches_slow": v.launches_slow,
             "p": f"{v.p_adjusted:.2g}",
             "text": verdict_text(a.label(key), v)}
 
 
-def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
+def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         cell = a.data.cells[key]
-        entries = []
+        entries: list[dict[str, Any]] = []
         for variant in a.data.variants:
             group = cell.get(variant)
             s = a.summaries[key].get(variant)
             if s is None:
-                status = "n/a" if group is None else {CellStatus.OK: "no observation"}.get(
-                    group.status, group.status)
+                status = "n/a" if group is None else \
+                    "no observation" if group.status == CellStatus.OK else group.status
                 entries.append({"variant": variant, "missing": status,
                                 "reason": group.reason if group else ""})
                 continue
@@ -103,7 +104,7 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict]:
     return rows
 
 
-def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
+def _medians(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         best = a.best(key)
@@ -121,7 +122,7 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict]:
     return rows
 
 
-def _jobs(data: RunData, found: Finding) -> list[dict]:
+def _jobs(data: RunData, found: Finding) -> list[dict[str, Any]]:
     out = []
     beside = {x.job_id: x.share for x in found.launches}
     busy = {x.job_id for x in found.above}
@@ -151,7 +152,7 @@ def _env() -> jinja2.Environment:
 
 
 def context(data: RunData, baseline: str | None = None, variants: list[VariantRecord] | None = None,
-            dpi: int = 100) -> dict:
+            dpi: int = 100) -> dict[str, Any]:
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
     benches = _benches(a)  # first: the drawing processes share the summaries they computed
@@ -171,10 +172,10 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     return {**text, "benches": benches, "winners": winners}
 
 
-def _benches(a: Analysis) -> list[dict]:
+def _benches(a: Analysis) -> list[dict[str, Any]]:
     """Per benchmark, its tables: medians, verdicts, statistics; their figures come later."""
-    benches: list[dict] = []
-    by_bench: dict[str, dict] = {}
+    benches: list[dict[str, Any]] = []
+    by_bench: dict[str, dict[str, Any]] = {}
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
         entry = by_bench.get(bench)
@@ -193,7 +194,7 @@ def _benches(a: Analysis) -> list[dict]:
     return benches
 
 
-def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> dict:
+def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> dict[str, Any]:
     """Everything the template shows but the benchmarks' tables and the figures."""
     all_verdicts = [v for vs in a.judged.values() for v in vs]
     board = [vars(b) for b in scoreboard(a)]
@@ -207,8 +208,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
                ("memory", f"{int(m.get('memory_bytes', 0)) / 2**30:.1f} GiB"),
                ("kernel", m.get("kernel")), ("OS", m.get("os")),
                ("governor", m.get("governor")), ("Python", m.get("python")),
-               ("topology", settings.get("topology", "local")),
-               ("ranks run as", settings.get("ranks_run_as", "-"))]
+               ("topology", settings.topology), ("ranks run as", settings.ranks_run_as)]
     extra = {k: v for k, v in m.items() if k not in {"hostname", "cpu_model", "cores",
                                                      "memory_bytes", "kernel", "os",
                                                      "governor", "python"}}
@@ -216,15 +216,15 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
                 for k, v in extra.items()]
     shown_settings = [
         ("suite", run.suite), ("seed (interleaving order)", run.seed),
-        ("observations per cell", settings.get("observations")),
-        ("target time per observation", units.seconds(settings.get("target_time", 0))),
-        ("cell time limit", f"{settings.get('max_cell_time')} s"),
-        ("bibw window", settings.get("window")),
-        ("off-cache buffers", "yes" if settings.get("offcache") else "no"),
-        ("data validated", "yes" if settings.get("validate") else "no"),
-        ("hang timeout", f"{settings.get('timeout')} s"),
-        ("rank counts", ", ".join(str(n) for n in settings.get("nps", []))),
-        ("sizes", ", ".join(format_size(s) for s in settings.get("sizes", []))),
+        ("observations per cell", settings.observations),
+        ("target time per observation", units.seconds(settings.target_time)),
+        ("cell time limit", f"{settings.max_cell_time} s"),
+        ("bibw window", settings.window),
+        ("off-cache buffers", "yes" if settings.offcache else "no"),
+        ("data validated", "yes" if settings.validate else "no"),
+        ("hang timeout", f"{settings.timeout} s"),
+        ("rank counts", ", ".join(str(n) for n in settings.nps)),
+        ("sizes", ", ".join(format_size(s) for s in settings.sizes)),
     ]
     n_comparisons = len(all_verdicts)
     found = finding(data.jobs)

@@ -65,7 +65,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
            f"`{run.command}`", "",
            *(f"**{_md(line)}**  " for line in interference.run_lines(data)), "",
            f"**Machine**: {_md(machine_line(data))}, topology "
-           f"{data.settings.get('topology', 'local')}", "",
+           f"{data.settings.topology}", "",
            *(f"{_md(line)}  " for line in placement_lines(data)), "",
            "## Implementations", "", "| id | library version | origin | wrapper |",
            "| --- | --- | --- | --- |"]
@@ -97,7 +97,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
                 "| " + " | ".join(["---:"] * (len(data.variants) + 1)) + " |"]
         for key in keys:
             best = a.best(key)
-            row = [spec.size_text(key[1]) if spec.sized else ""]
+            row = [spec.size_text(key.size) if spec.sized else ""]
             for variant in data.variants:
                 text = cell_text(a, key, variant)
                 row.append(f"**{text} \\***" if variant == best else text)

@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import matplotlib
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import ListedColormap, LogNorm
@@ -36,11 +38,14 @@ from ..analysis.run import (
     relative_to_baseline,
 )
 from ..benchmarks import BENCHMARKS
-from ..results import RunData
+from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
 
-STYLE = {
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+STYLE: dict[RcKeyType, object] = {
     "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold", "axes.labelsize": 9,
     "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
     "axes.grid.which": "major", "grid.color": "#d9dde3", "grid.linewidth": 0.6,
@@ -74,13 +79,21 @@ class Plot:
 Maker = Callable[[], Plot | None]  # draws one figure, or None where it has nothing to show
 
 
+class LineStyle(TypedDict):
+    """A variant's line: its implementation's colour, its own marker and dashes."""
+
+    color: str
+    marker: str
+    linestyle: str
+
+
 class Styles:
     """One colour per implementation, one line style per variant of it, the same everywhere."""
 
     def __init__(self, variants: list[str]):
         impls = list(dict.fromkeys(v.split(":")[0] for v in variants))
         seen: dict[str, int] = {}
-        self.style: dict[str, dict] = {}
+        self.style: dict[str, LineStyle] = {}
         for v in variants:
             impl = v.split(":")[0]
             i, j = impls.index(impl), seen.get(impl, 0)
@@ -89,7 +102,7 @@ class Styles:
                              "marker": MARKERS[(i // len(PALETTE) + j) % len(MARKERS)],
                              "linestyle": DASHES[j % len(DASHES)]}
 
-    def __call__(self, variant: str) -> dict:
+    def __call__(self, variant: str) -> LineStyle:
         return self.style[variant]
 
 
@@ -100,12 +113,12 @@ def _figure(size: tuple[float, float] = SIZE) -> Figure:
     return fig
 
 
-def _axes(fig: Figure):
+def _axes(fig: Figure) -> Axes:
     with matplotlib.rc_context(STYLE):
         return fig.add_subplot()
 
 
-def _time_axis(ax, axis: str = "y") -> None:
+def _time_axis(ax: Axes, axis: str = "y") -> None:
     fmt = FuncFormatter(lambda t, _: units.seconds(t) if t > 0 else "0")
     target = ax.yaxis if axis == "y" else ax.xaxis
     target.set_major_formatter(fmt)
@@ -128,7 +141,7 @@ def _size_ticks(sizes: list[int]) -> list[int]:
     return sorted(chosen)
 
 
-def _size_axis(ax, sizes: list[int]) -> None:
+def _size_axis(ax: Axes, sizes: list[int]) -> None:
     """Log base 2, ticks at measured sizes, labelled 1 B, 1 KiB, ..."""
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_locator(FixedLocator(_size_ticks(sizes)))
@@ -137,7 +150,7 @@ def _size_axis(ax, sizes: list[int]) -> None:
     ax.set_xlabel("message size")
 
 
-def _legend(ax) -> None:
+def _legend(ax: Axes) -> None:
     """Under the axes, so that it never hides a line."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
@@ -145,14 +158,14 @@ def _legend(ax) -> None:
                          handlelength=2.6, ncols=min(3, len(handles)), columnspacing=1.2)
 
 
-def _set_title(ax, text: str, **kwargs: object) -> None:
+def _set_title(ax: Axes, text: str, **kwargs: Any) -> None:
     """A title just above the axes, placed once: left to place it, matplotlib measures the y
     axis again at every layout pass and draw to see whether it must move up, which it never
     must here (no axes with a title has ticks or labels on top); a seventh of drawing time."""
     ax.set_title(text, y=1.0, **kwargs)
 
 
-def _title(ax, a: Analysis, np_: int, text: str) -> None:
+def _title(ax: Axes, a: Analysis, np_: int, text: str) -> None:
     """A left-aligned title; dark red and marked when the rank count is oversubscribed."""
     if np_ > a.cores:
         _set_title(ax, f"{text}\noversubscribed: {np_} ranks on {a.cores} cores", loc="left",
@@ -161,7 +174,8 @@ def _title(ax, a: Analysis, np_: int, text: str) -> None:
         _set_title(ax, text, loc="left")
 
 
-def _series(a: Analysis, bench: str, np_: int, variant: str, positive: bool = True):
+def _series(a: Analysis, bench: str, np_: int, variant: str, positive: bool = True
+            ) -> np.ndarray:
     """Sizes, medians and interval bounds of one variant across a table's sizes."""
     rows = []
     for key in a.tables[(bench, np_)]:
@@ -352,8 +366,8 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
         axes = fig.subplots(1, len(sizes), sharey=True, squeeze=False)[0]
     for ax, size in zip(axes, sizes, strict=True):
         for variant in a.data.variants:
-            pts = [(n, a.summaries.get((bench, size, n), {}).get(variant)) for n in nps]
-            pts = [(n, s) for n, s in pts if s is not None]
+            pts = [(n, s) for n in nps
+                   if (s := a.summaries.get(Key(bench, size, n), {}).get(variant)) is not None]
             if not pts:
                 continue
             xs = [n for n, _ in pts]
@@ -383,7 +397,7 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
 
 def unsized_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
     """Benchmarks without a size: every observation as a dot, the median and its interval."""
-    key = (bench, 0, np_)
+    key = Key(bench, 0, np_)
     summaries = a.summaries.get(key, {})
     if key not in a.data.cells or not summaries:
         return None
@@ -440,6 +454,7 @@ def winners_figure(a: Analysis) -> Figure | None:
     fig = _figure((2.0 + 0.86 * len(cols), 0.9 + 0.5 * len(rows)))
     ax = _axes(fig)
     ax.grid(False)
+    face: str | tuple[float, float, float, float]  # a colour: named, or RGBA
     for y, (bench, np_) in enumerate(rows):
         for x, col in enumerate(cols):
             key = (bench, col if col is not None else 0, np_)
@@ -499,9 +514,10 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
     fig = _figure((2.4 + 0.8 * len(sizes), 0.9 + 0.38 * len(variants)))
     ax = _axes(fig)
     ax.grid(False)
+    face: str | tuple[float, float, float, float]  # a colour: named, or RGBA
     for y, variant in enumerate(variants):
         for x, size in enumerate(sizes):
-            cell = data.cells[(coll, size, np_)]
+            cell = data.cells[Key(coll, size, np_)]
             group, default = cell.get(variant), cell.get(impl)
             if group is None or default is None:
                 continue
@@ -536,7 +552,7 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
 def _tuned(data: RunData) -> list[tuple[str, str, int, list[str]]]:
     """A tuning run's heatmaps: implementation, collective, rank count and the variants."""
     tuned: dict[tuple[str, str], list[str]] = {}
-    for variant, what in data.settings.get("tuning", {}).items():
+    for variant, what in data.settings.tuning.items():
         tuned.setdefault((what["impl"], what["coll"]), []).append(variant)
     return [(impl, coll, np_, sorted(variants)) for (impl, coll), variants in sorted(tuned.items())
             for np_ in sorted({k[2] for k in data.cells if k[0] == coll})]
@@ -696,9 +712,10 @@ def png(fig: Figure, dpi: int = 100) -> bytes:
     try:
         with matplotlib.rc_context(STYLE):
             fig.set_dpi(dpi)
-            canvas.draw()
-        rgb = Image.frombuffer("RGBA", canvas.get_width_height(physical=True),
-                               canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
+            canvas.draw()  # type: ignore[no-untyped-call]
+        pixels = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
+        rgb = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), pixels, "raw",
+                               "RGBA", 0, 1).convert("RGB")
     finally:
         fig.set_dpi(shown)
     img = rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT)

@@ -73,6 +73,7 @@ def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[F
             published = _as_published(pub.text, fig.unit)
         measured = []
         for v in variants_of(data, library.measured) if data is not None else []:
+            assert data is not None  # the variants come from it
             x = value(data, fig.quantity, v)
             if x is None:
                 measured.append((v, "not measured"))

@@ -20,7 +20,7 @@ def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str
     out = []
     for name, d in runs.items():
         if isinstance(d, RunData):
-            out.append((name, f"run {d.run_id}, {d.settings.get('topology', 'local')}"
+            out.append((name, f"run {d.run_id}, {d.settings.topology}"
                         + ("" if d.status == RunStatus.COMPLETE else f" ({d.status})")))
         else:
             out.append((name, f"profiled on this machine: {', '.join(d.variants)}"))

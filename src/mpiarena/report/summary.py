@@ -8,7 +8,15 @@ from .. import units
 from ..analysis.curves import Derived, Switch
 from ..analysis.groups import figure
 from ..analysis.run import Analysis, Stretch, bandwidth, late_calls, standings, stretches, strongest
-from ..analysis.stats import ALPHA, CONFIDENCE, MIN_LAUNCHES, THRESHOLD, Verdict
+from ..analysis.stats import (
+    ALPHA,
+    CONFIDENCE,
+    INTERVAL_HOLDS_RERUN,
+    MIN_LAUNCHES,
+    RERUN_SURE_FROM,
+    THRESHOLD,
+    Verdict,
+)
 from ..benchmarks import BENCHMARKS
 from ..records import ImplementationRecord, VariantRecord
 from ..results import Key, RunData
@@ -21,9 +29,9 @@ METHOD = ("Each variant ran in {launches} independent launches per rank count, i
           "point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
           "start-up: the slowest rank. Cells show the median of the launch medians; every "
           "interval and test works on the launch medians. A {confidence} interval holds "
-          "the figure of a rerun only about 83% of the time, since both runs vary: where a "
-          "rerun of the same command lands ({confidence} or more from 9 launches) is its rerun "
-          "range (HTML report, summary export). {rule}")
+          "the figure of a rerun only about {holds} of the time, since both runs vary: where a "
+          "rerun of the same command lands ({confidence} or more from {sure} launches) is its "
+          "rerun range (HTML report, summary export). {rule}")
 
 
 def rule_text(family: str = "the report", subject: str = "faster") -> str:
@@ -46,8 +54,8 @@ TIMING = {
               "call's time is its exit minus its window's start; calls that any rank reached "
               "late are dropped; each rank's mean over the kept calls; the slowest rank's mean)",
 }
-STATUS_TEXT = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID", CellStatus.FAILED: "failed",
-               CellStatus.SKIPPED: "skipped"}
+STATUS_TEXT: dict[str, str] = {CellStatus.NA: "n/a", CellStatus.INVALID: "INVALID",
+                               CellStatus.FAILED: "failed", CellStatus.SKIPPED: "skipped"}
 
 
 def ci_text(low: float, high: float) -> str:
@@ -82,9 +90,10 @@ def undecided_why(v: Verdict) -> str:
 def method_lines(data: RunData) -> list[str]:
     """The method as every report states it: how observations are taken, how each benchmark's
     calls were timed (as stored with its cells), and what the window method dropped."""
-    target = units.seconds(data.settings.get("target_time", 0))
-    return [METHOD.format(target=target, launches=data.settings.get("launches", 1),
-                          confidence=f"{CONFIDENCE:.0%}", rule=rule_text()),
+    target = units.seconds(data.settings.target_time)
+    return [METHOD.format(target=target, launches=data.settings.launches,
+                          confidence=f"{CONFIDENCE:.0%}", rule=rule_text(),
+                          holds=f"{INTERVAL_HOLDS_RERUN:.0%}", sure=RERUN_SURE_FROM),
             *_timing_lines(data), *_late_lines(data)]
 
 
@@ -126,7 +135,7 @@ def _timed(data: RunData) -> dict[str, list[str]]:
 def short_method(data: RunData) -> list[str]:
     """The method in two lines, for the terminal (`--method` gives `method_lines`): launches
     and the rule, and how each benchmark's calls were timed."""
-    base = int(data.settings.get("launches", 1))
+    base = data.settings.launches
     most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
                default=base)
     more = f", up to {most} where a comparison was still open" if most > base else ""
@@ -141,11 +150,12 @@ def short_method(data: RunData) -> list[str]:
 def _late_lines(data: RunData) -> list[str]:
     """Per variant timed by the window method, the share of calls it dropped, where above 0."""
     out = []
-    for variant, (mean, worst, key) in late_calls(data).items():
-        size = f" {format_size(key[1])}" if BENCHMARKS[key[0]].sized else ""
-        out.append(f"{variant}: the window method dropped {mean:.1%} of its calls (a rank "
-                   f"reached the call's window late), at most {worst:.0%} of an observation "
-                   f"({key[0]}{size}, {key[2]} ranks).")
+    for variant, late in late_calls(data).items():
+        key = late.key
+        size = f" {format_size(key.size)}" if BENCHMARKS[key.bench].sized else ""
+        out.append(f"{variant}: the window method dropped {late.mean:.1%} of its calls (a rank "
+                   f"reached the call's window late), at most {late.worst:.0%} of an observation "
+                   f"({key.bench}{size}, {key.np} ranks).")
     return out
 
 
@@ -247,7 +257,7 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
     if group.status != CellStatus.OK or not group.values:
         return STATUS_TEXT.get(group.status, "-")
     text = units.seconds(figure(group))
-    bw = bandwidth(key[0], key[1], figure(group), a.window)
+    bw = bandwidth(key.bench, key.size, figure(group), a.window)
     if bw is not None:
         text += f"  {units.bandwidth(bw)}"
     return text

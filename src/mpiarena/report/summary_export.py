@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from ..analysis.run import Analysis
-from ..analysis.stats import CONFIDENCE, THRESHOLD, center_coverage, rerun_coverage
+from ..analysis.stats import CONFIDENCE, THRESHOLD
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from .summary import method_lines
@@ -28,11 +28,11 @@ def _number(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def records(a: Analysis) -> list[dict]:
+def records(a: Analysis) -> list[dict[str, object]]:
     """Every cell of every variant: its figure (median of launch medians, in the tables' unit:
     pingpong is half the round trip) and interval, and its verdict against the cell's fastest."""
-    out = []
-    for key in sorted(a.data.cells, key=lambda k: (list(BENCHMARKS).index(k[0]), k[2], k[1])):
+    out: list[dict[str, object]] = []
+    for key in sorted(a.data.cells, key=lambda k: (list(BENCHMARKS).index(k.bench), k.np, k.size)):
         bench, size, np_ = key
         against = {v.slow: v for v in a.judged.get(key, [])}
         for variant, group in sorted(a.data.cells[key].items()):
@@ -46,10 +46,10 @@ def records(a: Analysis) -> list[dict]:
                 "figure": _number(s.median) if s else None,
                 "ci_low": _number(s.ci_low) if s else None,
                 "ci_high": _number(s.ci_high) if s else None,
-                "ci_confidence": center_coverage(s.launches) if s else None,
+                "ci_confidence": s.ci_confidence if s else None,
                 "rerun_low": _number(s.rerun_low) if s else None,
                 "rerun_high": _number(s.rerun_high) if s else None,
-                "rerun_confidence": rerun_coverage(s.launches) if s else None,
+                "rerun_confidence": s.rerun_confidence if s else None,
                 "between_launches": _number(s.between) if s else None,
                 "fastest": a.best(key),
                 "ratio_to_fastest": _number(v.ratio) if v else None,

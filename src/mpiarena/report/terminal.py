@@ -11,8 +11,9 @@ from rich.table import Table
 from ..analysis.compare import Change
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
+from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
-from ..results import RunData
+from ..results import Key, RunData
 from ..sizes import format_size
 from . import interference
 from .apps import apps
@@ -68,8 +69,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     _costs(data, console)
     _guidelines(data, console)
     _apps(data, console)
-    if precision := data.settings.get("precision"):
-        _precision_summary(data, float(precision), console)
+    if precision := data.settings.precision:
+        _precision_summary(data, precision, console)
 
 
 def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
@@ -86,7 +87,7 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
     _against_the_reference(a.data, console)
 
 
-def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> None:
+def _table(a: Analysis, bench: str, np_: int, keys: list[Key], console: Console) -> None:
     spec = BENCHMARKS[bench]
     table = Table()
     table.add_column("size" if spec.sized else "", justify="right")
@@ -94,7 +95,7 @@ def _table(a: Analysis, bench: str, np_: int, keys: list, console: Console) -> N
         table.add_column(variant, justify="right")
     for key in keys:
         best = a.best(key)
-        row = [spec.size_text(key[1]) if spec.sized else ""]
+        row = [spec.size_text(key.size) if spec.sized else ""]
         for variant in a.data.variants:
             text = cell_text(a, key, variant)
             row.append(f"[bold green]{text} *[/]" if variant == best else text)
@@ -181,15 +182,15 @@ def _against_the_reference(data: RunData, console: Console) -> None:
 def _precision_summary(data: RunData, precision: float, console: Console) -> None:
     """How many launches each cell needed for the precision asked, and which never got it."""
     console.print(f"[bold]Adaptive sampling[/] to +-{precision:.1%} of the figure (95% CI over "
-                  f"launches), at most {data.settings.get('max_time')} s per cell:")
+                  f"launches), at most {data.settings.max_time} s per cell:")
     for p in precision_reached(data, precision):
         console.print(f"  {p.variant}: {p.cells - len(p.missed)} of {p.cells} cells reached "
                       f"it (launches {p.launches[0]}-{p.launches[-1]})")
-        for key, launches, observations, halfwidth in p.missed:
-            size = BENCHMARKS[key[0]].size_text(key[1])
-            console.print(f"    [yellow]never[/]: {key[0]} {size} at {key[2]} ranks "
-                          f"({launches} launches, {observations} observations, "
-                          f"+-{halfwidth:.1%})")
+        for m in p.missed:
+            size = BENCHMARKS[m.key.bench].size_text(m.key.size)
+            console.print(f"    [yellow]never[/]: {m.key.bench} {size} at {m.key.np} ranks "
+                          f"({m.launches} launches, {m.observations} observations, "
+                          f"+-{m.halfwidth:.1%})")
 
 
 def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,
@@ -206,7 +207,7 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
         name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
         colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
-                      f"time (95% CI {c.ci_low:.2f}-{c.ci_high:.2f}, p={c.p_adjusted:.2g}, "
-                      f"launches {c.n_a}/{c.n_b})")
+                      f"time ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
+                      f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b})")
     counts = {k: sum(c.outcome == k for c in changes) for k in order}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")

@@ -20,7 +20,7 @@ def emulation_note(data: RunData) -> str:
 
 def placement_lines(data: RunData) -> list[str]:
     """The topology, how many ranks each node held per variant and rank count, and caveats."""
-    topology = data.settings.get("topology", "local")
+    topology = data.settings.topology
     if topology == "local":
         return []
     per_job: dict[tuple[str, int], str] = {}

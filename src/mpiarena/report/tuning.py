@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import units
-from ..analysis.stats import center
+from ..analysis.stats import CONFIDENCE, THRESHOLD
 from ..analysis.tuning import Gain
 from ..sizes import format_size
 from ..tune import Tuning
@@ -31,17 +31,13 @@ def render(done: Tuning, out: Console) -> None:
     out.print(f"Tuning run {done.run_id} (see 'mpiarena show {done.run_id}', 'mpiarena report "
               f"{done.run_id}'). An algorithm replaces the default only where it is faster by the "
               f"verdicts' rule: {rule_text('the run')}")
-    cells = done.data.cells
     table = Table("impl", "coll", "ranks", "size", "default", "fastest algorithm", "time",
-                  "default / it (95% CI)", "choice")
+                  f"default / it ({CONFIDENCE:.0%} CI)", "choice")
     for c in done.picked:
-        cell = cells[(c.coll, c.size, c.np)]
-        default = cell.get(c.impl)
-        fig = units.seconds(center(default.nested)) if default is not None and c.default_ok \
-            else "failed"
-        best = cell[c.fastest] if c.fastest else None
+        fig = "failed" if c.default_figure is None else units.seconds(c.default_figure)
+        best = "-" if c.fastest_figure is None else units.seconds(c.fastest_figure)
         table.add_row(c.impl, c.coll, str(c.np), format_size(c.size), fig,
-                      _algorithm(c.fastest), units.seconds(center(best.nested)) if best else "-",
+                      _algorithm(c.fastest), best,
                       f"{c.ratio:.2f}x ({c.ci_low:.2f}-{c.ci_high:.2f})" if c.default_ok else "-",
                       _algorithm(c.fastest if c.switch else None)
                       + ("" if c.switch or c.outcome == "faster" else f" ({c.outcome})"))
@@ -64,10 +60,10 @@ def gain_line(g: Gain) -> str:
     where = f"{g.impl} {g.coll} {format_size(g.size)}, {g.np} ranks"
     if g.outcome == "failed":
         return f"{where}: FAILED, not compared: {g.reason}"
-    ci = f"95% CI {g.ci_low:.2f}-{g.ci_high:.2f}, {g.launches} launches"
+    ci = f"{CONFIDENCE:.0%} CI {g.ci_low:.2f}-{g.ci_high:.2f}, {g.launches} launches"
     if g.outcome == "worse":
         return f"{where}: WORSE with the tuning file: {g.ratio:.2f}x the default's speed ({ci})"
-    text = {"better": "faster with the tuning file", "same": "the same within 5%",
+    text = {"better": "faster with the tuning file", "same": f"the same within {THRESHOLD:.0%}",
             "undecided": "undecided"}[g.outcome]
     return f"{where}: {text}: {g.ratio:.2f}x ({ci})"
 

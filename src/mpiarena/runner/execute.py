@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import machine_load, paths
 from ..analysis.sampling import open_comparisons, precise
+from ..analysis.stats import Sample
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
@@ -308,7 +309,7 @@ class Executor:
         """The planned turns in comparisons still open that about `launches` more launches of
         each variant can decide."""
         variants = {v.id: v for _, v in planned}
-        cells: dict[Cell, dict[str, list[np.ndarray]]] = {}
+        cells: dict[Cell, dict[str, Sample]] = {}
         for cell, variant in planned:
             by_launch = self.sampled.get((cell, variant.id), ({}, 0.0))[0]
             if BENCHMARKS[cell.bench].kind != "cost" and (cell, variant.id) not in self.broken \

@@ -12,6 +12,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 from .. import core_env
 from ..cluster.placement import Placement
@@ -170,6 +171,12 @@ class Job:
         except (BrokenPipeError, ValueError, OSError) as e:
             raise JobError(self._death(self.proc.poll())) from e
 
+    @overload
+    def _line(self, deadline: float, eof_ok: Literal[False] = False) -> str: ...
+
+    @overload
+    def _line(self, deadline: float, eof_ok: bool) -> str | None: ...
+
     def _line(self, deadline: float, eof_ok: bool = False) -> str | None:
         try:
             line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -190,7 +197,6 @@ class Job:
     def _expect(self, tag: str, deadline: float) -> str:
         while True:
             line = self._line(deadline)
-            assert line is not None
             if line.split("\t", 1)[0] == tag:
                 return line
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -11,6 +12,7 @@ from .. import __version__, machine
 from ..build import Build
 from ..cluster.topology import Topology
 from ..plan import Plan
+from ..records import ImplementationRecord
 from ..status import RunStatus
 from ..store import Store
 from ..users import RankUser
@@ -26,7 +28,7 @@ class Outcome:
 
 def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topology,
             settings: Settings, rank_user: RankUser | None, command: str, progress_to: Console,
-            recorded: dict | None = None) -> Outcome:
+            recorded: Mapping[str, object] | None = None) -> Outcome:
     """Run the plan into a new run of the store; Ctrl-C ends it as incomplete, never lost.
 
     `recorded` adds to the run's settings (a reproduction names its study and experiment).
@@ -45,11 +47,9 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
         "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})
     for b in builds.values():
         i = b.impl
-        store.add_implementation(run_id, {
-            "impl_id": i.id, "family": i.family, "version": i.version,
-            "version_string": b.version_string, "origin": i.origin,
-            "prefix": str(i.prefix or ""), "wrapper": str(i.wrapper),
-            "launcher": str(i.launcher), "wrapper_flags": b.wrapper_flags, "cflags": b.cflags})
+        store.add_implementation(ImplementationRecord(
+            run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
+            str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
     for v in plan.variants:
         store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
                           v.binding or "auto")

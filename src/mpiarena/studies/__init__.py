@@ -126,7 +126,7 @@ def load(study_id: str) -> Study:
     return parse(study_id, tomllib.loads(path.read_text()), path.name)
 
 
-def _quantity(item: dict, where: str, experiments: dict[str, Experiment]) -> Quantity:
+def _quantity(item: dict[str, Any], where: str, experiments: dict[str, Experiment]) -> Quantity:
     exp = item.get("experiment", "")
     if exp not in experiments:
         raise ArenaError(f"{where}: experiment '{exp}' is not defined")
@@ -147,7 +147,7 @@ def _number(v: object) -> tuple[float, str]:
     return float(v), v if isinstance(v, str) else str(v)
 
 
-def _published(values: dict, where: str) -> dict[str, Published]:
+def _published(values: dict[str, Any], where: str) -> dict[str, Published]:
     out: dict[str, Published] = {}
     for lib, v in values.items():
         try:
@@ -167,7 +167,7 @@ _CLAIM_FIELDS = ("text", "source", "check", "experiment", "quantity", "bench", "
                  "call", "rank", "part")
 
 
-def _claim(c: dict, where: str, experiments: dict[str, Experiment]) -> Claim:
+def _claim(c: dict[str, Any], where: str, experiments: dict[str, Experiment]) -> Claim:
     here = f"{where}: claim '{c['text']}'"
     if c["check"] not in CHECKS:
         raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(CHECKS)}")
@@ -180,7 +180,7 @@ def _claim(c: dict, where: str, experiments: dict[str, Experiment]) -> Claim:
     return Claim(c["text"], c["source"], c["check"], q, params, parts)
 
 
-def parse(study_id: str, data: dict, where: str) -> Study:
+def parse(study_id: str, data: dict[str, Any], where: str) -> Study:
     """A study from its TOML; every problem is one line naming the file and entry."""
     try:
         libraries = {k: Library(k, v["name"], tuple(v.get("measured", [])), v.get("note", ""))

@@ -6,7 +6,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
@@ -16,6 +16,7 @@ from ..sizes import parse_sizes
 BUILTIN = Path(__file__).parent
 OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"
 SYNC_METHODS = ("loop", "barrier", "window")  # how collectives are timed: see plan.timing
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def load(name_or_path: str) -> Suite:
     return from_dict(path.stem, data, str(path))
 
 
-def variant_spec(item: dict, where: str) -> VariantSpec:
+def variant_spec(item: dict[str, Any], where: str) -> VariantSpec:
     if not isinstance(item, dict) or "impl" not in item or "name" not in item:
         raise ArenaError(f"{where}: every [[variant]] needs 'impl' and 'name'")
     _known(item, VARIANT_FIELDS, f"{where}: variant '{item['name']}'")
@@ -98,23 +99,24 @@ FIELDS = ("description", "benchmarks", "sizes", "np", "observations", "launches"
           "sync", "budget")
 
 
-def _known(data: dict, fields: tuple[str, ...], where: str) -> None:
+def _known(data: dict[str, Any], fields: tuple[str, ...], where: str) -> None:
     if unknown := sorted(set(data) - set(fields)):
         raise ArenaError(f"{where}: unknown field {', '.join(map(repr, unknown))}; the fields are "
                          f"{', '.join(fields)}")
 
 
-def _get(data: dict, key: str, default: Any, kind: type, where: str) -> Any:
+def _get(data: dict[str, Any], key: str, default: T, kind: type[T], where: str) -> T:
     """data[key], or default, checked to be of kind (an integer counts as a number)."""
-    value = data.get(key, default)
+    value: object = data.get(key, default)
     if kind is float and type(value) is int:
         value = float(value)
-    if type(value) is not kind:
+    if type(value) is not kind or not isinstance(value, kind):  # exact type: true is no int
         raise ArenaError(f"{where}: '{key}' must be {EXPECTED[kind]}, got {value!r}")
     return value
 
 
-def _list(data: dict, key: str, default: list, kind: type, where: str, example: str) -> tuple:
+def _list(data: dict[str, Any], key: str, default: list[T], kind: type[T], where: str,
+          example: str) -> tuple[T, ...]:
     """data[key], or default, checked to be a list whose items are all of kind."""
     value = data.get(key, default)
     if not isinstance(value, list) or any(type(v) is not kind for v in value):
@@ -123,7 +125,7 @@ def _list(data: dict, key: str, default: list, kind: type, where: str, example: 
     return tuple(value)
 
 
-def from_dict(name: str, data: dict, where: str) -> Suite:
+def from_dict(name: str, data: dict[str, Any], where: str) -> Suite:
     """Validate a suite's fields; every problem is one line naming the field."""
     _known(data, FIELDS, where)
     if "benchmarks" not in data:
@@ -190,7 +192,19 @@ def fit_to_cores(suite: Suite, count: int, where: str) -> tuple[Suite, str]:
         f"{count} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
 
 
-def override(suite: Suite, **changes) -> Suite:
+class Overrides(TypedDict, total=False):
+    """What the command line may change in a suite (None means keep)."""
+
+    sizes: tuple[int, ...] | None
+    nps: tuple[int, ...] | None
+    observations: int | None
+    launches: int | None
+    budget: float | None
+    sync: str | None
+    benchmarks: tuple[str, ...] | None
+
+
+def override(suite: Suite, **changes: Unpack[Overrides]) -> Suite:
     """The suite with command-line overrides applied (None means keep)."""
-    kept = {k: v for k, v in changes.items() if v is not None}
+    kept: dict[str, Any] = {k: v for k, v in changes.items() if v is not None}
     return check(replace(suite, **kept), "command line")

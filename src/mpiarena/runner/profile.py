@@ -1,5 +1,5 @@
-"""The per-call profiler: run any MPI program with the PMPI library preloaded, read each rank's
-calls and time per MPI function, and put implementations side by side."""
+"""The per-call profiler: run any MPI program with the PMPI library preloaded and read each
+rank's calls and time per MPI function."""
 
 from __future__ import annotations
 
@@ -10,57 +10,20 @@ import signal
 import subprocess
 import tempfile
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
-from rich.table import Table
-
-from . import core_env, paths, units
-from .build import build_pmpi, compile_with
-from .errors import ArenaError
-from .impls import Implementation, family_of
-from .plan import Variant
-from .procs import as_user, last_words
-from .runner.cleanup import kill_tagged
-from .runner.job import JobError
-from .runner.launch import Daemons, command_for
-from .tags import TOKEN_VAR
-from .users import RankUser
-
-POINT_TO_POINT = ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall",
-                  "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe")
-COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Scatter", "MPI_Gather", "MPI_Reduce",
-               "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall")
-ORDER = ("MPI_Init", "MPI_Init_thread", *POINT_TO_POINT, *COLLECTIVES, "MPI_Comm_split",
-         "MPI_Comm_free", "MPI_Finalize")
-TOTALS = ("point-to-point total", "collectives total")
-
-
-@dataclass(frozen=True)
-class Calls:
-    calls: int
-    seconds: float
-
-
-Profile = dict[int, dict[str, Calls]]  # rank -> function -> its calls and time
-
-
-@dataclass(frozen=True)
-class Profiled:
-    """The implementation a profiled variant ran, and its family."""
-
-    impl_id: str
-    family: str
-
-
-@dataclass
-class ProfileRun:
-    """Profiles of one program side by side: seconds per function summed over ranks (and the
-    point-to-point and collective totals), per variant."""
-
-    implementations: list[Profiled]  # each variant's implementation
-    variants: list[str]
-    seconds: dict[str, dict[str, float]]
+from .. import core_env, paths
+from ..build import build_pmpi, compile_with
+from ..errors import ArenaError
+from ..impls import Implementation, family_of
+from ..plan import Variant
+from ..procs import as_user, last_words
+from ..profiled import Calls, Profile
+from ..tags import TOKEN_VAR
+from ..users import RankUser
+from .cleanup import kill_tagged
+from .job import JobError
+from .launch import Daemons, command_for
 
 
 def _program(argv: list[str]) -> list[str]:
@@ -165,43 +128,3 @@ def _read(impl: Implementation, out: Path, np: int) -> Profile:
         rows = (line.split("\t") for line in path.read_text().splitlines() if line)
         result[rank] = {name: Calls(int(calls), float(secs)) for name, calls, secs in rows}
     return result
-
-
-def totals(prof: Profile) -> dict[str, tuple[int, float, float]]:
-    """function -> calls summed over ranks, seconds summed over ranks, slowest rank's seconds;
-    plus the rows 'point-to-point total' and 'collectives total'."""
-    names = sorted({n for per in prof.values() for n in per},
-                   key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
-    rows: dict[str, tuple[int, float, float]] = {}
-    for name in names:
-        cells = [per[name] for per in prof.values() if name in per]
-        rows[name] = (sum(c.calls for c in cells), sum(c.seconds for c in cells),
-                      max(c.seconds for c in cells))
-    for label, group in zip(TOTALS, (POINT_TO_POINT, COLLECTIVES), strict=True):
-        per_rank = [sum(per[n].seconds for n in group if n in per) for per in prof.values()]
-        rows[label] = (sum(rows[n][0] for n in group if n in rows), sum(per_rank),
-                       max(per_rank, default=0.0))
-    return rows
-
-
-def table(results: dict[str, Profile], np: int) -> tuple[str, Table]:
-    """A title and one row per MPI function, per implementation its calls (all ranks) and time
-    (summed over ranks, and the slowest rank's), then the point-to-point and collective totals."""
-    per_impl = {impl_id: totals(prof) for impl_id, prof in results.items()}
-    names = [n for n in ORDER if any(n in rows for rows in per_impl.values())]
-    names += sorted({n for rows in per_impl.values() for n in rows} - set(names) - set(TOTALS))
-    out = Table()
-    out.add_column("function", no_wrap=True)
-    for impl_id in results:
-        out.add_column(f"{impl_id} calls", justify="right")
-        out.add_column(f"{impl_id} time", justify="right")
-    for name in [*names, *TOTALS]:
-        cells = []
-        for rows in per_impl.values():
-            calls, total, slowest = rows.get(name, (0, 0.0, 0.0))
-            cells += [str(calls), f"{units.seconds(total)}  ({units.seconds(slowest)})"
-                      if calls else "-"]
-        out.add_row(f"[bold]{name}[/]" if name in TOTALS else name, *cells,
-                    end_section=name == names[-1])
-    return (f"time in MPI calls, {np} ranks (calls: all ranks; time: sum over ranks, slowest rank)",
-            out)

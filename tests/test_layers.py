@@ -1,0 +1,126 @@
+"""Data flows one way: every import in src/mpiarena (relative, absolute, inside a function)
+goes to the same layer or a lower one, and no modules import each other in a cycle.
+
+The layers, low to high (a module belongs to the longest prefix listed):
+
+  foundation  names, units, paths, constants and records that import nothing above them
+  system      processes on this machine: run, poll, own, the machine's load
+  model       what is measured: benchmarks, suites, studies, a profile's records
+  store       the store and the observations it returns
+  platform    where and with what: clusters, implementations, launchers, build, the plan
+  analysis    statistics and every decision (the runner asks it when to stop sampling)
+  runner      runs sessions: launches, budget, profiler, tuning and reproduction sessions
+  report      renders what analysis returns
+  commands    the command line
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("mpiarena", "errors", "units", "paths", "tags", "status", "core_env",
+                    "machine", "users", "records", "sizes", "guidelines")),
+    ("system", ("procs", "owners", "machine_load")),
+    ("model", ("benchmarks", "suites", "studies", "profiled")),
+    ("store", ("store", "results")),
+    ("platform", ("cluster", "impls", "launchers", "build", "plan", "doctor")),
+    ("analysis", ("analysis",)),
+    ("runner", ("runner", "tune", "reproduce")),
+    ("report", ("report",)),
+    ("commands", ("commands",)),
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the module imported (a package's __init__ for a name it holds)
+    line: int
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted((SRC / "mpiarena").rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        here = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        base = ".".join(here[:len(here) - node.level + 1] + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+
+
+def imports() -> list[Import]:
+    """Every import of one mpiarena module by another, wherever it stands in the file."""
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found += [Import(module, t, node.lineno) for t in _targets(module, path, node)
+                          if t == "mpiarena" or t.startswith("mpiarena.")]
+    return found
+
+
+def layer(module: str) -> int:
+    """The rank of the layer a module belongs to."""
+    name = module.removeprefix("mpiarena.") if module != "mpiarena" else "mpiarena"
+    best = (-1, -1)
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if name == p or name.startswith(p + "."):
+                best = max(best, (len(p), rank))
+    assert best[1] >= 0, f"{module} is in no layer: add it to LAYERS"
+    return best[1]
+
+
+def test_every_module_is_in_a_layer_and_every_import_is_seen():
+    assert all(layer(m) >= 0 for m in MODULES)
+    seen = {(i.source, i.target) for i in imports()}
+    # one of each kind: relative, absolute package, and function-local
+    assert ("mpiarena.commands.run", "mpiarena.commands.options") in seen
+    assert ("mpiarena.commands", "mpiarena") in seen
+    assert ("mpiarena.commands.profile", "mpiarena.runner.profile") in seen
+
+
+def test_no_import_runs_up_the_layers():
+    upward = [f"{i.source}:{i.line} imports {i.target} "
+              f"({LAYERS[layer(i.source)][0]} -> {LAYERS[layer(i.target)][0]})"
+              for i in imports() if layer(i.target) > layer(i.source)]
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def test_no_import_cycle():
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for i in imports():
+        if i.target in graph and i.target != i.source:
+            graph[i.source].add(i.target)
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the path now, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycles.append(" -> ".join([*path[path.index(t):], t]))
+            elif t not in state:
+                visit(t, [*path, t])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
