@@ -10,7 +10,7 @@ rank's time, rank x observation (mpiGraph's bitmap). For the run: a heatmap of w
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -635,15 +635,6 @@ def makers(data: RunData, baseline: str | None = None,
                                "Median and 95% interval per rank count, at a few sizes.",
                                partial(ranks_figure, a, bench, styles)))
     return out
-
-
-def figures(data: RunData, baseline: str | None = None,
-            analysis: Analysis | None = None) -> Iterator[Plot]:
-    """Every figure of a run, in report order. Close each (or let it go) once written."""
-    for make in makers(data, baseline, analysis):
-        plot = make()
-        if plot is not None:
-            yield plot
 
 
 def many_ranks(bench: str, np_: int) -> bool:
