@@ -63,7 +63,7 @@ PLAN = [
     Cell("window", "allreduce", 1024, "window"), Cell("window", "bcast", 1024, "window"),
     Cell("cost", "cpu", 0, hold=0.01), Cell("cost", "msgrate", 8), Cell("cost", "overlap", 65536),
     Cell("cost", "progress", 65536), Cell("cost", "memory", 1024),
-    Cell("app", "app-pi", 100_000), Cell("app", "app-stencil", 64),
+    Cell("app", "app-pi", 1_000_000), Cell("app", "app-stencil", 64),
 ]
 GROUPS = ("p2p", "coll", "barrier", "window", "cost", "app")
 
@@ -155,7 +155,8 @@ def compare(impl: Implementation, src: Path, args: argparse.Namespace,
     """Both cores of impl, launches interleaved; prints the family's lines; True if the same."""
     binaries = {"base": base_core(impl, src), "new": build_core(impl).binary}
     family = family_of(impl)
-    cells = [c for c in PLAN if c.sync != "window" or family.window_timing]
+    cells = [c for c in PLAN if (c.sync != "window" or family.window_timing)
+             and c.group in args.group]
     sides = {"base": Side(), "new": Side()}
     work = Path(tempfile.mkdtemp(dir=paths.scratch_dir()))
     work.chmod(0o755)
@@ -181,7 +182,7 @@ def compare(impl: Implementation, src: Path, args: argparse.Namespace,
         if base.status[c] != new.status[c] or base.extras[c] != new.extras[c]:
             print(f"    differs: {c.bench} {c.size} {c.sync}: base {sorted(base.status[c])} "
                   f"{sorted(base.extras[c])}, new {sorted(new.status[c])} {sorted(new.extras[c])}")
-    for group in GROUPS:
+    for group in args.group:
         table, per_cell = ratios(base, new, [c for c in cells if c.group == group])
         print(group_line(group, table, per_cell, rng))
     return same_cells and same_status and same_extras
@@ -192,11 +193,14 @@ def main() -> int:
     parser.add_argument("--base", help="base git revision (default: the merge-base with main)")
     parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
                         "default: every usable one")
-    parser.add_argument("--rounds", type=int, default=4, help="launches per side (default 4)")
+    parser.add_argument("--rounds", type=int, default=6, help="launches per side (default 6)")
     parser.add_argument("--observations", type=int, default=10, help="per cell and launch")
+    parser.add_argument("--group", action="append", choices=GROUPS,
+                        help="benchmark group or timing method (repeatable); default: all")
     parser.add_argument("--seed", type=int, default=1, help="bootstrap seed")
     args = parser.parse_args()
     args.target = load_suite("quick").target_time
+    args.group = args.group or list(GROUPS)
     rev = args.base or git("merge-base", "HEAD", "main").decode().strip()
     impls = select(discover({}, paths.impls_dir()), list(args.impl or []))
     rng = np.random.default_rng(args.seed)

@@ -104,6 +104,11 @@ extern const unsigned arena_app_calls[ARENA_NAPP]; /* bit k: the kernel makes ca
 const char *arena_app_unrunnable(enum arena_app app, long size, int np);
 void arena_app_run(enum arena_app app, long size, int rank, int np, struct arena_app_out *out);
 
+/* Zeroed memory from malloc's family (LAM replaces it, not aligned_alloc); out of memory ends
+ * the job through the module's abort: "out of memory for WHAT" on stderr, non-zero exit
+ * (buffers.c). */
+void *arena_xcalloc(size_t n, size_t each, const char *what);
+
 /* The clock for modules whose library has none of its own (PVM, raw TCP). */
 static inline double arena_monotonic(void)
 {

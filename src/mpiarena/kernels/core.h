@@ -104,8 +104,7 @@ void arena_run_cell(const struct cmd *c);
 void arena_note(enum extra x, double v); /* an extra of the current observation */
 
 /* buffers.c: allocation that ends the job with an error line when memory runs out */
-void *arena_xmalloc(size_t n, const char *what);
-void *arena_xcalloc(size_t n, size_t each, const char *what);
+void *arena_xmalloc(size_t n, const char *what); /* arena_xcalloc (arena.h), not zeroed */
 void arena_bufs_alloc(struct bufs *b, int bench, size_t size, int offcache);
 void arena_bufs_free(struct bufs *b);
 /* The buffers of the iteration in *slot; *slot moves on to the next (off-cache rotation). */
