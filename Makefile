@@ -33,6 +33,7 @@ bench: install
 	$(BIN)/python bench/repeatability.py
 	$(BIN)/python bench/hog_verdicts.py
 	$(BIN)/python bench/idle_variants_cost.py
+	$(BIN)/python bench/core_same_observations.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db
