@@ -32,6 +32,7 @@ bench: install
 	$(BIN)/python bench/repeatability.py
 	$(BIN)/python bench/hog_verdicts.py
 	$(BIN)/python bench/idle_variants_cost.py
+	$(BIN)/python bench/studies_short.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db
