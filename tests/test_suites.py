@@ -81,6 +81,9 @@ def test_default_suite_caps_ranks_at_the_cores_unless_np_asks(tmp_path):
     assert asked.returncode == 0, asked.stderr
     assert "note:" not in asked.stderr and "(3 ranks) [oversubscribed" in asked.stdout
     assert _nps(str(tmp_path / "asked.db")) == [3]
+    for name in ("capped.db", "asked.db"):  # measured, not only planned
+        statuses = sqlite3.connect(tmp_path / name).execute("SELECT status FROM cells")
+        assert {s for (s,) in statuses} == {"ok"}, name
 
 
 @pytest.mark.skipif(not IMPLS, reason="needs one implementation")
