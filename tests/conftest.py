@@ -91,15 +91,15 @@ class Forked:
 Started = Forked | subprocess.Popen[str]
 
 
-def _fresh(env: dict[str, str]) -> bool:
-    """A fresh interpreter where env changes where Python finds mpiarena, or where this process
-    writes to a terminal (the consoles it imported would think theirs is one: pytest -s)."""
-    return "PYTHONPATH" in env or sys.stdout.isatty() or sys.stderr.isatty()
+def _fresh() -> bool:
+    """A fresh interpreter where this process writes to a terminal (the consoles it imported
+    would think theirs is one: pytest -s)."""
+    return sys.stdout.isatty() or sys.stderr.isatty()
 
 
 def spawn(*args: str) -> Started:
     """Start the real mpiarena command line: forked (see Forked), else in a fresh interpreter."""
-    if not _fresh({}):
+    if not _fresh():
         return Forked(args)
     proc = subprocess.Popen([*ARGV, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, stdin=subprocess.DEVNULL)
@@ -110,7 +110,7 @@ def spawn(*args: str) -> Started:
 def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real mpiarena command line: forked (see Forked), else in a fresh interpreter."""
-    if _fresh(env or {}):
+    if _fresh():
         return subprocess.run([*ARGV, *args], capture_output=True, text=True, cwd=cwd,
                               timeout=timeout, env={**os.environ, **(env or {})},
                               stdin=subprocess.DEVNULL)
@@ -139,6 +139,10 @@ def _as_command(argv: list[str], out: int, err: int, cwd: Path | None,
         sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.environ.update(env)
+        if "PYTHONPATH" in env:  # mpiarena from there: imported afresh, what it imports kept
+            sys.path[:0] = env["PYTHONPATH"].split(os.pathsep)
+            for name in [m for m in sys.modules if m.split(".")[0] == "mpiarena"]:
+                del sys.modules[name]
         if cwd is not None:
             os.chdir(cwd)
         sys.argv = argv[1:2] + argv[3:]
