@@ -34,6 +34,7 @@ bench: install
 	$(BIN)/python bench/hog_verdicts.py
 	$(BIN)/python bench/idle_variants_cost.py
 	$(BIN)/python bench/core_same_observations.py
+	$(BIN)/python bench/studies_short.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db
