@@ -47,9 +47,10 @@ def test_a_planted_launch_effect_is_launch_variance_and_backs_no_verdict(tmp_pat
             break
     assert any(0 < n < 8 for n in slowed.values()), slowed  # the plant reached some launches
     for key, n in slowed.items():
-        if n == 4:  # half the launches carry it: nothing can back a verdict either way
+        if n == 4:  # half the launches carry it: a launch of it is slower 3 times in 4, so a
+            # verdict may back the plain variant (1 run in 4 under load), never the planted one
             verdict = a.judged[key][0]
-            assert verdict.outcome == "undecided", (key, verdict)
+            assert verdict.outcome == "undecided" or verdict.slow == planted, (key, verdict)
         launches = data.cells[key][planted].nested
         quiet = max(np.median(np.abs(np.log(x / np.median(x)))) for x in launches) < 0.3
         if 0 < n < 8 and quiet:  # the coin gave some launches the effect: they disagree
