@@ -33,6 +33,8 @@ bench: install
 	$(BIN)/python bench/repeatability.py
 	$(BIN)/python bench/hog_verdicts.py
 	$(BIN)/python bench/idle_variants_cost.py
+	$(BIN)/python bench/core_same_observations.py
+	$(BIN)/python bench/studies_short.py
 	$(BIN)/python bench/report_speed.py
 
 clean:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers, mpiarena, watchdog_of
+from conftest import IMPLS, Started, leftovers, mpiarena, ours, spawn, watchdog_of
 
 from mpiarena import paths, users
 from mpiarena.analysis.quantities import trusted_from
@@ -187,20 +187,21 @@ def exe_of(pid: int) -> str:
         return ""
 
 
-def made_for_runs() -> list[str]:
-    """Namespaces of clusters that runs made for themselves."""
-    return [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}run")]
+def made_for_runs(pid: int | None = None) -> list[str]:
+    """Namespaces of clusters that this session's runs made for themselves (pid: that run's
+    only); other test sessions on this machine may have theirs up."""
+    if pid is not None:
+        return [ns for ns in netns.existing()
+                if ns.startswith(f"{netns.PREFIX}{emulated.run_name(pid)}-")]
+    return [ns for ns in ours(netns.existing()) if ns.startswith(f"{netns.PREFIX}run")]
 
 
-def start_run(db: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", "--cluster",
-         "emulated:nodes=2", "--impl", MPI, "--bench", "pingpong", "--sizes", "8,1K,64K",
-         "--observations", "300", "--db", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, stdin=subprocess.DEVNULL)
+def start_run(db: str) -> Started:
+    return spawn("run", "--cluster", "emulated:nodes=2", "--impl", MPI, "--bench", "pingpong",
+                 "--sizes", "8,1K,64K", "--observations", "300", "--db", db)
 
 
-def wait_for_cells(db: str, proc: subprocess.Popen[str]) -> None:
+def wait_for_cells(db: str, proc: Started) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         try:
@@ -216,11 +217,11 @@ def wait_for_cells(db: str, proc: subprocess.Popen[str]) -> None:
 def test_sigterm_mid_run_tears_the_cluster_down(db):
     proc = start_run(db)
     wait_for_cells(db, proc)
-    assert made_for_runs()
+    assert made_for_runs(proc.pid)
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert not made_for_runs()
+    assert not made_for_runs(proc.pid)
     assert leftovers() == []
 
 
@@ -231,30 +232,31 @@ def test_the_cluster_of_a_crashed_run_is_removed_by_cluster_down_all(db):
     os.kill(watchdog_of(proc.pid), signal.SIGKILL)  # its watchdog would take the cluster down
     proc.kill()  # SIGKILL: no chance to tear down
     proc.communicate(timeout=60)
-    assert made_for_runs()
+    assert made_for_runs(proc.pid)
     status = mpiarena("cluster", "status")
     assert "run" in status.stdout
     done = mpiarena("cluster", "down", "--all")
     assert done.returncode == 0, done.stderr
     # the crashed run's cluster is gone; one this test process keeps up (a module fixture's)
     # belongs to a live owner and stays
-    assert not made_for_runs()
-    assert not [d for d in emulated.clusters_dir().iterdir() if d.name.startswith("run")]
+    assert not made_for_runs(proc.pid)
+    assert not (emulated.clusters_dir() / emulated.run_name(proc.pid)).exists()
     assert leftovers() == []
 
 
 @needs_root
 def test_without_network_privileges_emulation_refuses_in_one_line():
     drop = ["setpriv", "--inh-caps=-all", "--bounding-set=-net_admin,-sys_admin", "--"]
-    done = subprocess.run([*drop, sys.executable, "-c",
-                           "from mpiarena.commands import main; main()",
-                           "run", "--cluster", "emulated:nodes=2", "--impl", MPI],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.Popen([*drop, sys.executable, "-c",
+                             "from mpiarena.commands import main; main()",
+                             "run", "--cluster", "emulated:nodes=2", "--impl", MPI],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _out, err = done.communicate(timeout=60)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
+    assert err.strip().splitlines() == [
         "mpiarena: error: an emulated cluster needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN "
         "(network namespaces): run as root, or use --hosts FILE"]
-    assert not made_for_runs()
+    assert not made_for_runs(done.pid)  # setpriv runs mpiarena in its own process
 
 
 @needs_root
@@ -285,13 +287,11 @@ def test_a_bad_hosts_file_is_one_line_naming_the_host(tmp_path, db, lines, said)
 @needs_root
 def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(db):
     victim = MPI
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", "--cluster",
-         "emulated:nodes=2", "--impl", victim, "--impl", "tcp", "--bench", "pingpong",
-         "--sizes", "8,1K,64K", "--observations", "100", "--db", db],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    proc = spawn("run", "--cluster", "emulated:nodes=2", "--impl", victim, "--impl", "tcp",
+                 "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "2",
+                 "--observations", "100", "--db", db)
     wait_for_cells(db, proc)
-    cluster = next(n for n in emulated.names() if n.startswith("run"))
+    cluster = emulated.run_name(proc.pid)  # not another test session's
     on_n1 = [pid for pid in netns.pids_in(f"{netns.PREFIX}{cluster}-n1")
              if f"/{victim}-" in exe_of(pid)]
     assert on_n1, "no rank of the victim on n1"
@@ -302,14 +302,14 @@ def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(d
         "SELECT variant, GROUP_CONCAT(DISTINCT status) FROM cells GROUP BY variant").fetchall())
     assert "failed" in statuses[victim] or "skipped" in statuses[victim], statuses
     assert statuses["tcp"] == "ok", statuses
-    assert not made_for_runs()
+    assert not made_for_runs(proc.pid)
     assert leftovers() == []
 
 
 def test_a_hosts_file_of_this_machine_runs_every_family(tmp_path, db):
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 slots=2  # this machine\n")
-    done = mpiarena("run", "--launches", "2",
+    done = mpiarena("run", "--launches", "1",
                     "--hosts", str(hosts), "--bench", "pingpong", "--sizes", "8",
                     "--observations", "3", "--db", db)
     assert done.returncode == 0, done.stderr

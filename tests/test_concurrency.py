@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers, mpiarena
+from conftest import IMPLS, Started, leftovers, mpiarena, spawn
 
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
@@ -30,9 +30,9 @@ LAM = next((i.id for i in IMPLS if i.family == "lam"), None)
 
 
 @pytest.fixture
-def runs() -> Iterator[list[subprocess.Popen[str]]]:
+def runs() -> Iterator[list[Started]]:
     """Runs a test starts; those still going when it fails are stopped."""
-    started: list[subprocess.Popen[str]] = []
+    started: list[Started] = []
     yield started
     for proc in started:
         if proc.poll() is None:
@@ -40,11 +40,8 @@ def runs() -> Iterator[list[subprocess.Popen[str]]]:
             proc.communicate(timeout=60)
 
 
-def start(runs: list[subprocess.Popen[str]], db: Path, *args: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", "--bench",
-         "pingpong", "--launches", "2", "--db", str(db), *args], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+def start(runs: list[Started], db: Path, *args: str) -> Started:
+    proc = spawn("run", "--bench", "pingpong", "--launches", "2", "--db", str(db), *args)
     runs.append(proc)
     return proc
 
@@ -57,7 +54,7 @@ def cells(db: Path) -> list[str]:
         return []
 
 
-def owner_of(proc: subprocess.Popen[str]) -> Owner:
+def owner_of(proc: Started) -> Owner:
     return Owner(proc.pid, start_time(proc.pid))
 
 

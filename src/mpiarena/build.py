@@ -18,6 +18,12 @@ from .impls.registry import reference
 
 KERNELS = Path(__file__).parent / "kernels"
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
+# The driver every family's core is built from (core.h lists what each file does); a family adds
+# its transport module and whatever else it needs (impls/: kernel_modules).
+DRIVER = ("driver.c", "commands.c", "cell.c", "buffers.c", "timing_loop.c", "timing_barrier.c",
+          "timing_window.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c", "bench_app.c",
+          "validate.c", "faults.c", "clock.c")
+HEADERS = ("arena.h", "core.h")
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,7 @@ def _run(argv: list[str], impl: Implementation, cwd: Path | None = None
 
 
 def _sources(impl: Implementation) -> list[Path]:
-    return [KERNELS / "driver.c", KERNELS / "clock.c",
-            *(KERNELS / m for m in family_of(impl).kernel_modules)]
+    return [KERNELS / s for s in (*DRIVER, *family_of(impl).kernel_modules)]
 
 
 def _digest(sources: list[Path], *words: str) -> str:
@@ -50,8 +55,8 @@ def _digest(sources: list[Path], *words: str) -> str:
 
 
 def _key(impl: Implementation, show: str) -> str:
-    return _digest([*_sources(impl), KERNELS / "arena.h"], impl.id, str(impl.wrapper.resolve()),
-                   show)
+    return _digest([*_sources(impl), *(KERNELS / h for h in HEADERS)], impl.id,
+                   str(impl.wrapper.resolve()), show)
 
 
 @contextlib.contextmanager
@@ -107,8 +112,9 @@ def build_all(impls: list[Implementation], explicit: bool,
 def build_baseline() -> Path:
     """The core without any library (cc, the reference family's modules): `--baseline` is the
     memory baseline."""
-    sources = [KERNELS / s for s in ("driver.c", "clock.c", *reference().kernel_modules)]
-    dest = paths.builds_dir() / f"baseline-{_digest([*sources, KERNELS / 'arena.h'], 'cc')}"
+    sources = [KERNELS / s for s in (*DRIVER, *reference().kernel_modules)]
+    headers = [KERNELS / h for h in HEADERS]
+    dest = paths.builds_dir() / f"baseline-{_digest([*sources, *headers], 'cc')}"
     if (dest / "arena").exists():
         return dest / "arena"
     try:

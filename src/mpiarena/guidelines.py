@@ -1,6 +1,6 @@
 """Self-consistent performance guidelines (Träff, Gropp and Thakur, IEEE TPDS 2010; Hunold et
 al., PGMPI): a library's collective should be no slower than a mock-up of it built from the same
-library's other calls. Each mock-up is a benchmark of its own (kernels/driver.c, `mockup_call`),
+library's other calls. Each mock-up is a benchmark of its own (kernels/bench_coll.c, `mockup_call`),
 measured on the same buffers and sizes and timed by the same method as the collective it stands
 in for; this is the one list of which mock-up stands in for which collective.
 """

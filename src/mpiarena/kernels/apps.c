@@ -38,13 +38,7 @@ const unsigned arena_app_calls[ARENA_NAPP] = {
 static int me, nr;     /* this rank and the number of ranks (1 for the serial references) */
 static double *spent;  /* seconds per call kind of the current run */
 
-static void *alloc(size_t n)
-{
-    void *p = calloc(n ? n : 1, 1); /* malloc family only: LAM replaces it */
-    if (!p)
-        M->abort("out of memory in an application kernel");
-    return p;
-}
+static void *alloc(size_t n) { return arena_xcalloc(n, 1, "an application kernel"); }
 
 /* The module's calls, timed per kind. */
 static void send_(const void *b, size_t n, int peer)

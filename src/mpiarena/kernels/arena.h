@@ -1,10 +1,10 @@
 /*
  * arena.h - the interface between the measurement driver and one transport module.
  *
- * The driver (driver.c) owns the control protocol, timing loops, buffers and output.
- * A module (mod_mpi.c, later mod_pvm.c, mod_tcp.c) supplies start-up, a clock and the
- * message-passing primitives of its family, as NetPIPE's modules do. Exactly one module
- * is linked into each build and exports `arena_module`.
+ * The driver (driver.c and the files core.h lists) owns the control protocol, timing loops,
+ * buffers and output. A module (mod_mpi.c, mod_pvm.c, mod_tcp.c) supplies start-up, a clock
+ * and the message-passing primitives of its family, as NetPIPE's modules do. Exactly one
+ * module is linked into each build and exports `arena_module`.
  */
 #ifndef ARENA_H
 #define ARENA_H
@@ -103,6 +103,11 @@ extern const unsigned arena_app_calls[ARENA_NAPP]; /* bit k: the kernel makes ca
 /* Why the kernel cannot run at this size and rank count here, or NULL. */
 const char *arena_app_unrunnable(enum arena_app app, long size, int np);
 void arena_app_run(enum arena_app app, long size, int rank, int np, struct arena_app_out *out);
+
+/* Zeroed memory from malloc's family (LAM replaces it, not aligned_alloc); out of memory ends
+ * the job through the module's abort: "out of memory for WHAT" on stderr, non-zero exit
+ * (buffers.c). */
+void *arena_xcalloc(size_t n, size_t each, const char *what);
 
 /* The clock for modules whose library has none of its own (PVM, raw TCP). */
 static inline double arena_monotonic(void)

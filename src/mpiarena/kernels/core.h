@@ -1,0 +1,167 @@
+/*
+ * core.h - what the driver's files share (arena.h is the interface to a transport module).
+ *
+ * driver.c      main: start-up, the rank lines, the serve loop, the benchmark table
+ * commands.c    the control protocol: parsing a command, whether its cell can run here
+ * cell.c        one cell: warm-up, calibration, observations, the lines rank 0 prints
+ * buffers.c     a cell's buffers (off-cache slots), checked allocation, memory figures
+ * timing_*.c    the timing methods: loop, barrier, window (see each file)
+ * bench_*.c     the benchmark groups: p2p (and wtime), coll (and mock-ups, bcast-ack),
+ *               cost (cpu, memory, overlap, progress, threads, msgrate), app (apps.c's kernels)
+ * validate.c    one untimed iteration with patterned data, checked
+ * faults.c      the test-only hooks, decided before any timed region
+ *
+ * Every symbol with external linkage is prefixed arena_: the core links against libraries
+ * (LAM, PVM) that export short unprefixed names, and an executable's definition wins.
+ */
+#ifndef CORE_H
+#define CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+#define M (&arena_module_impl)
+#define KMAX (1L << 24)
+#define MAX_THREADS 64
+
+enum bench {
+    B_WTIME, B_PINGPONG, B_PING, B_SENDRECV, B_BIBW,
+    B_BARRIER, B_BCAST, B_SCATTER, B_GATHER, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLTOALL,
+    B_REDUCE_SCATTER_BLOCK, B_SCAN, B_EXSCAN, /* B_BARRIER..B_EXSCAN: arena_coll's order */
+    B_BCAST_ACK, /* a collective, but not in arena_coll's order: see is_coll and coll_of */
+    /* Mock-ups (self-consistency guidelines): see bench_coll.c */
+    B_M_ALLREDUCE_RB, B_M_ALLREDUCE_RSB, B_M_BCAST_SA, B_M_ALLGATHER_GB, B_M_ALLGATHER_A2A,
+    B_M_GATHER_AG, B_M_SCATTER_B, B_M_REDUCE_AR, B_M_RSB_RS, B_M_SCAN_ER,
+    B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
+    B_APP_PI, B_APP_MATVEC, B_APP_MATMUL, B_APP_ROWMM, B_APP_PRIMES, B_APP_MD, B_APP_STENCIL,
+    B_COUNT
+};
+extern const char *const arena_bench_names[B_COUNT];
+
+/* Figures an observation carries besides its time (see driver.c's header). */
+enum extra {
+    X_CPU, X_RSS_INIT, X_RSS, X_PEAK,
+    X_PURE, X_COMPUTE, X_OVERLAPPED, X_PURE_AR, X_COMPUTE_AR, X_OVERLAPPED_AR,
+    X_PURE_A2A, X_COMPUTE_A2A, X_OVERLAPPED_A2A, X_TRANSFER, X_AFTER,
+    X_T_SEND, X_T_RECV, X_T_SENDRECV, X_T_SCATTER, X_T_REDUCE, /* in arena_call's order */
+    X_PI_ERROR, X_CHECKSUM_ERROR, X_PRIMES, X_ENERGY_DRIFT,
+    X_LATE, X_CLOCK_OFFSET, X_CLOCK_DRIFT,
+    X_COUNT
+};
+
+enum cmd_kind { CMD_CELL, CMD_QUIT };
+enum sync { SYNC_LOOP, SYNC_BARRIER, SYNC_WINDOW, SYNC_COUNT };
+
+struct cmd {
+    int64_t id, size, k;
+    int32_t kind, bench, nobs, window, offcache, validate, sync;
+    double target, max_time, hold;
+};
+
+struct bufs {
+    unsigned char *s, *r; /* first slot of each, page-aligned */
+    void *s_mem, *r_mem;  /* what malloc gave (LAM replaces malloc/free but not aligned_alloc) */
+    unsigned char *t;     /* a mock-up's intermediate result (not rotated), or NULL */
+    size_t sstride, rstride;
+    long nslots;
+};
+
+/* The job, set once at start-up (driver.c). */
+extern int arena_rank, arena_np;
+extern char arena_thread_level[32];
+extern double arena_rss_init;
+
+static inline int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
+static inline int is_mock(int b) { return b >= B_M_ALLREDUCE_RB && b <= B_M_SCAN_ER; }
+/* Collectives: B_BARRIER..B_EXSCAN map one to one onto arena_coll; bcast-ack is a bcast; a
+ * mock-up is timed as the collective it stands in for. */
+static inline int is_coll(int b)
+{
+    return (b >= B_BARRIER && b <= B_EXSCAN) || b == B_BCAST_ACK || is_mock(b);
+}
+/* Collectives that the barrier and window methods can time one call at a time. */
+static inline int is_synced(int b) { return is_coll(b) && b != B_BCAST_ACK; }
+/* Benchmarks run by ranks 0 and 1 only. */
+static inline int is_pair(int b)
+{
+    return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_MSGRATE);
+}
+static inline int is_app(int b) { return b >= B_APP_PI && b < B_COUNT; }
+static inline enum arena_coll coll_of(int b)
+{
+    return b == B_BCAST_ACK ? ARENA_BCAST : (enum arena_coll)(b - B_BARRIER);
+}
+
+/* commands.c */
+int arena_bench_index(const char *name);
+int arena_parse_cmd(char *line, struct cmd *c);
+const char *arena_unrunnable(const struct cmd *c, char *msg, size_t len);
+
+/* cell.c */
+void arena_run_cell(const struct cmd *c);
+void arena_note(enum extra x, double v); /* an extra of the current observation */
+
+/* buffers.c: allocation that ends the job with an error line when memory runs out */
+void *arena_xmalloc(size_t n, const char *what); /* arena_xcalloc (arena.h), not zeroed */
+void arena_bufs_alloc(struct bufs *b, int bench, size_t size, int offcache);
+void arena_bufs_free(struct bufs *b);
+/* The buffers of the iteration in *slot; *slot moves on to the next (off-cache rotation). */
+static inline void arena_slot_bufs(const struct bufs *b, long *slot, unsigned char **s,
+                                   unsigned char **r)
+{
+    *s = b->s + (size_t)*slot * b->sstride;
+    *r = b->r + (size_t)*slot * b->rstride;
+    if (++*slot == b->nslots)
+        *slot = 0;
+}
+void arena_resident(double *rss, double *peak);
+void arena_memory_fresh(void);
+
+/* timing_*.c: seconds per call on this rank, each method its own way */
+double arena_loop_calls(int bench, size_t size, long k, const struct bufs *b, int window,
+                        double hold);
+void arena_barrier(void);
+double arena_barrier_calls(int bench, size_t size, long k, const struct bufs *b);
+double arena_window_calls(int bench, size_t size, long k, const struct bufs *b, double start,
+                          double len);
+double arena_slowest(double t);
+void arena_next_window(int calibrating, double *start, double *len, double *t);
+
+/* bench_*.c: one iteration, or k of a benchmark that times itself */
+void arena_p2p_call(int bench, size_t size, unsigned char *s, unsigned char *r, int window);
+void arena_p2p_end(int bench);
+void arena_coll_call(int bench, size_t size, unsigned char *s, unsigned char *r,
+                     unsigned char *t);
+double arena_bcast_ack(size_t size, long k, const struct bufs *b);
+const char *arena_mock_unrunnable(int b, size_t size, char *msg, size_t len);
+void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, int window,
+                    double hold);
+double arena_run_app(int bench, size_t size, long k);
+const char *arena_app_bad(void); /* why the cell's kernel answered wrong, or "" */
+void arena_app_reset(void);
+
+/* One iteration of a timer, point-to-point or collective benchmark on buffers s and r (t: a
+ * mock-up's intermediate buffer). */
+static inline void arena_one_call(int bench, size_t size, unsigned char *s, unsigned char *r,
+                                  unsigned char *t, int window)
+{
+    if (bench <= B_BIBW)
+        arena_p2p_call(bench, size, s, r, window);
+    else
+        arena_coll_call(bench, size, s, r, t);
+}
+
+/* validate.c */
+const char *arena_validate(int bench, size_t size, const struct bufs *b, int window, char *msg,
+                           size_t len);
+
+/* faults.c: test-only hooks, read from the environment once at start-up */
+void arena_faults_init(const char *t0env);
+void arena_fault_crash(int bench);            /* before a cell: the last rank may die */
+double arena_fault_factor(int bench, int64_t size); /* a cell's planted slowdown, or 1 */
+void arena_fault_corrupt(unsigned char *r, size_t size, size_t rstride); /* after a check's call */
+void arena_fault_late(double *release, unsigned char *late, long k, double len);
+
+#endif
