@@ -227,7 +227,7 @@ def _u_at_most(u: float, n: int, m: int) -> float:
         return 1.0
     if n * m > 62500:
         mean, sd = n * m / 2, math.sqrt(n * m * (n + m + 1) / 12)
-        return 0.5 * math.erfc(-(k + 0.5 - mean) / sd / math.sqrt(2))  # the normal CDF
+        return NORMAL.cdf((k + 0.5 - mean) / sd)
     half = n * m // 2
     cdf = _u_cdf(*sorted((n, m)))
     return float(cdf[k]) if k <= half else float(1 - cdf[n * m - k - 1])

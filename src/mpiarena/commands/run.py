@@ -91,7 +91,7 @@ class Measurement:
                         sync=self.sync, benchmarks=selection.benchmarks)
 
     def settings(self, topology: str) -> Settings:
-        from ..runner.execute import Settings  # it loads scipy: only when a run starts
+        from ..runner.execute import Settings  # loads numpy: only when a run starts
 
         return Settings(timeout=self.timeout, offcache=self.off_cache, validate=self.validate,
                         precision=self.precision, max_time=self.max_time, topology=topology,
@@ -159,7 +159,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, output
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids)
     options.sweep()
-    from ..report import terminal  # statistics load scipy: only the commands that need them
+    from ..report import terminal  # loads numpy: only the commands that need it
     from ..runner.session import measure
 
     with opened(where) as topology:
