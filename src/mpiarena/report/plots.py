@@ -37,6 +37,7 @@ from ..analysis.run import (
     launch_figures,
     relative_to_baseline,
 )
+from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from ..sizes import format_size
@@ -63,6 +64,8 @@ LOG_PERCENT = [0.1, 1, 2, 5, 10, 25, 50, 100, 200, 400, 1000, 2500, 10000, 1e5, 
 CAP = 10.0  # the winners' colour scale ends here; larger ratios get its darkest colour
 MANY_RANKS = 8  # from here a collective gets a per-rank view
 BANDS = 256  # at most this many rows of ranks in a per-rank view (each the slowest of its ranks)
+
+LEVEL = f"{CONFIDENCE:.0%}"  # the intervals' level, as the captions say it
 
 
 @dataclass
@@ -203,7 +206,7 @@ def time_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | N
     _size_axis(ax, sizes)
     ax.set_yscale("log")
     _time_axis(ax)
-    ax.set_ylabel("time (median, 95% CI band)")
+    ax.set_ylabel(f"time (median, {LEVEL} CI band)")
     _title(ax, a, np_, f"{bench}, {np_} ranks: time")
     _legend(ax)
     return fig
@@ -389,7 +392,7 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
         ax.set_xlabel("ranks")
         _set_title(ax, format_size(size) if BENCHMARKS[bench].sized else bench, loc="left",
                    fontsize=9)
-    axes[0].set_ylabel("time (median, 95% CI)")
+    axes[0].set_ylabel(f"time (median, {LEVEL} CI)")
     _legend(axes[0])
     fig.suptitle(f"{bench}: time vs ranks", x=0.01, ha="left", fontweight="bold", fontsize=10)
     return fig
@@ -421,7 +424,7 @@ def unsized_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure 
         ax.set_xscale("log")
     _time_axis(ax, "x")
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel("time: observations, median and 95% CI")
+    ax.set_xlabel(f"time: observations, median and {LEVEL} CI")
     _title(ax, a, np_, f"{bench}, {np_} ranks")
     return fig
 
@@ -599,14 +602,14 @@ def makers(data: RunData, baseline: str | None = None,
         if not spec.sized:
             out.append(partial(
                 _plot, f"{stem}-time", "time", bench, np_, f"{bench}, {np_} ranks",
-                "Every observation (dots), the median (bar) and its 95% confidence interval.",
+                f"Every observation (dots), the median (bar) and its {LEVEL} confidence interval.",
                 partial(unsized_figure, a, bench, np_, styles)))
         else:
             zero = " 0 B cannot sit on a log axis; the tables hold it." if any(
                 k[1] == 0 for k in a.tables[(bench, np_)]) else ""
             candidates = [
                 ("time", time_figure, f"{bench}, {np_} ranks: time",
-                 "Median per size; the band is the 95% confidence interval of the median."
+                 f"Median per size; the band is the {LEVEL} confidence interval of the median."
                  + zero),
                 ("bandwidth", bandwidth_figure, f"{bench}, {np_} ranks: bandwidth",
                  "Bytes moved per iteration over the median time per iteration."),
@@ -619,7 +622,7 @@ def makers(data: RunData, baseline: str | None = None,
                  "split into groups are the uncertainty the intervals carry."),
                 ("relative", relative_figure, f"{bench}, {np_} ranks: relative to {a.baseline}",
                  f"{a.baseline}'s median over each variant's, in percent (above 100%: faster "
-                 "than the baseline); the band is a bootstrap 95% interval."),
+                 f"than the baseline); the band is the ratio's {LEVEL} interval over launches."),
             ]
             for kind, fn, title, caption in candidates:
                 if kind in ("bandwidth", "signature") and spec.kind != "p2p":
@@ -632,7 +635,7 @@ def makers(data: RunData, baseline: str | None = None,
             done_ranks.add(bench)
             out.append(partial(_plot, f"{bench}-ranks", "ranks", bench, None,
                                f"{bench}: time vs ranks",
-                               "Median and 95% interval per rank count, at a few sizes.",
+                               f"Median and {LEVEL} interval per rank count, at a few sizes.",
                                partial(ranks_figure, a, bench, styles)))
     return out
 
