@@ -112,6 +112,10 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
         if (arena_rank != 0)
             continue;
         rounds++;
+        /* the barrier method sizes k by the step's wall time, its barriers included: timed
+         * alone, an oversubscribed call of microseconds behind a barrier of milliseconds grew k
+         * until an observation took seconds, far past the cell's time limit */
+        double tk = c->sync == SYNC_BARRIER ? (arena_monotonic() - w0) / (double)st.k : t;
         if (window)
             arena_next_window(st.kind == STEP_RUN, &st.start, &st.len, &t);
         if ((c->bench == B_CPU || is_app(c->bench)) && st.kind == STEP_RUN) { /* k = 1 */
@@ -119,13 +123,14 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             continue;
         }
         if (st.kind == STEP_RUN && hinted && rounds > 1 && st.k > 1
-            && t * (double)st.k > 4 * c->target) {
-            double k1 = c->target * 1.25 / (t > 1e-12 ? t : 1e-12);
+            && tk * (double)st.k > 4 * c->target) {
+            double k1 = c->target * 1.25 / (tk > 1e-12 ? tk : 1e-12);
             st.k = k1 < 1 ? 1 : (int64_t)k1;
             hinted = confirmed = 0;
-        } else if (st.kind == STEP_RUN && rounds > 1 && t * (double)st.k < c->target
+        } else if (st.kind == STEP_RUN && rounds > 1 && tk * (double)st.k < c->target
                    && st.k < KMAX) {
-            double grow = c->target / (t * (double)st.k > 1e-9 ? t * (double)st.k : 1e-9) * 1.25;
+            double grow = c->target / (tk * (double)st.k > 1e-9 ? tk * (double)st.k : 1e-9)
+                * 1.25;
             grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
             st.k = (int64_t)((double)st.k * grow);
             st.k = st.k > KMAX ? KMAX : st.k;
