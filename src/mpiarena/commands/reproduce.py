@@ -38,7 +38,7 @@ def reproduce_cmd(study: str, where: Where, quick: bool, impl_specs: tuple[str, 
     the network closest to its own, its published figures beside ours, its conclusions checked."""
     from .. import reproduce, studies
     from ..analysis.quantities import Measured
-    from ..report.reproduction import evaluate
+    from ..analysis.reproduction import evaluate
     from ..report.reproduction_text import markdown, render
 
     chosen = studies.load(study)

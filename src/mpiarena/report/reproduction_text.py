@@ -2,17 +2,44 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.table import Table
 
 from ..analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED
 from ..analysis.quantities import Measured
+from ..analysis.reproduction import Evaluation, FigureRow
 from ..results import RunData
 from ..status import RunStatus
-from .reproduction import Evaluation
 from .tables import show
 
 COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", UNDECIDED: "yellow", CANNOT: "dim"}
+
+
+def _show(v: float | None, unit: str, sd: float | None = None) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    text = f"{v:.3g}"
+    if sd is not None:
+        text += f" ± {sd:.2g}"
+    return f"{text} {unit}" if unit != "x" else f"{text}x"
+
+
+def published(row: FigureRow) -> str:
+    """The published figure as the study printed it with its unit (a ratio's, computed)."""
+    if row.published_ratio is not None:
+        return _show(row.published_ratio, "x")
+    return f"{row.published_text} {row.unit}" if row.unit != "x" else f"{row.published_text}x"
+
+
+def _measured(row: FigureRow) -> list[str]:
+    """Each stand-in's figure, or why there is none, named by its variant."""
+    out = []
+    for s in row.measured:
+        text = s.missing or _show(s.value, row.unit, s.sd)
+        out.append(f"{s.variant}: {text}" if s.variant else text)
+    return out
 
 
 def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str, str]]:
@@ -47,9 +74,8 @@ def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
     if ev.figures:
         table = Table("figure", "source", "library (as published)", "published", "measured here")
         for row in ev.figures:
-            measured = "\n".join(f"{v}: {x}" if v else x for v, x in row.measured)
             table.add_row(row.what + (f"\n[dim]{row.note}[/]" if row.note else ""), row.source,
-                          row.library, row.published, measured)
+                          row.library, published(row), "\n".join(_measured(row)))
         show(console, "Published figures beside ours", table)
     table = Table("", "conclusion of the study", "source", "what we measured")
     for c in ev.claims:
@@ -82,10 +108,10 @@ def markdown(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
                   "| figure | source | library (as published) | published | measured here |",
                   "| --- | --- | --- | --- | --- |"]
         for row in ev.figures:
-            measured = "<br>".join(_cell(f"{v}: {x}" if v else x) for v, x in row.measured)
+            measured = "<br>".join(_cell(m) for m in _measured(row))
             what = row.what + (f" ({row.note})" if row.note else "")
             lines.append(f"| {_cell(what)} | {_cell(row.source)} | {_cell(row.library)} | "
-                         f"{_cell(row.published)} | {measured} |")
+                         f"{_cell(published(row))} | {measured} |")
         lines.append("")
     lines += ["## Conclusions checked", "", "| status | conclusion | source | what we measured |",
               "| --- | --- | --- | --- |"]
