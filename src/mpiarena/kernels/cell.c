@@ -89,8 +89,8 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             break;
         arena_barrier();
         double w0 = arena_monotonic(), c0 = cpu_seconds();
-        double t = timed(c, b, &st);
-        arena_note(X_CPU, (cpu_seconds() - c0) / (arena_monotonic() - w0));
+        double t = timed(c, b, &st), wall = arena_monotonic() - w0;
+        arena_note(X_CPU, (cpu_seconds() - c0) / wall);
         t *= factor;
         if (window && st.kind == STEP_OBS && isnan(t)) {
             wiped += (double)st.k; /* no observation: redone, its calls counted as dropped */
@@ -112,12 +112,12 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
         if (arena_rank != 0)
             continue;
         rounds++;
+        if (window)
+            arena_next_window(st.kind == STEP_RUN, &st.start, &st.len, &t);
         /* the barrier method sizes k by the step's wall time, its barriers included: timed
          * alone, an oversubscribed call of microseconds behind a barrier of milliseconds grew k
          * until an observation took seconds, far past the cell's time limit */
-        double tk = c->sync == SYNC_BARRIER ? (arena_monotonic() - w0) / (double)st.k : t;
-        if (window)
-            arena_next_window(st.kind == STEP_RUN, &st.start, &st.len, &t);
+        double tk = c->sync == SYNC_BARRIER ? wall / (double)st.k : t;
         if ((c->bench == B_CPU || is_app(c->bench)) && st.kind == STEP_RUN) { /* k = 1 */
             st.kind = STEP_OBS;
             continue;
