@@ -18,7 +18,7 @@ class _Record:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Self:
-        values = {f.name: row[f.name] for f in fields(cls)}  # type: ignore[arg-type]
+        values = {f.name: row[f.name] for f in fields(cls)}  # type: ignore[arg-type]  # Self: a dataclass
         for name in cls.JSON:
             if values[name] is not None:
                 values[name] = json.loads(values[name])

@@ -138,6 +138,11 @@ def _overhead(extras: dict[str, list[float]], name: str) -> float:
     return max(a - b for a, b in zip(extras[name], extras[f"base_{name}"], strict=True))
 
 
+def _median_overhead(group: Group, name: str) -> float:
+    """The median over a cell's observations of the worst rank's overhead."""
+    return float(np.median([_overhead(x, name) for x in group.extras]))
+
+
 def costs(data: RunData) -> Costs | None:
     """The costs section, or None when the run measured no cost."""
     cols = _columns(data)
@@ -153,8 +158,7 @@ def costs(data: RunData) -> Costs | None:
             else:
                 out.verdicts.append((c, v))
     if key := _last(data, "memory"):
-        out.memory = {variant: tuple(float(np.median([_overhead(x, name) for x in g.extras]))
-                                     for name in ("rss_init", "rss"))  # type: ignore[misc]
+        out.memory = {variant: (_median_overhead(g, "rss_init"), _median_overhead(g, "rss"))
                       for variant, g in _ordered(data, key)}
     if key := _last(data, "overlap"):
         out.overlap_key = key

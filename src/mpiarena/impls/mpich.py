@@ -50,7 +50,7 @@ def _listed(impl: Implementation, coll: str) -> list[str]:
     pieces = re.split(r"\s+- ", line)
     names = []
     for piece in pieces[:-1]:
-        token = re.search(r"[a-z0-9_]*$", piece).group(0)  # type: ignore[union-attr]
+        token: str = re.findall(r"[a-z0-9_]*$", piece)[0]  # always matches
         known = [k for k in TABLE.get(coll, []) if token.endswith(k)]
         names.append(max(known, key=len) if known else token.removeprefix("algorithm"))
     return [n for n in names if n and n != "auto"]

@@ -706,8 +706,8 @@ def png(fig: Figure, dpi: int = 100) -> bytes:
     try:
         with matplotlib.rc_context(STYLE):
             fig.set_dpi(dpi)
-            canvas.draw()  # type: ignore[no-untyped-call]
-        pixels = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
+            canvas.draw()  # type: ignore[no-untyped-call]  # matplotlib's Agg: no annotations
+        pixels = canvas.buffer_rgba()  # type: ignore[no-untyped-call]  # (the same)
         rgb = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), pixels, "raw",
                                "RGBA", 0, 1).convert("RGB")
     finally:
