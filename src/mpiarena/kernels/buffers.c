@@ -15,9 +15,8 @@
 /* malloc's family only (LAM replaces malloc/free but not aligned_alloc); out of memory ends the
  * job through the module, which says so on stderr ("arena: out of memory for WHAT") and exits
  * non-zero. */
-void *arena_xmalloc(size_t n, const char *what)
+static void *checked(void *p, const char *what)
 {
-    void *p = malloc(n ? n : 1);
     if (!p) {
         char why[128];
         snprintf(why, sizeof why, "out of memory for %s", what);
@@ -26,15 +25,14 @@ void *arena_xmalloc(size_t n, const char *what)
     return p;
 }
 
+void *arena_xmalloc(size_t n, const char *what)
+{
+    return checked(malloc(n ? n : 1), what);
+}
+
 void *arena_xcalloc(size_t n, size_t each, const char *what)
 {
-    void *p = calloc(n ? n : 1, each ? each : 1);
-    if (!p) {
-        char why[128];
-        snprintf(why, sizeof why, "out of memory for %s", what);
-        M->abort(why);
-    }
-    return p;
+    return checked(calloc(n ? n : 1, each ? each : 1), what);
 }
 
 /* Bytes of the send and receive buffer a benchmark needs per slot. */
