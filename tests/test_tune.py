@@ -196,8 +196,11 @@ def test_a_planted_slow_choice_loaded_through_the_file_is_slower(impl, coll, slo
     lines = [x for x in res.stdout.splitlines() if x.startswith(impl.id)]
     assert len(lines) == len(sizes)  # one line per cell
     ratios = [float(m.group(1)) for x in lines if (m := re.search(r": ([\d.]+)x", x))]
-    # 3-35x slower here; one launch of a busy machine can hide one size, not both
-    assert len(ratios) == len(sizes) and min(ratios) < 0.7, res.stdout
+    # 0.35-0.6x here, 0.71x on CI's machine at best: one launch of a busy machine can hide one
+    # size, not both; the file shows as a decided slowdown and never as a gain
+    assert len(ratios) == len(sizes) and min(ratios) < 0.8, res.stdout
+    assert any("WORSE" in x for x in lines), res.stdout
+    assert not any("faster with" in x for x in lines), res.stdout
     assert all(r < 1 for x, r in zip(lines, ratios, strict=True) if "WORSE" in x)
 
 
