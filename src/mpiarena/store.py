@@ -26,14 +26,16 @@ import numpy as np
 
 from .errors import ArenaError
 from .procs import alive
+from .programs import AppLaunch, RankCalls
 from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, VariantRecord
 from .status import CellStatus, JobStatus, RunStatus
 
-SCHEMA_VERSION = 5  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 6  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
-# summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch)
+# summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch);
+# 6: app_launches and app_calls (`mpiarena app`: a program's launches, the MPI calls profiled)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -69,7 +71,16 @@ CREATE TABLE IF NOT EXISTS rank_extras (
 CREATE TABLE IF NOT EXISTS summaries (
   cell_id INTEGER PRIMARY KEY REFERENCES cells(id), analysis INTEGER NOT NULL,
   figures BLOB NOT NULL, late BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, bench, np, size)
+CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, bench, np, size);
+CREATE TABLE IF NOT EXISTS app_launches (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), variant TEXT NOT NULL,
+  np INTEGER NOT NULL, idx INTEGER NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+  reason TEXT NOT NULL, exit_code INTEGER, wall REAL, metrics TEXT NOT NULL,
+  stdout TEXT NOT NULL, stderr TEXT NOT NULL, command TEXT NOT NULL, interference TEXT);
+CREATE TABLE IF NOT EXISTS app_calls (
+  launch_id INTEGER NOT NULL REFERENCES app_launches(id), rank INTEGER NOT NULL,
+  function TEXT NOT NULL, calls INTEGER NOT NULL, seconds REAL NOT NULL,
+  PRIMARY KEY (launch_id, rank, function))
 """
 DTYPE = np.dtype("<f8")  # a rank vector: the core prints 10 significant digits, float32 keeps 7
 Vector = np.ndarray  # one float per rank
@@ -125,9 +136,13 @@ def _extras_table(db: sqlite3.Connection) -> None:
                "PRIMARY KEY (cell_id, obs, name, rank)) WITHOUT ROWID")
 
 
+def _app_tables(db: sqlite3.Connection) -> None:
+    """Schema 5 -> 6: the app tables (created empty by _create)."""
+
+
 # What upgrades a store of schema v to v + 1, all in one transaction.
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference}
+    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -274,7 +289,45 @@ class Store:
                             if any(math.isfinite(v) for v in values)])
             return cell_id
 
+    def add_app_launch(self, run_id: int, launch: AppLaunch) -> int:
+        """One launch of a program and its figures, in one transaction."""
+        with self.tx() as db:
+            cur = db.execute(
+                "INSERT INTO app_launches (run_id, variant, np, idx, kind, status, reason, "
+                "exit_code, wall, metrics, stdout, stderr, command, interference) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, launch.variant, launch.np, launch.index, launch.kind, launch.status,
+                 launch.reason, launch.exit_code,
+                 launch.wall if math.isfinite(launch.wall) else None, json.dumps(launch.metrics),
+                 launch.stdout, launch.stderr, launch.command,
+                 json.dumps(launch.interference) if launch.interference is not None else None))
+            return int(cur.lastrowid or 0)
+
+    def add_app_calls(self, launch_id: int, calls: Iterable[RankCalls]) -> None:
+        with self.tx() as db:
+            db.executemany("INSERT INTO app_calls VALUES (?, ?, ?, ?, ?)",
+                           [(launch_id, c.rank, c.function, c.calls, c.seconds) for c in calls])
+
     # --- reading -------------------------------------------------------------------------
+    def app_launches(self, run_id: int) -> list[AppLaunch]:
+        """The run's program launches in the order they ran."""
+        rows = self.db.execute("SELECT * FROM app_launches WHERE run_id=? ORDER BY id", (run_id,))
+        return [AppLaunch(r["variant"], r["np"], r["idx"], r["kind"], r["status"], r["reason"],
+                          r["exit_code"], math.nan if r["wall"] is None else r["wall"],
+                          json.loads(r["metrics"]), r["stdout"], r["stderr"], r["command"],
+                          json.loads(r["interference"]) if r["interference"] else None, r["id"])
+                for r in rows]
+
+    def app_calls(self, run_id: int) -> dict[int, list[RankCalls]]:
+        """launch id -> the MPI calls its ranks made (profiled launches only)."""
+        out: dict[int, list[RankCalls]] = {}
+        for r in self.db.execute("SELECT c.* FROM app_calls c JOIN app_launches l "
+                                 "ON l.id=c.launch_id WHERE l.run_id=? "
+                                 "ORDER BY c.launch_id, c.rank", (run_id,)):
+            out.setdefault(r["launch_id"], []).append(
+                RankCalls(r["rank"], r["function"], r["calls"], r["seconds"]))
+        return out
+
     def runs(self) -> list[tuple[RunRecord, int]]:
         """Every run, and how many cells it holds."""
         rows = self.db.execute("SELECT r.*, (SELECT COUNT(*) FROM cells c WHERE c.run_id=r.id) "
