@@ -9,6 +9,7 @@ import click
 
 from .. import __version__
 from ..errors import ArenaError
+from .app import app_cmd
 from .cluster import cluster_cmd
 from .compare import compare_cmd
 from .doctor import doctor_cmd
@@ -27,7 +28,7 @@ from .show import show_cmd
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, list_cmd, show_cmd,
-            export_cmd, compare_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd,
+            export_cmd, compare_cmd, app_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd,
             cluster_cmd)
 
 

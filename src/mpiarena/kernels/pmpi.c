@@ -2,7 +2,9 @@
  * pmpi.c - the per-call profiler: a PMPI interposition library, preloaded into an MPI program's
  * ranks. Each wrapper counts its calls and sums the time spent in the PMPI call. At
  * MPI_Finalize every rank writes one line per function it used to
- * $ARENA_PROFILE_DIR/rank-<rank>.tsv: "function<TAB>calls<TAB>seconds".
+ * $ARENA_PROFILE_DIR/rank-<rank>.tsv: "function<TAB>calls<TAB>seconds"; rank 0 also writes the
+ * library's version string (MPI-3 and later) to $ARENA_PROFILE_DIR/version.txt, so that what
+ * ran can be checked against what the program was built with.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -72,6 +74,25 @@ static void write_profile(int rank)
     fclose(out);
 }
 
+static void write_version(void)
+{
+#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+    const char *dir = getenv("ARENA_PROFILE_DIR");
+    char path[4096], version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (!dir || !*dir || PMPI_Get_library_version(version, &len) != MPI_SUCCESS)
+        return;
+    snprintf(path, sizeof path, "%s/version.txt", dir);
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        perror(path);
+        return;
+    }
+    fwrite(version, 1, (size_t)len, out);
+    fclose(out);
+#endif
+}
+
 int MPI_Init(int *argc, char ***argv) { TIMED(F_Init, PMPI_Init(argc, argv)); }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
@@ -83,6 +104,8 @@ int MPI_Finalize(void)
 {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        write_version();
     depth++;
     double t0 = now();
     int rc = PMPI_Finalize();

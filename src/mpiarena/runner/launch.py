@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import core_env
@@ -87,23 +88,31 @@ def _as_root(user: RankUser | None) -> bool:
     return os.geteuid() == 0 and user is None
 
 
+@dataclass(frozen=True)
+class Command:
+    """What starts np ranks of a program: the launcher's argv, its environment, and where the
+    ranks go (None: this machine)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    placement: Placement | None
+    binding: str
+
+
 def command_for(variant: Variant, np: int, program: list[str], user: RankUser | None,
-                daemons: Daemons) -> tuple[list[str], dict[str, str]]:
-    """The launcher argv and env that start np ranks of any program on this machine, its
-    daemons up: what `mpiarena profile` runs."""
-    launch = _launch(variant, np, None, _as_root(user))
-    env = base_env(variant, np, _as_root(user), daemons.run_token)
-    env.update(daemons.env_for(variant, np))
-    return [*launch.argv, *variant.args, *program], env
-
-
-def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUser | None,
-            log: Path, daemons: Daemons) -> tuple[Job, str]:
-    """A job (not started yet, its daemons up) and the binding it really has."""
+                daemons: Daemons) -> Command:
+    """The launcher argv and env that start np ranks of any program where the daemons' placer
+    puts them, its daemons up."""
     placement = _place(daemons.placer, np)
     launch = _launch(variant, np, placement, _as_root(user))
     env = base_env(variant, np, _as_root(user), daemons.run_token, placement)
     env.update(daemons.env_for(variant, np))
-    argv = [*launch.argv, *variant.args, str(binary)]
-    return (Job(argv, env, workdir, user, log, placement),
-            launch.binding or variant.binding_for(np))
+    return Command([*launch.argv, *variant.args, *program], env, placement,
+                   launch.binding or variant.binding_for(np))
+
+
+def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUser | None,
+            log: Path, daemons: Daemons) -> tuple[Job, str]:
+    """A job of the core (not started yet, its daemons up) and the binding it really has."""
+    cmd = command_for(variant, np, [str(binary)], user, daemons)
+    return Job(cmd.argv, cmd.env, workdir, user, log, cmd.placement), cmd.binding

@@ -3,11 +3,8 @@ rank's calls and time per MPI function."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import uuid
 from pathlib import Path
@@ -17,13 +14,12 @@ from ..build import build_pmpi, compile_with
 from ..errors import ArenaError
 from ..impls import Implementation, family_of
 from ..plan import Variant
-from ..procs import as_user, last_words
-from ..profiled import Calls, Profile
-from ..tags import TOKEN_VAR
+from ..procs import last_words
+from ..profiled import Profile
 from ..users import RankUser
-from .cleanup import kill_tagged
 from .job import JobError
 from .launch import Daemons, command_for
+from .program_launch import launch, read_profile
 
 
 def _program(argv: list[str]) -> list[str]:
@@ -78,53 +74,16 @@ def _profile_one(variant: Variant, np: int, program: list[str], user: RankUser |
     daemons = Daemons(work, user, uuid.uuid4().hex)  # LAM's launch exports LD_PRELOAD and
     log = work / "launcher.log"                      # the profile directory
     try:
-        argv, env = command_for(variant, np, program, user, daemons)
-        env.update({"LD_PRELOAD": str(library), core_env.PROFILE_DIR: str(out)})
-        code = _run(argv, env, work, user, log, timeout)
+        cmd = command_for(variant, np, program, user, daemons)
+        env = {**cmd.env, "LD_PRELOAD": str(library), core_env.PROFILE_DIR: str(out)}
+        ended = launch(cmd.argv, env, work, user, log, log, timeout)
     except JobError as e:
         raise ArenaError(f"{variant.id}: {e}") from e
     finally:
         daemons.stop_all()
-    if code != 0:
-        raise ArenaError(f"{variant.id}: the program failed (exit status {code}): "
+    if ended.timed_out:
+        raise ArenaError(f"the program did not end within {timeout:.0f} s; raise --timeout")
+    if ended.exit_code != 0:
+        raise ArenaError(f"{variant.id}: the program failed (exit status {ended.exit_code}): "
                          f"{last_words(log)}")
-    return _read(impl, out, np)
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
-         timeout: float) -> int:
-    """Exit status of the launcher, output to log; everything it started is gone on return."""
-    token = uuid.uuid4().hex
-    env = {**env, TOKEN_VAR: token}
-    if user is not None:
-        env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
-    with open(log, "w") as sink:
-        try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-                                    cwd=cwd, env=env, start_new_session=True,
-                                    **as_user(user, None))
-        except OSError as e:
-            raise ArenaError(f"cannot start {argv[0]}: {e}") from e
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired as e:
-        raise ArenaError(f"the program did not end within {timeout:.0f} s; raise --timeout") from e
-    finally:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-        kill_tagged(token, grace=0.2)
-
-
-def _read(impl: Implementation, out: Path, np: int) -> Profile:
-    result: Profile = {}
-    for rank in range(np):
-        path = out / f"rank-{rank}.tsv"
-        if not path.exists():
-            raise ArenaError(f"{impl.id}: rank {rank} wrote no profile: the interposition did not "
-                             "happen (is the program dynamically linked with this implementation "
-                             "and does it call MPI_Finalize?)")
-        rows = (line.split("\t") for line in path.read_text().splitlines() if line)
-        result[rank] = {name: Calls(int(calls), float(secs)) for name, calls, secs in rows}
-    return result
+    return read_profile(impl.id, out, np)

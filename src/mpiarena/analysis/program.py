@@ -1,0 +1,168 @@
+"""A program's launches judged: per figure (wall time and each metric) who is faster and by how
+much, by the one verdict rule of `stats`; where a wall-time difference comes from, per MPI
+function of the profiled launches; what the profiler itself cost."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..machine_load import BUSY, Interference
+from ..programs import WALL, AppLaunch, Metric, RankCalls
+from ..records import RunRecord
+from ..store import Store
+from .stats import Sample, Verdict, verdicts
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of every timed launch that ended well, per variant, and its verdicts (the
+    fastest against each other)."""
+
+    name: str
+    higher: bool  # higher is better: verdicts judge its inverse
+    values: dict[str, list[float]]  # variant -> one value per launch, in launch order
+    verdicts: list[Verdict]
+    missing: dict[str, int]  # variant -> good launches whose output the pattern never matched
+
+    def center(self, variant: str) -> float:
+        return statistics.median(self.values[variant]) if self.values.get(variant) else math.nan
+
+
+@dataclass(frozen=True)
+class FunctionDelta:
+    """Seconds one MPI function took per rank (mean over ranks) in each side's profiled launch."""
+
+    function: str
+    fast: float
+    slow: float
+
+    @property
+    def delta(self) -> float:
+        return self.slow - self.fast
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Where the slower variant's extra wall time goes: the timed launches' median difference,
+    the MPI functions that account for it (the profiled launches, per rank), and the rest."""
+
+    fast: str
+    slow: str
+    wall_delta: float  # median wall of slow minus fast (timed launches)
+    functions: list[FunctionDelta]  # the largest |delta| first
+
+    @property
+    def mpi_delta(self) -> float:
+        return sum(f.delta for f in self.functions)
+
+    @property
+    def outside(self) -> float:
+        """The difference outside the profiled MPI functions: compute, start-up, unwrapped
+        calls."""
+        return self.wall_delta - self.mpi_delta
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """The profiled launch's wall time against the median of the timed ones."""
+
+    variant: str
+    profiled: float
+    timed: float
+
+    @property
+    def share(self) -> float:
+        return self.profiled / self.timed - 1
+
+
+@dataclass(frozen=True)
+class AppResult:
+    run: RunRecord
+    np: int
+    variants: list[str]
+    launches: list[AppLaunch]
+    figures: list[Figure]  # wall first, then each metric in the order given
+    decompositions: list[Decomposition]  # the fastest by wall against each other
+    overheads: list[Overhead]
+    profiles: dict[str, list[RankCalls]]  # variant -> its profiled launch's calls
+    busy: dict[str, int]  # variant -> timed launches where others took over BUSY of the machine
+
+    def failed(self) -> dict[str, list[AppLaunch]]:
+        """variant -> its launches that failed or timed out (all kinds)."""
+        out: dict[str, list[AppLaunch]] = {}
+        for x in self.launches:
+            if x.status != "ok":
+                out.setdefault(x.variant, []).append(x)
+        return out
+
+    def figure(self, name: str) -> Figure:
+        return next(f for f in self.figures if f.name == name)
+
+
+def is_app_run(run: RunRecord) -> bool:
+    return run.suite == "app"
+
+
+def _sample(values: list[float], higher: bool) -> Sample:
+    """One launch, one value: the statistics' unit; a rate is judged by its inverse."""
+    return [np.asarray([1 / v if higher else v]) for v in values if v > 0 or not higher]
+
+
+def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric]) -> list[Figure]:
+    named = [(WALL, False), *((m.name, m.higher) for m in metrics)]
+    values = {name: {v: [x.wall if name == WALL else x.metrics[name] for x in timed
+                         if x.variant == v and (name == WALL or name in x.metrics)]
+                     for v in variants} for name, _ in named}
+    judged_names = [(n, h) for n, h in named if sum(1 for v in values[n].values() if v) >= 2]
+    samples = [{v: _sample(x, h) for v, x in values[n].items() if x} for n, h in judged_names]
+    judged = dict(zip((n for n, _ in judged_names), verdicts(samples), strict=True))
+    return [Figure(n, h, values[n], judged.get(n, []),
+                   {v: sum(1 for x in timed if x.variant == v) - len(values[n][v])
+                    for v in variants})
+            for n, h in named]
+
+
+def _per_rank(calls: list[RankCalls], np_: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c in calls:
+        out[c.function] = out.get(c.function, 0.0) + c.seconds / max(np_, 1)
+    return out
+
+
+def _decompositions(wall: Figure, profiles: dict[str, list[RankCalls]],
+                    np_: int) -> list[Decomposition]:
+    out = []
+    for v in wall.verdicts:
+        if v.fast not in profiles or v.slow not in profiles:
+            continue
+        a, b = _per_rank(profiles[v.fast], np_), _per_rank(profiles[v.slow], np_)
+        deltas = [FunctionDelta(f, a.get(f, 0.0), b.get(f, 0.0)) for f in sorted({*a, *b})]
+        out.append(Decomposition(v.fast, v.slow, wall.center(v.slow) - wall.center(v.fast),
+                                 sorted(deltas, key=lambda d: -abs(d.delta))))
+    return out
+
+
+def analyze(store: Store, run_id: int) -> AppResult:
+    """The app run as judged from the store alone."""
+    run = store.run(run_id)
+    settings = run.settings
+    metrics = [Metric(**m) for m in settings.get("metrics", [])]
+    variants = [v.variant for v in store.variants(run_id)]
+    launches = store.app_launches(run_id)
+    timed = [x for x in launches if x.kind == "timed" and x.status == "ok"]
+    calls = store.app_calls(run_id)
+    profiles = {x.variant: calls.get(x.id, []) for x in launches
+                if x.kind == "profiled" and x.status == "ok"}
+    figures = _figures(variants, timed, metrics)
+    wall = figures[0]
+    overheads = [Overhead(x.variant, x.wall, wall.center(x.variant)) for x in launches
+                 if x.kind == "profiled" and x.status == "ok" and wall.values.get(x.variant)]
+    busy = {v: sum(1 for x in timed if x.variant == v and x.interference
+                   and Interference(**x.interference).share > BUSY) for v in variants}
+    return AppResult(run, int(settings.get("np", 0)), variants, launches, figures,
+                     _decompositions(wall, profiles, int(settings.get("np", 1))), overheads,
+                     profiles, busy)

@@ -1,0 +1,152 @@
+"""`mpiarena app`: your own MPI program, built against every library, launched, judged."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from .. import paths, users
+from ..cluster.topology import Where, opened
+from ..errors import ArenaError
+from ..impls import Implementation, discover, family_of, parse_user_impls, select
+from ..programs import Metric
+from ..status import RunStatus
+from . import options
+from .options import SECONDS, console, db_option, err, impl_option
+
+
+@dataclass(frozen=True)
+class Launches:
+    """How the program is launched and judged."""
+
+    np: int
+    launches: int
+    warmup: int
+    timeout: float
+    metrics: tuple[Metric, ...]
+    profile: bool
+    seed: int
+
+    @classmethod
+    def parse(cls, np_: int, launches: int, warmup: int, timeout: float,
+              metric: tuple[str, ...], higher: tuple[str, ...], no_profile: bool,
+              seed: int | None) -> Launches:
+        if np_ < 1:
+            raise ArenaError(f"--np must be 1 or more, got {np_}")
+        if launches < 1 or warmup < 0:
+            raise ArenaError("--launches must be 1 or more and --warmup 0 or more")
+        metrics = tuple(Metric.parse(m, frozenset(higher)) for m in metric)
+        unknown = set(higher) - {m.name for m in metrics}
+        if unknown:
+            raise ArenaError(f"--higher {', '.join(sorted(unknown))}: no --metric of that name")
+        if len({m.name for m in metrics}) != len(metrics):
+            raise ArenaError("two --metric options share a name; give each its own")
+        return cls(np_, launches, warmup, timeout, metrics, not no_profile,
+                   seed if seed is not None else 0)
+
+
+def _bins(specs: tuple[str, ...]) -> dict[str, Path]:
+    out = {}
+    for spec in specs:
+        impl_id, sep, path = spec.partition("=")
+        if not sep or not impl_id or not path:
+            raise ArenaError(f"--bin {spec!r}: give ID=PATH, e.g. --bin "
+                             "mpich-4.0.2=/usr/bin/NPmpich2")
+        out[impl_id] = Path(path)
+    return out
+
+
+def _mpi_only(impls: list[Implementation], named: bool) -> list[Implementation]:
+    """The MPI libraries among impls; one the user named that is not MPI is an error."""
+    others = [i.id for i in impls if not family_of(i).pmpi]
+    if others and named:
+        raise ArenaError(f"{', '.join(others)}: not an MPI library, 'app' runs MPI programs; "
+                         "leave it out of --impl")
+    chosen = [i for i in impls if family_of(i).pmpi]
+    if not chosen:
+        raise ArenaError("no MPI library to run the program with; run 'mpiarena doctor'")
+    return chosen
+
+
+@click.command("app", context_settings={"ignore_unknown_options": True})
+@impl_option("libraries to compare (default: every MPI library found, or those of --bin)")
+@click.option("--src", type=click.Path(file_okay=False), help="the program's source directory: "
+              "copied once per library, --build runs in the copy")
+@click.option("--build", help="shell command that builds it, with $MPICC, $MPICXX, $MPIFC and "
+              "PATH set for each library, e.g. 'make CC=$MPICC'")
+@click.option("--bin", "bins", multiple=True, help="ID=PATH: a binary built for library ID "
+              "(repeat per library); PROGRAM then holds only its arguments")
+@options.grouped(
+    "how", Launches.parse,
+    click.option("--np", "np_", default=2, show_default=True, help="ranks per launch"),
+    click.option("--launches", default=10, show_default=True,
+                 help="timed launches per library (the statistics' unit)"),
+    click.option("--warmup", default=0, show_default=True,
+                 help="launches per library run first and discarded"),
+    click.option("--timeout", default=600.0, show_default=True, type=SECONDS,
+                 help="seconds one launch may take before it is killed"),
+    click.option("--metric", multiple=True, help="NAME=REGEX: a figure the program prints, the "
+                 "regex's first group the number (last match); lower is better"),
+    click.option("--higher", multiple=True, help="NAME: that metric is better higher (a rate)"),
+    click.option("--no-profile", is_flag=True, help="skip the profiled launch per library"),
+    click.option("--seed", type=int, help="seed of the interleaving order"))
+@options.where_options(
+    cluster="an emulated cluster, e.g. emulated:nodes=2,link=1gbit",
+    hosts="a real cluster: one host per line (this machine first)",
+    slurm="inside a Slurm allocation: ranks start with srun")
+@db_option
+@click.argument("program", nargs=-1, type=click.UNPROCESSED)
+def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
+            bins: tuple[str, ...], how: Launches, where: Where, db: str,
+            program: tuple[str, ...]) -> None:
+    """Build your MPI program against each library, launch it interleaved, judge its wall time
+    and figures: mpiarena app [--src DIR --build CMD | --bin ID=PATH ...] -- PROGRAM ARGS
+    (PROGRAM may be one .c/.cc/.f90 source, compiled with each library's wrapper)."""
+    from ..app_build import BuildRequest, build_programs
+    from ..build import build_core
+    from ..plan import Variant
+    from ..report.program import render
+    from ..runner.app import AppSettings, measure_app
+
+    if (src is None) != (build is None):
+        raise ArenaError("--src and --build go together: --src DIR --build 'make CC=$MPICC'")
+    if not program and not bins:
+        raise ArenaError("no program; use: mpiarena app [options] -- PROGRAM ARGS")
+    by_bin = _bins(bins)
+    ids, user_prefixes = parse_user_impls(impl_specs)
+    found = discover(user_prefixes, paths.impls_dir())
+    known = {f.name for f in found if f.impl is not None}
+    unknown = sorted(set(by_bin) - known)
+    if unknown:
+        raise ArenaError(f"--bin {unknown[0]}: no such implementation here; known: "
+                         f"{', '.join(sorted(known))}")
+    impls = _mpi_only(select(found, ids or list(by_bin)), bool(ids or by_bin))
+    options.sweep()
+    warn = lambda line: err.print(f"[yellow]warning:[/] {line}", soft_wrap=True)  # noqa: E731
+    programs = build_programs(impls, BuildRequest(list(program), Path(src) if src else None,
+                                                  build, by_bin), warn)
+    cores = {i.id: build_core(i) for i in impls if i.id in programs}
+    variants = [Variant(i.id, i) for i in impls if i.id in programs]
+    settings = AppSettings(how.np, how.launches, how.warmup, how.timeout, how.metrics,
+                           how.profile, how.seed)
+    with opened(where) as topology:
+        store = options.store(db)
+        rank_user = None if where.slurm else users.for_ranks()
+        outcome = measure_app(variants, programs, cores, settings, store, topology, rank_user,
+                              shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                              {"build": build or "", "src": str(Path(src).resolve()) if src
+                               else ""})
+    from ..analysis.program import analyze
+
+    result = analyze(store, outcome.run_id)
+    render(result, console)
+    if outcome.status == RunStatus.INCOMPLETE:
+        err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
+        sys.exit(130)
+    if not any(result.figure("wall").values.values()):
+        raise ArenaError(f"the program failed in every timed launch (run {outcome.run_id} keeps "
+                         "them): 'mpiarena show --output' prints what it said")

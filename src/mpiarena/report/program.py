@@ -1,0 +1,131 @@
+"""What `mpiarena app`, `show` and `report` say of an app run: per figure each library's median
+and the verdicts, where a wall-time difference comes from, the profiler's overhead, and every
+failed launch and warning."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.table import Table
+
+from .. import units
+from ..analysis.program import AppResult, Decomposition, Figure
+from ..analysis.stats import Verdict
+from ..machine_load import BUSY
+from ..programs import WALL
+from .costs import cost_verdict_text
+from .summary import verdict_text
+
+PROFILER = ("one profiled launch per library (PMPI library preloaded, apart from the timed "
+            "launches); seconds are per rank, the mean over ranks")
+TIMED = ("wall time: launch to exit of the library's launcher, measured by mpiarena around the "
+         "whole launch (start-up and shut-down included); a launch is the unit of the statistics")
+
+
+@dataclass
+class ProgramText:
+    """An app run in words and rows, for every renderer."""
+
+    title: str
+    method: list[str]
+    header: list[str]
+    rows: list[list[str]]  # one per variant: its median per figure
+    verdicts: list[str]
+    decompositions: list[str]
+    overheads: list[str]
+    failures: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _value(fig: Figure, variant: str) -> str:
+    values = fig.values.get(variant, [])
+    if not values:
+        return "-"
+    mid = fig.center(variant)
+    text = units.seconds(mid) if fig.name == WALL else f"{mid:.4g}"
+    return f"{text} ({len(values)})"
+
+
+def _verdict(fig: Figure, v: Verdict) -> str:
+    if not fig.higher:
+        return verdict_text(fig.name, v)
+    return cost_verdict_text(fig.name, f"gave a {{r}}x higher {fig.name} than", v)
+
+
+def decomposition_line(d: Decomposition) -> str:
+    """'openmpi over mpich: +1.1 s wall; MPI_Allreduce +0.8 s, ...; outside MPI +0.1 s'."""
+    shown = [f for f in d.functions if abs(f.delta) >= max(1e-4, 0.05 * abs(d.wall_delta))][:4]
+    parts = [f"{f.function} {_signed(f.delta)}" for f in shown] or ["no MPI function differs"]
+    return (f"{d.slow} against {d.fast}: {_signed(d.wall_delta)} wall per launch; "
+            f"{', '.join(parts)} (all MPI calls {_signed(d.mpi_delta)}); "
+            f"outside the profiled MPI calls {_signed(d.outside)}")
+
+
+def _signed(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    return ("+" if seconds >= 0 else "-") + units.seconds(abs(seconds))
+
+
+def program_text(r: AppResult) -> ProgramText:
+    s = r.run.settings
+    argv = next(iter(s.get("programs", {}).values()), {}).get("argv", [])
+    how = {k: p.get("how", "") for k, p in s.get("programs", {}).items()}
+    title = (f"app run {r.run.id}: {' '.join(argv[1:]) or '(no arguments)'} on {r.np} ranks, "
+             f"{s.get('launches')} timed launches per library"
+             + (f" after {s['warmup']} warm-up" if s.get("warmup") else "")
+             + f" ({', '.join(sorted(set(how.values())))})")
+    header = ["library", *(f"{f.name}{' (higher is better)' if f.higher else ''}"
+                           for f in r.figures)]
+    rows = [[v, *(_value(f, v) for f in r.figures)] for v in r.variants]
+    verdicts = [_verdict(f, v) for f in r.figures for v in f.verdicts]
+    warnings = []
+    for f in r.figures:
+        if f.name != WALL and not any(f.values.values()):
+            warnings.append(f"metric '{f.name}' never matched the output of any launch: check "
+                            "its pattern against the stored output ('mpiarena show --output')")
+        elif f.name != WALL:
+            warnings += [f"metric '{f.name}' not found in {n} of {v}'s good launches"
+                         for v, n in f.missing.items() if n]
+    warnings += [f"{v}: in {n} timed launches other processes took over {BUSY:.0%} of the "
+                 "machine: those figures are not the library's alone" for v, n in r.busy.items()
+                 if n]
+    if r.np > 2:
+        warnings.append(f"{r.np} ranks on {r.run.machine.get('cores', '?')} cores: libraries "
+                        "that poll while waiting measure the scheduler as well")
+    failures = [f"{v}: {x.kind} launch {x.index} {x.status}: {x.reason}"
+                for v, xs in r.failed().items() for x in xs]
+    overheads = [f"{o.variant}: profiled launch {units.seconds(o.profiled)} against the timed "
+                 f"median {units.seconds(o.timed)}: {o.share:+.1%}" for o in r.overheads]
+    return ProgramText(title, [TIMED, PROFILER], header, rows, verdicts,
+                       [decomposition_line(d) for d in r.decompositions], overheads, failures,
+                       warnings)
+
+
+def render(r: AppResult, console: Console) -> None:
+    t = program_text(r)
+    console.print(f"[bold]{t.title}[/]", soft_wrap=True)
+    table = Table()
+    for h in t.header:
+        table.add_column(h, justify="left" if h == "library" else "right")
+    for row in t.rows:
+        table.add_row(*row)
+    console.print("median (launches) per library:")
+    console.print(table)
+    for line in t.verdicts:
+        console.print(line, soft_wrap=True, markup=False)
+    if t.decompositions:
+        console.print("[bold]where the wall-time difference comes from[/] "
+                      "(profiled launches, seconds per rank):")
+        for line in t.decompositions:
+            console.print(f"  {line}", soft_wrap=True, markup=False)
+    if t.overheads:
+        console.print("[bold]profiler overhead[/] (one launch each: noisy):")
+        for line in t.overheads:
+            console.print(f"  {line}", soft_wrap=True, markup=False)
+    for line in t.failures:
+        console.print(f"[red]failed:[/] {line}", soft_wrap=True)
+    for line in t.warnings:
+        console.print(f"[yellow]warning:[/] {line}", soft_wrap=True)

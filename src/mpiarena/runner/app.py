@@ -1,0 +1,211 @@
+"""`mpiarena app`'s measurement: launches of the user's program through each library's launcher,
+interleaved across libraries, each one's wall time, exit status, output and figures of merit
+kept; then one profiled launch per library, apart from the timed ones."""
+
+from __future__ import annotations
+
+import random
+import shlex
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from .. import __version__, core_env, machine, machine_load, paths
+from ..build import Build, build_pmpi
+from ..cluster.topology import Topology
+from ..errors import ArenaError
+from ..owners import Owner
+from ..plan import Variant
+from ..procs import last_words
+from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, Metric, RankCalls
+from ..records import ImplementationRecord
+from ..status import RunStatus
+from ..store import Store
+from ..tags import RUN_VAR
+from ..users import RankUser
+from . import presence
+from .cleanup import kill_tagged
+from .job import JobError
+from .launch import Daemons, command_for
+from .program_launch import Ended, launch, read_profile
+from .session import Outcome
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """How the program is measured."""
+
+    np: int
+    launches: int  # timed launches of each library
+    warmup: int = 0  # launches of each library run first and not judged
+    timeout: float = 600.0  # seconds one launch may take
+    metrics: tuple[Metric, ...] = ()
+    profile: bool = True  # one profiled launch per library after the timed ones
+    seed: int = 0  # the interleaving order
+
+
+def _tail(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-OUTPUT_KEPT:].decode(errors="replace")
+
+
+class AppRunner:
+    """The launches of one app run; nothing it started outlives run()."""
+
+    def __init__(self, variants: list[Variant], programs: dict[str, BuiltProgram],
+                 settings: AppSettings, store: Store, run_id: int, topology: Topology,
+                 user: RankUser | None, versions: dict[str, str],
+                 advance: Callable[[str], None]):
+        self.variants, self.programs, self.settings = variants, programs, settings
+        self.versions = versions  # implementation id -> the version string it was built with
+        self.store, self.run_id, self.topology, self.user = store, run_id, topology, user
+        self.advance = advance
+        self.count: dict[str, int] = {}
+        self.run_token = uuid.uuid4().hex
+
+    def run(self) -> None:
+        work = Path(tempfile.mkdtemp(prefix=f"app-{Owner.me()}-", dir=paths.scratch_dir()))
+        work.chmod(0o755)
+        self.work = work
+        self.daemons = Daemons(work, self.user, self.run_token, self.topology.placement)
+        try:
+            for p in self.programs.values():
+                self.topology.prepare(Path(p.argv[0]))
+            if self.settings.profile:  # first: it also checks which library really runs
+                for v in self.variants:
+                    self._launch(v, "profiled")
+            rng = random.Random(self.settings.seed)
+            for kind, rounds in (("warmup", self.settings.warmup),
+                                 ("timed", self.settings.launches)):
+                for _ in range(rounds):
+                    order = list(self.variants)
+                    rng.shuffle(order)
+                    for v in order:
+                        self._launch(v, kind)
+        finally:
+            self.daemons.stop_all()
+            self.topology.reap()
+            kill_tagged(self.run_token, var=RUN_VAR)
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _launch(self, variant: Variant, kind: str) -> None:
+        s = self.settings
+        index = self.count.get(variant.id, 0)
+        self.count[variant.id] = index + 1
+        self.advance(f"{variant.id} {kind} launch {index}")
+        here = self.work / f"{variant.id.replace(':', '-')}-{index}"
+        here.mkdir()
+        here.chmod(0o777)
+        out, err, profile_dir = here / "stdout", here / "stderr", here / "profile"
+        program = self.programs[variant.impl.id].argv
+        base = AppLaunch(variant.id, s.np, index, kind, "failed", "", None, float("nan"))
+        before = machine_load.snapshot(runs=len(presence.others_measuring()))
+        try:
+            cmd = command_for(variant, s.np, program, self.user, self.daemons)
+        except JobError as e:
+            self.daemons.stop(variant.id)
+            self._store(replace(base, reason=f"its launcher or daemons did not start: {e}"))
+            return
+        env = {**cmd.env, core_env.PROFILE_DIR: ""}
+        if kind == "profiled":
+            profile_dir.mkdir()
+            profile_dir.chmod(0o777)
+            env.update(LD_PRELOAD=str(build_pmpi(variant.impl)),
+                       **{core_env.PROFILE_DIR: str(profile_dir)})
+        try:
+            ended = launch(cmd.argv, env, here, self.user, out, err, s.timeout, cmd.placement)
+        except ArenaError as e:
+            self._store(replace(base, reason=str(e), command=shlex.join(cmd.argv)))
+            return
+        beside = asdict(machine_load.since(before))
+        stdout, stderr = _tail(out), _tail(err)
+        metrics = {m.name: v for m in s.metrics if (v := m.read(stdout + "\n" + stderr))
+                   is not None}
+        status, reason = _status(ended, s.timeout, err)
+        calls: list[RankCalls] = []
+        if kind == "profiled" and status == "ok":
+            try:
+                prof = read_profile(variant.impl.id, profile_dir, s.np)
+                calls = [RankCalls(rank, name, c.calls, c.seconds)
+                         for rank, per in prof.items() for name, c in per.items()]
+            except ArenaError as e:
+                status, reason = "failed", str(e)
+            version = profile_dir / "version.txt"
+            if version.exists():
+                self._check_version(variant, version.read_text(errors="replace"))
+        if status != "ok":
+            self.daemons.stop(variant.id)  # a failed launch may leave its daemons unusable
+        launch_id = self._store(replace(base, status=status, reason=reason,
+                                        exit_code=ended.exit_code, wall=ended.wall,
+                                        metrics=metrics, stdout=stdout, stderr=stderr,
+                                        command=shlex.join(cmd.argv), interference=beside))
+        if calls:
+            self.store.add_app_calls(launch_id, calls)
+
+    def _check_version(self, variant: Variant, seen: str) -> None:
+        """The library that ran must be the one the program was built for."""
+        expected = self.versions.get(variant.impl.id, "")
+        if expected and seen.replace("\0", " ").split() != expected.split():
+            raise ArenaError(f"{variant.id}: the program ran with another library than "
+                             f"{variant.impl.id}: it reported {seen.strip()[:80]!r}, expected "
+                             f"{expected.strip()[:80]!r}; check its rpath and LD_LIBRARY_PATH")
+
+    def _store(self, launch_: AppLaunch) -> int:
+        return self.store.add_app_launch(self.run_id, launch_)
+
+
+def _status(ended: Ended, timeout: float, err: Path) -> tuple[str, str]:
+    if ended.timed_out:
+        return "timeout", f"did not end within {timeout:.0f} s (killed); raise --timeout"
+    if ended.exit_code != 0:
+        return "failed", f"exit status {ended.exit_code}: {last_words(err)}"
+    return "ok", ""
+
+
+def measure_app(variants: list[Variant], programs: dict[str, BuiltProgram],
+                builds: dict[str, Build], settings: AppSettings, store: Store,
+                topology: Topology, user: RankUser | None, command: str, progress_to: Console,
+                recorded: dict[str, object]) -> Outcome:
+    """Every launch into a new run of the store; Ctrl-C ends it as incomplete, never lost."""
+    run_id = store.begin_run("app", command, settings.seed, __version__, machine.describe(), {
+        "np": settings.np, "launches": settings.launches, "warmup": settings.warmup,
+        "timeout": settings.timeout, "profile": settings.profile,
+        "metrics": [asdict(m) for m in settings.metrics], "topology": topology.label,
+        "ranks_run_as": user.name if user else "self",
+        "programs": {k: asdict(p) for k, p in programs.items()}, **recorded})
+    for b in builds.values():
+        i = b.impl
+        store.add_implementation(ImplementationRecord(
+            run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
+            str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
+    for v in variants:
+        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
+                          v.binding or "auto")
+    total = len(variants) * (settings.warmup + settings.launches + int(settings.profile))
+    status, note = RunStatus.COMPLETE, None
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=progress_to, transient=True) as progress:
+        task = progress.add_task("starting", total=total)
+        runner = AppRunner(variants, programs, settings, store, run_id, topology, user,
+                           {k: b.version_string for k, b in builds.items()},
+                           lambda what: progress.update(task, advance=1, description=what))
+        try:
+            with presence.measuring(command, topology.label):
+                runner.run()
+        except KeyboardInterrupt:
+            status, note = RunStatus.INCOMPLETE, "interrupted"
+        except ArenaError as e:
+            status, note = RunStatus.INCOMPLETE, str(e)
+            store.end_run(run_id, status, note)
+            raise
+    store.end_run(run_id, status, note)
+    return Outcome(run_id, status)

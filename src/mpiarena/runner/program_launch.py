@@ -1,0 +1,83 @@
+"""One launch of any MPI program through its library's launcher: wall time from start to exit,
+exit status, output to files; everything it started is gone when it returns."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cluster.placement import Placement
+from ..errors import ArenaError
+from ..procs import as_user
+from ..profiled import Calls, Profile
+from ..tags import TOKEN_VAR
+from ..users import RankUser
+from .cleanup import kill_tagged
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a launch ended: its exit status (None: killed at the timeout) and wall seconds from
+    the launcher's start to its exit."""
+
+    exit_code: int | None
+    wall: float
+
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code is None
+
+
+def launch(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None,
+           stdout: Path, stderr: Path, timeout: float,
+           placement: Placement | None = None) -> Ended:
+    """Run argv (the launcher's command) in cwd as the rank user, output to the two files, at
+    most `timeout` seconds; the process group and every tagged process are killed on return."""
+    token = uuid.uuid4().hex
+    env = {**env, TOKEN_VAR: token}
+    if user is not None:
+        env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
+    if placement is not None:
+        argv = placement.on_head(argv, cwd)
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(stdout, "w"))
+        err = out if stderr == stdout else files.enter_context(open(stderr, "w"))
+        began = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    cwd=cwd, env=env, start_new_session=True,
+                                    **as_user(user, placement))
+        except OSError as e:
+            raise ArenaError(f"cannot start {argv[0]}: {e}") from e
+    try:
+        code: int | None = proc.wait(timeout)
+        wall = time.monotonic() - began
+    except subprocess.TimeoutExpired:
+        code, wall = None, time.monotonic() - began
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        kill_tagged(token, grace=0.2)
+    return Ended(code, wall)
+
+
+def read_profile(impl_id: str, out: Path, np: int) -> Profile:
+    """Every rank's calls and seconds per MPI function, as the PMPI library wrote them."""
+    result: Profile = {}
+    for rank in range(np):
+        path = out / f"rank-{rank}.tsv"
+        if not path.exists():
+            raise ArenaError(f"{impl_id}: rank {rank} wrote no profile: the interposition did not "
+                             "happen (is the program dynamically linked with this implementation "
+                             "and does it call MPI_Finalize?)")
+        rows = (line.split("\t") for line in path.read_text().splitlines() if line)
+        result[rank] = {name: Calls(int(calls), float(secs)) for name, calls, secs in rows}
+    return result
