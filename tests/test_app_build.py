@@ -157,6 +157,18 @@ def test_a_single_c_source_compiles_without_werror(home: Path, tmp_path: Path):
     assert all(b.cached for b in again.values())
 
 
+def test_a_source_that_does_not_compile_stops_with_the_compiler_s_words(home: Path,
+                                                                       tmp_path: Path):
+    source = tmp_path / "broken.c"
+    source.write_text(HELLO_C.replace("MPI_Finalize();", "MPI_Finalize(;"))
+    warnings: list[str] = []
+    with pytest.raises(ArenaError, match=r"^the program was built for no library: mpich-4\.0\.2: "
+                       r"compiling broken\.c with /usr/bin/mpicc\.mpich failed; openmpi-4\.1\.4: "):
+        build_programs(pair(), BuildRequest([str(source)]), warnings.append)
+    assert len(warnings) == 2 and all("error: expected expression" in w for w in warnings)
+    assert list((home / "builds").glob("*broken*")) == []
+
+
 @pytest.mark.parametrize("suffix", sorted(HELLO))
 def test_a_cxx_or_fortran_source_uses_that_language_s_wrapper(home: Path, tmp_path: Path,
                                                                 suffix: str):
@@ -209,7 +221,8 @@ def test_only_mpi_libraries_run_an_app(home: Path):
 
 
 def app_dirs(home: Path) -> list[str]:
-    return sorted(p.name for p in (home / "builds").iterdir() if p.name.startswith("app-"))
+    return sorted(p.name for p in (home / "builds").iterdir()
+                  if p.name.startswith("app-") and p.is_dir())
 
 
 def test_a_build_failing_everywhere_stops_and_leaves_nothing(home: Path):
@@ -217,11 +230,15 @@ def test_a_build_failing_everywhere_stops_and_leaves_nothing(home: Path):
     warnings: list[str] = []
     cmd = "echo compiling; echo 'fatal: no fortran here' >&2; exit 3"
     with pytest.raises(ArenaError, match="^the program was built for no library: "
-                       r"mpich-4.0.2: the build \(.*\) failed with exit status 3; "):
+                       r"mpich-4.0.2: the build \(.*\) failed with exit status 3 \(log: .*\); "
+                       r"openmpi-4.1.4: the build \(.*\) failed with exit status 3 \(log: .*\)$"):
         build_programs(pair(), BuildRequest(["prog"], src=NETPIPE, build=cmd), warnings.append)
     assert len(warnings) == 2
-    assert warnings[1].startswith("openmpi-4.1.4: the build")
-    assert warnings[1].endswith("its last lines:\n  compiling\n  fatal: no fortran here")
+    assert warnings[1].startswith(f"openmpi-4.1.4: the build ({cmd}) failed with exit status 3 "
+                                  "(log: ")
+    assert warnings[1].endswith("it said:\n  compiling\n  fatal: no fortran here")
+    log = Path(warnings[1].split("(log: ", 1)[1].split(")", 1)[0])
+    assert log.read_text() == "compiling\nfatal: no fortran here\n"
     assert app_dirs(home) == before
 
 
@@ -231,8 +248,10 @@ def test_a_build_failing_for_one_library_warns_and_the_other_goes_on(home: Path)
     got = build_programs(pair(), BuildRequest(["NPmpi"], src=NETPIPE, build=cmd),
                          warnings.append)
     assert list(got) == [PAIR[0]]
-    assert warnings == [f"openmpi-4.1.4: the build ({cmd}) failed with exit status 1; its last "
-                        "lines:\n  17\n  18\n  19\n  20\n  no openmpi here"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"openmpi-4.1.4: the build ({cmd}) failed with exit status 1 (log: {home}/builds/app-")
+    assert warnings[0].endswith(".failed.log); it said:\n  17\n  18\n  19\n  20\n"
+                                "  no openmpi here")
 
 
 def test_a_program_the_build_did_not_make_is_named(home: Path, netpipe: NetPipe):

@@ -60,6 +60,10 @@ class Loaded:
 class BuildFailed(Exception):
     """One implementation's build failed: warned about, the others go on."""
 
+    def __init__(self, reason: str, output: str = ""):
+        super().__init__(f"{reason}; it said:\n{_last(output)}" if output else reason)
+        self.reason = reason
+
 
 def build_programs(impls: list[Implementation], req: BuildRequest,
                    warn: Callable[[str], None]) -> dict[str, BuiltProgram]:
@@ -76,7 +80,7 @@ def build_programs(impls: list[Implementation], req: BuildRequest,
             built[impl.id] = make(impl, warn)
         except BuildFailed as e:
             warn(str(e))
-            failed.append(str(e).splitlines()[0])
+            failed.append(e.reason)
     if not built:
         raise ArenaError("the program was built for no library: " + "; ".join(failed))
     return built
@@ -169,9 +173,10 @@ def _from_source(impl: Implementation, req: BuildRequest, warn: Callable[[str], 
                 done = _run([str(wrapper), *SOURCE_FLAGS, "-o", str(tmp / source.stem),
                              str(source)], impl, cwd=tmp)
                 if done.returncode != 0:
+                    said = done.stderr + done.stdout
+                    errors = [ln for ln in said.splitlines() if "error" in ln.lower()]
                     raise BuildFailed(f"{impl.id}: compiling {source.name} with {wrapper} "
-                                      f"failed; its last lines:\n"
-                                      + _last(done.stderr + done.stdout))
+                                      "failed", "\n".join(errors[:TAIL]) or said)
         except (OSError, subprocess.TimeoutExpired) as e:
             if not binary.is_file():  # else another process built it meanwhile
                 raise BuildFailed(f"{impl.id}: compiling {source.name} failed: {e}") from e
@@ -210,9 +215,10 @@ def _from_tree(impl: Implementation, req: BuildRequest, warn: Callable[[str], No
 
 def _build_tree(impl: Implementation, req: BuildRequest, dest: Path) -> None:
     """Copy the tree into dest/src and run the build command there, output in dest/build.log;
-    dest removed unless it succeeds."""
+    dest removed unless it succeeds (its log kept beside it, as dest.failed.log)."""
     assert req.src is not None
     shutil.rmtree(dest, ignore_errors=True)  # what a build killed outright left
+    failed_log = dest.with_name(f"{dest.name}.failed.log")
     ok = False
     try:
         dest.mkdir()
@@ -223,9 +229,11 @@ def _build_tree(impl: Implementation, req: BuildRequest, dest: Path) -> None:
         if code != 0:
             how = f"was killed after {BUILD_TIMEOUT:.0f} s" if code is None \
                 else f"failed with exit status {code}"
-            raise BuildFailed(f"{impl.id}: the build ({req.build}) {how}; its last lines:\n"
-                              + _last(log.read_text(errors="replace")))
+            log.replace(failed_log)
+            raise BuildFailed(f"{impl.id}: the build ({req.build}) {how} (log: {failed_log})",
+                              failed_log.read_text(errors="replace") or "(no output)")
         (dest / DONE).write_text(f"{req.build or ''}\n")
+        failed_log.unlink(missing_ok=True)
         ok = True
     except OSError as e:
         raise BuildFailed(f"{impl.id}: copying {req.src} for the build failed: {e}") from e
@@ -286,7 +294,7 @@ def _files(root: Path) -> list[Path]:
 
 
 def _last(text: str) -> str:
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()] or ["(no output)"]
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     return "\n".join(f"  {ln[:300]}" for ln in lines[-TAIL:])
 
 
