@@ -7,8 +7,9 @@ PYPI_BUILD ?= mpich==5.0.2
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-system.sh
+$(VENV)/.installed: pyproject.toml scripts/install-system.sh scripts/fetch-test-programs.sh
 	./scripts/install-system.sh
+	./scripts/fetch-test-programs.sh
 	python3 -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
 	if [ "$$(id -u)" -eq 0 ]; then $(BIN)/mpiarena setup; fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # System packages mpiarena measures and needs (Debian 12). Idempotent; run as root.
 set -euo pipefail
-packages=(gcc make python3 python3-venv procps iproute2 util-linux openssh-client openssh-server
-          mpich libmpich-dev openmpi-bin libopenmpi-dev lam-runtime lam4-dev pvm pvm-dev
+packages=(gcc g++ gfortran make python3 python3-venv procps iproute2 util-linux openssh-client
+          openssh-server mpich libmpich-dev openmpi-bin libopenmpi-dev lam-runtime lam4-dev
+          pvm pvm-dev
           netpipe-tcp netpipe-mpich2 netpipe-openmpi netpipe-lam netpipe-pvm
           chromium slurmd slurmctld slurm-client munge)
 missing=()

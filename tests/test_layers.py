@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("system", ("procs", "owners", "machine_load")),
     ("model", ("benchmarks", "suites", "studies", "profiled", "programs")),
     ("store", ("store", "results")),
-    ("platform", ("cluster", "impls", "launchers", "build", "plan", "doctor")),
+    ("platform", ("cluster", "impls", "launchers", "build", "app_build", "plan", "doctor")),
     ("analysis", ("analysis",)),
     ("runner", ("runner", "tune", "reproduce")),
     ("report", ("report",)),
