@@ -27,8 +27,8 @@ from .setup import setup_cmd
 from .show import show_cmd
 from .tune import tune_cmd
 
-COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, list_cmd, show_cmd,
-            export_cmd, compare_cmd, app_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd,
+COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, list_cmd, show_cmd,
+            export_cmd, compare_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd,
             cluster_cmd)
 
 

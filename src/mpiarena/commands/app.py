@@ -138,8 +138,8 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         rank_user = None if where.slurm else users.for_ranks()
         outcome = measure_app(variants, programs, cores, settings, store, topology, rank_user,
                               shlex.join(["mpiarena", *sys.argv[1:]]), err,
-                              {"build": build or "", "src": str(Path(src).resolve()) if src
-                               else ""})
+                              {"program": list(program), "build": build or "",
+                               "src": str(Path(src).resolve()) if src else ""})
     from ..analysis.program import analyze
 
     result = analyze(store, outcome.run_id)

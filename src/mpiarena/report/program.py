@@ -71,9 +71,9 @@ def _signed(seconds: float) -> str:
 
 def program_text(r: AppResult) -> ProgramText:
     s = r.run.settings
-    argv = next(iter(s.get("programs", {}).values()), {}).get("argv", [])
+    program = " ".join(s.get("program", [])) or "(prebuilt binaries, no arguments)"
     how = {k: p.get("how", "") for k, p in s.get("programs", {}).items()}
-    title = (f"app run {r.run.id}: {' '.join(argv[1:]) or '(no arguments)'} on {r.np} ranks, "
+    title = (f"app run {r.run.id}: {program} on {r.np} ranks, "
              f"{s.get('launches')} timed launches per library"
              + (f" after {s['warmup']} warm-up" if s.get("warmup") else "")
              + f" ({', '.join(sorted(set(how.values())))})")
