@@ -148,15 +148,25 @@ def run_baseline(bench: str, size: int, np_: int) -> dict[str, float]:
 
 def build_pmpi(impl: Implementation) -> Path:
     """The per-call profiler (kernels/pmpi.c) as a shared library for impl, cached like the core,
-    with the sources its family needs (LAM's iovec fix, so that any program preloading it
-    starts)."""
-    sources = [KERNELS / s for s in ("pmpi.c", *family_of(impl).pmpi_sources)]
+    with the family's start fixes (LAM's iovec fix, so that any program preloading it starts)."""
+    return _shared_library(impl, "pmpi", ("pmpi.c", *family_of(impl).start_fixes))
+
+
+def build_start_fixes(impl: Implementation) -> Path | None:
+    """What any program of impl's family must have preloaded to start on this machine, as a
+    shared library (LAM 7.1.4: its iovec fix); None where nothing is needed."""
+    fixes = family_of(impl).start_fixes
+    return _shared_library(impl, "fixes", fixes) if fixes else None
+
+
+def _shared_library(impl: Implementation, name: str, files: tuple[str, ...]) -> Path:
+    sources = [KERNELS / s for s in files]
     key = _digest(sources, impl.id, str(impl.wrapper.resolve()))
-    dest = paths.builds_dir() / f"{impl.id}-pmpi-{key}"
-    if not (dest / "libarena_pmpi.so").exists():
+    dest = paths.builds_dir() / f"{impl.id}-{name}-{key}"
+    if not (dest / f"libarena_{name}.so").exists():
         with _staged(dest) as tmp:
-            compile_with(impl, sources, tmp / "libarena_pmpi.so", shared=True)
-    return dest / "libarena_pmpi.so"
+            compile_with(impl, sources, tmp / f"libarena_{name}.so", shared=True)
+    return dest / f"libarena_{name}.so"
 
 
 def compile_with(impl: Implementation, sources: list[Path], output: Path,

@@ -114,7 +114,8 @@ class Family(Protocol):
     debian: tuple[tuple[str, str], ...]  # (wrapper, launcher) of its Debian packages
     pypi_distributions: tuple[str, ...]  # installed together by `mpiarena install`
     pmpi: bool  # the per-call profiler can interpose on it (PMPI)
-    pmpi_sources: tuple[str, ...]  # kernels/ sources the profiler needs with it
+    start_fixes: tuple[str, ...]  # kernels/ sources any program of it needs preloaded to start
+    # here (LAM 7.1.4 on current kernels); the profiler carries them too
     reference: bool  # the reference every library is held against (raw TCP)
     lineage: str  # what studies and suites may call it: a derivative says whose (MVAPICH: mpich)
     srun_pmi: str | None  # the PMI srun starts its ranks with (pmi2, pmix); None: srun cannot
@@ -181,7 +182,7 @@ class FamilyDefaults:
     debian: tuple[tuple[str, str], ...] = ()
     pypi_distributions: tuple[str, ...] = ()
     pmpi = False
-    pmpi_sources: tuple[str, ...] = ()
+    start_fixes: tuple[str, ...] = ()
     reference = False
     srun_pmi: str | None = None
     name: str  # each family's own

@@ -83,7 +83,7 @@ class Lam(FamilyDefaults):
     kernel_modules = ("mod_mpi.c", "lam_iovec.c", "apps.c")
     install_hint = "apt-get install lam-runtime lam4-dev"
     pmpi = True
-    pmpi_sources = ("lam_iovec.c",)
+    start_fixes = ("lam_iovec.c",)
 
     def sweep_stale(self) -> None:
         """Session directories of universes no process uses any more, and the rank user's

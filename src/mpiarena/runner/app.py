@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .. import __version__, core_env, machine, machine_load, paths
-from ..build import Build, build_pmpi
+from ..build import Build, build_pmpi, build_start_fixes
 from ..cluster.topology import Topology
 from ..errors import ArenaError
 from ..owners import Owner
@@ -121,6 +121,8 @@ class AppRunner:
             profile_dir.chmod(0o777)
             env.update(LD_PRELOAD=str(build_pmpi(variant.impl)),
                        **{core_env.PROFILE_DIR: str(profile_dir)})
+        elif (fixes := build_start_fixes(variant.impl)) is not None:
+            env["LD_PRELOAD"] = str(fixes)  # what the core and the profiler carry too
         try:
             ended = launch(cmd.argv, env, here, self.user, out, err, s.timeout, cmd.placement)
         except ArenaError as e:
