@@ -17,8 +17,9 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_report import _chromium, _no_page_errors
 
-from mpiarena.analysis.program import AppResult, analyze, function_calls
+from mpiarena.analysis.program import AppResult, Figure, analyze, function_calls
 from mpiarena.analysis.program_compare import compare_apps
+from mpiarena.records import RunRecord
 from mpiarena.report.program import change_line, program_text
 from mpiarena.report.summary_export import SCHEMA
 from mpiarena.store import Store
@@ -251,3 +252,17 @@ def test_an_app_run_and_a_benchmark_run_are_not_compared(runs: Runs, order: tupl
     assert done.stderr.strip().splitlines() == [
         "mpiarena: error: run 1 is an app run and run 2 is not: compare two app runs, or two "
         "benchmark runs"]
+
+
+def _result(run_id: int, wall: list[float], bw: list[float]) -> AppResult:
+    run = RunRecord(run_id, "", None, "complete", "app", "", 0, "", {}, {"np": 2}, 0, "", None)
+    figures = [Figure("wall", False, {"x": wall}, [], {"x": 0}),
+               Figure("bw", True, {"x": bw}, [], {"x": 0})]
+    return AppResult(run, 2, ["x"], [], figures, [], [], {}, {})
+
+
+def test_compare_leaves_out_a_rate_without_a_positive_value():
+    a = _result(1, [1.0] * 6, [5.0] * 6)
+    b = _result(2, [1.0] * 6, [0.0] * 6)
+    changes = compare_apps(a, b)
+    assert [(c.figure, c.outcome) for c in changes] == [("wall", "indistinguishable")]

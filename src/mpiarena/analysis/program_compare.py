@@ -35,7 +35,8 @@ def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None
     theirs = {f.name: f for f in b.figures}
     shared = [(fa, theirs[fa.name], va, vb) for fa in a.figures for va, vb in pairs.items()
               if fa.name in theirs and theirs[fa.name].higher == fa.higher
-              and fa.values.get(va) and theirs[fa.name].values.get(vb)]
+              and _sample(fa.values.get(va, []), fa.higher)
+              and _sample(theirs[fa.name].values.get(vb, []), fa.higher)]
     judged = judge([Pair(_sample(fa.values[va], fa.higher), _sample(fb.values[vb], fb.higher))
                     for fa, fb, va, vb in shared], alpha, threshold)
     return [AppChange(fa.name, fa.higher, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
