@@ -328,6 +328,11 @@ class Store:
                 RankCalls(r["rank"], r["function"], r["calls"], r["seconds"]))
         return out
 
+    def app_launch_count(self, run_id: int) -> int:
+        """How many launches of its program an app run holds (all kinds)."""
+        row = self.db.execute("SELECT COUNT(*) FROM app_launches WHERE run_id=?", (run_id,))
+        return int(row.fetchone()[0])
+
     def runs(self) -> list[tuple[RunRecord, int]]:
         """Every run, and how many cells it holds."""
         rows = self.db.execute("SELECT r.*, (SELECT COUNT(*) FROM cells c WHERE c.run_id=r.id) "

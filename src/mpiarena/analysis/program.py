@@ -166,3 +166,16 @@ def analyze(store: Store, run_id: int) -> AppResult:
     return AppResult(run, int(settings.get("np", 0)), variants, launches, figures,
                      _decompositions(wall, profiles, int(settings.get("np", 1))), overheads,
                      profiles, busy)
+
+
+def function_seconds(r: AppResult, variant: str) -> dict[str, float]:
+    """MPI function -> seconds per rank (mean over ranks) in the variant's profiled launch."""
+    return _per_rank(r.profiles.get(variant, []), r.np)
+
+
+def function_calls(r: AppResult, variant: str) -> dict[str, int]:
+    """MPI function -> calls summed over the ranks of the variant's profiled launch."""
+    out: dict[str, int] = {}
+    for c in r.profiles.get(variant, []):
+        out[c.function] = out.get(c.function, 0) + c.calls
+    return out

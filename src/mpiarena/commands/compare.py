@@ -6,6 +6,7 @@ import click
 
 from ..errors import ArenaError
 from ..results import load
+from ..store import Store
 from . import options
 from .options import console, db_option, err
 
@@ -20,17 +21,28 @@ from .options import console, db_option, err
 @click.option("--db-b", help="store of RUN_B, if not the same file (another machine's)")
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
                 db_b: str | None) -> None:
-    """The same implementations across two runs: regressions and improvements, with statistics."""
+    """The same implementations across two runs: regressions and improvements, with statistics.
+    Two app runs: each figure of each library, run B's launches against run A's."""
     from ..analysis.compare import compare_runs, timed_differently
+    from ..analysis.program import is_app_run
     from ..report import terminal
 
     store_a = options.store(db)
     store_b = options.store(db_b) if db_b else store_a
-    a = load(store_a, store_a.resolve(run_a))
-    b = load(store_b, store_b.resolve(run_b))
+    id_a, id_b = store_a.resolve(run_a), store_b.resolve(run_b)
     mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
     if len(mapping) != len(pairs):
         raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
+    apps = is_app_run(store_a.run(id_a)), is_app_run(store_b.run(id_b))
+    if apps[0] != apps[1]:
+        app, kernel = (id_a, id_b) if apps[0] else (id_b, id_a)
+        raise ArenaError(f"run {app} is an app run and run {kernel} is not: compare two app "
+                         "runs, or two benchmark runs")
+    if apps[0]:
+        _compare_apps(store_a, id_a, store_b, id_b, mapping or None, show_all)
+        return
+    a = load(store_a, id_a)
+    b = load(store_b, id_b)
     changes = compare_runs(a, b, mapping or None)
     for (ta, tb), n in timed_differently(a, b, mapping or None).items():
         err.print(f"warn: {n} cells were timed by {ta} in run {a.run_id} and by {tb} in run "
@@ -41,3 +53,27 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
         raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
                          "match variants with --pair A=B")
     terminal.render_changes(a, b, changes, console, show_all)
+
+
+def _compare_apps(store_a: Store, id_a: int, store_b: Store, id_b: int,
+                  pairs: dict[str, str] | None, show_all: bool) -> None:
+    from ..analysis.program import analyze
+    from ..analysis.program_compare import compare_apps
+    from ..report import program
+
+    a, b = analyze(store_a, id_a), analyze(store_b, id_b)
+    for what, x, y in (("program", a.run.settings.get("program"), b.run.settings.get("program")),
+                       ("ranks", a.np, b.np)):
+        if x != y:
+            err.print(f"warn: the {what} differs: {_words(x)} in run {id_a}, {_words(y)} in "
+                      f"run {id_b}",
+                      soft_wrap=True, markup=False)
+    changes = compare_apps(a, b, pairs)
+    if not changes:
+        raise ArenaError(f"app runs {id_a} and {id_b} share no figure of the same library; "
+                         "match libraries with --pair A=B")
+    program.render_changes(a, b, changes, console, show_all)
+
+
+def _words(x: object) -> str:
+    return " ".join(map(str, x)) if isinstance(x, list) else str(x)

@@ -24,15 +24,27 @@ from .options import db_option, output_option
 @db_option
 def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -> None:
     """Every observation of one run, every rank, as CSV or JSON; or, with --summary, its
-    figures, intervals and verdicts (schema: report/summary.schema.json)."""
+    figures, intervals and verdicts (schema: report/summary.schema.json). An app run: every
+    launch and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
+    from ..analysis.program import analyze, is_app_run
+    from ..report import program_export
+
     store = options.store(db)
     run_id = store.resolve(run)
-    if summary:
+    app = is_app_run(store.run(run_id))
+    if summary and app:
+        result = analyze(store, run_id)
+        text = program_export.summary_csv(result) if fmt == "csv" else \
+            program_export.summary_json(result, load(store, run_id))
+    elif summary:
         from ..analysis.run import analyse
         from ..report import summary_export
 
         a = analyse(load(store, run_id))
         text = summary_export.to_csv(a) if fmt == "csv" else summary_export.to_json(a)
+    elif app:
+        text = program_export.to_csv(store, run_id) if fmt == "csv" else \
+            program_export.to_json(store, run_id)
     else:
         text = export.to_csv(store, run_id) if fmt == "csv" else export.to_json(store, run_id)
     if output:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from . import options
 from .options import check_baseline, db_option, existing_run, output_option, write_report
 
 
@@ -19,9 +20,19 @@ from .options import check_baseline, db_option, existing_run, output_option, wri
 @db_option
 def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db: str) -> None:
     """A self-contained HTML report (or a Markdown summary) of one run."""
+    from ..analysis.program import analyze, is_app_run
+
     data, variants = existing_run(db, run)
     check_baseline(data, baseline)
-    if fmt == "html":
+    if is_app_run(data.run):
+        result = analyze(options.store(db), data.run_id)
+        if fmt == "html":
+            from ..report.program_html import render_app_html
+            text = render_app_html(result, data)
+        else:
+            from ..report.program_markdown import render_app_markdown
+            text = render_app_markdown(result, data)
+    elif fmt == "html":
         from ..report.html import render_html
         text = render_html(data, baseline, variants)
     else:

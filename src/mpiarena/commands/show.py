@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import ArenaError
 from ..results import load
 from . import options
 from .options import console, db_option
@@ -16,11 +17,30 @@ from .options import console, db_option
 @click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, after the "
               "scoreboard")
 @click.option("--method", is_flag=True, help="the method and the verdict rule in full")
+@click.option("--output", "output", is_flag=True, help="app runs: every launch (library, kind, "
+              "status, wall) and the end of its stored stdout and stderr")
+@click.option("--lines", type=click.IntRange(min=1), default=20, show_default=True,
+              help="with --output: the last lines shown of each launch's stdout and stderr")
 @db_option
-def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, db: str) -> None:
+def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: bool, lines: int,
+             db: str) -> None:
     """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
-    kind of warning; --tables adds a table per benchmark, --all every verdict and warning."""
-    from ..report import terminal
+    kind of warning; --tables adds a table per benchmark, --all every verdict and warning. An
+    app run: its medians, verdicts and decompositions; --output each launch's output."""
+    from ..analysis.program import analyze, is_app_run
+    from ..report import program, terminal
 
     store = options.store(db)
-    terminal.render(load(store, store.resolve(run)), console, all_verdicts, tables, method)
+    run_id = store.resolve(run)
+    if is_app_run(store.run(run_id)):
+        result = analyze(store, run_id)
+        if output:
+            for line in program.output_lines(result, lines):
+                console.print(line, soft_wrap=True, markup=False, highlight=False)
+        else:
+            program.render(result, console)
+        return
+    if output:
+        raise ArenaError(f"run {run_id} is not an app run: --output shows the output of an "
+                         "'mpiarena app' run's launches")
+    terminal.render(load(store, run_id), console, all_verdicts, tables, method)

@@ -1,6 +1,7 @@
-"""What `mpiarena app`, `show` and `report` say of an app run: per figure each library's median
-and the verdicts, where a wall-time difference comes from, the profiler's overhead, and every
-failed launch and warning."""
+"""What `mpiarena app`, `show`, `report` and `compare` say of an app run: per figure each
+library's median and the verdicts, where a wall-time difference comes from, the profiler's
+overhead, every failed launch and warning, each launch's output, and what changed between two
+app runs."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import math
 from dataclasses import dataclass, field
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .. import units
 from ..analysis.program import AppResult, Decomposition, Figure
-from ..analysis.stats import Verdict
+from ..analysis.program_compare import AppChange
+from ..analysis.stats import CONFIDENCE, Verdict
 from ..machine_load import BUSY
 from ..programs import WALL
 from .costs import cost_verdict_text
@@ -129,3 +132,49 @@ def render(r: AppResult, console: Console) -> None:
         console.print(f"[red]failed:[/] {line}", soft_wrap=True)
     for line in t.warnings:
         console.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
+
+
+def change_line(c: AppChange) -> str:
+    """'regression wall, mpich-4.0.2: x1.20 (95% CI 1.10-1.31, p=0.004, launches 6/6)'; a
+    higher-is-better figure as its own ratio (x0.83 bw: lower after)."""
+    name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
+    ratio, lo, hi = (1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low) if c.higher else \
+        (c.ratio, c.ci_low, c.ci_high)
+    return (f"{c.outcome} {c.figure}, {name}: x{ratio:.2f} {c.figure} "
+            f"({CONFIDENCE:.0%} CI {lo:.2f}-{hi:.2f}, p={c.p_adjusted:.2g}, "
+            f"launches {c.n_a}/{c.n_b})")
+
+
+def render_changes(a: AppResult, b: AppResult, changes: list[AppChange], console: Console,
+                   show_all: bool) -> None:
+    """What changed from app run a to app run b, regressions first."""
+    console.print(f"[bold]App run {a.run.id}[/] ({a.run.started}) against [bold]app run "
+                  f"{b.run.id}[/] ({b.run.started}); a ratio is b over a", soft_wrap=True)
+    order = {"regression": 0, "improvement": 1, "undecided": 2, "indistinguishable": 3}
+    shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]
+    for c in sorted(shown, key=lambda c: (order[c.outcome], -abs(math.log(c.ratio)))):
+        colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
+        console.print(f"  [{colour}]{escape(change_line(c))}[/]", soft_wrap=True)
+    counts = {k: sum(c.outcome == k for c in changes) for k in order}
+    console.print(", ".join(f"{n} {k}" for k, n in counts.items())
+                  + f" of {len(changes)} figures and libraries")
+
+
+def output_lines(r: AppResult, lines: int) -> list[str]:
+    """Every launch: what it was and how it ended, then the last `lines` lines of its stored
+    stdout and stderr."""
+    out = []
+    for x in r.launches:
+        out.append(f"launch {x.id}: {x.variant} {x.kind} {x.index}, {x.status}"
+                   + (f" ({x.reason})" if x.reason else "")
+                   + f", exit {x.exit_code if x.exit_code is not None else '-'}, wall "
+                   + (units.seconds(x.wall) if math.isfinite(x.wall) else "-"))
+        for name, text in (("stdout", x.stdout), ("stderr", x.stderr)):
+            kept = text.splitlines()
+            if not kept:
+                continue
+            shown = kept[-lines:]
+            out.append(f"  {name} (last {len(shown)} of {len(kept)} lines kept):"
+                       if len(shown) < len(kept) else f"  {name}:")
+            out += [f"    {line}" for line in shown]
+    return out

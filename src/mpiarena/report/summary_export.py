@@ -16,7 +16,7 @@ from ..results import RunData
 from .summary import method_lines
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
-VERSION = 2  # 2: undecided_why; launches_needed is an estimate at 80% power
+VERSION = 3  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
           "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",

@@ -1,0 +1,44 @@
+"""Two app runs compared: per figure and library, run b's launches against run a's, judged by
+`stats.judge` (Holm-corrected across every pair of the comparison)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compare import OUTCOMES, Outcome
+from .program import AppResult, _sample
+from .stats import ALPHA, THRESHOLD, Pair, judge
+
+
+@dataclass(frozen=True)
+class AppChange:
+    """One figure of one library in run a (before) against run b (after)."""
+
+    figure: str
+    higher: bool  # higher is better: the ratio is of the inverse, as the verdicts judge it
+    variant: str  # in run a
+    other: str  # in run b
+    ratio: float  # median(b) / median(a) of the figure (of its inverse if higher): above 1 worse
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    outcome: Outcome
+    n_a: int  # launches
+    n_b: int
+
+
+def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None,
+                 alpha: float = ALPHA, threshold: float = THRESHOLD) -> list[AppChange]:
+    """Every figure both runs have (by name, the same direction) for the same library, or the
+    `pairs` a -> b: the two runs' timed launches that ended well are two samples."""
+    pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
+    theirs = {f.name: f for f in b.figures}
+    shared = [(fa, theirs[fa.name], va, vb) for fa in a.figures for va, vb in pairs.items()
+              if fa.name in theirs and theirs[fa.name].higher == fa.higher
+              and _sample(fa.values.get(va, []), fa.higher)
+              and _sample(theirs[fa.name].values.get(vb, []), fa.higher)]
+    judged = judge([Pair(_sample(fa.values[va], fa.higher), _sample(fb.values[vb], fb.higher))
+                    for fa, fb, va, vb in shared], alpha, threshold)
+    return [AppChange(fa.name, fa.higher, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
+                      OUTCOMES[j.outcome], j.launches_a, j.launches_b)
+            for (fa, _, va, vb), j in zip(shared, judged, strict=True)]

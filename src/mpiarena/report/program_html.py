@@ -1,0 +1,25 @@
+"""The HTML report of an app run: one self-contained file (figures as base64 PNG, CSS inline, no
+script) with the words of `program.program_text` and two figures."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from .. import __version__
+from ..analysis.program import AppResult
+from ..results import RunData
+from . import drawing, program_plots
+from .html import _env, _image
+from .program import program_text
+from .summary import machine_line
+
+TEMPLATE = "app.html.j2"
+
+
+def render_app_html(r: AppResult, data: RunData, dpi: int = 100) -> str:
+    """The whole report of an app run as one HTML document; `data` is the run as loaded (its
+    machine and implementations)."""
+    images = drawing.drawn(program_plots.makers(r), partial(_image, dpi=dpi))
+    return _env().get_template(TEMPLATE).render(
+        t=program_text(r), run=r.run, status=data.status, version=__version__, images=images,
+        machine=machine_line(data), implementations=data.implementations)
