@@ -109,8 +109,7 @@ def test_prebuilt_binaries_per_library(db):
     store = Store(Path(db))
     launches = store.app_launches(_run_id(res.stdout))
     assert {x.variant for x in launches} == set(PAIR) and len(launches) == 8
-    assert all(x.status == "ok" and x.command.split()[-7:-6] == [bins[x.variant]]
-               or bins[x.variant] in x.command for x in launches)
+    assert all(x.status == "ok" and bins[x.variant] in x.command.split() for x in launches)
     assert all("bw" in x.metrics and x.kind == "timed" for x in launches)
 
 
