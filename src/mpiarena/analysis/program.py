@@ -107,7 +107,7 @@ def is_app_run(run: RunRecord) -> bool:
     return run.suite == "app"
 
 
-def _sample(values: list[float], higher: bool) -> Sample:
+def launch_sample(values: list[float], higher: bool) -> Sample:
     """One launch, one value: the statistics' unit; a rate is judged by its inverse."""
     return [np.asarray([1 / v if higher else v]) for v in values if v > 0 or not higher]
 
@@ -118,7 +118,7 @@ def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric])
                          if x.variant == v and (name == WALL or name in x.metrics)]
                      for v in variants} for name, _ in named}
     judged_names = [(n, h) for n, h in named if sum(1 for v in values[n].values() if v) >= 2]
-    samples = [{v: _sample(x, h) for v, x in values[n].items() if x} for n, h in judged_names]
+    samples = [{v: launch_sample(x, h) for v, x in values[n].items() if x} for n, h in judged_names]
     judged = dict(zip((n for n, _ in judged_names), verdicts(samples), strict=True))
     return [Figure(n, h, values[n], judged.get(n, []),
                    {v: sum(1 for x in timed if x.variant == v) - len(values[n][v])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .compare import OUTCOMES, Outcome
-from .program import AppResult, _sample
+from .program import AppResult, launch_sample
 from .stats import ALPHA, THRESHOLD, Pair, judge
 
 
@@ -35,9 +35,10 @@ def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None
     theirs = {f.name: f for f in b.figures}
     shared = [(fa, theirs[fa.name], va, vb) for fa in a.figures for va, vb in pairs.items()
               if fa.name in theirs and theirs[fa.name].higher == fa.higher
-              and _sample(fa.values.get(va, []), fa.higher)
-              and _sample(theirs[fa.name].values.get(vb, []), fa.higher)]
-    judged = judge([Pair(_sample(fa.values[va], fa.higher), _sample(fb.values[vb], fb.higher))
+              and launch_sample(fa.values.get(va, []), fa.higher)
+              and launch_sample(theirs[fa.name].values.get(vb, []), fa.higher)]
+    judged = judge([Pair(launch_sample(fa.values[va], fa.higher),
+                          launch_sample(fb.values[vb], fb.higher))
                     for fa, fb, va, vb in shared], alpha, threshold)
     return [AppChange(fa.name, fa.higher, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
                       OUTCOMES[j.outcome], j.launches_a, j.launches_b)

@@ -59,7 +59,7 @@ class Image:
     np: int | None
 
 
-def _image(plot: plots.Plot, dpi: int) -> Image:
+def png_image(plot: plots.Plot, dpi: int) -> Image:
     data = plots.png(plot.figure, dpi)
     width, height = struct.unpack(">II", data[16:24])  # the PNG IHDR chunk
     return Image(plot.name, plot.title, plot.caption,
@@ -144,7 +144,7 @@ def _jobs(data: RunData, found: Finding) -> list[dict[str, Any]]:
     return out
 
 
-def _env() -> jinja2.Environment:
+def template_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
@@ -156,7 +156,7 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
     benches = _benches(a)  # first: the drawing processes share the summaries they computed
-    with drawing.started(plots.makers(data, baseline, a), partial(_image, dpi=dpi)) as drawn:
+    with drawing.started(plots.makers(data, baseline, a), partial(png_image, dpi=dpi)) as drawn:
         text = _text(data, a, variants)  # while the figures are drawn
         images = drawn()
     by_bench = {b["name"]: b for b in benches}
@@ -273,4 +273,4 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
 def render_html(data: RunData, baseline: str | None = None,
                 variants: list[VariantRecord] | None = None, dpi: int = 100) -> str:
     """The whole report as one HTML document; `variants` are the store's variant rows."""
-    return _env().get_template(TEMPLATE).render(**context(data, baseline, variants, dpi))
+    return template_env().get_template(TEMPLATE).render(**context(data, baseline, variants, dpi))

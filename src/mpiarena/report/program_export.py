@@ -21,7 +21,7 @@ from ..programs import AppLaunch
 from ..results import RunData
 from ..store import Store
 from .program import program_text
-from .summary_export import VERSION
+from .summary_export import VERSION, verdict_fields
 
 LAUNCH = ["launch", "variant", "np", "index", "kind", "status", "reason", "exit_code", "wall"]
 CALL = ["rank", "function", "calls", "seconds"]
@@ -139,12 +139,6 @@ def summary_csv(r: AppResult) -> str:
             row = {"figure": f.name, "higher_is_better": f.higher, "variant": variant,
                    "launches": len(f.values.get(variant, [])),
                    "median": _number(f.center(variant)), "fastest": fastest,
-                   "ratio_to_fastest": _number(v.ratio) if v else None,
-                   "ratio_ci_low": _number(v.ci_low) if v else None,
-                   "ratio_ci_high": _number(v.ci_high) if v else None,
-                   "p_adjusted": _number(v.p_adjusted) if v else None,
-                   "verdict": v.outcome if v else None,
-                   "undecided_why": (v.why or None) if v else None,
-                   "launches_needed": (v.needed or None) if v else None}
+                   **verdict_fields(v)}
             writer.writerow({k: "" if x is None else x for k, x in row.items()})
     return out.getvalue()

@@ -9,7 +9,7 @@ from .. import __version__
 from ..analysis.program import AppResult
 from ..results import RunData
 from . import drawing, program_plots
-from .html import _env, _image
+from .html import png_image, template_env
 from .program import program_text
 from .summary import machine_line
 
@@ -19,7 +19,7 @@ TEMPLATE = "app.html.j2"
 def render_app_html(r: AppResult, data: RunData, dpi: int = 100) -> str:
     """The whole report of an app run as one HTML document; `data` is the run as loaded (its
     machine and implementations)."""
-    images = drawing.drawn(program_plots.makers(r), partial(_image, dpi=dpi))
-    return _env().get_template(TEMPLATE).render(
+    images = drawing.drawn(program_plots.makers(r), partial(png_image, dpi=dpi))
+    return template_env().get_template(TEMPLATE).render(
         t=program_text(r), run=r.run, status=data.status, version=__version__, images=images,
         machine=machine_line(data), implementations=data.implementations)

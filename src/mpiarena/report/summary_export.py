@@ -8,9 +8,10 @@ import io
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 from ..analysis.run import Analysis
-from ..analysis.stats import CONFIDENCE, THRESHOLD
+from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from .summary import method_lines
@@ -52,14 +53,19 @@ def records(a: Analysis) -> list[dict[str, object]]:
                 "rerun_confidence": s.rerun_confidence if s else None,
                 "between_launches": _number(s.between) if s else None,
                 "fastest": a.best(key),
-                "ratio_to_fastest": _number(v.ratio) if v else None,
-                "ratio_ci_low": _number(v.ci_low) if v else None,
-                "ratio_ci_high": _number(v.ci_high) if v else None,
-                "p_adjusted": _number(v.p_adjusted) if v else None,
-                "verdict": v.outcome if v else None,
-                "undecided_why": (v.why or None) if v else None,
-                "launches_needed": (v.needed or None) if v else None})
+                **verdict_fields(v)})
     return out
+
+
+def verdict_fields(v: Verdict | None) -> dict[str, Any]:
+    """A record's verdict against the fastest, as both summary exports write it."""
+    return {"ratio_to_fastest": _number(v.ratio) if v else None,
+            "ratio_ci_low": _number(v.ci_low) if v else None,
+            "ratio_ci_high": _number(v.ci_high) if v else None,
+            "p_adjusted": _number(v.p_adjusted) if v else None,
+            "verdict": v.outcome if v else None,
+            "undecided_why": (v.why or None) if v else None,
+            "launches_needed": (v.needed or None) if v else None}
 
 
 def to_json(a: Analysis) -> str:
