@@ -54,6 +54,7 @@ class Decomposition:
     slow: str
     wall_delta: float  # median wall of slow minus fast (timed launches)
     functions: list[FunctionDelta]  # the largest |delta| first
+    decided: bool  # the wall-time verdict says "faster"
 
     @property
     def mpi_delta(self) -> float:
@@ -142,7 +143,8 @@ def _decompositions(wall: Figure, profiles: dict[str, list[RankCalls]],
         a, b = _per_rank(profiles[v.fast], np_), _per_rank(profiles[v.slow], np_)
         deltas = [FunctionDelta(f, a.get(f, 0.0), b.get(f, 0.0)) for f in sorted({*a, *b})]
         out.append(Decomposition(v.fast, v.slow, wall.center(v.slow) - wall.center(v.fast),
-                                 sorted(deltas, key=lambda d: -abs(d.delta))))
+                                 sorted(deltas, key=lambda d: -abs(d.delta)),
+                                 v.outcome == "faster"))
     return out
 
 

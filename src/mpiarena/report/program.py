@@ -58,12 +58,16 @@ def _verdict(fig: Figure, v: Verdict) -> str:
 
 
 def decomposition_line(d: Decomposition) -> str:
-    """'openmpi over mpich: +1.1 s wall; MPI_Allreduce +0.8 s, ...; outside MPI +0.1 s'."""
-    shown = [f for f in d.functions if abs(f.delta) >= max(1e-4, 0.05 * abs(d.wall_delta))][:4]
+    """'openmpi against mpich: +1.1 s wall per launch; MPI_Allreduce +0.8 s, ...; outside the
+    profiled MPI calls: no difference'."""
+    small = max(1e-3, 0.05 * abs(d.wall_delta))  # below this a difference is not named
+    shown = [f for f in d.functions if abs(f.delta) >= small][:4]
     parts = [f"{f.function} {_signed(f.delta)}" for f in shown] or ["no MPI function differs"]
-    return (f"{d.slow} against {d.fast}: {_signed(d.wall_delta)} wall per launch; "
+    outside = "no difference" if abs(d.outside) < small else _signed(d.outside)
+    undecided = "" if d.decided else " (the wall-time difference itself is undecided)"
+    return (f"{d.slow} against {d.fast}: {_signed(d.wall_delta)} wall per launch{undecided}; "
             f"{', '.join(parts)} (all MPI calls {_signed(d.mpi_delta)}); "
-            f"outside the profiled MPI calls {_signed(d.outside)}")
+            f"outside the profiled MPI calls (compute, start-up, calls not wrapped): {outside}")
 
 
 def _signed(seconds: float) -> str:

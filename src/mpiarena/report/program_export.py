@@ -106,6 +106,7 @@ def app_summary(r: AppResult) -> dict[str, Any]:
                 for v in r.variants for name, seconds in sorted(function_seconds(r, v).items())],
         "decompositions": [{"fast": d.fast, "slow": d.slow, "wall_delta": _number(d.wall_delta),
                             "mpi_delta": _number(d.mpi_delta), "outside": _number(d.outside),
+                            "decided": d.decided,
                             "functions": [{"function": f.function, "fast": f.fast,
                                            "slow": f.slow, "delta": f.delta}
                                           for f in d.functions]}
