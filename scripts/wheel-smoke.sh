@@ -87,4 +87,29 @@ local_only=()
 grep -q "conclusions: " reproduce.txt && [[ -s reproduce-cleary2006.md ]] \
   || { cat reproduce.txt; fail "no conclusions or no reproduce-cleary2006.md"; }
 
+step "mpiarena app (one source file per library, profiled) and its report"
+cat > ring.c <<'C'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    int rank, x = 1, y = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < 100; i++)
+        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("step %.9f\n", (MPI_Wtime() - t0) / 100);
+    MPI_Finalize();
+    return 0;
+}
+C
+chmod 644 ring.c
+"$arena" app --impl mpich-4.0.2 --impl openmpi-4.1.4 --launches 2 --metric 'step=step (\S+)' \
+  -- ring.c >app.txt || { cat app.txt; fail "mpiarena app"; }
+grep -q "where the wall-time difference comes from" app.txt || { cat app.txt; fail "no decomposition"; }
+"$arena" report latest -o app.html >/dev/null && grep -q '<img src="data:image' app.html \
+  || fail "the app run's report"
+
 step "passed"
