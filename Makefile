@@ -39,6 +39,7 @@ bench: install
 	$(BIN)/python bench/report_speed.py
 	$(BIN)/python bench/app_harness_overhead.py
 	$(BIN)/python bench/app_profiler_overhead.py
+	$(BIN)/python bench/app_comparison_time.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db

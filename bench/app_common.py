@@ -19,7 +19,7 @@ from pathlib import Path
 from mpiarena import paths, users
 from mpiarena.app_build import BuildRequest, build_programs
 from mpiarena.impls import Implementation, discover, select
-from mpiarena.procs import as_user
+from mpiarena.procs import as_user, wait_until
 from mpiarena.programs import BuiltProgram
 from mpiarena.runner import cleanup
 
@@ -45,17 +45,27 @@ def built(impls: list[Implementation], args: list[str]) -> dict[str, BuiltProgra
 @contextlib.contextmanager
 def scratch() -> Iterator[Path]:
     """A directory the rank user can write in; removed, and every process this bench started
-    killed, on the way out."""
+    gone (killed if still there after a while), on the way out."""
     os.environ[TAG] = TOKEN
     work = Path(tempfile.mkdtemp(prefix="mpiarena-appbench-", dir="/var/tmp"))
     work.chmod(0o777)
     try:
         yield work
     finally:
-        left = cleanup.kill_tagged(TOKEN, grace=0.0, var=TAG)
+        # mpiarena's watchdog sweeps once the command has exited, then ends by itself
+        wait_until(lambda: not cleanup.tagged_pids(TOKEN, TAG), within=15.0, step=0.1)
+        left = [_name(pid) for pid in cleanup.tagged_pids(TOKEN, TAG)]
+        cleanup.kill_tagged(TOKEN, grace=0.0, var=TAG)
         shutil.rmtree(work, ignore_errors=True)
         if left:
-            print(f"warning: killed {len(left)} leftover processes", file=sys.stderr)
+            print(f"warning: killed leftover processes: {', '.join(left)}", file=sys.stderr)
+
+
+def _name(pid: int) -> str:
+    try:
+        return f"{pid} {(Path('/proc') / str(pid) / 'cmdline').read_bytes()[:200]!r}"
+    except OSError:
+        return str(pid)
 
 
 def bare(impl: Implementation, argv: list[str], work: Path,

@@ -62,7 +62,7 @@ def compare(impl: Implementation, args: argparse.Namespace, work: Path,
             for _ in range(5000)]
     lo, hi = (100 * (x - 1) for x in np.percentile(boot, [2.5, 97.5]))
     per_call = (median(profiled) - median(plain)) / calls if calls else float("nan")
-    ok = over <= args.target
+    ok = bool(over <= args.target)
     print(f"\n{impl.id}: app_program {rounds} rounds (Sendrecv + Allreduce of 8 B each)")
     print(f"  without profiler median {median(plain) * 1e3:8.1f} ms ({spread(plain)}, "
           f"n={len(plain)})")
