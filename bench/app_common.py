@@ -69,8 +69,8 @@ def _name(pid: int) -> str:
 
 
 def bare(impl: Implementation, argv: list[str], work: Path,
-         env: dict[str, str] | None = None) -> float:
-    """Wall seconds of a bare `mpiexec -n NP argv` from its start to its exit, as the rank user
+         env: dict[str, str] | None = None, np_: int = NP) -> float:
+    """Wall seconds of a bare `mpiexec -n np_ argv` from its start to its exit, as the rank user
     when root (as `mpiarena app` runs ranks), its output to files like `mpiarena app`'s."""
     user = users.for_ranks()
     full = impl.environ({**os.environ, **(env or {})})
@@ -80,12 +80,12 @@ def bare(impl: Implementation, argv: list[str], work: Path,
     here.chmod(0o777)
     with open(here / "stdout", "w") as out, open(here / "stderr", "w") as err:
         began = time.monotonic()
-        code = subprocess.Popen([str(impl.launcher), "-n", str(NP), *argv], cwd=here, env=full,
+        code = subprocess.Popen([str(impl.launcher), "-n", str(np_), *argv], cwd=here, env=full,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 start_new_session=True, **as_user(user, None)).wait(600)
         wall = time.monotonic() - began
     if code != 0:
-        raise SystemExit(f"error: bare {impl.launcher} -n {NP} {' '.join(argv)} exited {code}: "
+        raise SystemExit(f"error: bare {impl.launcher} -n {np_} {' '.join(argv)} exited {code}: "
                          f"{(here / 'stderr').read_text()[-500:]}")
     shutil.rmtree(here, ignore_errors=True)
     return wall
