@@ -87,7 +87,8 @@ def calibrate(impl_ids: list[str], seconds: float, work: Path) -> int:
     argv = built([impl], [str(ROUNDS), str(probe)])[impl.id].argv
     empty = built([impl], ["0"])[impl.id].argv
     bare(impl, argv, work)  # the first launch after a build is slow: not the one measured
-    work_s = bare(impl, argv, work) - bare(impl, empty, work)
+    work_s = min(bare(impl, argv, work) for _ in range(2)) - \
+        min(bare(impl, empty, work) for _ in range(2))  # the least disturbed of each
     return max(1, int(probe * (seconds - 0.1) / max(work_s, 1e-3)))
 
 
