@@ -37,6 +37,9 @@ bench: install
 	$(BIN)/python bench/core_same_observations.py
 	$(BIN)/python bench/studies_short.py
 	$(BIN)/python bench/report_speed.py
+	$(BIN)/python bench/app_harness_overhead.py
+	$(BIN)/python bench/app_profiler_overhead.py
+	$(BIN)/python bench/app_comparison_time.py
 
 clean:
 	rm -rf $(VENV) mpiarena.db
