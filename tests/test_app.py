@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers, mpiarena
+from conftest import IMPLS, MARKER, leftovers, mpiarena, spawn
 
+from mpiarena import paths
 from mpiarena.analysis.program import analyze
 from mpiarena.programs import Metric
 from mpiarena.store import Store
@@ -159,6 +161,39 @@ def test_a_hanging_program_is_killed_at_the_timeout_and_nothing_is_left(db, step
     assert launch.status == "timeout" and 3 <= launch.wall < 10
     assert "did not end within 3 s" in res.stdout
     assert leftovers() == []
+
+
+def _ranks_of_steps() -> list[int]:
+    """This test session's running ranks of steps.c."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "steps" and \
+                    MARKER.encode() in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _within(seconds: float, done) -> bool:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize("victim", [i for i in (PAIR[0], "lam-7.1.4") if i in BY_ID])
+def test_a_killed_mpiarena_app_leaves_nothing(db, steps_c, victim):
+    proc = spawn("app", "--impl", victim, "--launches", "1", "--no-profile", "--timeout", "300",
+                 "--db", db, "--", str(steps_c), "hang")
+    assert _within(60, lambda: len(_ranks_of_steps()) == 2)
+    proc.kill()  # SIGKILL: its watchdog tears down what it started
+    proc.communicate(timeout=60)
+    assert _within(15, lambda: not _ranks_of_steps() and not leftovers(grace=0))
+    assert not list(paths.scratch_dir().glob(f"run-{proc.pid}.*"))
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -73,7 +73,7 @@ class AppRunner:
         self.run_token = uuid.uuid4().hex
 
     def run(self) -> None:
-        work = Path(tempfile.mkdtemp(prefix=f"app-{Owner.me()}-", dir=paths.scratch_dir()))
+        work = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-app-", dir=paths.scratch_dir()))
         work.chmod(0o755)
         self.work = work
         self.daemons = Daemons(work, self.user, self.run_token, self.topology.placement)
