@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
-from .build import Build, _digest, _run, _staged, build_core
+from .build import Build, build_core, run_with, source_digest, staged
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .programs import BuiltProgram
@@ -162,15 +162,15 @@ def _from_source(impl: Implementation, req: BuildRequest, warn: Callable[[str], 
         raise BuildFailed(f"{impl.id}: no {var} wrapper beside {impl.wrapper} to compile "
                           f"{source.name}")
     core = _core(impl)
-    key = _digest([source], source.name, impl.id, str(wrapper.resolve()), core.wrapper_flags,
+    key = source_digest([source], source.name, impl.id, str(wrapper.resolve()), core.wrapper_flags,
                   *SOURCE_FLAGS)
     dest = paths.builds_dir() / f"app-{impl.id}-{source.stem}-{key}"
     binary = dest / source.stem
     cached = binary.is_file()
     if not cached:
         try:
-            with _staged(dest) as tmp:
-                done = _run([str(wrapper), *SOURCE_FLAGS, "-o", str(tmp / source.stem),
+            with staged(dest) as tmp:
+                done = run_with([str(wrapper), *SOURCE_FLAGS, "-o", str(tmp / source.stem),
                              str(source)], impl, cwd=tmp)
                 if done.returncode != 0:
                     said = done.stderr + done.stdout
@@ -191,7 +191,7 @@ def _from_tree(impl: Implementation, req: BuildRequest, warn: Callable[[str], No
     assert req.src is not None
     core = _core(impl)
     files = _files(req.src)
-    key = _digest([req.src / f for f in files], *map(str, files), req.build or "", impl.id,
+    key = source_digest([req.src / f for f in files], *map(str, files), req.build or "", impl.id,
                   str(impl.wrapper.resolve()), core.wrapper_flags)
     # built where it stays (a build may write its own path into what it makes: CMake's RPATH)
     dest = paths.builds_dir() / f"app-{impl.id}-{key}"

@@ -35,7 +35,7 @@ class Build:
     version_string: str  # the library's own (MPI_Get_library_version)
 
 
-def _run(argv: list[str], impl: Implementation, cwd: Path | None = None
+def run_with(argv: list[str], impl: Implementation, cwd: Path | None = None
          ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, env=impl.environ(), cwd=cwd,
                           stdin=subprocess.DEVNULL, timeout=300)
@@ -45,7 +45,7 @@ def _sources(impl: Implementation) -> list[Path]:
     return [KERNELS / s for s in (*DRIVER, *family_of(impl).kernel_modules)]
 
 
-def _digest(sources: list[Path], *words: str) -> str:
+def source_digest(sources: list[Path], *words: str) -> str:
     """The cache key of a build: its sources' bytes and whatever else decides the output."""
     h = hashlib.sha256()
     for src in sources:
@@ -55,12 +55,12 @@ def _digest(sources: list[Path], *words: str) -> str:
 
 
 def _key(impl: Implementation, show: str) -> str:
-    return _digest([*_sources(impl), *(KERNELS / h for h in HEADERS)], impl.id,
+    return source_digest([*_sources(impl), *(KERNELS / h for h in HEADERS)], impl.id,
                    str(impl.wrapper.resolve()), show)
 
 
 @contextlib.contextmanager
-def _staged(dest: Path) -> Iterator[Path]:
+def staged(dest: Path) -> Iterator[Path]:
     """A temporary directory beside dest that becomes dest if the block succeeds, so no half
     build is ever kept."""
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
@@ -81,7 +81,8 @@ def _first_error(text: str) -> str:
 def build_core(impl: Implementation) -> Build:
     """The core built against impl; compiled only when the implementation or the sources changed."""
     try:
-        show = _run([str(impl.wrapper), *family_of(impl).wrapper_flags(impl)], impl).stdout.strip()
+        show = run_with([str(impl.wrapper), *family_of(impl).wrapper_flags(impl)],
+                        impl).stdout.strip()
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ArenaError(f"{impl.id}: compiler wrapper {impl.wrapper} does not run ({e}); "
                          "reinstall it or leave it out with --impl") from e
@@ -114,11 +115,11 @@ def build_baseline() -> Path:
     memory baseline."""
     sources = [KERNELS / s for s in (*DRIVER, *reference().kernel_modules)]
     headers = [KERNELS / h for h in HEADERS]
-    dest = paths.builds_dir() / f"baseline-{_digest([*sources, *headers], 'cc')}"
+    dest = paths.builds_dir() / f"baseline-{source_digest([*sources, *headers], 'cc')}"
     if (dest / "arena").exists():
         return dest / "arena"
     try:
-        with _staged(dest) as tmp:
+        with staged(dest) as tmp:
             done = subprocess.run(["cc", *CFLAGS, "-o", str(tmp / "arena"), *map(str, sources)],
                                   capture_output=True, text=True, stdin=subprocess.DEVNULL,
                                   timeout=300)
@@ -161,10 +162,10 @@ def build_start_fixes(impl: Implementation) -> Path | None:
 
 def _shared_library(impl: Implementation, name: str, files: tuple[str, ...]) -> Path:
     sources = [KERNELS / s for s in files]
-    key = _digest(sources, impl.id, str(impl.wrapper.resolve()))
+    key = source_digest(sources, impl.id, str(impl.wrapper.resolve()))
     dest = paths.builds_dir() / f"{impl.id}-{name}-{key}"
     if not (dest / f"libarena_{name}.so").exists():
-        with _staged(dest) as tmp:
+        with staged(dest) as tmp:
             compile_with(impl, sources, tmp / f"libarena_{name}.so", shared=True)
     return dest / f"libarena_{name}.so"
 
@@ -174,7 +175,7 @@ def compile_with(impl: Implementation, sources: list[Path], output: Path,
     """Compile sources with impl's wrapper into output (a shared library if shared)."""
     extra = ["-shared", "-fPIC"] if shared else []
     try:
-        done = _run([str(impl.wrapper), *CFLAGS, *extra, "-o", str(output),
+        done = run_with([str(impl.wrapper), *CFLAGS, *extra, "-o", str(output),
                      *map(str, sources)], impl, cwd=output.parent)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ArenaError(f"{impl.id}: {impl.wrapper} did not run: {e}") from e
@@ -188,7 +189,7 @@ def compile_with(impl: Implementation, sources: list[Path], output: Path,
 def _compile(impl: Implementation, dest: Path) -> None:
     """Compile and probe the core in a staged directory that becomes dest."""
     try:
-        with _staged(dest) as tmp:
+        with staged(dest) as tmp:
             _compile_into(impl, tmp)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ArenaError(f"{impl.id}: building the core failed: {e}") from e
@@ -196,13 +197,13 @@ def _compile(impl: Implementation, dest: Path) -> None:
 
 def _compile_into(impl: Implementation, tmp: Path) -> None:
     """Build the core in tmp, check that it starts, keep its library version string."""
-    done = _run([str(impl.wrapper), *CFLAGS, "-o", str(tmp / "arena"),
+    done = run_with([str(impl.wrapper), *CFLAGS, "-o", str(tmp / "arena"),
                  *map(str, _sources(impl)), *family_of(impl).link_flags], impl, cwd=tmp)
     if done.returncode != 0:
         raise ArenaError(f"{impl.id}: building the core with {impl.wrapper} failed: "
                          f"{_first_error(done.stderr + done.stdout)}; check that the "
                          "wrapper compiles a hello-world, or leave it out with --impl")
-    probe = _run([str(tmp / "arena"), "--library-version"], impl, cwd=tmp)
+    probe = run_with([str(tmp / "arena"), "--library-version"], impl, cwd=tmp)
     line = probe.stdout.strip()
     if probe.returncode != 0 or not line.startswith("version\t"):
         raise ArenaError(f"{impl.id}: the core built but does not start: "
