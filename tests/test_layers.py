@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("mpiarena", "errors", "units", "paths", "tags", "status", "core_env",
                     "machine", "users", "records", "sizes", "guidelines")),
     ("system", ("procs", "owners", "machine_load")),
-    ("model", ("benchmarks", "suites", "studies", "profiled", "programs")),
+    ("model", ("benchmarks", "suites", "studies", "profiled", "programs", "whatran")),
     ("store", ("store", "results")),
     ("platform", ("cluster", "impls", "launchers", "build", "app_build", "plan", "doctor")),
     ("analysis", ("analysis",)),
