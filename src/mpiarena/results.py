@@ -17,9 +17,17 @@ from typing import Any, NamedTuple, TypeVar, overload
 import numpy as np
 
 from .benchmarks import BENCHMARKS, Benchmark
-from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, RunSettings
+from .records import (
+    CellRecord,
+    ImplementationRecord,
+    JobRecord,
+    RunRecord,
+    RunSettings,
+    VariantRecord,
+)
 from .status import CellStatus
 from .store import Store, Summary, Vector
+from .whatran import WhatRan
 
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
 T = TypeVar("T")
@@ -174,6 +182,8 @@ class RunData:
     jobs: list[JobRecord]
     settings: RunSettings
     cells: dict[Key, dict[str, Group]]
+    variant_rows: list[VariantRecord] = field(default_factory=list)  # each variant's settings
+    reported: dict[int, WhatRan] = field(default_factory=dict)  # job id -> what the library said
 
     def __post_init__(self) -> None:
         self.cells = {Key(*k): cell for k, cell in self.cells.items()}
@@ -223,6 +233,7 @@ def load(store: Store, run_id: int) -> RunData:
         group.per_rank = Lazy(len(group.values), partial(raw.per_rank, part))
         group.extras = Lazy(len(group.values), partial(raw.extras, part))
     run = store.run(run_id)
-    variants = [v.variant for v in store.variants(run_id)]
-    return RunData(run_id, run, store.status(run), store.implementations(run_id), variants,
-                   store.jobs(run_id), RunSettings.read(run.settings), cells)
+    rows_v = store.variants(run_id)
+    return RunData(run_id, run, store.status(run), store.implementations(run_id),
+                   [v.variant for v in rows_v], store.jobs(run_id), RunSettings.read(run.settings),
+                   cells, rows_v, store.what_ran(run_id))

@@ -21,12 +21,15 @@ from .options import console, db_option
               "status, wall) and the end of its stored stdout and stderr")
 @click.option("--lines", type=click.IntRange(min=1), default=20, show_default=True,
               help="with --output: the last lines shown of each launch's stdout and stderr")
+@click.option("--config", is_flag=True, help="what ran: each variant's transport and the control "
+              "variables that differ from its library's defaults, settings that did not take")
 @db_option
 def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: bool, lines: int,
-             db: str) -> None:
+             config: bool, db: str) -> None:
     """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
-    kind of warning; --tables adds a table per benchmark, --all every verdict and warning. An
-    app run: its medians, verdicts and decompositions; --output each launch's output."""
+    kind of warning; --tables adds a table per benchmark, --all every verdict and warning;
+    --config what ran. An app run: its medians, verdicts and decompositions; --output each
+    launch's output."""
     from ..analysis.program import analyze, is_app_run
     from ..report import program, terminal
 
@@ -43,4 +46,12 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     if output:
         raise ArenaError(f"run {run_id} is not an app run: --output shows the output of an "
                          "'mpiarena app' run's launches")
-    terminal.render(load(store, run_id), console, all_verdicts, tables, method)
+    data = load(store, run_id)
+    if config:
+        from ..analysis.whatran import run_configs
+        from ..report.whatran import config_lines
+
+        for line in config_lines(run_configs(data)):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
+        return
+    terminal.render(data, console, all_verdicts, tables, method)

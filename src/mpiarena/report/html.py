@@ -22,6 +22,7 @@ from .. import __version__, units
 from ..analysis.interference import Finding, finding
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
+from ..analysis.whatran import run_configs
 from ..benchmarks import BENCHMARKS
 from ..records import VariantRecord
 from ..results import Key, RunData
@@ -42,6 +43,7 @@ from .summary import (
     verdict_text,
 )
 from .topology import placement_lines
+from .whatran import HEADING, binding_line, diff_text
 
 TEMPLATE = "template.html.j2"
 
@@ -172,6 +174,25 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     return {**text, "benches": benches, "winners": winners}
 
 
+def _what_ran(data: RunData) -> dict[str, Any]:
+    """The 'what ran' section: per variant its transport, control variables and differences
+    from its library's defaults; the settings and bindings that did not take."""
+    c = run_configs(data)
+    rows = []
+    for v in c.variants:
+        w = v.what
+        rows.append({"variant": v.variant, "transport": w.transport if w else "not recorded",
+                     "how": w.transport_how if w else "",
+                     "cvars": (f"{len(w.cvars)} (MPI_T)" if w and w.cvars is not None else
+                               f"not available: {w.cvars_why}" if w else "not recorded"),
+                     "against": v.defaults_from or "",
+                     "differs": [diff_text(d) for d in v.differs],
+                     "all": [f"{x.name} = {x.value} ({x.scope})" for x in (w.cvars or ())]
+                     if w else []})
+    return {"rows": rows, "warnings": [*c.warnings, *map(binding_line, c.binding)],
+            "heading": HEADING}
+
+
 def _benches(a: Analysis) -> list[dict[str, Any]]:
     """Per benchmark, its tables: medians, verdicts, statistics; their figures come later."""
     benches: list[dict[str, Any]] = []
@@ -253,6 +274,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "run": run, "run_id": data.run_id, "status": data.status, "version": __version__,
         "machine_line": machine_line(data), "machine": machine, "settings": shown_settings,
         "placement": placement_lines(data),
+        "what_ran": _what_ran(data),
         "implementations": impls,
         "variants": [{**asdict(v), "settings": variant_settings(v)}
                      for v in variant_rows(data, variants)],

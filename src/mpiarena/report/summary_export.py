@@ -7,14 +7,17 @@ import csv
 import io
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
+from ..analysis.whatran import run_configs
 from ..benchmarks import BENCHMARKS
 from ..results import RunData
 from .summary import method_lines
+from .whatran import binding_line
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
 VERSION = 3  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app
@@ -76,7 +79,28 @@ def to_json(a: Analysis) -> str:
                 "started": data.run.started, "command": data.run.command,
                 "machine": data.machine},
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
-        "records": records(a)}, indent=1)
+        "what_ran": what_ran(data), "records": records(a)}, indent=1)
+
+
+def what_ran(data: RunData) -> list[dict[str, Any]]:
+    """Per variant what its library reported: transport and how it was learned, every control
+    variable (or why there are none), the differences from its library's default variant, and
+    the warnings about its settings and binding."""
+    c = run_configs(data)
+    out = []
+    for v in c.variants:
+        w = v.what
+        out.append({
+            "variant": v.variant, "implementation": v.impl_id,
+            "transport": w.transport if w else None,
+            "transport_how": w.transport_how if w else None,
+            "cvars": [asdict(x) for x in w.cvars] if w and w.cvars is not None else None,
+            "cvars_unavailable": (w.cvars_why or None) if w else "not recorded",
+            "defaults_from": v.defaults_from,
+            "differs": [asdict(d) for d in v.differs],
+            "warnings": [x for x in c.warnings if x.startswith(f"{v.variant}: ")]
+            + [binding_line(b) for b in c.binding if b.variant == v.variant]})
+    return out
 
 
 def to_csv(a: Analysis) -> str:

@@ -12,6 +12,7 @@ from ..analysis.compare import Change
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
 from ..analysis.stats import CONFIDENCE
+from ..analysis.whatran import run_configs
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from ..sizes import format_size
@@ -32,6 +33,7 @@ from .summary import (
 )
 from .tables import show
 from .topology import placement_lines
+from .whatran import binding_line
 
 COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
 
@@ -53,6 +55,10 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     notices = a.warnings if all_verdicts else notice_kinds(a.warnings)
     for notice in notices:
         console.print(f"[{COLOURS[notice.level]}]{notice.level}:[/] {escape(notice.text)}")
+    took = run_configs(data)
+    for line in [*took.warnings, *map(binding_line, took.binding)]:
+        console.print(f"[{COLOURS['warn']}]warn:[/] {escape(line)} (mpiarena show "
+                      f"{data.run_id} --config)")
     console.print(f"[dim]Machine: {escape(machine_line(data))}[/]")
     for impl in data.implementations:
         console.print(f"[dim]  {escape(implementation_line(impl))}[/]")

@@ -1,0 +1,132 @@
+"""What each variant actually ran with, set against what was asked: the control variables that
+differ from its library's defaults (its default variant in the same run), the settings of a
+variant's environment that did not reach the library, and bindings the launcher did not apply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..impls.registry import family_named
+from ..records import ImplementationRecord, JobRecord, VariantRecord
+from ..results import RunData
+from ..whatran import WhatRan
+
+
+@dataclass(frozen=True)
+class CvarDiff:
+    """One control variable whose reported value differs between two configurations."""
+
+    name: str
+    before: str | None  # None: the first has no such variable
+    after: str | None
+
+
+@dataclass(frozen=True)
+class VariantConfig:
+    """A variant's configuration as its first job that read one reported it, and what differs
+    from the default variant of the same library (None: none in the run, or itself)."""
+
+    variant: str
+    impl_id: str
+    what: WhatRan | None  # None: no job of it read one (older store, or none started)
+    defaults_from: str | None
+    differs: list[CvarDiff]
+
+
+@dataclass(frozen=True)
+class BindingMiss:
+    """A job asked to bind each rank to a core whose rank saw more than one CPU allowed."""
+
+    variant: str
+    np: int
+    rank: int
+    cpus: str
+
+
+@dataclass(frozen=True)
+class Configs:
+    variants: list[VariantConfig]
+    warnings: list[str]  # settings that did not reach the library
+    binding: list[BindingMiss]
+
+    def of(self, variant: str) -> VariantConfig | None:
+        return next((v for v in self.variants if v.variant == variant), None)
+
+
+def cvar_diffs(a: WhatRan, b: WhatRan) -> list[CvarDiff]:
+    """The control variables whose values differ between a and b, by name."""
+    va = {c.name: c.value for c in a.cvars or ()}
+    vb = {c.name: c.value for c in b.cvars or ()}
+    return [CvarDiff(n, va.get(n), vb.get(n)) for n in sorted(va.keys() | vb.keys())
+            if va.get(n) != vb.get(n)]
+
+
+def _first(jobs: list[JobRecord], reported: dict[int, WhatRan], variant: str
+           ) -> WhatRan | None:
+    return next((reported[j.id] for j in jobs if j.variant == variant and j.id in reported), None)
+
+
+def _same(asked: str, reported: str) -> bool:
+    return asked.strip().lower() == reported.strip().lower()
+
+
+def _setting_warnings(v: VariantRecord, impl: ImplementationRecord, mine: WhatRan | None,
+                      default: WhatRan | None) -> list[str]:
+    """Each setting of the variant's environment that names no control variable of the
+    library, or whose value the library does not report."""
+    if mine is None or mine.cvars is None:
+        return []
+    family = family_named(impl.family)
+    out = []
+    for key, asked in v.env.items():
+        name = family.cvar_for_env(key)
+        if name is None:
+            continue
+        seen = mine.value(name)
+        if seen is None:
+            out.append(f"{v.variant}: {key} is not a control variable of {impl.impl_id} (it "
+                       f"reports no {name}): the setting has no effect")
+        elif not _same(asked, seen):
+            was = default.value(name) if default is not None else None
+            tail = "its default" if was is not None and _same(was, seen) else "another value"
+            out.append(f"{v.variant}: {key}={asked} had no effect: {impl.impl_id} reports "
+                       f"{name}={seen} ({tail})")
+    return out
+
+
+def _binding(jobs: list[JobRecord]) -> list[BindingMiss]:
+    """Ranks of jobs bound to cores that saw more than one CPU (cpus: '3' or '0-1,4')."""
+    out = []
+    for j in jobs:
+        if j.binding != "core":
+            continue
+        for r in j.ranks:
+            cpus = str(r.get("cpus", "?"))
+            if cpus != "?" and ("," in cpus or "-" in cpus):
+                out.append(BindingMiss(j.variant, j.np, int(r["rank"]), cpus))
+                break
+    return out
+
+
+def configs(implementations: list[ImplementationRecord], variants: list[VariantRecord],
+            jobs: list[JobRecord], reported: dict[int, WhatRan]) -> Configs:
+    """Every variant's configuration, its differences from its library's default variant, the
+    settings that did not reach the library, and the bindings not applied."""
+    impls = {i.impl_id: i for i in implementations}
+    defaults = {v.impl_id: v.variant for v in variants if v.name == "default"}
+    out, warnings = [], []
+    for v in variants:
+        mine = _first(jobs, reported, v.variant)
+        base_name = defaults.get(v.impl_id)
+        base = _first(jobs, reported, base_name) if base_name else None
+        against = base_name if base is not None and base_name != v.variant else None
+        differs = cvar_diffs(base, mine) if against and base and mine else []
+        out.append(VariantConfig(v.variant, v.impl_id, mine, against, differs))
+        if v.impl_id in impls:
+            warnings += _setting_warnings(v, impls[v.impl_id], mine, base)
+    return Configs(out, warnings, _binding(jobs))
+
+
+def run_configs(data: RunData) -> Configs:
+    """The run's configurations, as `configs` reads them from its data."""
+    return configs(data.implementations, data.variant_rows, data.jobs, data.reported)
