@@ -26,9 +26,11 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
              db: str) -> None:
     """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
     kind of warning; --tables adds a table per benchmark, --all every verdict and warning. An
-    app run: its medians, verdicts and decompositions; --output each launch's output."""
+    app run: its medians, verdicts and decompositions; --output each launch's output. A tune
+    run: also what each library's default behaves like."""
+    from ..analysis.fingerprint import fingerprints, tuned_of
     from ..analysis.program import analyze, is_app_run
-    from ..report import program, terminal
+    from ..report import fingerprint, program, terminal
 
     store = options.store(db)
     run_id = store.resolve(run)
@@ -43,4 +45,6 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     if output:
         raise ArenaError(f"run {run_id} is not an app run: --output shows the output of an "
                          "'mpiarena app' run's launches")
-    terminal.render(load(store, run_id), console, all_verdicts, tables, method)
+    data = load(store, run_id)
+    terminal.render(data, console, all_verdicts, tables, method)
+    fingerprint.render(fingerprints(data, tuned_of(data)), console)
