@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from .analysis.fingerprint import Fingerprint, fingerprints
 from .analysis.tuning import Choice, Gain, Range, Tuned, choices, gains, own_losses, ranges
 from .benchmarks import BENCHMARKS
 from .build import build_all
@@ -66,6 +67,7 @@ class Tuning:
     files: dict[str, TuningFile]
     untuned: list[str] = field(default_factory=list)  # impl/coll pairs with no algorithm
     lost: list[str] = field(default_factory=list)  # algorithms that crashed, hung, were wrong
+    prints: list[Fingerprint] = field(default_factory=list)  # what each default behaves like
 
 
 def check_colls(colls: tuple[str, ...]) -> None:
@@ -139,7 +141,8 @@ def tune(impls: list[Implementation], m: Measure, only: set[str] | None, directo
             files[impl.id] = family_of(impl).write_tuning(impl, rules, directory)
             files[impl.id].path.chmod(0o644)
     write_manifest(directory, data.run_id, m, files, chosen)
-    return Tuning(data.run_id, data, picked, chosen, files, untuned, lost(data, tuned))
+    return Tuning(data.run_id, data, picked, chosen, files, untuned, lost(data, tuned),
+                  fingerprints(data, tuned))
 
 
 def lost(data: RunData, tuned: dict[str, Tuned]) -> list[str]:

@@ -50,7 +50,8 @@ class Choice:
         return self.fastest is not None and (self.outcome == "faster" or not self.default_ok)
 
 
-def _ok(group: Group | None) -> bool:
+def usable(group: Group | None) -> bool:
+    """A group that measured: ok, with at least one launch."""
     return (group is not None and group.status == CellStatus.OK
             and len(launch_medians(group.nested)) > 0)
 
@@ -75,11 +76,11 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
         cell = data.cells[key]
         for impl in impls:
             mine = [v for v, t in tuned.items() if t.impl == impl and t.coll == bench
-                    and _ok(cell.get(v)) and not own_losses(cell, v, impl)]
+                    and usable(cell.get(v)) and not own_losses(cell, v, impl)]
             if not mine:
                 continue
             fastest = min(mine, key=lambda v: center(cell[v].nested))
-            if _ok(default := cell.get(impl)):
+            if usable(default := cell.get(impl)):
                 assert default is not None
                 judged_at.append((impl, bench, np_, size, fastest,
                                   Pair(cell[fastest].nested, default.nested)))
@@ -155,8 +156,8 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
         cell = data.cells[key]
         for impl, tuned in sorted(pairs.items()):
             a, b = cell.get(impl), cell.get(tuned)
-            if not (_ok(a) and _ok(b)):
-                bad = b if a is not None and _ok(a) else a
+            if not (usable(a) and usable(b)):
+                bad = b if a is not None and usable(a) else a
                 if bad is not None:
                     who = "with the file" if bad is b else "the default"
                     failed.append(Gain(impl, bench, np_, size, math.nan, math.nan, math.nan,

@@ -29,9 +29,10 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
     kind of warning; --tables adds a table per benchmark, --all every verdict and warning;
     --config what ran. An app run: its medians, verdicts and decompositions; --output each
-    launch's output."""
+    launch's output. A tune run: also what each library's default behaves like."""
+    from ..analysis.fingerprint import fingerprints, tuned_of
     from ..analysis.program import analyze, is_app_run
-    from ..report import program, terminal
+    from ..report import fingerprint, program, terminal
 
     store = options.store(db)
     run_id = store.resolve(run)
@@ -55,3 +56,4 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     terminal.render(data, console, all_verdicts, tables, method)
+    fingerprint.render(fingerprints(data, tuned_of(data)), console)

@@ -13,6 +13,7 @@ from ..analysis.stats import CONFIDENCE, THRESHOLD
 from ..analysis.tuning import Gain
 from ..sizes import format_size
 from ..tune import Tuning
+from . import fingerprint
 from .summary import rule_text
 
 
@@ -27,7 +28,8 @@ def _algorithm(variant: str | None) -> str:
 
 def render(done: Tuning, out: Console) -> None:
     """Per implementation, collective and rank count: each size's default, fastest algorithm
-    and the verdict; then the ranges, what crashed, and the files with how to load them."""
+    and the verdict; then what each default behaves like, the ranges, what crashed, and the
+    files with how to load them."""
     out.print(f"Tuning run {done.run_id} (see 'mpiarena show {done.run_id}', 'mpiarena report "
               f"{done.run_id}'). An algorithm replaces the default only where it is faster by the "
               f"verdicts' rule: {rule_text('the run')}")
@@ -42,6 +44,7 @@ def render(done: Tuning, out: Console) -> None:
                       _algorithm(c.fastest if c.switch else None)
                       + ("" if c.switch or c.outcome == "faster" else f" ({c.outcome})"))
     out.print(table)
+    fingerprint.render(done.prints, out)
     for r in done.ranges:
         out.print(f"  {r.impl} {r.coll}, {r.np} ranks, {_sizes(r.lo, r.hi)}: "
                   f"{_algorithm(r.variant)}")

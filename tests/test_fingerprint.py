@@ -1,0 +1,89 @@
+"""The fingerprint of a library's default collective algorithm: a default forced to an algorithm
+must behave like that algorithm and not like one that is far slower."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, mpiarena
+from rich.console import Console
+
+from mpiarena import users
+from mpiarena.analysis.fingerprint import Fingerprint, Unlike
+from mpiarena.cluster.topology import Where
+from mpiarena.impls import Implementation, family_of
+from mpiarena.report.fingerprint import line
+from mpiarena.store import Store
+from mpiarena.tune import Measure, Tuning, tune
+
+OMPI = next((i for i in IMPLS if i.family == "openmpi"), None)
+MPICH4 = next((i for i in IMPLS if i.family == "mpich" and i.version.startswith("4")), None)
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory the rank user can reach (pytest's own tmp_path is private to root)."""
+    with tempfile.TemporaryDirectory(prefix="mpiarena-fingerprint-") as d:
+        Path(d).chmod(0o755)
+        yield Path(d)
+
+
+def _forced_default(impl: Implementation, coll: str, forced: str, other: str,
+                    sizes: tuple[int, ...], launches: int, directory: Path, db: str) -> Tuning:
+    """A tune of two algorithms whose 'default' is the library forced to one of them."""
+    alg = next(a for a in family_of(impl).algorithms(impl, coll) if a.name == forced)
+    pinned = dataclasses.replace(impl, env=impl.env + alg.env)
+    m = Measure((coll,), (2,), sizes, launches, 3, Where(), 30)
+    return tune([pinned], m, {forced, other}, directory, Store(Path(db)), users.for_ranks(),
+                "test", Console(file=io.StringIO()), lambda _: None)
+
+
+@pytest.mark.skipif(MPICH4 is None, reason="not installed here")
+def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
+    assert MPICH4 is not None
+    sizes = (65536, 2**20)
+    done = _forced_default(MPICH4, "bcast", "binomial", "scatter_ring_allgather", sizes, 20,
+                           shared_dir, db)
+    assert [f.size for f in done.prints] == list(sizes)
+    for f in done.prints:
+        assert "binomial" in f.like + f.open, f  # never told apart from itself
+        assert [u.algorithm for u in f.unlike] == ["scatter_ring_allgather"], f
+        assert f.unlike[0].ci_high < 0.8 and f.fastest == "binomial", f  # 1.5-2.2x here
+    # MPICH's launches agree within a few % here: 20 launches reach 'same' in 7 cells of 8;
+    # a late launch slowed by the machine's other work can leave one cell undecided
+    like = [f for f in done.prints if f.like == ["binomial"]]
+    assert like, done.prints
+    assert re.search(r"behaves like binomial \(indistinguishable\), [\d.]+x faster than "
+                     r"scatter_ring_allgather \(95% CI [\d.]+-[\d.]+\)$", line(like[0]))
+    shown = mpiarena("show", str(done.run_id), "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    assert "the default behaves like binomial (indistinguishable)" in shown.stdout
+
+
+@pytest.mark.skipif(OMPI is None, reason="not installed here")
+def test_open_mpi_forced_to_binomial_is_never_told_apart_from_binomial(shared_dir, db):
+    """Open MPI's launches fall into two levels 15-30% apart here (both algorithms alike), so
+    'indistinguishable' would need about a hundred launches: what must hold is that binomial is
+    never 'unlike' the default forced to it, while the 2x slower algorithm is."""
+    assert OMPI is not None
+    done = _forced_default(OMPI, "bcast", "binomial", "scatter_allgather", (65536,), 12,
+                           shared_dir, db)
+    (f,) = done.prints
+    assert "binomial" in f.like + f.open and "binomial" not in [u.algorithm for u in f.unlike]
+    assert [u.algorithm for u in f.unlike] == ["scatter_allgather"], f
+    assert f.unlike[0].ratio < 0.8, f
+
+
+def test_a_default_like_none_says_so():
+    f = Fingerprint("bcast", 8, 2, "x", [], [Unlike("ring", 2.0, 1.5, 2.5)], [], "ring")
+    assert line(f) == ("x bcast 8 B, 2 ranks: the default behaves like none of the algorithms "
+                       "measured, 2.00x slower than ring (95% CI 1.50-2.50)")
+    f = Fingerprint("bcast", 8, 2, "x", [], [Unlike("ring", 0.5, 0.4, 0.625)], ["tree"], "tree")
+    assert line(f) == ("x bcast 8 B, 2 ranks: the default is 2.00x faster than ring (95% CI "
+                       "1.60-2.50); undecided against tree")
