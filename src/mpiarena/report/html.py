@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 
 from .. import __version__, units
+from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.interference import Finding, finding
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
@@ -30,6 +31,7 @@ from ..sizes import format_size
 from ..status import CellStatus
 from . import drawing, plots
 from .costs import costs_text
+from .fingerprint import line as fingerprint_line
 from .guidelines import guidelines
 from .interference import warning_lines
 from .summary import (
@@ -190,7 +192,8 @@ def _what_ran(data: RunData) -> dict[str, Any]:
                      "all": [f"{x.name} = {x.value} ({x.scope})" for x in (w.cvars or ())]
                      if w else []})
     return {"rows": rows, "warnings": [*c.warnings, *map(binding_line, c.binding)],
-            "heading": HEADING}
+            "heading": HEADING,
+            "fingerprints": [fingerprint_line(f) for f in fingerprints(data, tuned_of(data))]}
 
 
 def _benches(a: Analysis) -> list[dict[str, Any]]:

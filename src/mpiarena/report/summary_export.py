@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..analysis.whatran import run_configs
@@ -79,7 +80,9 @@ def to_json(a: Analysis) -> str:
                 "started": data.run.started, "command": data.run.command,
                 "machine": data.machine},
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
-        "what_ran": what_ran(data), "records": records(a)}, indent=1)
+        "what_ran": what_ran(data),
+        "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
+        "records": records(a)}, indent=1)
 
 
 def what_ran(data: RunData) -> list[dict[str, Any]]:
