@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..cluster.placement import Placement
 from ..machine import cores
+from ..whatran import Cvar
 from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -27,6 +29,7 @@ TABLE = {
     "alltoall": ["linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"],
 }
 DYNAMIC = "OMPI_MCA_coll_tuned_use_dynamic_rules"
+MCA = "OMPI_MCA_"  # an MCA variable's environment prefix
 
 
 def _enumerated(impl: Implementation) -> dict[str, dict[int, str]]:
@@ -136,6 +139,19 @@ class OpenMpi(Daemonless):
                                  ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),
                           "or: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca "
                           f"coll_tuned_dynamic_rules_filename {path}")
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str]) -> tuple[str, str]:
+        """What was requested of the pml, btl and mtl frameworks: Open MPI reports no
+        component selection through MPI_T (its verbose output would need a launch of its own)."""
+        values = {c.name: c.value for c in cvars or ()}
+        asked = [f"{f} {values.get(f) or 'default'}" for f in ("pml", "btl", "mtl")]
+        return ("requested: " + ", ".join(asked) + " (Open MPI does not report its selection "
+                "through MPI_T)", "MPI_T cvars pml, btl, mtl")
+
+    def cvar_for_env(self, name: str) -> str | None:
+        """OMPI_MCA_x sets the MCA variable x, which MPI_T names x."""
+        return name[len(MCA):] if name.startswith(MCA) and len(name) > len(MCA) else None
 
 
 FAMILY = OpenMpi()
