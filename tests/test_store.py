@@ -78,7 +78,8 @@ def as_schema_3(path) -> None:
                        [(cell, obs, r, name, v) for r, v in enumerate(np.frombuffer(blob).tolist())
                         if math.isfinite(v)])
     db.executescript("DROP TABLE rank_seconds; DROP TABLE rank_extras; DROP TABLE summaries;"
-                     "ALTER TABLE jobs DROP COLUMN interference; ALTER TABLE jobs DROP COLUMN config;"
+                     "ALTER TABLE jobs DROP COLUMN interference;"
+                     "ALTER TABLE jobs DROP COLUMN config;"
                      "DROP TABLE configs; UPDATE meta SET value='3';")
     db.commit()
     db.close()
