@@ -6,7 +6,8 @@ For each implementation, launches of 2 ranks started as the runner starts them a
 between reading the configuration right after start-up (as runner/execute.py does on a
 variant's first launch) and not; each launch then measures pingpong and bcast at 8 B. The
 launch medians with and without are judged by analysis.stats.judge (same / open / differ),
-and the seconds `config` took are reported per job.
+and the seconds `config` took are reported per job, with those of the family's selection
+probe (a launch of its own that measures nothing: Open MPI's) where it has one.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mpiarena import paths, users
 from mpiarena.analysis.stats import Pair, judge
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.build import build_core
-from mpiarena.impls import Implementation, discover, select
+from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
 from mpiarena.runner.cleanup import kill_tagged
 from mpiarena.runner.launch import Daemons, job_for
@@ -62,13 +63,37 @@ def launch(impl: Implementation, read: bool, workdir: Path, index: int
     return took, count, figures
 
 
+def probe_seconds(impl: Implementation, workdir: Path, launches: int) -> float | None:
+    """The median seconds of the family's selection probe launch, or None: it has none."""
+    env = family_of(impl).selection_probe(impl)
+    if not env:
+        return None
+    took = []
+    for n in range(launches):
+        token = uuid.uuid4().hex
+        daemons = Daemons(workdir, users.for_ranks(), token)
+        variant = Variant(impl.id, impl, env=tuple(env.items()))
+        job, _ = job_for(variant, NP, build_core(impl).binary, workdir, users.for_ranks(),
+                         workdir / f"probe-{n}.err", daemons)
+        began = time.perf_counter()
+        try:
+            job.start(60)
+            job.quit(60)
+            took.append(time.perf_counter() - began)
+        finally:
+            job.kill()
+            daemons.stop_all()
+            kill_tagged(token, var=RUN_VAR)
+    return statistics.median(took)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--impl", default="mpich-4.0.2,openmpi-4.1.4,lam-7.1.4")
     ap.add_argument("--launches", type=int, default=12, help="per side, alternated")
     args = ap.parse_args()
     impls = select(discover({}, paths.impls_dir()), args.impl.split(","))
-    print(f"{'impl':15} {'cvars':>5} {'config ms/job':>13}  " +
+    print(f"{'impl':15} {'cvars':>5} {'config ms/job':>13} {'probe ms':>8}  " +
           "  ".join(f"{b} {s} B with/without" for b, s in CELLS))
     with tempfile.TemporaryDirectory(prefix="config-cost-", dir=paths.scratch_dir()) as tmp:
         Path(tmp).chmod(0o755)
@@ -84,7 +109,9 @@ def main() -> None:
                 for bench, values in figures.items():
                     side[read].setdefault(bench, []).append(values)
             verdicts = judge([Pair(side[False][b], side[True][b]) for b, _ in CELLS])
-            print(f"{impl.id:15} {count:5d} {1e3 * statistics.median(costs):13.1f}  " +
+            probe = probe_seconds(impl, Path(tmp), 5)
+            print(f"{impl.id:15} {count:5d} {1e3 * statistics.median(costs):13.1f} "
+                  f"{'-' if probe is None else f'{1e3 * probe:.0f}':>8}  " +
                   "  ".join(f"{v.ratio:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] {v.outcome:>5}"
                             for v in verdicts))
 

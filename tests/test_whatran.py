@@ -51,6 +51,11 @@ env = {{ MPICH_BCAST_SHORT_MSG_SIZE = "4096" }}
 impl = "{OPENMPI.id}"
 name = "eager"
 env = {{ OMPI_MCA_btl_vader_eager_limit = "8192", OMPI_MCA_coll_tuned_bcast_algorithm = "6" }}
+
+[[variant]]
+impl = "{OPENMPI.id}"
+name = "tcp"
+env = {{ OMPI_MCA_btl = "self,tcp" }}
 """)
     mpich, openmpi = family_of(MPICH), family_of(OPENMPI)
     short = _first(jobs, what, f"{MPICH.id}:short")
@@ -62,8 +67,10 @@ env = {{ OMPI_MCA_btl_vader_eager_limit = "8192", OMPI_MCA_coll_tuned_bcast_algo
     assert eager.value(openmpi.cvar_for_env("OMPI_MCA_btl_vader_eager_limit") or "") == "8192"
     assert eager.value("coll_tuned_bcast_algorithm") == "binomial"  # the enum's own name
     assert _first(jobs, what, OPENMPI.id).value("btl_vader_eager_limit") == "4096"
-    assert eager.transport.startswith("requested: pml ") and eager.transport_how.startswith(
-        "MPI_T")
+    # the selection, from the probe launch's verbose output: shared memory unless told not to
+    assert eager.transport.startswith("pml ob1, btl self, vader (requested: pml ")
+    assert "probe launch" in eager.transport_how
+    assert _first(jobs, what, f"{OPENMPI.id}:tcp").transport.startswith("pml ob1, btl self, tcp")
     assert eager.value("no_such_variable") is None
     assert all(c.scope != "unknown" for c in eager.cvars or ())
 

@@ -170,10 +170,16 @@ class Family(Protocol):
         """Write the rules as the library's own selection file into directory."""
         ...
 
+    def selection_probe(self, impl: Implementation) -> dict[str, str]:
+        """Environment that makes the library say at start-up what it selected, for a launch
+        of its own that measures nothing; {}: it needs none."""
+        ...
+
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         """What carried a job's messages and how that was learned, from what its library
-        reported (control variables, version string) and the job's environment."""
+        reported (control variables, version string), the job's environment and what the
+        selection probe's launch printed on stderr (said)."""
         ...
 
     def cvar_for_env(self, name: str) -> str | None:
@@ -223,8 +229,11 @@ class FamilyDefaults:
                      directory: Path) -> TuningFile:
         raise ArenaError(f"{impl.id}: mpiarena cannot write a tuning file for {impl.family}")
 
+    def selection_probe(self, impl: Implementation) -> dict[str, str]:
+        return {}
+
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         return "unknown", "not reported"
 
     def cvar_for_env(self, name: str) -> str | None:

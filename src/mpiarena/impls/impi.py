@@ -118,7 +118,7 @@ class IntelMpi(Daemonless):
 
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         """The fabrics and libfabric provider asked for (I_MPI_FABRICS, FI_PROVIDER), as the
         library reports them where it does, else as the job's environment sets them."""
         values = {c.name: c.value for c in cvars or ()}

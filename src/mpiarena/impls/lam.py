@@ -131,7 +131,7 @@ class Lam(FamilyDefaults):
         return ["-showme"]
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         """The RPI module: LAM_MPI_SSI_rpi where the job sets it, else the highest priority
         of those laminfo lists."""
         if env.get(RPI):

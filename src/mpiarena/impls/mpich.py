@@ -192,7 +192,7 @@ class Mpich(Daemonless):
                           "away from the default to MPIR, where the first file selects")
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         return mpich_transport(cvars, version, env)
 
     def cvar_for_env(self, name: str) -> str | None:

@@ -130,7 +130,7 @@ class Pvm(FamilyDefaults):
 
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         """The route the core asks pvm_setopt for (kernels/mod_pvm.c) and its packing."""
         direct = env.get(core_env.PVM_ROUTE) == "direct"
         route = ("direct task-to-task TCP (PvmRouteDirect)" if direct else

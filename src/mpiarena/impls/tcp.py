@@ -46,7 +46,7 @@ class Tcp(Daemonless):
 
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
-                  env: Mapping[str, str]) -> tuple[str, str]:
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         """The core's own socket (kernels/mod_tcp.c): loopback unless a cluster node's address
         is bound."""
         where = f"TCP on {env[core_env.TCP_BIND]}" if env.get(core_env.TCP_BIND) else \

@@ -183,9 +183,32 @@ class Executor:
         except JobError as e:
             self._drop(variant, job, job_id, f"reading its configuration failed: {e}")
             raise JobError(f"reading its configuration failed: {e}") from e
-        what, how = family_of(variant.impl).transport(variant.impl, reported.cvars,
-                                                      hello.version, job.env)
+        family = family_of(variant.impl)
+        probe = family.selection_probe(variant.impl)
+        said = self._probe(variant, hello.np, probe) if probe else ""
+        what, how = family.transport(variant.impl, reported.cvars, hello.version, job.env, said)
         self.store.add_what_ran(job_id, WhatRan(reported.cvars, reported.why, what, how))
+
+    def _probe(self, variant: Variant, np: int, env: dict[str, str]) -> str:
+        """One launch of the variant with env added that measures nothing and is not stored
+        (the family's selection probe): what it printed on stderr, "" if it failed."""
+        assert self.workdir is not None
+        log = self.workdir / f"probe-{next(self.jobs_started)}.err"
+        probe = replace(variant, env=(*variant.env, *env.items()))
+        try:
+            job, _ = job_for(probe, np, self.builds[variant.impl.id].binary, self.workdir,
+                             self.user, log, self.daemons)
+        except JobError:
+            return ""
+        self.live.append(job)
+        try:
+            job.start(self.settings.timeout)
+            job.quit(self.settings.timeout)
+        except JobError:
+            return ""
+        finally:
+            self._retire(job)
+        return log.read_text(errors="replace")
 
     def _finish(self, running: Running) -> None:
         try:
