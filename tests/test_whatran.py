@@ -15,6 +15,7 @@ from mpiarena.whatran import WhatRan
 
 BY_FAMILY = {i.family: i for i in IMPLS}
 MPICH = next((i for i in IMPLS if i.id == "mpich-4.0.2"), BY_FAMILY.get("mpich"))
+MPICH5 = next((i for i in IMPLS if i.id == "mpich-5.0.2"), None)
 OPENMPI = BY_FAMILY.get("openmpi")
 QUICK = 'benchmarks = ["pingpong"]\nsizes = "8"\nobservations = 2\nlaunches = 2\n' \
     'init_launches = 0\n'
@@ -62,7 +63,9 @@ env = {{ OMPI_MCA_btl = "self,tcp" }}
     assert mpich.cvar_for_env("MPICH_BCAST_SHORT_MSG_SIZE") == "MPIR_CVAR_BCAST_SHORT_MSG_SIZE"
     assert short.value("MPIR_CVAR_BCAST_SHORT_MSG_SIZE") == "4096"
     assert _first(jobs, what, MPICH.id).value("MPIR_CVAR_BCAST_SHORT_MSG_SIZE") == "12288"
-    assert short.transport.startswith("ch4:") and "MPICH Device" in short.transport_how
+    # the network module it initialised, from the probe launch's MPIR_CVAR_DEBUG_SUMMARY
+    assert short.transport.startswith("ch4:ucx; netmod ucx, ") and \
+        "MPIR_CVAR_DEBUG_SUMMARY=1 probe" in short.transport_how
     eager = _first(jobs, what, f"{OPENMPI.id}:eager")
     assert eager.value(openmpi.cvar_for_env("OMPI_MCA_btl_vader_eager_limit") or "") == "8192"
     assert eager.value("coll_tuned_bcast_algorithm") == "binomial"  # the enum's own name
@@ -73,6 +76,22 @@ env = {{ OMPI_MCA_btl = "self,tcp" }}
     assert _first(jobs, what, f"{OPENMPI.id}:tcp").transport.startswith("pml ob1, btl self, tcp")
     assert eager.value("no_such_variable") is None
     assert all(c.scope != "unknown" for c in eager.cvars or ())
+
+
+@pytest.mark.skipif(MPICH5 is None, reason="needs MPICH 5.0.2 (ch4:ucx and ofi)")
+def test_mpichs_network_module_and_provider_are_the_ones_it_initialised(tmp_path):
+    assert MPICH5 is not None
+    jobs, what = _run(tmp_path, [MPICH5.id], f"""
+[[variant]]
+impl = "{MPICH5.id}"
+name = "ofi"
+env = {{ MPIR_CVAR_CH4_NETMOD = "ofi" }}
+""")
+    assert "; netmod ucx, " in _first(jobs, what, MPICH5.id).transport
+    ofi = _first(jobs, what, f"{MPICH5.id}:ofi")
+    assert "; netmod ofi, provider " in ofi.transport
+    assert "provider libfabric's" not in ofi.transport  # named by the library itself
+    assert ofi.value("MPIR_CVAR_CH4_NETMOD") == ""  # MPICH's MPI_T: string cvars' defaults
 
 
 @pytest.mark.skipif("lam" not in BY_FAMILY or "pvm" not in BY_FAMILY,

@@ -191,7 +191,8 @@ class Executor:
 
     def _probe(self, variant: Variant, np: int, env: dict[str, str]) -> str:
         """One launch of the variant with env added that measures nothing and is not stored
-        (the family's selection probe): what it printed on stderr, "" if it failed."""
+        (the family's selection probe): what it printed besides the core's lines (stdout
+        before them, then stderr), "" if it failed."""
         assert self.workdir is not None
         log = self.workdir / f"probe-{next(self.jobs_started)}.err"
         probe = replace(variant, env=(*variant.env, *env.items()))
@@ -208,7 +209,7 @@ class Executor:
             return ""
         finally:
             self._retire(job)
-        return log.read_text(errors="replace")
+        return "\n".join([*job.other, log.read_text(errors="replace")])
 
     def _finish(self, running: Running) -> None:
         try:

@@ -81,6 +81,7 @@ class Job:
         self.proc: subprocess.Popen[str] | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.launched = 0.0
+        self.other: list[str] = []  # what the job printed on stdout before the core's lines
 
     # --- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float) -> Hello:
@@ -226,6 +227,7 @@ class Job:
             line = self._line(deadline)
             if line.split("\t", 1)[0] == tag:
                 return line
+            self.other.append(line)
 
     @staticmethod
     def _rank(line: str) -> RankInfo:
