@@ -38,6 +38,7 @@ bench: install
 	$(BIN)/python bench/studies_short.py
 	$(BIN)/python bench/report_speed.py
 	$(BIN)/python bench/app_harness_overhead.py
+	$(BIN)/python bench/config_read_cost.py
 	$(BIN)/python bench/app_profiler_overhead.py
 	$(BIN)/python bench/app_comparison_time.py
 

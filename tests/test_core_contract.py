@@ -4,10 +4,12 @@ knows are defined once on each side and must agree."""
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from pathlib import Path
 
 from mpiarena import core_env
 from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.runner.job import RankInfo
 
 KERNELS = Path(core_env.__file__).parent / "kernels"
 SOURCES = {p.name: p.read_text() for p in KERNELS.glob("*.c")}
@@ -26,3 +28,9 @@ def test_the_drivers_benchmarks_are_the_ones_python_knows():
     in_c = re.findall(r'"([^"]+)"', table.group(1))
     launched = [n for n, b in BENCHMARKS.items() if b.kind != "startup"]  # init, finalize
     assert sorted(in_c) == sorted(launched)
+
+
+def test_the_rank_line_carries_every_field_rank_info_reads():
+    line = re.search(r'"(rank\\t[^"]*)"', SOURCES["driver.c"])
+    assert line is not None
+    assert line.group(1).count("\\t") == len(fields(RankInfo))  # the tag, then one per field

@@ -119,7 +119,8 @@ def test_a_store_written_before_launches_recorded_their_machine_opens(tmp_path):
     store.add_job(run, "a-1", 2, "local", "core", ["mpiexec"])
     store.close()
     db = sqlite3.connect(path)
-    db.executescript("ALTER TABLE jobs DROP COLUMN interference; UPDATE meta SET value='4';")
+    db.executescript("ALTER TABLE jobs DROP COLUMN interference; ALTER TABLE jobs DROP COLUMN "
+                     "config; DROP TABLE configs; UPDATE meta SET value='4';")
     db.close()
     old = Store(path)
     assert [j.interference for j in old.jobs(run)] == [None]

@@ -7,6 +7,7 @@ import pytest
 
 from mpiarena.errors import ArenaError
 from mpiarena.store import SCHEMA_VERSION, Obs, Store
+from mpiarena.whatran import Cvar, WhatRan
 
 
 def _run(store: Store) -> int:
@@ -77,7 +78,9 @@ def as_schema_3(path) -> None:
                        [(cell, obs, r, name, v) for r, v in enumerate(np.frombuffer(blob).tolist())
                         if math.isfinite(v)])
     db.executescript("DROP TABLE rank_seconds; DROP TABLE rank_extras; DROP TABLE summaries;"
-                     "ALTER TABLE jobs DROP COLUMN interference; UPDATE meta SET value='3';")
+                     "ALTER TABLE jobs DROP COLUMN interference;"
+                     "ALTER TABLE jobs DROP COLUMN config;"
+                     "DROP TABLE configs; UPDATE meta SET value='3';")
     db.commit()
     db.close()
 
@@ -241,3 +244,22 @@ def test_a_schema_3_store_opens_and_upgrades_to_rank_vectors(tmp_path):
                 for i, d in o.items()} for c, o in same.items()} == \
         {c: {i: {n: [v for v in x if math.isfinite(v)] for n, x in d.items()}
              for i, d in o.items()} for c, o in extras.items()}
+
+
+def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
+    path = tmp_path / "v6.db"
+    store = Store(path)
+    run = _run(store)
+    old = store.add_job(run, "x-1", 2, "local", "core", ["arena"])
+    store.close()
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE jobs DROP COLUMN config; DROP TABLE configs;"
+                     "UPDATE meta SET value='6';")
+    db.commit()
+    db.close()
+    upgraded = Store(path)
+    assert upgraded.jobs(run)[0].config is None
+    new = upgraded.add_job(run, "x-1", 2, "local", "core", ["arena"])
+    what = WhatRan((Cvar("pml", "ob1", "all_eq"),), "", "requested: pml ob1", "MPI_T cvars")
+    upgraded.add_what_ran(new, what)
+    assert upgraded.what_ran(run) == {new: what} and old not in upgraded.what_ran(run)

@@ -134,6 +134,7 @@ class JobRecord(_Record):
     thread_level: str | None
     ranks: list[dict[str, Any]]
     interference: dict[str, Any] | None
+    config: str | None  # the hash of what its library reported it ran with (Store.what_ran)
 
 
 @dataclass(frozen=True)

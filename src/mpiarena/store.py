@@ -9,6 +9,7 @@ power cut may lose the last cells, never the file): thousands of cells a run cos
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import math
@@ -17,7 +18,7 @@ import socket
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,16 @@ from .procs import alive
 from .programs import AppLaunch, RankCalls
 from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, VariantRecord
 from .status import CellStatus, JobStatus, RunStatus
+from .whatran import Cvar, WhatRan
 
-SCHEMA_VERSION = 6  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 7  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
 # summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch);
-# 6: app_launches and app_calls (`mpiarena app`: a program's launches, the MPI calls profiled)
+# 6: app_launches and app_calls (`mpiarena app`: a program's launches, the MPI calls profiled);
+# 7: configs (what a library ran with, whatran.WhatRan, one row per distinct content) and
+# jobs.config (its hash; NULL: not read for this job)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -56,7 +60,10 @@ CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), variant TEXT NOT NULL,
   np INTEGER NOT NULL, topology TEXT NOT NULL, binding TEXT NOT NULL, command TEXT NOT NULL,
   status TEXT NOT NULL, reason TEXT, tick REAL, resolution REAL, thread_level TEXT,
-  ranks TEXT NOT NULL, interference TEXT);
+  ranks TEXT NOT NULL, interference TEXT, config TEXT);
+CREATE TABLE IF NOT EXISTS configs (
+  hash TEXT PRIMARY KEY, cvars TEXT, cvars_why TEXT NOT NULL, transport TEXT NOT NULL,
+  transport_how TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cells (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), job_id INTEGER,
   variant TEXT NOT NULL, bench TEXT NOT NULL, size INTEGER NOT NULL, np INTEGER NOT NULL,
@@ -140,9 +147,15 @@ def _app_tables(db: sqlite3.Connection) -> None:
     """Schema 5 -> 6: the app tables (created empty by _create)."""
 
 
+def _configs(db: sqlite3.Connection) -> None:
+    """Schema 6 -> 7: jobs stored before recorded no configuration (configs: by _create)."""
+    db.execute("ALTER TABLE jobs ADD COLUMN config TEXT")
+
+
 # What upgrades a store of schema v to v + 1, all in one transaction.
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables}
+    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
+    6: _configs}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -267,6 +280,25 @@ class Store:
         cols = ", ".join(f"{k}=?" for k in fields)
         with self.tx() as db:
             db.execute(f"UPDATE jobs SET {cols} WHERE id=?", (*fields.values(), job_id))
+
+    def add_what_ran(self, job_id: int, what: WhatRan) -> None:
+        """What the job's library reported it ran with, stored once per distinct content."""
+        cvars = None if what.cvars is None else json.dumps([astuple(c) for c in what.cvars])
+        row = (cvars, what.cvars_why, what.transport, what.transport_how)
+        digest = hashlib.sha256(json.dumps(row).encode()).hexdigest()
+        with self.tx() as db:
+            db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?, ?, ?)", (digest, *row))
+            db.execute("UPDATE jobs SET config=? WHERE id=?", (digest, job_id))
+
+    def what_ran(self, run_id: int) -> dict[int, WhatRan]:
+        """Job id -> what its library reported it ran with, for the run's jobs that read it."""
+        rows = self.db.execute(
+            "SELECT jobs.id, cvars, cvars_why, transport, transport_how FROM jobs "
+            "JOIN configs ON configs.hash = jobs.config WHERE run_id=? ORDER BY jobs.id",
+            (run_id,))
+        return {r[0]: WhatRan(None if r[1] is None else
+                              tuple(Cvar(*c) for c in json.loads(r[1])), r[2], r[3], r[4])
+                for r in rows}
 
     def add_cell(self, run_id: int, job_id: int | None, variant: str, bench: str, size: int,
                  np: int, status: CellStatus, reason: str | None, iterations: int | None,

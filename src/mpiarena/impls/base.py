@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -11,6 +12,7 @@ from typing import Protocol
 from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..users import RankUser
+from ..whatran import Cvar
 
 
 @dataclass(frozen=True)
@@ -168,11 +170,28 @@ class Family(Protocol):
         """Write the rules as the library's own selection file into directory."""
         ...
 
+    def selection_probe(self, impl: Implementation) -> dict[str, str]:
+        """Environment that makes the library say at start-up what it selected, for a launch
+        of its own that measures nothing; {}: it needs none."""
+        ...
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        """What carried a job's messages and how that was learned, from what its library
+        reported (control variables, version string), the job's environment and what the
+        selection probe's launch printed on stderr (said)."""
+        ...
+
+    def cvar_for_env(self, name: str) -> str | None:
+        """The control variable an environment variable sets, as the library's MPI_T names it;
+        None: the variable is not one of its settings."""
+        ...
+
 
 class FamilyDefaults:
     """What most families share: found by their compiler wrapper or not at all, nothing to
     sweep, no PyPI build, no profiler, no collective algorithms to choose, nothing that srun
-    starts."""
+    starts, no transport or control variables it can name."""
 
     link_flags: tuple[str, ...] = ()
     max_np: int | None = None
@@ -209,6 +228,16 @@ class FamilyDefaults:
     def write_tuning(self, impl: Implementation, rules: list[Rule],
                      directory: Path) -> TuningFile:
         raise ArenaError(f"{impl.id}: mpiarena cannot write a tuning file for {impl.family}")
+
+    def selection_probe(self, impl: Implementation) -> dict[str, str]:
+        return {}
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        return "unknown", "not reported"
+
+    def cvar_for_env(self, name: str) -> str | None:
+        return None
 
 
 class Daemonless(FamilyDefaults):

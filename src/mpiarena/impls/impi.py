@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..cluster.placement import Placement
+from ..whatran import Cvar
+from . import mpich
 from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 # I_MPI_ADJUST_<COLL> ids with a meaning documented for 2021 (the SHM-based ones after these
@@ -112,6 +115,23 @@ class IntelMpi(Daemonless):
                         + "".join(f"{k}='{v}'\n" for k, v in values.items()))
         return TuningFile(path, tuple(values.items()),
                           "" if values else "the default won everywhere: nothing to set")
+
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        """The fabrics and libfabric provider asked for (I_MPI_FABRICS, FI_PROVIDER), as the
+        library reports them where it does, else as the job's environment sets them."""
+        values = {c.name: c.value for c in cvars or ()}
+        fabrics = values.get("I_MPI_FABRICS") or env.get("I_MPI_FABRICS")
+        provider = values.get("I_MPI_OFI_PROVIDER") or env.get("FI_PROVIDER")
+        return (f"fabrics {fabrics or 'shm:ofi (default)'}, provider "
+                f"{provider or 'libfabric default'}",
+                "I_MPI_FABRICS, I_MPI_OFI_PROVIDER (MPI_T, else the environment), FI_PROVIDER")
+
+    def cvar_for_env(self, name: str) -> str | None:
+        """MPICH's spellings name MPIR_CVAR_X; I_MPI_X is Intel's own setting (not checked
+        against a real Intel MPI here)."""
+        return name if name.startswith("I_MPI_") else mpich.cvar_for_env(name)
 
 
 FAMILY = IntelMpi()

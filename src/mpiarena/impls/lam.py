@@ -14,17 +14,20 @@ import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import core_env, tags, users
 from ..cluster.placement import Placement
 from ..procs import last_words, run_as, wait_until
 from ..users import RankUser
+from ..whatran import Cvar
 from .base import FamilyDefaults, Found, Implementation, Launch
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 SESSION_VAR = "LAM_MPI_SESSION_SUFFIX"
 LAUNCHER = Path("/usr/bin/mpirun.lam")
+RPI = "LAM_MPI_SSI_rpi"  # the point-to-point transport module mpirun selects
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
 # LD_PRELOAD and the profile directory are the per-call profiler's
 EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL,
@@ -117,15 +120,24 @@ class Lam(FamilyDefaults):
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([str(impl.launcher), "-np", str(np), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: binding})
+                      {RPI: "usysv", core_env.BIND: binding})
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         return Launch([str(impl.launcher), "-np", str(sum(placement.ranks)), "-x", EXPORTED],
-                      {"LAM_MPI_SSI_rpi": "usysv", core_env.BIND: "none"},
+                      {RPI: "usysv", core_env.BIND: "none"},
                       binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-showme"]
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        """The RPI module: LAM_MPI_SSI_rpi where the job sets it, else the highest priority
+        of those laminfo lists."""
+        if env.get(RPI):
+            return f"rpi {env[RPI]}", f"{RPI} in the job's environment"
+        return (f"rpi by priority among {', '.join(_laminfo_rpis()) or 'none listed'}",
+                f"laminfo -parsable ({RPI} unset)")
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> LamUniverse:
@@ -184,6 +196,17 @@ def _other_universes(suffix: str) -> bool:
         if args[0].endswith(b"lamd") and suffix.encode() not in args:
             return True
     return False
+
+
+def _laminfo_rpis() -> list[str]:
+    """The RPI modules laminfo lists ("ssi:rpi:NAME:version:module:...")."""
+    try:
+        out = subprocess.run(["laminfo", "-parsable"], capture_output=True, text=True,
+                             timeout=20, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return sorted({f[2] for line in out.splitlines()
+                   if len(f := line.split(":")) > 3 and f[:2] == ["ssi", "rpi"]})
 
 
 def _laminfo_version() -> str:

@@ -8,12 +8,13 @@ import copy
 import json
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeAlias
 
 from ..cluster.placement import Placement
 from ..errors import ArenaError
+from ..whatran import Cvar
 from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
@@ -33,6 +34,8 @@ TABLE = {
 # ch4's shared-memory layer takes these itself unless told to hand them to MPIR
 POSIX = ("allreduce", "bcast", "reduce")
 JSON_FILE = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+# the prefixes MPICH reads a control variable MPIR_CVAR_X under from the environment
+CVAR_PREFIXES = ("MPIR_CVAR_", "MPICH_", "MPIR_PARAM_")
 POSIX_FILE = "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE"
 
 
@@ -188,5 +191,70 @@ class Mpich(Daemonless):
                           f"{shm.name}: ch4's shared-memory layer hands the ranges switched "
                           "away from the default to MPIR, where the first file selects")
 
+    def selection_probe(self, impl: Implementation) -> dict[str, str]:
+        """ch4 prints the network module it initialised (and libfabric's provider) at
+        MPI_Init under MPIR_CVAR_DEBUG_SUMMARY."""
+        return {"MPIR_CVAR_DEBUG_SUMMARY": "1"}
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        return mpich_transport(cvars, version, env, said)
+
+    def cvar_for_env(self, name: str) -> str | None:
+        return cvar_for_env(name)
+
+
+def cvar_for_env(name: str) -> str | None:
+    """MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X all set MPIR_CVAR_X (checked on 4.0.2 and 5.0.2)."""
+    prefix = next((p for p in CVAR_PREFIXES if name.startswith(p)), None)
+    return None if prefix is None else "MPIR_CVAR_" + name[len(prefix):]
+
+
+def _setting(name: str, values: Mapping[str, str], env: Mapping[str, str]) -> str:
+    """A string control variable MPIR_CVAR_<name>: MPICH's MPI_T reports a string cvar's
+    default, not what the environment set (4.0.2 and 5.0.2), so a non-empty report wins, then
+    the environment under any of MPICH's prefixes; "" where unset."""
+    return values.get(f"MPIR_CVAR_{name}") or next(
+        (env[p + name] for p in CVAR_PREFIXES if env.get(p + name)), "")
+
+
+def mpich_transport(cvars: tuple[Cvar, ...] | None, version: str, env: Mapping[str, str],
+                    said: str = "") -> tuple[str, str]:
+    """ch4 or ch3 from the version string's "MPICH Device"; the network module and libfabric's
+    provider as the MPIR_CVAR_DEBUG_SUMMARY probe printed them, else as asked or the first
+    built; the shared-memory path (ch4: posix and its eager module) as asked, else defaults."""
+    found = re.search(r"MPICH Device:\s*(\S+(?: \w+)*)", version)
+    device = found.group(1) if found else "unknown device"
+    values = {c.name: c.value for c in cvars or ()}
+    how = ["MPI_Get_library_version (MPICH Device)"]
+    parts = [device]
+    kind, _, built = device.partition(":")
+    if kind == "ch4":
+        initialised = re.search(r"==== (\w+) netmod Capability ====", said)
+        provider = re.search(r"libfabric provider: (\S+)", said)
+        if initialised or provider:
+            netmod = initialised.group(1).lower() if initialised else "ofi"
+            how.append("the MPIR_CVAR_DEBUG_SUMMARY=1 probe launch's start-up summary")
+        else:
+            netmod = _setting("CH4_NETMOD", values, env) or \
+                f"{built.split()[0]} (default: first built)"
+        fabric = provider.group(1) if provider else env.get("FI_PROVIDER") or "libfabric's"
+        extra = {"ofi": f"provider {fabric}",
+                 "ucx": f"UCX_TLS {env.get('UCX_TLS') or 'UCX default'}"}
+        parts.append(f"netmod {netmod}, " + extra.get(netmod.split()[0], ""))
+        if values.get("MPIR_CVAR_NOLOCAL") not in (None, "0"):
+            parts.append("no shared memory (MPIR_CVAR_NOLOCAL)")
+        else:
+            shm = _setting("CH4_SHM", values, env)
+            eager = _setting("CH4_SHM_POSIX_EAGER", values, env)
+            parts.append(f"shm {shm or 'posix (default)'}, eager {eager or 'iqueue (default)'}")
+        how.append("MPIR_CVAR_CH4_SHM, _CH4_SHM_POSIX_EAGER (and _CH4_NETMOD without the "
+                   "probe) from the environment: MPICH's MPI_T reports string cvars' defaults "
+                   "only; MPI_T MPIR_CVAR_NOLOCAL; UCX_TLS/FI_PROVIDER from the environment")
+    elif kind == "ch3":
+        netmod = _setting("NEMESIS_NETMOD", values, env)
+        parts.append(f"netmod {netmod or 'tcp (default)'}")
+        how.append("MPIR_CVAR_NEMESIS_NETMOD from the environment")
+    return "; ".join(p.rstrip(", ") for p in parts), "; ".join(how)
 
 FAMILY = Mpich()

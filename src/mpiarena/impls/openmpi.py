@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..cluster.placement import Placement
 from ..machine import cores
+from ..whatran import Cvar
 from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -27,6 +29,8 @@ TABLE = {
     "alltoall": ["linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"],
 }
 DYNAMIC = "OMPI_MCA_coll_tuned_use_dynamic_rules"
+MCA = "OMPI_MCA_"  # an MCA variable's environment prefix
+FRAMEWORKS = ("pml", "btl", "mtl")  # the point-to-point transport's
 
 
 def _enumerated(impl: Implementation) -> dict[str, dict[int, str]]:
@@ -136,6 +140,33 @@ class OpenMpi(Daemonless):
                                  ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),
                           "or: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca "
                           f"coll_tuned_dynamic_rules_filename {path}")
+
+    def selection_probe(self, impl: Implementation) -> dict[str, str]:
+        """The pml, btl and mtl frameworks' selection, printed at MPI_Init: Open MPI reports
+        none through MPI_T (no cvar or pvar names the component chosen)."""
+        return {f"{MCA}{f}_base_verbose": "10" for f in FRAMEWORKS}
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        """The pml selected and the btls rank pairs use, as the probe's verbose start-up
+        output says (an mtl's selection is not parsed: none is usable here to check it
+        against); what MPI_T says was requested where the probe said nothing."""
+        values = {c.name: c.value for c in cvars or ()}
+        asked = ", ".join(f"{f} {values.get(f) or 'default'}" for f in FRAMEWORKS)
+        pml = sorted(set(re.findall(r"selected (\w+) best priority", said)))
+        btls = sorted(set(re.findall(r"bml: Using (\w+) btl for send", said)))
+        if not pml:
+            return (f"requested: {asked} (Open MPI does not report its selection through "
+                    "MPI_T)", "MPI_T cvars pml, btl, mtl")
+        got = [f"pml {'/'.join(pml)}"] + ([f"btl {', '.join(btls)}"] if btls else [])
+        return (", ".join(got) + f" (requested: {asked})",
+                "a start-up probe launch's verbose selection output (" +
+                ", ".join(f"{MCA}{f}_base_verbose=10" for f in FRAMEWORKS) +
+                "); requested: MPI_T cvars pml, btl, mtl")
+
+    def cvar_for_env(self, name: str) -> str | None:
+        """OMPI_MCA_x sets the MCA variable x, which MPI_T names x."""
+        return name[len(MCA):] if name.startswith(MCA) and len(name) > len(MCA) else None
 
 
 FAMILY = OpenMpi()

@@ -8,12 +8,14 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user, last_words
 from ..users import RankUser
+from ..whatran import Cvar
 from .base import FamilyDefaults, Found, Implementation, Launch
 
 ROOT = Path("/usr/lib/pvm3")
@@ -125,6 +127,17 @@ class Pvm(FamilyDefaults):
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> PvmDaemon:
         return PvmDaemon(workdir, user, placement)
+
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        """The route the core asks pvm_setopt for (kernels/mod_pvm.c) and its packing."""
+        direct = env.get(core_env.PVM_ROUTE) == "direct"
+        route = ("direct task-to-task TCP (PvmRouteDirect)" if direct else
+                 "through the pvmd daemons (PvmRouteDefault)")
+        encoding = env.get(core_env.PVM_ENCODING) or "xdr"
+        return (f"{route}, {encoding} encoding",
+                f"{core_env.PVM_ROUTE}, {core_env.PVM_ENCODING}: the core's pvm_setopt(PvmRoute)")
 
 
 FAMILY = Pvm()

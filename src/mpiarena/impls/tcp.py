@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import platform
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import core_env
 from ..cluster.placement import Placement
+from ..whatran import Cvar
 from .base import Daemonless, Found, Implementation, Launch
 
 
@@ -41,6 +43,15 @@ class Tcp(Daemonless):
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]
+
+
+    def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
+                  env: Mapping[str, str], said: str = "") -> tuple[str, str]:
+        """The core's own socket (kernels/mod_tcp.c): loopback unless a cluster node's address
+        is bound."""
+        where = f"TCP on {env[core_env.TCP_BIND]}" if env.get(core_env.TCP_BIND) else \
+            "loopback TCP"
+        return f"{where}, TCP_NODELAY", "the core's own socket (mod_tcp.c)"
 
 
 FAMILY = Tcp()

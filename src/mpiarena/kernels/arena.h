@@ -40,6 +40,9 @@ enum arena_nb {
     ARENA_NB_ALLTOALL,  /* size bytes per pair (MPI_Ialltoall) */
 };
 
+/* One control variable as the library reports it: name, value, scope. */
+typedef void (*arena_cvar_fn)(const char *name, const char *value, const char *scope);
+
 typedef struct arena_module {
     const char *family;
     /* Start the library; set *rank and *np; write the thread level granted into level. */
@@ -72,6 +75,11 @@ typedef struct arena_module {
     /* Optional, thread-safe under MPI_THREAD_MULTIPLE: w non-blocking sends (or receives)
      * of n bytes with peer on tag, waited for together, then a 1-byte acknowledgement back. */
     void (*stream)(const void *sbuf, void *rbuf, size_t n, int peer, int w, int tag, int sending);
+    /* Optional (NULL: no_config says why there is none). Rank 0, outside any timed part: emit
+     * each control variable the library reports (value "?" where it cannot be read); return
+     * how many, or -1 with why written. */
+    int (*config)(arena_cvar_fn emit, char *why, size_t len);
+    const char *no_config;
 } arena_module;
 
 extern const arena_module arena_module_impl;

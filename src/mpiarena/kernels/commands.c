@@ -37,6 +37,7 @@ int arena_parse_cmd(char *line, struct cmd *c)
     char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
     if (!tok) return -1;
     if (strcmp(tok, "quit") == 0) { c->kind = CMD_QUIT; return 0; }
+    if (strcmp(tok, "config") == 0) { c->kind = CMD_CONFIG; return 0; }
     if (strcmp(tok, "cell") != 0) return -1;
     c->kind = CMD_CELL;
     while ((tok = strtok_r(NULL, " \t\r\n", &save))) {

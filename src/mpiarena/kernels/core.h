@@ -51,7 +51,7 @@ enum extra {
     X_COUNT
 };
 
-enum cmd_kind { CMD_CELL, CMD_QUIT };
+enum cmd_kind { CMD_CELL, CMD_QUIT, CMD_CONFIG };
 enum sync { SYNC_LOOP, SYNC_BARRIER, SYNC_WINDOW, SYNC_COUNT };
 
 struct cmd {

@@ -10,14 +10,17 @@
  *
  *   hello   FAMILY NP TICK THREAD_LEVEL MEASURED_RESOLUTION
  *   version ESCAPED_LIBRARY_VERSION
- *   rank    R HOST PID CPUS INIT_SECONDS LAUNCH_TO_INIT_SECONDS
+ *   rank    R HOST PID CPUS INIT_SECONDS LAUNCH_TO_INIT_SECONDS NUMA_NODE (-1: unknown)
  *   obs     CELL I K T_RANK0 T_RANK1 ...
  *   extra   CELL I NAME V_RANK0 V_RANK1 ...   (after its obs line: figures besides time)
  *   done    CELL ok|na|invalid MESSAGE
  *   finalize R SECONDS          (every rank, after the library is shut down)
+ *   cvar    NAME VALUE SCOPE    (answering `config`, escaped like version; VALUE ? if unread)
+ *   config  ok N | unavailable REASON
  *
  * Commands (commands.c): `cell id=N bench=NAME size=BYTES obs=N target=S max=S window=W
- * offcache=0|1 validate=0|1 hold=S sync=loop|barrier|window [k=K]` and `quit`. End of input
+ * offcache=0|1 validate=0|1 hold=S sync=loop|barrier|window [k=K]`, `config` (the library's
+ * control variables, rank 0 only, never inside a cell) and `quit`. End of input
  * means quit. No statistics are computed here. `k` is the iteration count an earlier launch
  * calibrated for the same cell: calibration starts there and needs one round that reaches the
  * target (a launch more than 4x faster than the one that set it calibrates again from there).
@@ -67,17 +70,49 @@ static double realtime(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void escape_print(const char *tag, const char *s)
+/* s with newlines and backslashes escaped and tabs made spaces, as the raw lines carry it. */
+static void escape_put(const char *s)
 {
-    fputs(tag, stdout);
-    fputc('\t', stdout);
     for (; *s; s++) {
         if (*s == '\n') fputs("\\n", stdout);
         else if (*s == '\t') fputc(' ', stdout);
         else if (*s == '\\') fputs("\\\\", stdout);
         else fputc(*s, stdout);
     }
+}
+
+static void escape_print(const char *tag, const char *s)
+{
+    fputs(tag, stdout);
+    fputc('\t', stdout);
+    escape_put(s);
     fputc('\n', stdout);
+}
+
+static void print_cvar(const char *name, const char *value, const char *scope)
+{
+    fputs("cvar\t", stdout);
+    escape_put(name);
+    fputc('\t', stdout);
+    escape_put(value);
+    fputc('\t', stdout);
+    escape_put(scope);
+    fputc('\n', stdout);
+}
+
+/* The `config` command: rank 0 prints the library's control variables, then how many or why
+ * there are none; the other ranks do nothing. */
+static void report_config(void)
+{
+    char why[256] = "";
+    if (arena_rank != 0) return;
+    if (!M->config) {
+        escape_print("config\tunavailable", M->no_config ? M->no_config : "no tool interface");
+        return;
+    }
+    int n = M->config(print_cvar, why, sizeof why);
+    if (n < 0) escape_print("config\tunavailable", why);
+    else printf("config\tok\t%d\n", n);
 }
 
 static double measured_resolution(void)
@@ -117,15 +152,22 @@ static void bind_to_core(void)
         }
 }
 
-/* Each rank's host, pid, CPU binding and start-up times, printed by rank 0. */
+/* The NUMA node this rank runs on now (getcpu(2)), or -1. */
+static int numa_node(void)
+{
+    unsigned cpu, node;
+    return getcpu(&cpu, &node) == 0 ? (int)node : -1;
+}
+
+/* Each rank's host, pid, CPU binding, start-up times and NUMA node, printed by rank 0. */
 static void report_ranks(double init_s, double since_launch)
 {
     char line[512], host[128], cpus[256];
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
     cpu_list(cpus, sizeof cpus);
-    snprintf(line, sizeof line, "rank\t%d\t%s\t%ld\t%s\t%.9e\t%.9e", arena_rank, host,
-             (long)getpid(), cpus, init_s, since_launch);
+    snprintf(line, sizeof line, "rank\t%d\t%s\t%ld\t%s\t%.9e\t%.9e\t%d", arena_rank, host,
+             (long)getpid(), cpus, init_s, since_launch, numa_node());
     if (arena_rank != 0) { M->send(line, sizeof line, 0); return; }
     puts(line);
     for (int p = 1; p < arena_np; p++) {
@@ -149,6 +191,10 @@ static void serve(FILE *control)
             for (int p = 1; p < arena_np; p++) M->send(&c, sizeof c, p);
         } else {
             M->recv_idle(&c, sizeof c, 0);
+        }
+        if (c.kind == CMD_CONFIG) {
+            report_config();
+            continue;
         }
         if (c.kind == CMD_QUIT) { /* every rank has the word before any finalizes: an eager */
             arena_barrier();      /* send may need its sender's progress to leave the node */

@@ -237,6 +237,130 @@ static void mpi_stream(const void *sbuf, void *rbuf, size_t n, int peer, int w, 
     else MPI_Send(&ack, 1, MPI_BYTE, peer, tag, comm);
 }
 
+#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+static const char *scope_name(int scope)
+{
+    switch (scope) {
+    case MPI_T_SCOPE_CONSTANT: return "constant";
+    case MPI_T_SCOPE_READONLY: return "readonly";
+    case MPI_T_SCOPE_LOCAL: return "local";
+    case MPI_T_SCOPE_GROUP: return "group";
+    case MPI_T_SCOPE_GROUP_EQ: return "group_eq";
+    case MPI_T_SCOPE_ALL: return "all";
+    case MPI_T_SCOPE_ALL_EQ: return "all_eq";
+    default: return "unknown";
+    }
+}
+
+/* One integer element of a cvar as read, widened. */
+static int int_at(const void *data, MPI_Datatype type, int i, long long *v)
+{
+    if (type == MPI_INT) *v = ((const int *)data)[i];
+    else if (type == MPI_UNSIGNED) *v = ((const unsigned *)data)[i];
+    else if (type == MPI_LONG) *v = ((const long *)data)[i];
+    else if (type == MPI_UNSIGNED_LONG) *v = (long long)((const unsigned long *)data)[i];
+    else if (type == MPI_LONG_LONG) *v = ((const long long *)data)[i];
+    else if (type == MPI_UNSIGNED_LONG_LONG)
+        *v = (long long)((const unsigned long long *)data)[i];
+    else if (type == MPI_COUNT) *v = (long long)((const MPI_Count *)data)[i];
+    else return 0;
+    return 1;
+}
+
+/* The name MPI_T gives an enum's value, or NULL. */
+static const char *enum_name(MPI_T_enum en, long long v, char *name, int len)
+{
+    int num = 0, value, nl = len;
+    char ename[256];
+    if (MPI_T_enum_get_info(en, &num, ename, &nl) != MPI_SUCCESS) return NULL;
+    for (int j = 0; j < num; j++) {
+        nl = len;
+        if (MPI_T_enum_get_item(en, j, &value, name, &nl) == MPI_SUCCESS && value == v)
+            return name;
+    }
+    return NULL;
+}
+
+/* A read cvar's count elements as text: strings as they are, booleans true or false, numbers
+ * joined by commas, enums by their names where MPI_T gives them; another type: "?". */
+static void format_cvar(const void *data, int count, MPI_Datatype type, MPI_T_enum en,
+                        char *out, size_t len)
+{
+    size_t used = 0;
+    long long v;
+    char item[256];
+    out[0] = 0;
+    if (type == MPI_CHAR) {
+        snprintf(out, len, "%.*s", count, (const char *)data);
+        return;
+    }
+    if (type == MPI_C_BOOL && count == 1) {
+        snprintf(out, len, "%s", *(const _Bool *)data ? "true" : "false");
+        return;
+    }
+    for (int i = 0; i < count && used + 1 < len; i++) {
+        const char *sep = i ? "," : "";
+        const char *named = NULL;
+        if (type == MPI_DOUBLE)
+            used += (size_t)snprintf(out + used, len - used, "%s%.17g", sep,
+                                     ((const double *)data)[i]);
+        else if (!int_at(data, type, i, &v)) {
+            snprintf(out, len, "?");
+            return;
+        } else if (en != MPI_T_ENUM_NULL && (named = enum_name(en, v, item, sizeof item)))
+            used += (size_t)snprintf(out + used, len - used, "%s%s", sep, named);
+        else
+            used += (size_t)snprintf(out + used, len - used, "%s%lld", sep, v);
+    }
+}
+
+/* Read one cvar into value ("?" if it cannot be); a cvar bound to a communicator is read on
+ * MPI_COMM_WORLD, one bound to any other object is not read. */
+static void read_cvar(int i, MPI_Datatype type, MPI_T_enum en, int bind, char *value,
+                      size_t len)
+{
+    MPI_T_cvar_handle h;
+    MPI_Comm world = MPI_COMM_WORLD;
+    int count = 0;
+    snprintf(value, len, "?");
+    if (bind != MPI_T_BIND_NO_OBJECT && bind != MPI_T_BIND_MPI_COMM) return;
+    if (MPI_T_cvar_handle_alloc(i, bind == MPI_T_BIND_MPI_COMM ? (void *)&world : NULL, &h,
+                                &count) != MPI_SUCCESS)
+        return;
+    if (count > 0) {
+        void *data = arena_xcalloc((size_t)count + 1, sizeof(long long), "a control variable");
+        if (MPI_T_cvar_read(h, data) == MPI_SUCCESS) format_cvar(data, count, type, en, value, len);
+        free(data);
+    }
+    MPI_T_cvar_handle_free(&h);
+}
+
+static int mpi_config(arena_cvar_fn emit, char *why, size_t len)
+{
+    int provided, n = 0, emitted = 0;
+    static char value[4096];
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        snprintf(why, len, "MPI_T_init_thread failed");
+        return -1;
+    }
+    MPI_T_cvar_get_num(&n);
+    for (int i = 0; i < n; i++) {
+        char name[256], desc[8];
+        int nl = sizeof name, dl = sizeof desc, verbosity, bind, scope;
+        MPI_Datatype type;
+        MPI_T_enum en;
+        if (MPI_T_cvar_get_info(i, name, &nl, &verbosity, &type, &en, desc, &dl, &bind,
+                                &scope) != MPI_SUCCESS)
+            continue; /* an index the library no longer uses */
+        read_cvar(i, type, en, bind, value, sizeof value);
+        emit(name, value, scope_name(scope));
+        emitted++;
+    }
+    MPI_T_finalize();
+    return emitted;
+}
+#endif
+
 const arena_module arena_module_impl = {
     .family = "mpi",
     .init = mpi_init,
@@ -256,4 +380,11 @@ const arena_module arena_module_impl = {
     .start = mpi_start,
     .wait = mpi_wait,
     .stream = mpi_stream,
+#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+    .config = mpi_config,
+#elif defined(LAM_MPI)
+    .no_config = "LAM/MPI 7.1.4 implements MPI 1.2: no MPI_T tool interface",
+#else
+    .no_config = "an MPI library before MPI 3.0: no MPI_T tool interface",
+#endif
 };

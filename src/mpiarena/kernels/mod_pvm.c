@@ -254,6 +254,7 @@ const arena_module arena_module_impl = {
     .sendrecv = pvm_sendrecv_,
     .window = pvm_window_,
     .has_coll = pvm_has_coll_,
+    .no_config = "not an MPI library",
     .zero_byte_messages = 1,
     .coll = pvm_coll_,
 };

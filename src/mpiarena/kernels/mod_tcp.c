@@ -249,6 +249,7 @@ const arena_module arena_module_impl = {
     .sendrecv = tcp_sendrecv,
     .window = tcp_window,
     .has_coll = tcp_has_coll,
+    .no_config = "not an MPI library",
     .zero_byte_messages = 0,
     .coll = tcp_coll,
 };

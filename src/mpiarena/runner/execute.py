@@ -22,6 +22,7 @@ from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
 from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
+from ..impls import family_of
 from ..owners import Owner
 from ..plan import Cell, Plan, Round, Variant, timing
 from ..status import CellStatus, JobStatus
@@ -29,6 +30,7 @@ from ..store import Obs, Store
 from ..suites import Suite
 from ..tags import RUN_VAR
 from ..users import RankUser
+from ..whatran import WhatRan
 from . import presence
 from .cleanup import kill_tagged
 from .job import CellResult, Hello, Job, JobError
@@ -76,6 +78,8 @@ class Executor:
         # start there and run the same loop
         self.calibrated: dict[tuple[Cell, str], int] = {}
         self.launches: dict[tuple[str, int], int] = {}  # (variant id, np) -> launches started
+        self.configured: set[tuple[str, int]] = set()  # (variant id, np) whose library said
+        # what it runs with: read once a run, on the first launch that starts
         self.seq = 0
         self.began = time.monotonic()  # the budget counts from here
         self.jobs_started = itertools.count()
@@ -163,10 +167,49 @@ class Executor:
         launch = self.launches.get((variant.id, np), 0)
         self.launches[variant.id, np] = launch + 1
         try:
-            job, job_id, _ = self._launched(variant, np)
+            job, job_id, hello = self._launched(variant, np)
+            if (variant.id, np) not in self.configured:
+                self._what_ran(variant, job, job_id, hello)
+                self.configured.add((variant.id, np))
         except JobError as e:
             return f"launch {launch} did not start: {e}"
         return Running(job, job_id, launch, restarts)
+
+    def _what_ran(self, variant: Variant, job: Job, job_id: int, hello: Hello) -> None:
+        """Ask the started job what its library runs with, before any cell; JobError (the job
+        then dropped) if it cannot answer."""
+        try:
+            reported = job.config(self.settings.timeout)
+        except JobError as e:
+            self._drop(variant, job, job_id, f"reading its configuration failed: {e}")
+            raise JobError(f"reading its configuration failed: {e}") from e
+        family = family_of(variant.impl)
+        probe = family.selection_probe(variant.impl)
+        said = self._probe(variant, hello.np, probe) if probe else ""
+        what, how = family.transport(variant.impl, reported.cvars, hello.version, job.env, said)
+        self.store.add_what_ran(job_id, WhatRan(reported.cvars, reported.why, what, how))
+
+    def _probe(self, variant: Variant, np: int, env: dict[str, str]) -> str:
+        """One launch of the variant with env added that measures nothing and is not stored
+        (the family's selection probe): what it printed besides the core's lines (stdout
+        before them, then stderr), "" if it failed."""
+        assert self.workdir is not None
+        log = self.workdir / f"probe-{next(self.jobs_started)}.err"
+        probe = replace(variant, env=(*variant.env, *env.items()))
+        try:
+            job, _ = job_for(probe, np, self.builds[variant.impl.id].binary, self.workdir,
+                             self.user, log, self.daemons)
+        except JobError:
+            return ""
+        self.live.append(job)
+        try:
+            job.start(self.settings.timeout)
+            job.quit(self.settings.timeout)
+        except JobError:
+            return ""
+        finally:
+            self._retire(job)
+        return "\n".join([*job.other, log.read_text(errors="replace")])
 
     def _finish(self, running: Running) -> None:
         try:

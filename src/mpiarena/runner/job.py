@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import re
 import signal
 import subprocess
 import threading
@@ -21,6 +22,7 @@ from ..status import CellStatus
 from ..store import Obs
 from ..tags import TOKEN_VAR
 from ..users import RankUser
+from ..whatran import Cvar
 from .cleanup import kill_tagged
 
 
@@ -36,6 +38,7 @@ class RankInfo:
     cpus: str
     init_seconds: float
     since_launch: float
+    numa: int = -1  # the NUMA node it ran on at start-up; -1: unknown (or an older core)
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ class Hello:
     resolution: float
     version: str
     ranks: list[RankInfo]
+
+
+@dataclass(frozen=True)
+class Reported:
+    """What the core answered to `config`: the library's control variables, or None and why."""
+
+    cvars: tuple[Cvar, ...] | None
+    why: str
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,7 @@ class Job:
         self.proc: subprocess.Popen[str] | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.launched = 0.0
+        self.other: list[str] = []  # what the job printed on stdout before the core's lines
 
     # --- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float) -> Hello:
@@ -89,8 +101,8 @@ class Job:
         version = self._expect("version", deadline).split("\t", 1)[1]
         np = int(head[2])
         ranks = [self._rank(self._expect("rank", deadline)) for _ in range(np)]
-        return Hello(head[1], np, float(head[3]), head[4], float(head[5]),
-                     version.replace("\\n", "\n").replace("\\\\", "\\"), ranks)
+        return Hello(head[1], np, float(head[3]), head[4], float(head[5]), _unescape(version),
+                     ranks)
 
     def quit(self, timeout: float) -> tuple[list[float], float]:
         """Ask the ranks to finalize; every rank's MPI_Finalize seconds and launch-to-exit time."""
@@ -127,6 +139,22 @@ class Job:
             if self.proc.stdin:  # stdout stays with the reader thread, which ends at its EOF
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
+
+    def config(self, timeout: float) -> Reported:
+        """The library's control variables as rank 0 reads them, outside any cell."""
+        self._send("config\n")
+        deadline = time.monotonic() + timeout
+        cvars: list[Cvar] = []
+        while True:
+            parts = self._line(deadline).split("\t")
+            if parts[0] == "cvar" and len(parts) == 4:
+                cvars.append(Cvar(*(_unescape(p) for p in parts[1:])))
+            elif parts[0] == "config" and len(parts) >= 3:
+                if parts[1] == "ok":
+                    return Reported(tuple(cvars), "")
+                return Reported(None, _unescape(parts[2]))
+            elif parts[0] == "error":
+                raise JobError(f"the core rejected a command: {parts[1:]}")
 
     # --- cells ---------------------------------------------------------------------------
     def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,
@@ -199,11 +227,13 @@ class Job:
             line = self._line(deadline)
             if line.split("\t", 1)[0] == tag:
                 return line
+            self.other.append(line)
 
     @staticmethod
     def _rank(line: str) -> RankInfo:
         p = line.split("\t")
-        return RankInfo(int(p[1]), p[2], int(p[3]), p[4], float(p[5]), float(p[6]))
+        numa = int(p[7]) if len(p) > 7 and p[7].lstrip("-").isdigit() else -1
+        return RankInfo(int(p[1]), p[2], int(p[3]), p[4], float(p[5]), float(p[6]), numa)
 
     def _death(self, code: int | None) -> str:
         """Why the job ended, from its exit status and the launcher's last words."""
@@ -212,3 +242,8 @@ class Job:
         last = said[-1][:200] if said else "nothing on stderr"
         status = f"exit status {code}" if code is not None else "still running"
         return f"the job ended ({status}); the launcher said: {last}"
+
+
+def _unescape(text: str) -> str:
+    """A field as the core escaped it (driver.c's escape_put): \\n a newline, \\\\ a backslash."""
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
