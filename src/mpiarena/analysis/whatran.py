@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..impls.registry import family_named
 from ..records import ImplementationRecord, JobRecord, VariantRecord
 from ..results import RunData
+from ..status import JobStatus
 from ..whatran import WhatRan
 
 
@@ -31,6 +32,7 @@ class VariantConfig:
     what: WhatRan | None  # None: no job of it read one (older store, or none started)
     defaults_from: str | None
     differs: list[CvarDiff]
+    why_none: str = ""  # what = None: why nothing was recorded
 
 
 @dataclass(frozen=True)
@@ -61,19 +63,36 @@ def cvar_diffs(a: WhatRan, b: WhatRan) -> list[CvarDiff]:
             if va.get(n) != vb.get(n)]
 
 
+def _why_none(jobs: list[JobRecord], variant: str) -> str:
+    mine = [j for j in jobs if j.variant == variant]
+    if not mine:
+        return "no launch of it ran"
+    if all(j.status not in (JobStatus.OK, JobStatus.DONE, JobStatus.RUNNING) for j in mine):
+        return "none of its launches started (see the failed jobs)"
+    return "not read: a store from before schema 7"
+
+
 def _first(jobs: list[JobRecord], reported: dict[int, WhatRan], variant: str
            ) -> WhatRan | None:
     return next((reported[j.id] for j in jobs if j.variant == variant and j.id in reported), None)
 
 
+TRUE, FALSE = {"1", "true", "yes", "on", "enabled"}, {"0", "false", "no", "off", "disabled"}
+
+
 def _same(asked: str, reported: str) -> bool:
-    return asked.strip().lower() == reported.strip().lower()
+    """The same setting: case aside, and booleans however spelt (Open MPI reads 1 as true)."""
+    a, r = asked.strip().lower(), reported.strip().lower()
+    return a == r or (a in TRUE and r in TRUE) or (a in FALSE and r in FALSE)
 
 
 def _setting_warnings(v: VariantRecord, impl: ImplementationRecord, mine: WhatRan | None,
                       default: WhatRan | None) -> list[str]:
     """Each setting of the variant's environment that names no control variable of the
-    library, or whose value the library does not report."""
+    library, or that left the variable at the value the library's default variant reports.
+    Only where that can be told: MPI_T reads an enum as a number or a name, and MPICH reads a
+    string variable's default whatever the environment set, so a value that differs from the
+    asked one is a finding only when it is also the default's, and never when empty."""
     if mine is None or mine.cvars is None:
         return []
     family = family_named(impl.family)
@@ -86,12 +105,12 @@ def _setting_warnings(v: VariantRecord, impl: ImplementationRecord, mine: WhatRa
         if seen is None:
             out.append(f"{v.variant}: {key} is not a control variable of {impl.impl_id} (it "
                        f"reports no {name}): the setting has no effect")
-        elif not _same(asked, seen):
-            was = default.value(name) if default is not None else None
-            tail = "its default" if was is not None and _same(was, seen) else "another value"
+            continue
+        was = default.value(name) if default is not None else None
+        if was is not None and seen == was and seen.strip() and not _same(asked, seen):
             out.append(f"{v.variant}: {key}={asked} had no effect: {impl.impl_id} reports "
-                       f"{name}={seen} ({tail})")
-    return out
+                       f"{name}={seen}, its default")
+    return out + [f"{v.variant}: {line}" for line in family.ignored(mine.cvars, v.env)]
 
 
 def _binding(jobs: list[JobRecord]) -> list[BindingMiss]:
@@ -121,7 +140,8 @@ def configs(implementations: list[ImplementationRecord], variants: list[VariantR
         base = _first(jobs, reported, base_name) if base_name else None
         against = base_name if base is not None and base_name != v.variant else None
         differs = cvar_diffs(base, mine) if against and base and mine else []
-        out.append(VariantConfig(v.variant, v.impl_id, mine, against, differs))
+        out.append(VariantConfig(v.variant, v.impl_id, mine, against, differs,
+                                 "" if mine else _why_none(jobs, v.variant)))
         if v.impl_id in impls:
             warnings += _setting_warnings(v, impls[v.impl_id], mine, base)
     return Configs(out, warnings, _binding(jobs))

@@ -187,6 +187,11 @@ class Family(Protocol):
         None: the variable is not one of its settings."""
         ...
 
+    def ignored(self, cvars: tuple[Cvar, ...], env: Mapping[str, str]) -> list[str]:
+        """Settings of env the library holds but does not act on, as its other control
+        variables say (each a sentence: what, and what would make it act)."""
+        ...
+
 
 class FamilyDefaults:
     """What most families share: found by their compiler wrapper or not at all, nothing to
@@ -238,6 +243,9 @@ class FamilyDefaults:
 
     def cvar_for_env(self, name: str) -> str | None:
         return None
+
+    def ignored(self, cvars: tuple[Cvar, ...], env: Mapping[str, str]) -> list[str]:
+        return []
 
 
 class Daemonless(FamilyDefaults):

@@ -168,5 +168,15 @@ class OpenMpi(Daemonless):
         """OMPI_MCA_x sets the MCA variable x, which MPI_T names x."""
         return name[len(MCA):] if name.startswith(MCA) and len(name) > len(MCA) else None
 
+    def ignored(self, cvars: tuple[Cvar, ...], env: Mapping[str, str]) -> list[str]:
+        """coll/tuned reads a forced algorithm (coll_tuned_X_algorithm) only with dynamic rules
+        on: without them it keeps its fixed decision, however the variable reads."""
+        dynamic = next((c.value for c in cvars if c.name == DYNAMIC[len(MCA):]), None)
+        if dynamic is None or dynamic.lower() in ("true", "1"):
+            return []
+        return [f"{key} is set but coll_tuned_use_dynamic_rules is {dynamic}: Open MPI ignores "
+                f"the forced algorithm (set {DYNAMIC}=1 beside it)"
+                for key in sorted(env) if re.fullmatch(rf"{MCA}coll_tuned_\w+_algorithm", key)]
+
 
 FAMILY = OpenMpi()

@@ -20,7 +20,7 @@ def diff_text(d: CvarDiff) -> str:
 
 def variant_lines(v: VariantConfig) -> list[str]:
     if v.what is None:
-        return [f"{v.variant}: not recorded (a store from before schema 7, or no job started)"]
+        return [f"{v.variant}: not recorded: {v.why_none}"]
     w = v.what
     cvars = (f"{len(w.cvars)} control variables (MPI_T)" if w.cvars is not None
              else f"control variables not available: {w.cvars_why}")
