@@ -103,3 +103,16 @@ def test_compare_names_the_settings_that_differ_between_two_runs(run, tmp_path):
     out = " ".join(mpiarena("compare", "1", "2", "--db", db).stdout.split())
     assert ("mpich-4.0.2:short: 1 control variables differ: MPIR_CVAR_BCAST_SHORT_MSG_SIZE "
             "4096 -> 2048") in out
+
+
+def test_a_rank_that_saw_more_than_its_core_is_a_binding_the_launcher_did_not_apply():
+    from mpiarena.analysis.whatran import configs
+    from mpiarena.records import JobRecord
+
+    def job(i: int, binding: str, cpus: list[str]) -> JobRecord:
+        return JobRecord(i, 1, "x", 2, "local", binding, [], "ok", None, None, None, None,
+                         [{"rank": r, "cpus": c} for r, c in enumerate(cpus)], None, None)
+
+    found = configs([], [], [job(1, "core", ["0", "1"]), job(2, "core", ["0", "0,1"]),
+                             job(3, "none", ["0,1", "0,1"])], {}).binding
+    assert [(b.np, b.rank, b.cpus) for b in found] == [(2, 1, "0,1")]  # job 2 only
