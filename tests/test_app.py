@@ -192,8 +192,9 @@ def test_a_killed_mpiarena_app_leaves_nothing(db, steps_c, victim):
     assert _within(60, lambda: len(_ranks_of_steps()) == 2)
     proc.kill()  # SIGKILL: its watchdog tears down what it started
     proc.communicate(timeout=60)
-    assert _within(15, lambda: not _ranks_of_steps() and not leftovers(grace=0))
-    assert not list(paths.scratch_dir().glob(f"run-{proc.pid}.*"))
+    scratch = paths.scratch_dir()
+    assert _within(15, lambda: not _ranks_of_steps() and not leftovers(grace=0)
+                   and not list(scratch.glob(f"run-{proc.pid}.*")))  # the watchdog sweeps last
 
 
 @pytest.mark.parametrize(("args", "said"), [
