@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
-from test_report import _chromium, _no_page_errors
+from test_report import _chromium, images_in_chromium
 
 from mpiarena.analysis.program import AppResult, Figure, analyze, function_calls
 from mpiarena.analysis.program_compare import compare_apps
@@ -129,24 +129,7 @@ def test_html_has_the_app_text_and_both_figures(page: Path, runs: Runs):
 def test_html_renders_in_chromium_with_its_figures(page: Path, tmp_path: Path):
     from PIL import Image
 
-    probe = """<script>
-window.addEventListener("load", function () {
-  var pre = document.createElement("pre");
-  pre.id = "arena-probe";
-  pre.textContent = JSON.stringify(Array.prototype.map.call(document.images, function (im) {
-    return [im.complete, im.naturalWidth, im.naturalHeight];
-  }));
-  document.body.appendChild(pre);
-});
-</script>"""
-    probed = tmp_path / "probed.html"
-    probed.write_text(page.read_text().replace("</body>", probe + "</body>"))
-    done = _chromium("--dump-dom", probed.as_uri(), tmp_path=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    _no_page_errors(done.stderr)
-    found = re.search(r'<pre id="arena-probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:]
-    images = json.loads(html.unescape(found.group(1)))
+    images = images_in_chromium(page.read_text(), tmp_path)
     assert len(images) == 2 and all(ok and w > 300 and h > 200 for ok, w, h in images), images
     shot = tmp_path / "app.png"
     done = _chromium(f"--screenshot={shot}", "--window-size=1300,2000", page.as_uri(),

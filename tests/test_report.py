@@ -156,8 +156,7 @@ def test_html_renders_in_chromium(html_report: Path, tmp_path: Path):
     assert (grey < 200).mean() > 0.03           # text, tables and figures, not a blank page
 
 
-def test_every_image_loads_in_chromium(html_report: Path, tmp_path: Path):
-    probe = """<script>
+PROBE = """<script>
 window.addEventListener("load", function () {
   var out = Array.prototype.map.call(document.images, function (im) {
     return [im.complete, im.naturalWidth, im.naturalHeight];
@@ -168,15 +167,24 @@ window.addEventListener("load", function () {
   document.body.appendChild(pre);
 });
 </script>"""
-    page = html_report.read_text()
+
+
+def images_in_chromium(page: str, tmp_path: Path) -> list[list[object]]:
+    """Each image of the page as Chromium loaded it: [complete, natural width, height]."""
     probed = tmp_path / "probed.html"
-    probed.write_text(page.replace("</body>", probe + "</body>"))
+    probed.write_text(page.replace("</body>", PROBE + "</body>"))
     done = _chromium("--dump-dom", probed.as_uri(), tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     _no_page_errors(done.stderr)
     found = re.search(r'<pre id="arena-probe">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stdout[-2000:]
-    images = json.loads(html.unescape(found.group(1)))
+    images: list[list[object]] = json.loads(html.unescape(found.group(1)))
+    return images
+
+
+def test_every_image_loads_in_chromium(html_report: Path, tmp_path: Path):
+    page = html_report.read_text()
+    images = images_in_chromium(page, tmp_path)
     assert len(images) == page.count("<img ")
     assert all(complete and w > 0 and h > 0 for complete, w, h in images), images
 
