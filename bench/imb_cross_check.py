@@ -46,6 +46,7 @@ from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, run
 from netpipe_reference import busy_elsewhere
 
 from mpiarena import paths, users
+from mpiarena.app_build import wrappers
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
 from mpiarena.sizes import format_size, parse_sizes
@@ -74,18 +75,9 @@ class Rounds:
     late: dict[Key, list[float]] = field(default_factory=dict)  # window: share dropped
 
 
-def cxx_wrapper(impl: Implementation) -> Path | None:
-    """The C++ compiler wrapper beside the implementation's C wrapper (IMB is C++)."""
-    for name in ("mpicxx", "mpic++"):
-        candidate = impl.wrapper.with_name(impl.wrapper.name.replace("mpicc", name))
-        if candidate != impl.wrapper and candidate.exists():
-            return candidate
-    return None
-
-
 def build_imb(impl: Implementation, workdir: Path) -> tuple[Path | None, str]:
     """IMB-MPI1 built with impl's wrappers in a copy of shared/imb, or None and why not."""
-    cxx = cxx_wrapper(impl)
+    cxx = wrappers(impl).get("MPICXX")
     if cxx is None:
         return None, f"no C++ wrapper beside {impl.wrapper} (IMB-MPI1 is C++)"
     tree = workdir / f"imb-{impl.id}"

@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .. import __version__, core_env, machine, machine_load, paths
 from ..build import Build, build_pmpi, build_start_fixes
@@ -24,7 +23,6 @@ from ..owners import Owner
 from ..plan import Variant
 from ..procs import last_words
 from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, Metric, RankCalls
-from ..records import ImplementationRecord
 from ..status import RunStatus
 from ..store import Store
 from ..tags import RUN_VAR
@@ -34,7 +32,7 @@ from .cleanup import kill_tagged
 from .job import JobError
 from .launch import Daemons, command_for
 from .program_launch import Ended, launch, read_profile
-from .session import Outcome
+from .session import Outcome, progress_bar, register
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ class AppSettings:
     warmup: int = 0  # launches of each library run first and not judged
     timeout: float = 600.0  # seconds one launch may take
     metrics: tuple[Metric, ...] = ()
-    profile: bool = True  # one profiled launch per library after the timed ones
+    profile: bool = True  # one profiled launch per library, first, apart from the timed ones
     seed: int = 0  # the interleaving order
 
 
@@ -77,6 +75,11 @@ class AppRunner:
         work.chmod(0o755)
         self.work = work
         self.daemons = Daemons(work, self.user, self.run_token, self.topology.placement)
+        impls = {v.impl.id: v.impl for v in self.variants}
+        # what each launch preloads, built (or found cached: a hash of their sources) once
+        self.fixes = {i: build_start_fixes(impl) for i, impl in impls.items()}
+        self.profiler = {i: build_pmpi(impl) for i, impl in impls.items()} \
+            if self.settings.profile else {}
         try:
             for p in self.programs.values():
                 self.topology.prepare(Path(p.argv[0]))
@@ -119,9 +122,9 @@ class AppRunner:
         if kind == "profiled":
             profile_dir.mkdir()
             profile_dir.chmod(0o777)
-            env.update(LD_PRELOAD=str(build_pmpi(variant.impl)),
+            env.update(LD_PRELOAD=str(self.profiler[variant.impl.id]),
                        **{core_env.PROFILE_DIR: str(profile_dir)})
-        elif (fixes := build_start_fixes(variant.impl)) is not None:
+        elif (fixes := self.fixes[variant.impl.id]) is not None:
             env["LD_PRELOAD"] = str(fixes)  # what the core and the profiler carry too
         try:
             ended = launch(cmd.argv, env, here, self.user, out, err, s.timeout, cmd.placement)
@@ -184,18 +187,10 @@ def measure_app(variants: list[Variant], programs: dict[str, BuiltProgram],
         "metrics": [asdict(m) for m in settings.metrics], "topology": topology.label,
         "ranks_run_as": user.name if user else "self",
         "programs": {k: asdict(p) for k, p in programs.items()}, **recorded})
-    for b in builds.values():
-        i = b.impl
-        store.add_implementation(ImplementationRecord(
-            run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
-            str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
-    for v in variants:
-        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
-                          v.binding or "auto")
+    register(store, run_id, builds, variants)
     total = len(variants) * (settings.warmup + settings.launches + int(settings.profile))
     status, note = RunStatus.COMPLETE, None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=progress_to, transient=True) as progress:
+    with progress_bar(progress_to) as progress:
         task = progress.add_task("starting", total=total)
         runner = AppRunner(variants, programs, settings, store, run_id, topology, user,
                            {k: b.version_string for k, b in builds.items()},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .. import __version__, machine
 from ..build import Build
 from ..cluster.topology import Topology
-from ..plan import Plan
+from ..plan import Plan, Variant
 from ..records import ImplementationRecord
 from ..status import RunStatus
 from ..store import Store
@@ -24,6 +24,25 @@ from .execute import Executor, Settings
 class Outcome:
     run_id: int
     status: RunStatus  # incomplete: interrupted, what was measured is kept
+
+
+def register(store: Store, run_id: int, builds: Mapping[str, Build],
+             variants: Sequence[Variant]) -> None:
+    """A new run's implementations (as built) and variants, into the store."""
+    for b in builds.values():
+        i = b.impl
+        store.add_implementation(ImplementationRecord(
+            run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
+            str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
+    for v in variants:
+        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
+                          v.binding or "auto")
+
+
+def progress_bar(console: Console) -> Progress:
+    """The bar a measurement shows while it runs, gone when it ends."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeRemainingColumn(), console=console, transient=True)
 
 
 def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topology,
@@ -45,17 +64,9 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
         "topology": settings.topology, "precision": settings.precision,
         "max_time": settings.max_time, "wait_quiet": settings.wait_quiet,
         "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})
-    for b in builds.values():
-        i = b.impl
-        store.add_implementation(ImplementationRecord(
-            run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
-            str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
-    for v in plan.variants:
-        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
-                          v.binding or "auto")
+    register(store, run_id, builds, plan.variants)
     status = RunStatus.COMPLETE
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=progress_to, transient=True) as progress:
+    with progress_bar(progress_to) as progress:
         task = progress.add_task("starting", total=plan.total_steps)
 
         def advance(what: str) -> None:
