@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import core_env, paths
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .impls.registry import reference
@@ -208,5 +208,5 @@ def _compile_into(impl: Implementation, tmp: Path) -> None:
     if probe.returncode != 0 or not line.startswith("version\t"):
         raise ArenaError(f"{impl.id}: the core built but does not start: "
                          f"{_first_error(probe.stderr + probe.stdout)}")
-    version = line.split("\t", 1)[1].replace("\\n", "\n").replace("\\\\", "\\").strip()
+    version = core_env.unescape(line.split("\t", 1)[1]).strip()
     (tmp / "version.txt").write_text(version)

@@ -4,6 +4,8 @@ else is, so neither side can rename one alone."""
 
 from __future__ import annotations
 
+import re
+
 T0 = "ARENA_T0"  # the launch's start (seconds since the epoch), shared by its ranks
 NP = "ARENA_NP"  # ranks of a forking family's job (PVM, raw TCP): rank 0 starts the others
 BIND = "ARENA_BIND"  # core: rank r binds itself to the r-th allowed CPU; none: unbound
@@ -24,3 +26,9 @@ LATE_RANK = "ARENA_LATE_RANK"  # R: rank R reaches every 5th window half a windo
 
 SETTINGS = (T0, NP, BIND, THREAD_LEVEL, PVM_ROUTE, PVM_ENCODING, PVM_HOSTS, TCP_BIND, TCP_PEER,
             TCP_RSH, TCP_CONNECT, PROFILE_DIR, FAULT, PLANT_SLOW, PLANT_SLOW_BENCH, LATE_RANK)
+
+
+def unescape(text: str) -> str:
+    """A field of the core's output as driver.c's escape_put wrote it: \\n a newline, \\\\ a
+    backslash (one pass: a backslash followed by n is not a newline)."""
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import re
 import signal
 import subprocess
 import threading
@@ -101,8 +100,8 @@ class Job:
         version = self._expect("version", deadline).split("\t", 1)[1]
         np = int(head[2])
         ranks = [self._rank(self._expect("rank", deadline)) for _ in range(np)]
-        return Hello(head[1], np, float(head[3]), head[4], float(head[5]), _unescape(version),
-                     ranks)
+        return Hello(head[1], np, float(head[3]), head[4], float(head[5]),
+                     core_env.unescape(version), ranks)
 
     def quit(self, timeout: float) -> tuple[list[float], float]:
         """Ask the ranks to finalize; every rank's MPI_Finalize seconds and launch-to-exit time."""
@@ -148,11 +147,11 @@ class Job:
         while True:
             parts = self._line(deadline).split("\t")
             if parts[0] == "cvar" and len(parts) == 4:
-                cvars.append(Cvar(*(_unescape(p) for p in parts[1:])))
+                cvars.append(Cvar(*(core_env.unescape(p) for p in parts[1:])))
             elif parts[0] == "config" and len(parts) >= 3:
                 if parts[1] == "ok":
                     return Reported(tuple(cvars), "")
-                return Reported(None, _unescape(parts[2]))
+                return Reported(None, core_env.unescape(parts[2]))
             elif parts[0] == "error":
                 raise JobError(f"the core rejected a command: {parts[1:]}")
 
@@ -242,8 +241,3 @@ class Job:
         last = said[-1][:200] if said else "nothing on stderr"
         status = f"exit status {code}" if code is not None else "still running"
         return f"the job ended ({status}); the launcher said: {last}"
-
-
-def _unescape(text: str) -> str:
-    """A field as the core escaped it (driver.c's escape_put): \\n a newline, \\\\ a backslash."""
-    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
