@@ -191,14 +191,15 @@ def test_a_planted_slow_choice_loaded_through_the_file_is_slower(impl, coll, slo
     sizes = (65536, 2**20)
     write_manifest(shared_dir, 0, Measure((coll,), (2,), sizes, 5, 3, Where(), 60),
                    {impl.id: written}, [])
-    res = mpiarena("tune", "--verify", str(shared_dir), "--launches", "10", "--db", db)
+    res = mpiarena("tune", "--verify", str(shared_dir), "--launches", "20", "--db", db)
     assert res.returncode == 0, res.stderr
     lines = [x for x in res.stdout.splitlines() if x.startswith(impl.id)]
     assert len(lines) == len(sizes)  # one line per cell
     ratios = [float(m.group(1)) for x in lines if (m := re.search(r": ([\d.]+)x", x))]
-    # 0.35-0.6x here, 0.71x on CI's machine; a busy spell once left 5 launches undecided (CI
-    # 0.18-1.66), hence 10. A busy machine can hide one size, not both; the file shows as a
-    # decided slowdown and never as a gain
+    # 0.35-0.6x here, 0.71x on CI's machine; busy spells left 5 launches undecided (CI
+    # 0.18-1.66), and on CI's machine 10 (MPICH 5 at 64 KiB: 0.43x, CI 0.36-0.72, short of the
+    # Holm-corrected test, while 1 MiB measured 0.98x there), hence 20. A busy machine can hide
+    # one size, not both; the file shows as a decided slowdown and never as a gain
     assert len(ratios) == len(sizes) and min(ratios) < 0.8, res.stdout
     assert any("WORSE" in x for x in lines), res.stdout
     assert not any("faster with" in x for x in lines), res.stdout
