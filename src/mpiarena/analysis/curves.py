@@ -96,7 +96,7 @@ def _linear(s: np.ndarray, y: np.ndarray, w: np.ndarray,
     return float(a), float(b)
 
 
-def _size_steps(s: np.ndarray) -> np.ndarray:
+def size_steps(s: np.ndarray) -> np.ndarray:
     """Step index of each sorted size; NetPIPE's size-3, size, size+3 share one step."""
     steps = np.zeros(len(s), dtype=int)
     for i in range(1, len(s)):
@@ -126,7 +126,7 @@ def curve_noise(sizes: Sequence[int], medians: Sequence[float]) -> float | None:
     s = np.asarray(sizes, dtype=float)[order]
     t = np.asarray(medians, dtype=float)[order]
     keep = (s > 0) & (t > 0)
-    return _step_noise(t[keep], _size_steps(s[keep]))
+    return _step_noise(t[keep], size_steps(s[keep]))
 
 
 def _segmentations(n: int, cost: dict[tuple[int, int], _Fit],
@@ -185,7 +185,7 @@ def switches(sizes: Sequence[int], medians: Sequence[float],
     keep = (s_all > 0) & np.isfinite(t_all) & (t_all > 0)
     s, t = s_all[keep], t_all[keep]
     n = len(s)
-    steps = _size_steps(s)
+    steps = size_steps(s)
     if n < 4 or steps[-1] + 1 < 2 * min_steps:
         return []
     floor = max(MODEL_NOISE, _step_noise(t, steps) or 0.0)

@@ -13,6 +13,7 @@ from .app import app_cmd
 from .cluster import cluster_cmd
 from .compare import compare_cmd
 from .doctor import doctor_cmd
+from .explain import explain_cmd
 from .export import export_cmd
 from .impls import impls_cmd
 from .install import install_cmd
@@ -28,8 +29,8 @@ from .show import show_cmd
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, list_cmd, show_cmd,
-            export_cmd, compare_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd,
-            cluster_cmd)
+            export_cmd, compare_cmd, explain_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd,
+            plot_cmd, cluster_cmd)
 
 
 @click.group()

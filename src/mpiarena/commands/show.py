@@ -23,13 +23,16 @@ from .options import console, db_option
               help="with --output: the last lines shown of each launch's stdout and stderr")
 @click.option("--config", is_flag=True, help="what ran: each variant's transport and the control "
               "variables that differ from its library's defaults, settings that did not take")
+@click.option("--models", is_flag=True, help="fitted models: alpha-beta per protocol regime of "
+              "each variant's pingpong, with intervals and residuals")
 @db_option
 def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: bool, lines: int,
-             config: bool, db: str) -> None:
+             config: bool, models: bool, db: str) -> None:
     """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
     kind of warning; --tables adds a table per benchmark, --all every verdict and warning;
-    --config what ran. An app run: its medians, verdicts and decompositions; --output each
-    launch's output. A tune run: also what each library's default behaves like."""
+    --config what ran; --models the fitted models. An app run: its medians, verdicts and
+    decompositions; --output each launch's output. A tune run: also what each library's
+    default behaves like."""
     from ..analysis.fingerprint import fingerprints, tuned_of
     from ..analysis.program import analyze, is_app_run
     from ..report import fingerprint, program, terminal
@@ -53,6 +56,17 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
         from ..report.whatran import config_lines
 
         for line in config_lines(run_configs(data)):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
+        return
+    if models:
+        from ..analysis.models import fit_models
+        from ..report.models import model_lines
+
+        fitted = fit_models(data)
+        if not fitted:
+            raise ArenaError(f"run {run_id} has no pingpong curve to fit (two sizes or more at "
+                             "2 ranks): run with --bench pingpong")
+        for line in model_lines(fitted):
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     terminal.render(data, console, all_verdicts, tables, method)

@@ -21,6 +21,7 @@ import jinja2
 from .. import __version__, units
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.interference import Finding, finding
+from ..analysis.models import fit_models
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.whatran import run_configs
@@ -34,6 +35,8 @@ from .costs import costs_text
 from .fingerprint import line as fingerprint_line
 from .guidelines import guidelines
 from .interference import warning_lines
+from .models import heading as models_heading
+from .models import regime_text
 from .summary import (
     cell_text,
     machine_line,
@@ -196,6 +199,16 @@ def _what_ran(data: RunData) -> dict[str, Any]:
             "fingerprints": [fingerprint_line(f) for f in fingerprints(data, tuned_of(data))]}
 
 
+def _models(data: RunData) -> dict[str, Any] | None:
+    """The 'models' section: per variant each regime's line, intervals and residuals."""
+    fitted = fit_models(data)
+    if not fitted:
+        return None
+    return {"heading": models_heading(fitted),
+            "variants": [{"variant": v, "regimes": [regime_text(r) for r in m.regimes]}
+                         for v, m in fitted.items()]}
+
+
 def _benches(a: Analysis) -> list[dict[str, Any]]:
     """Per benchmark, its tables: medians, verdicts, statistics; their figures come later."""
     benches: list[dict[str, Any]] = []
@@ -278,6 +291,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "machine_line": machine_line(data), "machine": machine, "settings": shown_settings,
         "placement": placement_lines(data),
         "what_ran": _what_ran(data),
+        "models": _models(data),
         "implementations": impls,
         "variants": [{**asdict(v), "settings": variant_settings(v)}
                      for v in variant_rows(data, variants)],

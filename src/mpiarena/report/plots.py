@@ -29,6 +29,7 @@ from PIL import Image  # matplotlib depends on Pillow
 
 from .. import units
 from ..analysis.groups import comparable, figure
+from ..analysis.models import RESIDUAL_TARGET, fit_models
 from ..analysis.ranks import rank_matrix, slowest_ranks
 from ..analysis.run import (
     Analysis,
@@ -209,6 +210,46 @@ def time_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | N
     ax.set_ylabel(f"time (median, {LEVEL} CI band)")
     _title(ax, a, np_, f"{bench}, {np_} ranks: time")
     _legend(ax)
+    return fig
+
+
+def models_figure(a: Analysis, styles: Styles) -> Figure | None:
+    """Pingpong at 2 ranks: each variant's measured figures (dots) and its fitted alpha-beta
+    line per regime, with the relative residuals below."""
+    fitted = fit_models(a.data)
+    if not fitted:
+        return None
+    fig = _figure((SIZE[0], SIZE[1] * 1.35))
+    with matplotlib.rc_context(STYLE):
+        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1.2))
+    sizes: list[int] = []
+    for variant, m in fitted.items():
+        st = styles(variant)
+        for i, r in enumerate(m.regimes):
+            shown = [sz for sz in r.sizes if sz > 0]
+            if not shown:
+                continue
+            figs = [r.time(sz) / (1 + res) for sz, res in zip(r.sizes, r.residuals, strict=True)
+                    if sz > 0]
+            top.plot(shown, figs, linestyle="none", marker=st["marker"], color=st["color"],
+                     markersize=3, alpha=0.7)
+            grid = np.geomspace(shown[0], shown[-1], 24)
+            top.plot(grid, [r.time(x) for x in grid], color=st["color"],
+                     linestyle=st["linestyle"], linewidth=1.4, label=variant if i == 0 else None)
+            bottom.plot(shown, [100 * res for sz, res in zip(r.sizes, r.residuals, strict=True)
+                                if sz > 0],
+                        linestyle="none", marker=st["marker"], color=st["color"], markersize=3)
+            sizes += shown
+    if not sizes:
+        return None
+    bottom.axhspan(-100 * RESIDUAL_TARGET, 100 * RESIDUAL_TARGET, color=GREY, zorder=0)
+    bottom.set_ylabel("fit / figure - 1 (%)")
+    _size_axis(bottom, sizes)
+    top.set_yscale("log")
+    _time_axis(top)
+    top.set_ylabel("time (figure and fitted line)")
+    _set_title(top, "pingpong, 2 ranks: alpha + beta * size per regime", loc="left")
+    _legend(top)
     return fig
 
 
@@ -593,6 +634,13 @@ def makers(data: RunData, baseline: str | None = None,
         "runner-up's median over the winner's where the verdict says 'faster'; grey where it "
         "does not (≈ indistinguishable, ? undecided: see the verdict line for why).",
         partial(winners_figure, a)))
+    if ("pingpong", 2) in a.tables:
+        out.append(partial(
+            _plot, "pingpong-np2-models", "models", "pingpong", 2,
+            "pingpong, 2 ranks: fitted models",
+            "Each variant's figures (dots) and its line t = alpha + beta * size per protocol "
+            f"regime (see Models); below, how far the line is from each figure (the grey band is "
+            f"the {RESIDUAL_TARGET:.0%} target).", partial(models_figure, a, styles)))
     done_ranks: set[str] = set()
     for (bench, np_) in a.tables:
         if many_ranks(bench, np_):

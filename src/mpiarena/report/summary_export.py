@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.fingerprint import fingerprints, tuned_of
+from ..analysis.models import fit_models
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..analysis.whatran import run_configs
@@ -21,7 +22,7 @@ from .summary import method_lines
 from .whatran import binding_line
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
-VERSION = 3  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app
+VERSION = 4  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
           "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",
@@ -82,7 +83,24 @@ def to_json(a: Analysis) -> str:
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
         "what_ran": what_ran(data),
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
+        "models": models(data),
         "records": records(a)}, indent=1)
+
+
+def models(data: RunData) -> list[dict[str, Any]]:
+    """Per variant its pingpong model: each regime's line with its intervals and residuals."""
+    return [{"variant": v, "bench": m.bench, "np": m.np,
+             "regimes": [{"first": r.first, "last": r.last,
+                          "alpha": r.alpha.value, "alpha_low": _number(r.alpha.low),
+                          "alpha_high": _number(r.alpha.high),
+                          "beta": r.beta.value, "beta_low": _number(r.beta.low),
+                          "beta_high": _number(r.beta.high),
+                          "launches": len(r.alpha.per_launch),
+                          "worst_residual": r.worst_residual, "rms_residual": r.rms_residual,
+                          "switch": {"size": r.opened_by.size, "kind": r.opened_by.kind}
+                          if r.opened_by else None,
+                          "misfit_split": r.misfit_split} for r in m.regimes]}
+            for v, m in fit_models(data).items()]
 
 
 def what_ran(data: RunData) -> list[dict[str, Any]]:

@@ -1,0 +1,154 @@
+"""Why one variant is faster than another, size range by size range, from the fitted models.
+
+The sizes are cut where either variant's model changes regime. In each range the two variants
+are judged on the geometric mean of their cells per launch (one figure per launch, so the
+launch stays the unit), and the models' parameters (start-up alpha in the first regime, cost
+per byte beta everywhere) on their per-launch fits: all through `stats.judge` as one family
+(Holm across the whole explanation). Each clause names the stored cells it rests on."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..benchmarks import BENCHMARKS
+from ..errors import ArenaError
+from ..results import Key, RunData
+from .curves import Switch
+from .groups import figure, measured
+from .models import P2pModel, Regime, fit_models
+from .stats import Judged, Pair, Sample, judge
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One fitted parameter of both variants, judged: b's over a's."""
+
+    name: str  # alpha | beta
+    a: float
+    b: float
+    judged: Judged
+
+
+@dataclass(frozen=True)
+class Range:
+    """A size range inside one regime of each variant, with what the run measured there."""
+
+    first: int
+    last: int
+    cells: tuple[Key, ...]  # the cells both variants measured in the range
+    figures: tuple[tuple[float, float], ...]  # per cell: a's figure, b's figure
+    measured: Judged  # b over a, the geometric mean of the range's cells per launch
+    parameters: tuple[Parameter, ...]
+    per_byte_share: float  # at the range's last size: the share of b - a that beta accounts for
+    first_regime: bool  # both variants' first regime: alpha is a start-up cost
+
+
+@dataclass(frozen=True)
+class Explanation:
+    run_id: int
+    a: str
+    b: str
+    bench: str
+    np: int
+    ranges: tuple[Range, ...]
+    switches_a: tuple[Switch, ...]
+    switches_b: tuple[Switch, ...]
+
+    def cells(self) -> list[Key]:
+        """Every stored cell a clause rests on."""
+        return [k for r in self.ranges for k in r.cells]
+
+
+def _cuts(a: P2pModel, b: P2pModel, sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """The measured sizes cut where either model opens a regime: (first, last) per range."""
+    starts = sorted({r.first for r in (*a.regimes, *b.regimes)} | {sizes[0]})
+    out = []
+    for i, first in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else None
+        inside = [s for s in sizes if s >= first and (end is None or s < end)]
+        if inside:
+            out.append((inside[0], inside[-1]))
+    return out
+
+
+def _pairs(ra: Regime, rb: Regime, first_regime: bool) -> list[tuple[str, float, float, Pair]]:
+    """The parameters worth comparing between two regimes: alpha where it is a start-up cost
+    (both first regimes), beta where both lines rise."""
+    out = []
+    if first_regime and ra.alpha.value > 0 and rb.alpha.value > 0:
+        out.append(("alpha", ra.alpha.value, rb.alpha.value,
+                    Pair(ra.alpha.sample, rb.alpha.sample)))
+    if ra.beta.value > 0 and rb.beta.value > 0:
+        out.append(("beta", ra.beta.value, rb.beta.value, Pair(ra.beta.sample, rb.beta.sample)))
+    return out
+
+
+def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
+            np_: int | None = None) -> Explanation:
+    """Why `a` and `b` differ on `bench` (at its lowest rank count measured, unless `np_`)."""
+    for v in (a, b):
+        if v not in data.variants:
+            raise ArenaError(f"run {data.run_id} has no variant '{v}'; it has "
+                             f"{', '.join(data.variants)}")
+    spec = BENCHMARKS.get(bench)
+    if spec is None or not spec.sized or spec.kind not in ("p2p", "coll"):
+        raise ArenaError(f"explain needs a point-to-point or collective benchmark measured over "
+                         f"sizes, not '{bench}'")
+    nps = sorted({k.np for k in data.cells if k.bench == bench})
+    if not nps:
+        raise ArenaError(f"run {data.run_id} did not measure {bench}; pick one it measured with "
+                         "--bench")
+    np_ = np_ if np_ is not None else nps[0]
+    models = fit_models(data, bench, np_)
+    missing = [v for v in (a, b) if v not in models]
+    if missing:
+        raise ArenaError(f"{' and '.join(missing)} measured under two sizes of {bench} at "
+                         f"{np_} ranks in run {data.run_id}: no model to explain it with")
+    ma, mb = models[a], models[b]
+    keys = sorted((k for k, cell in data.cells.items() if k.bench == bench and k.np == np_
+                   and measured(cell.get(a)) and measured(cell.get(b))), key=lambda k: k.size)
+    ranges = _cuts(ma, mb, [k.size for k in keys])
+    pairs: list[Pair] = []
+    plan = []
+    for first, last in ranges:
+        inside = tuple(k for k in keys if first <= k.size <= last)
+        ra, rb = ma.regime(first), mb.regime(first)
+        params = _pairs(ra, rb, ra is ma.regimes[0] and rb is mb.regimes[0])
+        plan.append((first, last, inside, params, ra, rb))
+        pairs += [Pair(_range_sample(data, inside, a), _range_sample(data, inside, b)),
+                  *(p for *_, p in params)]
+    judged = iter(judge(pairs))
+    out = []
+    for first, last, inside, params, ra, rb in plan:
+        cell_judged = next(judged)
+        parameters = tuple(Parameter(name, va, vb, next(judged)) for name, va, vb, _ in params)
+        figures = tuple((figure(data.cells[k][a]), figure(data.cells[k][b])) for k in inside)
+        out.append(Range(first, last, inside, figures, cell_judged, parameters,
+                         _per_byte_share(ra, rb, last),
+                         ra is ma.regimes[0] and rb is mb.regimes[0]))
+    return Explanation(data.run_id, a, b, bench, np_, tuple(out),
+                       tuple(r.opened_by for r in ma.regimes if r.opened_by),
+                       tuple(r.opened_by for r in mb.regimes if r.opened_by))
+
+
+def _range_sample(data: RunData, keys: Sequence[Key], variant: str) -> Sample:
+    """Per launch that measured every cell of `keys`: the geometric mean of its medians."""
+    by_launch: dict[int, list[float]] = {}
+    for key in keys:
+        group = data.cells[key][variant]
+        ids = sorted(set(group.launches)) if len(group.launches) == len(group.values) else [0]
+        for launch, values in zip(ids, group.nested, strict=True):
+            by_launch.setdefault(launch, []).append(float(np.median(values)))
+    return [np.array([math.exp(sum(math.log(v) for v in vs) / len(vs))])
+            for vs in by_launch.values() if len(vs) == len(keys) and min(vs) > 0]
+
+
+def _per_byte_share(ra: Regime, rb: Regime, size: int) -> float:
+    """How much of the difference of the two lines at `size` the cost per byte makes."""
+    d_alpha, d_beta = rb.alpha.value - ra.alpha.value, (rb.beta.value - ra.beta.value) * size
+    total = abs(d_alpha) + abs(d_beta)
+    return abs(d_beta) / total if total > 0 else float("nan")

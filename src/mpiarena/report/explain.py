@@ -1,0 +1,80 @@
+"""`mpiarena explain` in words: one clause per size range, each quoting the stored cells and the
+fitted parameters it rests on, "cannot tell" where the verdict rule does not decide."""
+
+from __future__ import annotations
+
+from ..analysis.curves import Switch
+from ..analysis.explain import Explanation, Parameter, Range
+from ..sizes import format_size
+from ..units import seconds
+from .summary import ci_text, rule_text
+
+PARAMETER_WORDS = {"alpha": "start-up alpha", "beta": "cost per byte beta"}
+
+
+def _value(name: str, v: float) -> str:
+    return seconds(v) if name == "alpha" else f"{v * 1e9:.3g} ns/B"
+
+
+def _cells_text(e: Explanation, r: Range) -> str:
+    j = r.measured
+    ratios = [fb / fa for fa, fb in r.figures]
+    spread = f", cells {min(ratios):.2f}-{max(ratios):.2f}x" if len(ratios) > 1 else ""
+    head = f"{e.b}/{e.a} {j.ratio:.2f}x over {len(ratios)} cells ({ci_text(j.ci_low, j.ci_high)}"
+    if j.outcome in ("above", "below"):
+        faster = e.a if j.outcome == "above" else e.b
+        return f"{head}{spread}): {faster} is faster"
+    if j.outcome == "same":
+        return f"{head}{spread}): indistinguishable"
+    return f"{head}{spread}): cannot tell who is faster"
+
+
+def parameter_text(e: Explanation, p: Parameter) -> str:
+    j = p.judged
+    ci = ci_text(j.ci_low, j.ci_high)
+    values = f"{_value(p.name, p.a)} ({e.a}) against {_value(p.name, p.b)} ({e.b})"
+    words = PARAMETER_WORDS[p.name]
+    if j.outcome in ("above", "below"):
+        lower = e.a if j.outcome == "above" else e.b
+        return f"{words} {values}: {lower}'s is lower, ratio {j.ratio:.2f} ({ci})"
+    if j.outcome == "same":
+        return f"{words} {values}: the same within the threshold ({ci})"
+    return f"{words} {values}: cannot tell ({ci})"
+
+
+def range_clause(e: Explanation, r: Range) -> str:
+    """One size range: what was measured, what the models say, and which term makes the
+    difference at the range's last size."""
+    span = format_size(r.first) if r.first == r.last else \
+        f"{format_size(r.first)}-{format_size(r.last)}"
+    text = f"{span}: {_cells_text(e, r)}"
+    if r.parameters:
+        text += "; " + "; ".join(parameter_text(e, p) for p in r.parameters)
+    else:
+        text += "; no parameter of both lines to compare (a regime's intercept is not a start-up)"
+    if r.per_byte_share == r.per_byte_share:  # not nan
+        term = "cost per byte" if r.per_byte_share >= 0.5 else \
+            "start-up" if r.first_regime else "intercept"
+        share = r.per_byte_share if r.per_byte_share >= 0.5 else 1 - r.per_byte_share
+        text += f"; at {format_size(r.last)} the lines differ {share:.0%} by {term}"
+    return text
+
+
+def _switches(variant: str, found: tuple[Switch, ...]) -> str:
+    if not found:
+        return f"{variant} none"
+    return f"{variant} at " + ", ".join(f"{format_size(s.size)} ({s.kind} x{s.jump:.1f})"
+                                        for s in found)
+
+
+def explanation_lines(e: Explanation) -> list[str]:
+    """What `mpiarena explain` prints."""
+    lines = [f"Why {e.a} and {e.b} differ on {e.bench} at {e.np} ranks (run {e.run_id}): "
+             f"t = alpha + beta * size fitted per regime, each parameter's interval over the "
+             f"launches' own fits; {rule_text('this explanation')}"]
+    lines += [range_clause(e, r) for r in e.ranges]
+    lines.append(f"Protocol switches: {_switches(e.a, e.switches_a)}; "
+                 f"{_switches(e.b, e.switches_b)}")
+    lines.append(f"Every figure above is stored: mpiarena show {e.run_id} --tables "
+                 f"(the {e.bench} table), --models for the fits")
+    return lines
