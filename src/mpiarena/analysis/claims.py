@@ -110,7 +110,7 @@ def _intervals_text(intervals: list[tuple[str, tuple[float, float] | None]]) -> 
 
 def _shown(v: float, q: Quantity) -> str:
     """A measured quantity in its natural unit."""
-    if q.kind == "peak":
+    if q.kind in ("peak", "asymptote"):
         return units.bandwidth(v)
     if q.kind == "profile":
         return units.seconds(v)

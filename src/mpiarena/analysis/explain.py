@@ -19,7 +19,7 @@ from ..errors import ArenaError
 from ..results import Key, RunData
 from .curves import Switch
 from .groups import figure, measured
-from .models import P2pModel, Regime, fit_models
+from .models import Estimate, P2pModel, Regime, fit_models
 from .stats import Judged, Pair, Sample, judge
 
 
@@ -75,14 +75,20 @@ def _cuts(a: P2pModel, b: P2pModel, sizes: Sequence[int]) -> list[tuple[int, int
     return out
 
 
+def _ratio_scale(*estimates: Estimate) -> bool:
+    """Whether parameters can be compared as a ratio: every fit, and every launch's, above 0."""
+    return all(e.value > 0 and e.per_launch and min(e.per_launch) > 0 for e in estimates)
+
+
 def _pairs(ra: Regime, rb: Regime, first_regime: bool) -> list[tuple[str, float, float, Pair]]:
     """The parameters worth comparing between two regimes: alpha where it is a start-up cost
-    (both first regimes), beta where both lines rise."""
+    (both first regimes), beta where both lines rise; each only where every launch's fit is
+    above 0 (a ratio of a zero or negative intercept says nothing)."""
     out = []
-    if first_regime and ra.alpha.value > 0 and rb.alpha.value > 0:
+    if first_regime and _ratio_scale(ra.alpha, rb.alpha):
         out.append(("alpha", ra.alpha.value, rb.alpha.value,
                     Pair(ra.alpha.sample, rb.alpha.sample)))
-    if ra.beta.value > 0 and rb.beta.value > 0:
+    if _ratio_scale(ra.beta, rb.beta):
         out.append(("beta", ra.beta.value, rb.beta.value, Pair(ra.beta.sample, rb.beta.sample)))
     return out
 

@@ -1,5 +1,6 @@
 """Measured quantities of a reproduction: which variants stand for a library, and the figure
-(median, mean, latency, peak, time in a call, CPU %, profiled seconds) each one gave."""
+(median, mean, latency, peak, time in a call, CPU %, profiled seconds, a fitted model's start-up
+or asymptotic bandwidth) each one gave."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..status import CellStatus
 from ..studies import Quantity, Study
 from .apps import call_times
 from .curves import derived
+from .models import P2pModel, fit_models
 from .stats import THRESHOLD, Sample, center
 
 MARGIN = 1 + THRESHOLD  # a difference within the verdicts' threshold is noise on this machine
@@ -85,6 +87,14 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
         return d.first_latency if d is not None else None
     if q.kind == "peak":
         return _peak(data, variant, q.bench)
+    if q.kind in ("alpha", "asymptote"):
+        model = _models(data, q.bench).get(variant)
+        if model is None:
+            return None
+        if q.kind == "alpha":
+            return model.regimes[0].alpha.value
+        beta = model.regimes[-1].beta.value
+        return 1 / beta if beta > 0 else None
     group = _cell(data, q if np_ is None else replace(q, np=np_), variant,
                   size)
     if group is None:
@@ -157,10 +167,36 @@ def values_of(study: Study, runs: dict[str, Measured], subject: str, q: Quantity
     return {v: x for v, x in got.items() if math.isfinite(x)}
 
 
+def _models(data: RunData, bench: str) -> dict[str, P2pModel]:
+    """The run's models of `bench` at 2 ranks, fitted once per run and benchmark."""
+    key = (id(data), bench)
+    if key not in _FITTED or _FITTED[key][0] is not data:
+        _FITTED[key] = (data, fit_models(data, bench, 2))
+    return _FITTED[key][1]
+
+
+_FITTED: dict[tuple[int, str], tuple[RunData, dict[str, P2pModel]]] = {}
+
+
+def _fitted(data: RunData, q: Quantity, variant: str) -> Sample | None:
+    """Per launch, a fitted quantity of the variant's model: the first regime's alpha, or the
+    last regime's 1 / beta (B/s); None without a model or with a launch whose fit is not
+    above 0."""
+    model = _models(data, q.bench).get(variant)
+    if model is None:
+        return None
+    fits = model.regimes[0].alpha.per_launch if q.kind == "alpha" else \
+        tuple(1 / b if b > 0 else 0.0 for b in model.regimes[-1].beta.per_launch)
+    return [np.array([x]) for x in fits] if fits and min(fits) > 0 else None
+
+
 def sample_of(data: Measured, q: Quantity, variant: str, size: int | None = None
               ) -> Sample | None:
     """The observations of each launch behind a median or mean figure (the benchmark's
-    reduction over ranks), for intervals over launches; None for other quantities."""
+    reduction over ranks), or each launch's fit of a fitted quantity, for intervals over
+    launches; None for other quantities."""
+    if isinstance(data, RunData) and q.kind in ("alpha", "asymptote"):
+        return _fitted(data, q, variant)
     if isinstance(data, ProfileRun) or q.kind not in ("median", "mean") or q.rank is not None:
         return None
     group = _cell(data, q, variant, size)

@@ -46,6 +46,8 @@ def regime_text(r: Regime) -> RegimeText:
     beta = f"beta {r.beta.value * 1e9:.3g} ns/B" + _interval(
         r.beta, f"{r.beta.low * 1e9:.3g}-{r.beta.high * 1e9:.3g}") + rate
     fit = f"residuals worst {r.worst_residual:.1%}, RMS {r.rms_residual:.1%}"
+    if not all(e.low <= e.value <= e.high for e in (r.alpha, r.beta) if math.isfinite(e.low)):
+        fit += "; the launches' own fits disagree with the fit to the figures (a noisy regime)"
     return RegimeText(f"{format_size(r.first)}-{format_size(r.last)}", why, len(r.sizes), alpha,
                       beta, fit, r.worst_residual > RESIDUAL_TARGET)
 

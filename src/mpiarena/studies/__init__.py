@@ -23,7 +23,10 @@ from ..errors import ArenaError
 from ..sizes import parse_size
 
 HERE = Path(__file__).parent
-QUANTITIES = ("median", "mean", "latency", "peak", "call", "cpu_during", "profile")
+# alpha: the fitted start-up (first regime of analysis/models); asymptote: 1 / the fitted cost
+# per byte of the last regime, in B/s
+QUANTITIES = ("median", "mean", "latency", "peak", "call", "cpu_during", "profile", "alpha",
+              "asymptote")
 CHECKS = ("best", "order", "better", "grows", "similar", "flat", "switch", "peak_within",
           "reduced", "at_most", "at_least", "all", "cannot")
 
@@ -65,7 +68,7 @@ class Quantity:
 
     @property
     def higher_is_better(self) -> bool:
-        return self.kind == "peak" or self.bench in ("progress", "overlap")
+        return self.kind in ("peak", "asymptote") or self.bench in ("progress", "overlap")
 
 
 @dataclass(frozen=True)
