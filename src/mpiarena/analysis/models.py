@@ -2,7 +2,7 @@
 variant's time-against-size curve between the protocol switches `curves.switches` finds, and
 split further where one line misses a cell by more than RESIDUAL_TARGET (a change the switch
 detector does not call a protocol switch: a cache level, a pipeline), each side keeping at least
-two size steps.
+two size steps and three sizes.
 
 A regime's fit is made twice: once to the cells' figures (the medians of launch medians), which
 gives the line the reports draw and its relative residuals, and once per launch to that launch's
@@ -141,11 +141,11 @@ def _worst(sizes: Sequence[float], figures: Sequence[float]) -> float:
 def _misfit_splits(sizes: list[int], figures: list[float], room: int) -> list[int]:
     """Indices where the regime sizes[0..] is split further: at the step boundary that most
     lowers the worst residual, recursively, while a side misses by more than the target and
-    both keep two size steps."""
+    both keep two size steps and three sizes (two sizes fit any line exactly)."""
     if room <= 0 or _worst(sizes, figures) <= RESIDUAL_TARGET:
         return []
     steps = size_steps(np.asarray(sizes, dtype=float))
-    cuts = [i for i in range(1, len(sizes)) if steps[i] != steps[i - 1]
+    cuts = [i for i in range(3, len(sizes) - 2) if steps[i] != steps[i - 1]
             and steps[i - 1] - steps[0] >= 1 and steps[-1] - steps[i] >= 1]
     if not cuts:
         return []
