@@ -4,10 +4,9 @@
 One real `mpiarena run` measures pingpong and bcast, reduce, allreduce, allgather, alltoall,
 gather and scatter at 2 and 4 ranks, 8 B to 1 MiB by 4x, on MPICH 4.0.2, Open MPI 4.1.4 and
 MPICH 5.0.2 (those installed), launches interleaved. T(size), one message's seconds, is each
-library's fitted model (`mpiarena.analysis.models.fit_models`) where that module exists, else
-the run's own pingpong figures joined by straight lines (held below the smallest size, the last
-segment extended above the largest); the output says which. `analysis/predict.py` predicts every
-collective cell under each algorithm shape and picks the closest.
+library's fitted model (`mpiarena.analysis.models.fit_models`, alpha-beta per regime).
+`analysis/predict.py` predicts every collective cell under each algorithm shape and picks the
+closest.
 
 Prints per library and rank count the share of cells whose best shape lies within 30% of the
 measurement (the issue's target: >= 80% at 2 and 4 ranks) and that count per collective, then
@@ -21,18 +20,14 @@ under the target share (4 ranks is reported, not judged: this machine has 2 core
 from __future__ import annotations
 
 import argparse
-import importlib
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 from harness_overhead import mpiarena_argv
 
-from mpiarena.analysis.predict import TARGET, CellFit, cell_fits, summary
-from mpiarena.analysis.stats import center
+from mpiarena.analysis.predict import TARGET, CellFit, run_predictions, summary
 from mpiarena.results import RunData, load
 from mpiarena.sizes import format_size
 from mpiarena.store import Store
@@ -41,34 +36,6 @@ COLLS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "sca
 SIZES = (*(8 << 2 * k for k in range(9)), 1 << 20)  # 8 B .. 512 KiB by 4x, and 1 MiB
 IMPLS = ("mpich-4.0.2", "openmpi-4.1.4", "mpich-5.0.2")
 SHARE = 0.8  # of cells within TARGET
-
-
-def interpolated(data: RunData, variant: str) -> Callable[[float], float] | None:
-    """T from the run's pingpong figures of a variant (None: it measured fewer than two)."""
-    keys = sorted(k for k, cell in data.cells.items()
-                  if k.bench == "pingpong" and variant in cell and cell[variant].nested)
-    if len(keys) < 2:
-        return None
-    x = np.array([k.size for k in keys], dtype=float)
-    y = np.array([center(data.cells[k][variant].nested) for k in keys])
-
-    def time(size: float) -> float:
-        if size <= x[-1]:
-            return float(np.interp(size, x, y))
-        return float(y[-1] + (y[-1] - y[-2]) / (x[-1] - x[-2]) * (size - x[-1]))
-    return time
-
-
-def point_to_point(data: RunData) -> tuple[dict[str, Callable[[float], float]], str]:
-    """Each variant's T and where it came from."""
-    try:
-        fit_models = importlib.import_module("mpiarena.analysis.models").fit_models
-    except (ImportError, AttributeError):
-        found = {v: interpolated(data, v) for v in data.variants}
-        return ({v: t for v, t in found.items() if t is not None},
-                "T: the run's pingpong figures, interpolated (analysis/models.py is absent)")
-    return ({v: m.time for v, m in fit_models(data).items()},
-            "T: analysis.models.fit_models (alpha-beta per regime)")
 
 
 def measure(db: str, impls: list[str], nps: str, launches: int) -> int:
@@ -91,9 +58,9 @@ def cell_line(f: CellFit) -> str:
 
 
 def report(data: RunData, cores: int) -> bool:
-    p2p, source = point_to_point(data)
-    print(f"run {data.run_id}; {cores} cores; {source}")
-    fits = cell_fits(data, p2p, cores)
+    print(f"run {data.run_id}; {cores} cores; T: each variant's fitted pingpong model "
+          "(analysis/models.py, alpha-beta per regime)")
+    fits = run_predictions(data)
     ok = True
     for variant in sorted({f.variant for f in fits}):
         mine = [f for f in fits if f.variant == variant]

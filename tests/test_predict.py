@@ -4,7 +4,6 @@ planted shape found again, a forced algorithm checked, and one real run fitted."
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +11,13 @@ import pytest
 from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.predict import (
+    SEGMENTS,
     SHAPES,
     TARGET,
     CellFit,
     cell_fits,
     predict,
+    run_predictions,
     summary,
 )
 from mpiarena.analysis.stats import center
@@ -195,20 +196,6 @@ def test_the_summary_counts_cells_within_the_target():
 
 # --- a real run -----------------------------------------------------------------------------
 
-def pingpong_time(data: RunData, variant: str) -> Callable[[float], float]:
-    """T(size) from the run's own pingpong: the figures at the sizes measured, joined by
-    straight lines, extended by the last segment beyond them and held below the first."""
-    keys = sorted(k for k in data.cells if k.bench == "pingpong" and variant in data.cells[k])
-    x = np.array([k.size for k in keys], dtype=float)
-    y = np.array([center(data.cells[k][variant].nested) for k in keys])
-
-    def time(size: float) -> float:
-        if size <= x[-1]:
-            return float(np.interp(size, x, y))
-        return float(y[-1] + (y[-1] - y[-2]) / (x[-1] - x[-2]) * (size - x[-1]))
-    return time
-
-
 @pytest.mark.skipif(MPICH4 is None, reason="not installed here")
 def test_a_real_run_gives_a_fit_for_every_collective_cell(tmp_path: Path):
     assert MPICH4 is not None
@@ -220,16 +207,16 @@ def test_a_real_run_gives_a_fit_for_every_collective_cell(tmp_path: Path):
     assert got.returncode == 0, got.stderr
     store = Store(Path(db))
     data = load(store, store.resolve("latest"))
-    fits = cell_fits(data, {MPICH4.id: pingpong_time(data, MPICH4.id)},
-                     cores=data.machine["cores"])
+    fits = run_predictions(data)  # T: the run's own fitted pingpong model
     assert sorted((f.bench, f.size) for f in fits) == [
         (b, s) for b in ("allreduce", "bcast") for s in sizes]
     for f in fits:
         assert f.np == 2 and f.variant == MPICH4.id and f.best is not None, f
         assert f.measured == center(data.cells[Key(f.bench, f.size, 2)][MPICH4.id].nested)
+        segments = {f"chain_{s >> 10}KiB" for s in SEGMENTS if f.size > s}
         assert {c.shape for c in f.predictions} == {
             "bcast": {"binomial", "linear", "scatter_rd_allgather", "scatter_ring_allgather",
-                      "chain"},
+                      "chain", *segments},
             "allreduce": {"recursive_doubling", "rabenseifner", "ring", "reduce_bcast"}}[f.bench]
         # at 2 ranks a bcast is one message, an allreduce one exchange: pingpong's time, give
         # or take the reduction, the local copies and the machine's other work (1.1-2.6x at

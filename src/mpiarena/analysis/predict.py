@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..results import RunData
 from .fingerprint import tuned_of
+from .models import fit_models
 from .stats import center
 from .tuning import usable
 
@@ -142,11 +143,18 @@ def _fold(p: int, n: float, rounds: tuple[Round, ...], back: bool) -> tuple[Roun
     return (Round(n), *rounds, *((Round(n),) if back else ()))
 
 
+SEGMENTS = (8 << 10, 32 << 10, 128 << 10)  # segment sizes libraries pipeline large bcasts in
+
+
 def _chains(n: float, p: int) -> list[Shape]:
     """A pipelined chain in k segments, k = 1, 2, 4 ... 256: p - 1 + k - 1 rounds of n/k bytes
-    (predict keeps the cheapest k)."""
+    (predict keeps the cheapest k); and the chain in the fixed segments a library cuts a large
+    message into (Open MPI's coll_tuned: 8-128 KiB), which no segment count chosen for speed
+    explains: at 2 ranks each segment is one more message."""
     ks = [1 << i for i in range(9) if n >= 1 << i] or [1]
-    return [Shape("chain", _same(n / k, p - 1 + k - 1)) for k in ks]
+    fixed = [Shape(f"chain_{seg >> 10}KiB", _same(seg, p - 1 + math.ceil(n / seg) - 1))
+             for seg in SEGMENTS if n > seg]
+    return [*(Shape("chain", _same(n / k, p - 1 + k - 1)) for k in ks), *fixed]
 
 
 def _bcast(n: float, p: int) -> list[Shape]:
@@ -319,6 +327,16 @@ def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int) -> list[CellFit
             out.append(fit(key.bench, key.size, key.np, variant, measured, t, cores,
                            forced.algorithm if forced else None))
     return out
+
+
+def run_predictions(data: RunData) -> list[CellFit]:
+    """Every collective cell of the run against its variant's fitted pingpong model
+    (analysis/models.py), the machine's cores deciding what is oversubscribed."""
+    models = fit_models(data)
+    if not models:
+        return []
+    return cell_fits(data, {v: m.time for v, m in models.items()},
+                     int(data.machine.get("cores", 1)))
 
 
 def summary(fits: Sequence[CellFit]) -> list[Share]:

@@ -60,13 +60,15 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
         return
     if models:
         from ..analysis.models import fit_models
-        from ..report.models import model_lines
+        from ..analysis.predict import run_predictions
+        from ..report.models import model_lines, prediction_lines
 
         fitted = fit_models(data)
         if not fitted:
             raise ArenaError(f"run {run_id} has no pingpong curve to fit (two sizes or more at "
                              "2 ranks): run with --bench pingpong")
-        for line in model_lines(fitted):
+        cores = int(data.machine.get("cores", 1))
+        for line in [*model_lines(fitted), *prediction_lines(run_predictions(data), cores)]:
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     terminal.render(data, console, all_verdicts, tables, method)

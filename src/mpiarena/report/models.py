@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from ..analysis.models import RESIDUAL_TARGET, Estimate, P2pModel, Regime
+from ..analysis.predict import TARGET, CellFit, summary
 from ..sizes import format_size
 from ..units import bandwidth, seconds
 
@@ -66,4 +67,63 @@ def model_lines(models: dict[str, P2pModel]) -> list[str]:
     for variant, m in models.items():
         lines.append(f"{variant}:")
         lines += [regime_line(r) for r in m.regimes]
+    return lines
+
+
+PREDICTION_HEADING = (
+    f"Collectives predicted from each variant's pingpong model under textbook algorithm "
+    f"shapes (a round costs its largest message's time; the reductions' arithmetic, local "
+    f"copies and contention are left out): per size range the closest shape and how far its "
+    f"prediction is from the measurement; target: within {TARGET:.0%}")
+
+
+@dataclass(frozen=True)
+class ShapeRun:
+    """Neighbouring sizes of one collective whose closest shape is the same."""
+
+    first: int
+    last: int
+    best: str
+    alike: tuple[str, ...]
+    errors: tuple[float, ...]
+
+    def text(self) -> str:
+        span = format_size(self.first) if self.first == self.last else \
+            f"{format_size(self.first)}-{format_size(self.last)}"
+        lo, hi = min(self.errors), max(self.errors)
+        off = f"{lo:+.0%}" if lo == hi else f"{lo:+.0%} to {hi:+.0%}"
+        same = f" (the model cannot tell it from {', '.join(self.alike)})" if self.alike else ""
+        return f"{span} {self.best}{same}: {off}"
+
+
+def shape_runs(fits: list[CellFit]) -> list[ShapeRun]:
+    """One collective's fits by size, joined where the closest shape stays the same."""
+    out: list[ShapeRun] = []
+    for f in sorted(fits, key=lambda f: f.size):
+        if f.best is None:
+            continue
+        if out and out[-1].best == f.best and out[-1].alike == f.alike:
+            last = out[-1]
+            out[-1] = ShapeRun(last.first, f.size, f.best, f.alike, (*last.errors, f.error))
+        else:
+            out.append(ShapeRun(f.size, f.size, f.best, f.alike, (f.error,)))
+    return out
+
+
+def prediction_lines(fits: list[CellFit], cores: int) -> list[str]:
+    """Per variant: its share within the target per rank count, then per collective and rank
+    count the closest shapes by size range."""
+    if not fits:
+        return []
+    lines = [PREDICTION_HEADING]
+    for variant in sorted({f.variant for f in fits}):
+        mine = [f for f in fits if f.variant == variant]
+        shares = "; ".join(
+            f"{s.np} ranks {s.within} of {s.cells} cells"
+            + (f" [oversubscribed: {s.np} ranks on {cores} cores, polling libraries measure "
+               f"the scheduler]" if s.oversubscribed else "") for s in summary(mine))
+        lines.append(f"{variant}: within {TARGET:.0%}: {shares}")
+        for bench, np_ in sorted({(f.bench, f.np) for f in mine}):
+            runs = shape_runs([f for f in mine if f.bench == bench and f.np == np_])
+            lines.append(f"  {bench}, {np_} ranks: " + "; ".join(r.text() for r in runs))
     return lines
