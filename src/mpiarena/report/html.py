@@ -22,6 +22,7 @@ from .. import __version__, units
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.interference import Finding, finding
 from ..analysis.models import fit_models
+from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.whatran import run_configs
@@ -36,7 +37,7 @@ from .fingerprint import line as fingerprint_line
 from .guidelines import guidelines
 from .interference import warning_lines
 from .models import heading as models_heading
-from .models import regime_text
+from .models import prediction_lines, regime_text
 from .summary import (
     cell_text,
     machine_line,
@@ -206,7 +207,9 @@ def _models(data: RunData) -> dict[str, Any] | None:
         return None
     return {"heading": models_heading(fitted),
             "variants": [{"variant": v, "regimes": [regime_text(r) for r in m.regimes]}
-                         for v, m in fitted.items()]}
+                         for v, m in fitted.items()],
+            "predictions": prediction_lines(run_predictions(data),
+                                            int(data.machine.get("cores", 1)))}
 
 
 def _benches(a: Analysis) -> list[dict[str, Any]]:

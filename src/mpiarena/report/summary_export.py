@@ -13,6 +13,7 @@ from typing import Any
 
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.models import fit_models
+from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..analysis.whatran import run_configs
@@ -84,7 +85,18 @@ def to_json(a: Analysis) -> str:
         "what_ran": what_ran(data),
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
         "models": models(data),
+        "predictions": predictions(data),
         "records": records(a)}, indent=1)
+
+
+def predictions(data: RunData) -> list[dict[str, Any]]:
+    """Every collective cell against each algorithm shape's prediction from its variant's
+    pingpong model."""
+    return [{"variant": f.variant, "bench": f.bench, "size": f.size, "np": f.np,
+             "measured": f.measured, "best": f.best, "error": _number(f.error),
+             "alike": list(f.alike), "oversubscribed": f.oversubscribed, "forced": f.forced,
+             "agrees": f.agrees, "shapes": {c.shape: c.seconds for c in f.predictions}}
+            for f in run_predictions(data)]
 
 
 def models(data: RunData) -> list[dict[str, Any]]:
