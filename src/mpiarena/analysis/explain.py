@@ -4,7 +4,9 @@ The sizes are cut where either variant's model changes regime. In each range the
 are judged on the geometric mean of their cells per launch (one figure per launch, so the
 launch stays the unit), and the models' parameters (start-up alpha in the first regime, cost
 per byte beta everywhere) on their per-launch fits: all through `stats.judge` as one family
-(Holm across the whole explanation). Each clause names the stored cells it rests on."""
+(Holm across the whole explanation). For a collective, each cell's closest algorithm shape
+under the variant's pingpong model (analysis/predict.py) comes with it. Each clause names the
+stored cells it rests on."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..results import Key, RunData
 from .curves import Switch
 from .groups import figure, measured
 from .models import Estimate, P2pModel, Regime, fit_models
+from .predict import CellFit, run_predictions
 from .stats import Judged, Pair, Sample, judge
 
 
@@ -45,6 +48,8 @@ class Range:
     parameters: tuple[Parameter, ...]
     per_byte_share: float  # at the range's last size: the share of b - a that beta accounts for
     first_regime: bool  # both variants' first regime: alpha is a start-up cost
+    shapes_a: tuple[CellFit, ...] = ()  # a collective: each cell's closest algorithm shape
+    shapes_b: tuple[CellFit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,8 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
         pairs += [Pair(_range_sample(data, inside, a), _range_sample(data, inside, b)),
                   *(p for *_, p in params)]
     judged = iter(judge(pairs))
+    fits = {(f.variant, f.size): f for f in run_predictions(data)
+            if f.bench == bench and f.np == np_}
     out = []
     for first, last, inside, params, ra, rb in plan:
         cell_judged = next(judged)
@@ -135,7 +142,9 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
         figures = tuple((figure(data.cells[k][a]), figure(data.cells[k][b])) for k in inside)
         out.append(Range(first, last, inside, figures, cell_judged, parameters,
                          _per_byte_share(ra, rb, last),
-                         ra is ma.regimes[0] and rb is mb.regimes[0]))
+                         ra is ma.regimes[0] and rb is mb.regimes[0],
+                         tuple(fits[a, k.size] for k in inside if (a, k.size) in fits),
+                         tuple(fits[b, k.size] for k in inside if (b, k.size) in fits)))
     return Explanation(data.run_id, a, b, bench, np_, tuple(out),
                        tuple(r.opened_by for r in ma.regimes if r.opened_by),
                        tuple(r.opened_by for r in mb.regimes if r.opened_by))

@@ -7,6 +7,7 @@ from ..analysis.curves import Switch
 from ..analysis.explain import Explanation, Parameter, Range
 from ..sizes import format_size
 from ..units import seconds
+from .models import shape_runs
 from .summary import ci_text, rule_text
 
 PARAMETER_WORDS = {"alpha": "start-up alpha", "beta": "cost per byte beta"}
@@ -57,6 +58,10 @@ def range_clause(e: Explanation, r: Range) -> str:
             "start-up" if r.first_regime else "intercept"
         share = r.per_byte_share if r.per_byte_share >= 0.5 else 1 - r.per_byte_share
         text += f"; at {format_size(r.last)} the lines differ {share:.0%} by {term}"
+    if r.shapes_a or r.shapes_b:
+        text += "; closest algorithm shapes from the pingpong models: " + "; ".join(
+            f"{v} {', '.join(run.text() for run in shape_runs(list(fits)))}"
+            for v, fits in ((e.a, r.shapes_a), (e.b, r.shapes_b)) if fits)
     return text
 
 
