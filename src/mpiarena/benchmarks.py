@@ -60,10 +60,12 @@ def progress_verdict(percent: float) -> str:
 
 def loggp_gap(extras: Extras) -> float:
     """LogGP's gap g(s) of one observation: (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1), rank 0's
-    round trips (Netgauge's loggp pattern; kernels/bench_loggp.c)."""
+    round trips (Netgauge's loggp pattern; kernels/bench_loggp.c). NaN (the observation is
+    dropped) where it is not positive: a burst cannot be quicker than one message."""
     if not all(n in extras for n in ("prtt1", "prttn", "prtt_n")) or extras["prtt_n"][0] < 2:
         return NAN
-    return (extras["prttn"][0] - extras["prtt1"][0]) / (extras["prtt_n"][0] - 1)
+    gap = (extras["prttn"][0] - extras["prtt1"][0]) / (extras["prtt_n"][0] - 1)
+    return gap if gap > 0 else NAN
 
 
 def _loggp(per_rank: list[float], extras: Extras) -> float:
