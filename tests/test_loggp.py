@@ -92,7 +92,7 @@ def test_one_line_over_both_regimes_is_called_a_bad_fit():
 def test_real_run_stores_the_round_trips_and_gives_sane_parameters(tmp_path: Path):
     db = tmp_path / "loggp.db"
     done = mpiarena("run", "--impl", "mpich-4.0.2", "--bench", "loggp,pingpong", "--np", "2",
-                    "--sizes", "1,1K,64K,256K,1M", "--launches", "2", "--observations", "4",
+                    "--sizes", "1,1K,64K,1M", "--launches", "3", "--observations", "6",
                     "--db", str(db), timeout=120)
     assert done.returncode == 0, done.stderr
     store = Store(db)
@@ -108,8 +108,9 @@ def test_real_run_stores_the_round_trips_and_gives_sane_parameters(tmp_path: Pat
         assert all(f.value > 0 for f in figures), p
         if p.size <= 1024:  # LogGP: PRTT(1,0,s) / 2 = o_s + L + (s - 1) G + o_r
             assert p.o_s.value < p.half_rtt.value and p.o_r.value < p.half_rtt.value, p
-    # G against the cost per byte of the same run's pingpong between its two largest sizes
-    pingpong = {s: np.median(data.cells[Key("pingpong", s, 2)]["mpich-4.0.2"].values)
-                for s in (256 << 10, 1 << 20)}
-    per_byte = (pingpong[1 << 20] - pingpong[256 << 10]) / (768 << 10)
+    # G against the cost per byte of the same run's pingpong between its two largest sizes,
+    # from each cell's fastest observation (another job's load only ever adds time)
+    pingpong = {s: min(data.cells[Key("pingpong", s, 2)]["mpich-4.0.2"].values)
+                for s in (64 << 10, 1 << 20)}
+    per_byte = (pingpong[1 << 20] - pingpong[64 << 10]) / (960 << 10)
     assert per_byte / 3 < m.ranges[-1].G.value < 3 * per_byte, (m.ranges, per_byte)
