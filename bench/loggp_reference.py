@@ -17,8 +17,9 @@ interval, Netgauge's (the median over its rounds of each round's figure, itself 
 - o_s: Netgauge's (PRTT(n,d,s) - PRTT(1,0,s)) / (n - 1) - d against mpiarena's time inside a
   delayed send (o_s) and against the same derivation from mpiarena's round trips (o_s_prtt);
 - o_r: time inside a receive called d after the previous one, on both sides;
-- G: Netgauge's slope over all its sizes since the last protocol change it detected, against
-  mpiarena's G of its last size range (with that range's residuals).
+- G: per mpiarena size range (with its residuals), Netgauge's g(s) at the same sizes fitted the
+  same way; and Netgauge's own G (its fit over every 1 KiB step since the last protocol change
+  it detected) against mpiarena's G of the last range.
 Figures in microseconds. Each launch on either side first waits (--quiet-wait) for the CPUs to
 idle; how busy they were and the load average are printed.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -38,7 +40,7 @@ from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
 from netpipe_reference import busy_elsewhere
 
 from mpiarena import paths, users
-from mpiarena.analysis.loggp import LogGPModel, loggp
+from mpiarena.analysis.loggp import LogGPModel, fit_gap, loggp
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
 
@@ -67,8 +69,11 @@ def wait_quiet(seconds: float) -> str:
     return f"CPUs {busy:.0%} busy before it, {load_average()}"
 
 
-def netgauge_rows(text: str) -> dict[int, Row]:
-    """Netgauge's output file, by size: its columns plus g(s) from the round trips."""
+def netgauge_rows(text: str, printed: str) -> dict[int, Row]:
+    """Netgauge's output file, by size: its columns plus g(s) from the round trips; from what
+    it printed, `since`: the first size of the range its last G was fitted over (after the
+    last protocol change it detected)."""
+    changes = [int(m) for m in re.findall(r"protocol change at (\d+) bytes", printed)]
     names = ("n", "prtt1", "prttn", "prttd", "L", "o_s", "o_r", "g_fit", "G", "lsqu")
     out = {}
     for line in text.splitlines():
@@ -78,6 +83,8 @@ def netgauge_rows(text: str) -> dict[int, Row]:
         row = dict(zip(names, map(float, rest), strict=True))
         row["gap"] = (row["prttn"] - row["prtt1"]) / (row["n"] - 1)
         out[int(size)] = row  # a protocol change prints the size twice: the later line wins
+    for row in out.values():
+        row["since"] = changes[-1] + 1024 if changes else 1
     return out
 
 
@@ -98,8 +105,8 @@ def run_netgauge(impl: Implementation, binary: Path, max_size: int, tests: int,
         out = Path(tmp) / "loggp.out"
         argv = [*launch.argv, str(binary), "-s", f"1-{max_size}", "-c", str(tests), "-o",
                 str(out), "-x", "loggp", "-m", "mpi"]
-        run(argv, full, 600, cwd=tmp, **as_user)
-        return netgauge_rows(out.read_text())
+        printed = run(argv, full, 600, cwd=tmp, **as_user)
+        return netgauge_rows(out.read_text(), printed)
 
 
 def _us(x: float) -> str:
@@ -112,9 +119,7 @@ def compare_line(impl: str, name: str, size: int, ours: tuple[float, float, floa
     line = f"{impl:14} {name:9} {size:>7} {_us(value)} [{_us(low)}, {_us(high)}]"
     if theirs is None:
         return line
-    ratio = value / (theirs * 1e-6)
-    flag = "" if abs(ratio - 1) <= TOLERANCE else "  beyond 25%"
-    return f"{line}  netgauge {theirs:9.3f}  ratio {ratio:6.3f}{flag}"
+    return f"{line}  netgauge {theirs:9.3f}  ratio {_ratio(value, theirs * 1e-6)}"
 
 
 def report(impl: str, m: LogGPModel, rounds: list[dict[int, Row]]) -> None:
@@ -134,20 +139,31 @@ def report(impl: str, m: LogGPModel, rounds: list[dict[int, Row]]) -> None:
         print(f"{impl:14} range {r.sizes[0]}-{r.sizes[-1]} B: g {r.g.value * 1e6:.3f} us, "
               f"G {r.G.value * 1e9:.4f} ns/B [{r.G.low * 1e9:.4f}, {r.G.high * 1e9:.4f}], "
               f"relative residuals max {r.max_residual:.1%}, rms {r.rms_residual:.1%}")
-    if rounds and m.ranges:
-        last = max(max(r) for r in rounds)
-        big_g = statistics.median(r[max(r)]["G"] for r in rounds)
-        ratio = m.ranges[-1].G.value / (big_g * 1e-6)
-        flag = "" if abs(ratio - 1) <= TOLERANCE else "  beyond 25%"
-        print(f"{impl:14} G (last range) ours {m.ranges[-1].G.value * 1e9:.4f} ns/B, netgauge "
-              f"{big_g * 1e3:.4f} ns/B (fit up to {last} B)  ratio {ratio:6.3f}{flag}")
+    if not rounds:
+        return
+    for r in m.ranges:  # Netgauge's g(s) at the same sizes, fitted the same way
+        gaps = [theirs(size, "gap") for size in r.sizes]
+        if all(g is not None for g in gaps):
+            _, big_g = fit_gap(r.sizes, [g * 1e-6 for g in gaps if g is not None])
+            print(f"{impl:14} G {r.sizes[0]}-{r.sizes[-1]} B, netgauge's g(s) fitted alike: "
+                  f"{big_g * 1e9:.4f} ns/B  ratio {_ratio(r.G.value, big_g)}")
+    ends = [r[max(r)] for r in rounds]
+    big_g = statistics.median(e["G"] for e in ends) * 1e-6
+    print(f"{impl:14} G netgauge's own fit {big_g * 1e9:.4f} ns/B (from "
+          f"{sorted(int(e['since']) for e in ends)} B to {max(rounds[0])} B, every 1 KiB, per "
+          f"round); ours of the last range  ratio {_ratio(m.ranges[-1].G.value, big_g)}")
+
+
+def _ratio(ours: float, theirs: float) -> str:
+    ratio = ours / theirs
+    return f"{ratio:6.3f}" + ("" if abs(ratio - 1) <= TOLERANCE else "  beyond 25%")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--impl", action="append", help="implementation ids "
                         f"(default: {', '.join(DEFAULT_IMPLS)})")
-    parser.add_argument("--sizes", default="1,1025,4097,16385,65537",
+    parser.add_argument("--sizes", default="1,1025,2049,4097,8193,16385,32769,65537",
                         help="mpiarena's sizes, on Netgauge's grid 1 + 1024 k")
     parser.add_argument("--launches", type=int, default=6, help="mpiarena launches per library")
     parser.add_argument("--rounds", type=int, default=3, help="Netgauge launches per library")
