@@ -58,6 +58,20 @@ def progress_verdict(percent: float) -> str:
     return "yes" if percent >= 80 else "no" if percent <= 20 else "partial"
 
 
+def loggp_gap(extras: Extras) -> float:
+    """LogGP's gap g(s) of one observation: (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1), rank 0's
+    round trips (Netgauge's loggp pattern; kernels/bench_loggp.c). NaN (the observation is
+    dropped) where it is not positive: a burst cannot be quicker than one message."""
+    if not all(n in extras for n in ("prtt1", "prttn", "prtt_n")) or extras["prtt_n"][0] < 2:
+        return NAN
+    gap = (extras["prttn"][0] - extras["prtt1"][0]) / (extras["prtt_n"][0] - 1)
+    return gap if gap > 0 else NAN
+
+
+def _loggp(per_rank: list[float], extras: Extras) -> float:
+    return loggp_gap(extras)
+
+
 def _cpu(per_rank: list[float], extras: Extras) -> float:
     return 100 * extras["cpu"][1] if "cpu" in extras else NAN
 
@@ -126,6 +140,9 @@ _ALL = [
               pair=True),
     Benchmark("bibw", "p2p", "a window of non-blocking sends both ways; time per window",
               directions=2, pair=True),
+    Benchmark("loggp", "p2p", "LogGP's gap g(s) per message of a burst from rank 0 to rank 1, "
+              "from Netgauge's round trips PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the "
+              "overheads (extras; analysis/loggp.py)", pair=True, figure=_loggp),
     Benchmark("barrier", "coll", "MPI_Barrier", sized=False),
     Benchmark("bcast", "coll", "MPI_Bcast from rank 0"),
     Benchmark("bcast-ack", "coll", "MPI_Bcast then a 0-byte ack from one leaf to the root, "

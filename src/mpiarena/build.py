@@ -21,7 +21,8 @@ CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 # The driver every family's core is built from (core.h lists what each file does); a family adds
 # its transport module and whatever else it needs (impls/: kernel_modules).
 DRIVER = ("driver.c", "commands.c", "cell.c", "buffers.c", "timing_loop.c", "timing_barrier.c",
-          "timing_window.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c", "bench_app.c",
+          "timing_window.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c", "bench_loggp.c",
+          "bench_app.c",
           "validate.c", "faults.c", "clock.c")
 HEADERS = ("arena.h", "core.h")
 

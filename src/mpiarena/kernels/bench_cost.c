@@ -13,6 +13,7 @@
  *   threads   size = T threads per rank (MPI_THREAD_MULTIPLE), each streaming windows of
  *             8-byte messages on its own tag; time per message
  *   msgrate   windows of W non-blocking sends of size bytes, acknowledged; time per message
+ *   loggp     LogGP's round trips and overheads: bench_loggp.c
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -178,6 +179,7 @@ void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, int wi
         break;
     case B_PROGRESS: progress_loop(size, k, b); break;
     case B_THREADS: threads_loop((int)size, k, b, window); break;
+    case B_LOGGP: arena_run_loggp(size, k, b); break;
     default: for (long i = 0; i < k; i++) msgrate_window(size, b, window); break;
     }
 }

@@ -20,6 +20,7 @@ static const char *extra_names[X_COUNT] = {
     "t_send", "t_recv", "t_sendrecv", "t_scatter", "t_reduce",
     "pi_error", "checksum_error", "primes", "energy_drift",
     "late", "clock_offset", "clock_drift",
+    "prtt1", "prttn", "prttd", "delay", "o_s", "o_r", "prtt_n",
 };
 
 enum step_kind { STEP_RUN, STEP_OBS, STEP_END };

@@ -65,7 +65,7 @@ int arena_parse_cmd(char *line, struct cmd *c)
 const char *arena_unrunnable(const struct cmd *c, char *msg, size_t len)
 {
     int b = c->bench, np = arena_np;
-    int sized = is_p2p(b) || b == B_MSGRATE || b == B_PROGRESS || b == B_OVERLAP;
+    int sized = is_p2p(b) || b == B_MSGRATE || b == B_PROGRESS || b == B_OVERLAP || b == B_LOGGP;
     if (b < 0) return "unknown benchmark";
     if (is_pair(b) && np < 2) return "needs at least 2 ranks";
     if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";

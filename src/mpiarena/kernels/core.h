@@ -7,7 +7,8 @@
  * buffers.c     a cell's buffers (off-cache slots), checked allocation, memory figures
  * timing_*.c    the timing methods: loop, barrier, window (see each file)
  * bench_*.c     the benchmark groups: p2p (and wtime), coll (and mock-ups, bcast-ack),
- *               cost (cpu, memory, overlap, progress, threads, msgrate), app (apps.c's kernels)
+ *               cost (cpu, memory, overlap, progress, threads, msgrate), loggp (LogGP's
+ *               round trips), app (apps.c's kernels)
  * validate.c    one untimed iteration with patterned data, checked
  * faults.c      the test-only hooks, decided before any timed region
  *
@@ -34,7 +35,7 @@ enum bench {
     /* Mock-ups (self-consistency guidelines): see bench_coll.c */
     B_M_ALLREDUCE_RB, B_M_ALLREDUCE_RSB, B_M_BCAST_SA, B_M_ALLGATHER_GB, B_M_ALLGATHER_A2A,
     B_M_GATHER_AG, B_M_SCATTER_B, B_M_REDUCE_AR, B_M_RSB_RS, B_M_SCAN_ER,
-    B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE,
+    B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE, B_LOGGP,
     B_APP_PI, B_APP_MATVEC, B_APP_MATMUL, B_APP_ROWMM, B_APP_PRIMES, B_APP_MD, B_APP_STENCIL,
     B_COUNT
 };
@@ -48,6 +49,7 @@ enum extra {
     X_T_SEND, X_T_RECV, X_T_SENDRECV, X_T_SCATTER, X_T_REDUCE, /* in arena_call's order */
     X_PI_ERROR, X_CHECKSUM_ERROR, X_PRIMES, X_ENERGY_DRIFT,
     X_LATE, X_CLOCK_OFFSET, X_CLOCK_DRIFT,
+    X_PRTT1, X_PRTTN, X_PRTTD, X_DELAY, X_O_S, X_O_R, X_PRTT_N, /* loggp */
     X_COUNT
 };
 
@@ -86,7 +88,7 @@ static inline int is_synced(int b) { return is_coll(b) && b != B_BCAST_ACK; }
 /* Benchmarks run by ranks 0 and 1 only. */
 static inline int is_pair(int b)
 {
-    return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_MSGRATE);
+    return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_LOGGP);
 }
 static inline int is_app(int b) { return b >= B_APP_PI && b < B_COUNT; }
 static inline enum arena_coll coll_of(int b)
@@ -138,6 +140,7 @@ double arena_bcast_ack(size_t size, long k, const struct bufs *b);
 const char *arena_mock_unrunnable(int b, size_t size, char *msg, size_t len);
 void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, int window,
                     double hold);
+void arena_run_loggp(size_t size, long k, const struct bufs *b);
 double arena_run_app(int bench, size_t size, long k);
 const char *arena_app_bad(void); /* why the cell's kernel answered wrong, or "" */
 void arena_app_reset(void);

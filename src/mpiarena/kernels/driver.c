@@ -30,7 +30,8 @@
  * timing_window.c. Every observation carries `cpu`: the rank's CPU seconds (user + system,
  * getrusage, every thread) per wall second of the loop. The benchmarks: bench_p2p.c,
  * bench_coll.c (collectives, mock-ups, bcast-ack), bench_cost.c (cpu, memory, overlap,
- * progress, threads, msgrate and their extras), bench_app.c (the application kernels).
+ * progress, threads, msgrate and their extras), bench_loggp.c (LogGP's round trips),
+ * bench_app.c (the application kernels).
  * `arena --baseline BENCH SIZE NP` runs no library: it allocates and touches the buffers a
  * cell would, and prints `baseline RSS_START RSS PEAK` (bytes), the memory baseline.
  */
@@ -55,7 +56,7 @@ const char *const arena_bench_names[B_COUNT] = {
     "bcast=scatter+allgather", "allgather=gather+bcast", "allgather=alltoall",
     "gather=allgather", "scatter=bcast", "reduce=allreduce", "reduce_scatter_block=reduce+scatter",
     "scan=exscan+reduce_local",
-    "cpu", "memory", "overlap", "progress", "threads", "msgrate",
+    "cpu", "memory", "overlap", "progress", "threads", "msgrate", "loggp",
     "app-pi", "app-matvec", "app-matmul", "app-rowmm", "app-primes", "app-md", "app-stencil",
 };
 
