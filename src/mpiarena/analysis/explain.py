@@ -4,7 +4,8 @@ The sizes are cut where either variant's model changes regime. In each range the
 are judged on the geometric mean of their cells per launch (one figure per launch, so the
 launch stays the unit), and the models' parameters (start-up alpha in the first regime, cost
 per byte beta everywhere) on their per-launch fits: all through `stats.judge` as one family
-(Holm across the whole explanation). For a collective, each cell's closest algorithm shape
+(Holm across the whole explanation), with LogGP's overheads and gap where both ran the loggp
+benchmark. For a collective, each cell's closest algorithm shape
 under the variant's pingpong model (analysis/predict.py) comes with it. Each clause names the
 stored cells it rests on."""
 
@@ -21,6 +22,7 @@ from ..errors import ArenaError
 from ..results import Key, RunData
 from .curves import Switch
 from .groups import figure, measured
+from .loggp import loggp
 from .models import Estimate, P2pModel, Regime, fit_models
 from .predict import CellFit, run_predictions
 from .stats import Judged, Pair, Sample, judge
@@ -30,10 +32,11 @@ from .stats import Judged, Pair, Sample, judge
 class Parameter:
     """One fitted parameter of both variants, judged: b's over a's."""
 
-    name: str  # alpha | beta
+    name: str  # alpha | beta, or LogGP's o_s | o_r | g
     a: float
     b: float
     judged: Judged
+    at: int | None = None  # LogGP's: the size it was measured at
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class Explanation:
     ranges: tuple[Range, ...]
     switches_a: tuple[Switch, ...]
     switches_b: tuple[Switch, ...]
+    loggp: tuple[Parameter, ...] = ()  # both ran the loggp benchmark: its overheads and gap
 
     def cells(self) -> list[Key]:
         """Every stored cell a clause rests on."""
@@ -132,6 +136,8 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
         plan.append((first, last, inside, params, ra, rb))
         pairs += [Pair(_range_sample(data, inside, a), _range_sample(data, inside, b)),
                   *(p for *_, p in params)]
+    overheads = _loggp_pairs(data, a, b)
+    pairs += [p for *_, p in overheads]
     judged = iter(judge(pairs))
     fits = {(f.variant, f.size): f for f in run_predictions(data)
             if f.bench == bench and f.np == np_}
@@ -147,7 +153,27 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
                          tuple(fits[b, k.size] for k in inside if (b, k.size) in fits)))
     return Explanation(data.run_id, a, b, bench, np_, tuple(out),
                        tuple(r.opened_by for r in ma.regimes if r.opened_by),
-                       tuple(r.opened_by for r in mb.regimes if r.opened_by))
+                       tuple(r.opened_by for r in mb.regimes if r.opened_by),
+                       tuple(Parameter(name, va, vb, next(judged), size)
+                             for name, size, va, vb, _ in overheads))
+
+
+def _loggp_pairs(data: RunData, a: str, b: str) -> list[tuple[str, int, float, float, Pair]]:
+    """LogGP's o_s, o_r and g(s) of both variants at the smallest and largest size both
+    measured with the loggp benchmark (none when either did not run it)."""
+    models = loggp(data)
+    if a not in models or b not in models:
+        return []
+    pa = {p.size: p for p in models[a].points}
+    pb = {p.size: p for p in models[b].points}
+    common = sorted(set(pa) & set(pb))
+    out = []
+    for size in sorted({common[0], common[-1]} if common else set()):
+        for name in ("o_s", "o_r", "g"):
+            fa, fb = getattr(pa[size], name), getattr(pb[size], name)
+            if fa.per_launch and fb.per_launch and min(*fa.per_launch, *fb.per_launch) > 0:
+                out.append((name, size, fa.value, fb.value, Pair(fa.sample, fb.sample)))
+    return out
 
 
 def _range_sample(data: RunData, keys: Sequence[Key], variant: str) -> Sample:

@@ -42,6 +42,11 @@ class Figure:
     low: float
     high: float
     launches: int
+    per_launch: tuple[float, ...] = ()  # each launch's median (fit), for `stats.judge`
+
+    @property
+    def sample(self) -> Sample:
+        return [np.array([v]) for v in self.per_launch]
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,8 @@ def _sample(group: Group, of: Callable[[Extras], float]) -> dict[int, np.ndarray
 
 def _figure(sample: Sample) -> Figure:
     low, high = center_ci(sample)
-    return Figure(center(sample), low, high, len(launch_medians(sample)))
+    medians = launch_medians(sample)
+    return Figure(center(sample), low, high, len(medians), tuple(float(x) for x in medians))
 
 
 def fit_gap(sizes: Sequence[int], gaps: Sequence[float]) -> tuple[float, float]:

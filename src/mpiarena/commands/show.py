@@ -24,7 +24,8 @@ from .options import console, db_option
 @click.option("--config", is_flag=True, help="what ran: each variant's transport and the control "
               "variables that differ from its library's defaults, settings that did not take")
 @click.option("--models", is_flag=True, help="fitted models: alpha-beta per protocol regime of "
-              "each variant's pingpong, with intervals and residuals")
+              "each variant's pingpong, LogGP from the loggp benchmark, collectives predicted "
+              "from the models")
 @db_option
 def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: bool, lines: int,
              config: bool, models: bool, db: str) -> None:
@@ -59,16 +60,18 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     if models:
+        from ..analysis.loggp import loggp
         from ..analysis.models import fit_models
         from ..analysis.predict import run_predictions
-        from ..report.models import model_lines, prediction_lines
+        from ..report.models import loggp_lines, model_lines, prediction_lines
 
-        fitted = fit_models(data)
-        if not fitted:
-            raise ArenaError(f"run {run_id} has no pingpong curve to fit (two sizes or more at "
-                             "2 ranks): run with --bench pingpong")
         cores = int(data.machine.get("cores", 1))
-        for line in [*model_lines(fitted), *prediction_lines(run_predictions(data), cores)]:
+        said = [*model_lines(fit_models(data)), *loggp_lines(loggp(data)),
+                *prediction_lines(run_predictions(data), cores)]
+        if not said:
+            raise ArenaError(f"run {run_id} has nothing to fit a model to: run with --bench "
+                             "pingpong (two sizes or more) or --bench loggp")
+        for line in said:
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     terminal.render(data, console, all_verdicts, tables, method)

@@ -10,11 +10,12 @@ from ..units import seconds
 from .models import shape_runs
 from .summary import ci_text, rule_text
 
-PARAMETER_WORDS = {"alpha": "start-up alpha", "beta": "cost per byte beta"}
+PARAMETER_WORDS = {"alpha": "start-up alpha", "beta": "cost per byte beta",
+                   "o_s": "send overhead o_s", "o_r": "receive overhead o_r", "g": "gap g(s)"}
 
 
 def _value(name: str, v: float) -> str:
-    return seconds(v) if name == "alpha" else f"{v * 1e9:.3g} ns/B"
+    return f"{v * 1e9:.3g} ns/B" if name == "beta" else seconds(v)
 
 
 def _cells_text(e: Explanation, r: Range) -> str:
@@ -34,7 +35,7 @@ def parameter_text(e: Explanation, p: Parameter) -> str:
     j = p.judged
     ci = ci_text(j.ci_low, j.ci_high)
     values = f"{_value(p.name, p.a)} ({e.a}) against {_value(p.name, p.b)} ({e.b})"
-    words = PARAMETER_WORDS[p.name]
+    words = PARAMETER_WORDS[p.name] + (f" at {format_size(p.at)}" if p.at is not None else "")
     if j.outcome in ("above", "below"):
         lower = e.a if j.outcome == "above" else e.b
         return f"{words} {values}: {lower}'s is lower, ratio {j.ratio:.2f} ({ci})"
@@ -80,6 +81,9 @@ def explanation_lines(e: Explanation) -> list[str]:
     lines += [range_clause(e, r) for r in e.ranges]
     lines.append(f"Protocol switches: {_switches(e.a, e.switches_a)}; "
                  f"{_switches(e.b, e.switches_b)}")
+    if e.loggp:
+        lines.append("LogGP (the loggp benchmark's cells): "
+                     + "; ".join(parameter_text(e, p) for p in e.loggp))
     lines.append(f"Every figure above is stored: mpiarena show {e.run_id} --tables "
                  f"(the {e.bench} table), --models for the fits")
     return lines

@@ -21,6 +21,7 @@ import jinja2
 from .. import __version__, units
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.interference import Finding, finding
+from ..analysis.loggp import loggp
 from ..analysis.models import fit_models
 from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis, analyse, scoreboard
@@ -37,7 +38,7 @@ from .fingerprint import line as fingerprint_line
 from .guidelines import guidelines
 from .interference import warning_lines
 from .models import heading as models_heading
-from .models import prediction_lines, regime_text
+from .models import loggp_lines, prediction_lines, regime_text
 from .summary import (
     cell_text,
     machine_line,
@@ -201,13 +202,15 @@ def _what_ran(data: RunData) -> dict[str, Any]:
 
 
 def _models(data: RunData) -> dict[str, Any] | None:
-    """The 'models' section: per variant each regime's line, intervals and residuals."""
-    fitted = fit_models(data)
-    if not fitted:
+    """The 'models' section: per variant each regime's line, intervals and residuals; LogGP;
+    the collectives predicted from the lines."""
+    fitted, measured = fit_models(data), loggp(data)
+    if not fitted and not measured:
         return None
-    return {"heading": models_heading(fitted),
+    return {"heading": models_heading(fitted) if fitted else "",
             "variants": [{"variant": v, "regimes": [regime_text(r) for r in m.regimes]}
                          for v, m in fitted.items()],
+            "loggp": loggp_lines(measured),
             "predictions": prediction_lines(run_predictions(data),
                                             int(data.machine.get("cores", 1)))}
 

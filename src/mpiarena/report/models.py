@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..analysis.loggp import Figure, LogGPModel
 from ..analysis.models import RESIDUAL_TARGET, Estimate, P2pModel, Regime
 from ..analysis.predict import TARGET, CellFit, summary
 from ..sizes import format_size
@@ -126,4 +127,36 @@ def prediction_lines(fits: list[CellFit], cores: int) -> list[str]:
         for bench, np_ in sorted({(f.bench, f.np) for f in mine}):
             runs = shape_runs([f for f in mine if f.bench == bench and f.np == np_])
             lines.append(f"  {bench}, {np_} ranks: " + "; ".join(r.text() for r in runs))
+    return lines
+
+
+LOGGP_HEADING = (
+    "LogGP as Netgauge measures it (loggp benchmark, 2 ranks): L = half PRTT(1,0,s) at the "
+    "smallest size; per size o_s (time inside a send), o_r (time inside a receive whose "
+    "message is there) and the gap g(s) of a burst; g and G fitted as g(s) = g + (s - 1) G per "
+    "size range; 95% intervals over launches; sizes that are powers of two (export --summary "
+    "has every size)")
+
+
+def figure_text(f: Figure) -> str:
+    return f"{seconds(f.value)} ({seconds(f.low)} to {seconds(f.high)})"
+
+
+def loggp_lines(models: dict[str, LogGPModel]) -> list[str]:
+    """What `show --models` prints for a run that measured loggp."""
+    if not models:
+        return []
+    lines = [LOGGP_HEADING]
+    for variant, m in models.items():
+        lines.append(f"{variant}: L {figure_text(m.L)}")
+        lines += [f"  {format_size(p.size)}: o_s {figure_text(p.o_s)}, o_r "
+                  f"{figure_text(p.o_r)}, g(s) {figure_text(p.g)}" for p in m.points
+                  if p.size & (p.size - 1) == 0]  # powers of two (and 0): export has all
+        for r in m.ranges:
+            rate = f" = {bandwidth(1 / r.G.value)}" if r.G.value > 0 else ""
+            lines.append(
+                f"  g, G over {format_size(r.sizes[0])}-{format_size(r.sizes[-1])}: g "
+                f"{figure_text(r.g)}, G {r.G.value * 1e9:.3g} ns/B ({r.G.low * 1e9:.3g}-"
+                f"{r.G.high * 1e9:.3g}){rate}; residuals worst {r.max_residual:.1%}, RMS "
+                f"{r.rms_residual:.1%}")
     return lines

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.fingerprint import fingerprints, tuned_of
+from ..analysis.loggp import Figure, loggp
 from ..analysis.models import fit_models
 from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
@@ -85,8 +86,26 @@ def to_json(a: Analysis) -> str:
         "what_ran": what_ran(data),
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
         "models": models(data),
+        "loggp": loggp_export(data),
         "predictions": predictions(data),
         "records": records(a)}, indent=1)
+
+
+def _figure(f: Figure) -> dict[str, float | int | None]:
+    return {"value": f.value, "low": _number(f.low), "high": _number(f.high),
+            "launches": f.launches}
+
+
+def loggp_export(data: RunData) -> list[dict[str, Any]]:
+    """Per variant its LogGP parameters: L, per size o_s, o_r, g(s), and g, G per size range."""
+    return [{"variant": v, "np": m.np, "n": m.n, "L": _figure(m.L),
+             "sizes": [{"size": p.size, "half_rtt": _figure(p.half_rtt), "o_s": _figure(p.o_s),
+                        "o_s_prtt": _figure(p.o_s_prtt), "o_r": _figure(p.o_r),
+                        "g": _figure(p.g)} for p in m.points],
+             "ranges": [{"first": r.sizes[0], "last": r.sizes[-1], "g": _figure(r.g),
+                         "G": _figure(r.G), "worst_residual": r.max_residual,
+                         "rms_residual": r.rms_residual} for r in m.ranges]}
+            for v, m in loggp(data).items()]
 
 
 def predictions(data: RunData) -> list[dict[str, Any]]:
