@@ -143,7 +143,7 @@ def test_every_clause_of_explain_quotes_stored_figures(tmp_path):
         lo, hi = _size(first), _size(last or first)
         keys = sorted(k for k in data.cells if k.bench == "pingpong" and lo <= k.size <= hi)
         covered += keys
-        n = int(re.search(r"x over (\d+) cells", rest).group(1))
+        n = int(re.search(r"x over (\d+) cells?", rest).group(1))
         assert n == len(keys), clause
         ratios = [figure(data.cells[k][OMPI.id]) / figure(data.cells[k][MPICH.id]) for k in keys]
         if n > 1:

@@ -74,7 +74,7 @@ class Explanation:
 
 def _cuts(a: P2pModel, b: P2pModel, sizes: Sequence[int]) -> list[tuple[int, int]]:
     """The measured sizes cut where either model opens a regime: (first, last) per range."""
-    starts = sorted({r.first for r in (*a.regimes, *b.regimes)} | {sizes[0]})
+    starts = sorted({r.first for r in (*a.regimes[1:], *b.regimes[1:])} | {sizes[0]})
     out = []
     for i, first in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else None

@@ -22,7 +22,8 @@ def _cells_text(e: Explanation, r: Range) -> str:
     j = r.measured
     ratios = [fb / fa for fa, fb in r.figures]
     spread = f", cells {min(ratios):.2f}-{max(ratios):.2f}x" if len(ratios) > 1 else ""
-    head = f"{e.b}/{e.a} {j.ratio:.2f}x over {len(ratios)} cells ({ci_text(j.ci_low, j.ci_high)}"
+    cells = f"{len(ratios)} cell{'s' if len(ratios) > 1 else ''}"
+    head = f"{e.b}/{e.a} {j.ratio:.2f}x over {cells} ({ci_text(j.ci_low, j.ci_high)}"
     if j.outcome in ("above", "below"):
         faster = e.a if j.outcome == "above" else e.b
         return f"{head}{spread}): {faster} is faster"
