@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..analysis.curves import Switch
 from ..analysis.explain import Explanation, Parameter, Range
+from ..analysis.stats import Judged
 from ..sizes import format_size
 from ..units import seconds
 from .models import shape_runs
@@ -18,31 +19,31 @@ def _value(name: str, v: float) -> str:
     return f"{v * 1e9:.3g} ns/B" if name == "beta" else seconds(v)
 
 
+def _lower(e: Explanation, j: Judged) -> str | None:
+    """The variant a decided comparison (b's over a's) says is lower; None if undecided."""
+    return {"above": e.a, "below": e.b}.get(j.outcome)
+
+
 def _cells_text(e: Explanation, r: Range) -> str:
     j = r.measured
     ratios = [fb / fa for fa, fb in r.figures]
     spread = f", cells {min(ratios):.2f}-{max(ratios):.2f}x" if len(ratios) > 1 else ""
     cells = f"{len(ratios)} cell{'s' if len(ratios) > 1 else ''}"
-    head = f"{e.b}/{e.a} {j.ratio:.2f}x over {cells} ({ci_text(j.ci_low, j.ci_high)}"
-    if j.outcome in ("above", "below"):
-        faster = e.a if j.outcome == "above" else e.b
-        return f"{head}{spread}): {faster} is faster"
-    if j.outcome == "same":
-        return f"{head}{spread}): indistinguishable"
-    return f"{head}{spread}): cannot tell who is faster"
+    lower = _lower(e, j)
+    said = f"{lower} is faster" if lower else "indistinguishable" if j.outcome == "same" \
+        else "cannot tell who is faster"
+    return (f"{e.b}/{e.a} {j.ratio:.2f}x over {cells} ({ci_text(j.ci_low, j.ci_high)}{spread}): "
+            f"{said}")
 
 
 def parameter_text(e: Explanation, p: Parameter) -> str:
     j = p.judged
-    ci = ci_text(j.ci_low, j.ci_high)
     values = f"{_value(p.name, p.a)} ({e.a}) against {_value(p.name, p.b)} ({e.b})"
     words = PARAMETER_WORDS[p.name] + (f" at {format_size(p.at)}" if p.at is not None else "")
-    if j.outcome in ("above", "below"):
-        lower = e.a if j.outcome == "above" else e.b
-        return f"{words} {values}: {lower}'s is lower, ratio {j.ratio:.2f} ({ci})"
-    if j.outcome == "same":
-        return f"{words} {values}: the same within the threshold ({ci})"
-    return f"{words} {values}: cannot tell ({ci})"
+    lower = _lower(e, j)
+    said = f"{lower}'s is lower" if lower else "the same within the threshold" \
+        if j.outcome == "same" else "cannot tell"
+    return f"{words} {values}: {said} ({e.b}/{e.a} {j.ratio:.2f}, {ci_text(j.ci_low, j.ci_high)})"
 
 
 def range_clause(e: Explanation, r: Range) -> str:
