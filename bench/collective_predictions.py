@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Collective predictions from each library's point-to-point time, checked against the run.
 
-One real `mpiarena run` measures pingpong and bcast, reduce, allreduce, allgather, alltoall,
+One real `mpiarena run` measures pingpong, sendrecv (a simultaneous exchange, for the
+algorithms' exchange rounds) and bcast, reduce, allreduce, allgather, alltoall,
 gather and scatter at 2 and 4 ranks, 8 B to 1 MiB by 4x, on MPICH 4.0.2, Open MPI 4.1.4 and
 MPICH 5.0.2 (those installed), launches interleaved. T(size), one message's seconds, is each
 library's fitted model (`mpiarena.analysis.models.fit_models`, alpha-beta per regime).
@@ -39,7 +40,8 @@ SHARE = 0.8  # of cells within TARGET
 
 
 def measure(db: str, impls: list[str], nps: str, launches: int) -> int:
-    argv = [*mpiarena_argv(), "run", "--bench", ",".join(("pingpong", *COLLS)), "--np", nps,
+    benches = ",".join(("pingpong", "sendrecv", *COLLS))
+    argv = [*mpiarena_argv(), "run", "--bench", benches, "--np", nps,
             "--impl", ",".join(impls), "--sizes", ",".join(map(str, SIZES)),
             "--launches", str(launches), "--budget", "off", "--db", db]
     print("$", " ".join(argv[-14:]), flush=True)

@@ -79,6 +79,22 @@ def test_alltoall_bruck_sends_half_the_blocks_each_round_and_rooted_trees_halve_
     assert cost("gather", 8, 1000, "linear") == pytest.approx(7 * t(1000))
 
 
+def test_exchange_rounds_cost_the_exchange_time_and_one_way_rounds_do_not():
+    def x(size: float) -> float:  # a simultaneous exchange: both directions share the copies
+        return 2 * t(size)
+
+    def with_x(coll: str, p: int, size: int, shape: str) -> float:
+        return next(c.seconds for c in predict(coll, p, size, t, x) if c.shape == shape)
+
+    assert with_x("allgather", 4, M, "ring") == pytest.approx(3 * x(M))
+    assert with_x("alltoall", 2, M, "pairwise") == pytest.approx(x(M))
+    assert with_x("allreduce", 4, M, "recursive_doubling") == pytest.approx(2 * x(M))
+    assert with_x("allreduce", 4, M, "reduce_bcast") == pytest.approx(4 * t(M))  # one-way
+    assert with_x("bcast", 4, M, "binomial") == pytest.approx(2 * t(M))
+    assert with_x("bcast", 4, M, "scatter_ring_allgather") == pytest.approx(
+        t(M / 2) + t(M / 4) + 3 * x(M / 4))  # the scatter one-way, the ring exchanges
+
+
 def test_rank_counts_that_are_not_a_power_of_two_take_the_extra_rounds():
     assert rounds("allreduce", 6, M, "recursive_doubling") == 2 + 2  # fold in, 2 rounds, back
     assert rounds("allreduce", 6, M, "rabenseifner") == 2 + 2 + 2

@@ -91,7 +91,14 @@ def test_html_is_self_contained_complete_and_small(html_report: Path):
     assert "dissemination barrier" in text                           # the method
     alts = re.findall(r'<img [^>]*alt="([^"]*)"', page)
     assert {"pingpong, 2 ranks: time", "pingpong, 2 ranks: bandwidth", "bcast: time vs ranks",
-            "pingpong, 2 ranks: signature graph", "Winners"} <= set(alts)
+            "pingpong, 2 ranks: signature graph", "Winners",
+            "pingpong, 2 ranks: fitted models"} <= set(alts)
+    # the models: each variant's line, and its bcasts predicted from it (3 ranks marked)
+    assert "Models: why the curves look as they do" in text
+    assert all(re.search(rf"{re.escape(v)}\W{{0,3}} 8 B-64 KiB \(3\) first regime alpha ", text)
+               for v in TWO), text
+    assert "Collectives predicted from the models" in text
+    assert re.search(r"3 ranks \d+ of \d+ cells \[oversubscribed: 3 ranks on 2 cores", text)
     if BROKEN:
         assert f"{BROKEN}:broken" in text and "OMPI_MCA_btl=nosuch" in text
         assert re.search(rf"{re.escape(BROKEN)}:broken (skipped|failed) at ", text)
@@ -252,7 +259,7 @@ def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):
     out = tmp_path / "figs"
     done = mpiarena("plot", "latest", "-o", str(out), "--db", run_db)
     assert done.returncode == 0, done.stderr
-    expected = ["winners", "pingpong-np2-time", "pingpong-np2-bandwidth",
+    expected = ["winners", "pingpong-np2-models", "pingpong-np2-time", "pingpong-np2-bandwidth",
                 "pingpong-np2-signature", "pingpong-np2-relative", "bcast-np2-time",
                 "bcast-np3-time", "bcast-np3-relative", "bcast-ranks"]
     for stem in expected:

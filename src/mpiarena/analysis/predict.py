@@ -8,10 +8,13 @@ whole vector of ceil(size/4) ints padded to the ranks for reduce_scatter_block) 
 count p. Given T(m), the seconds of one message of m bytes between two ranks (pingpong's half
 round trip), a round costs k T(m): m its largest message, k the messages one rank sends or
 receives one after another in it (the root of a linear algorithm: p - 1); the messages of
-different ranks go in parallel. What the model leaves out: the reductions' arithmetic, contention
-between the round's messages (on 2 cores, ranks beyond 2 share them), and overlap of a rank's
-sends. Rank counts that are not a power of two take the extra rounds the usual algorithms do
-(the extra ranks fold in first and get the result last).
+different ranks go in parallel. A round where every rank sends and receives at once (recursive
+doubling, a ring step, a pairwise swap, Bruck) costs X(m), the time of a simultaneous exchange
+from the sendrecv benchmark's model where the run measured it, else T(m). What the model leaves
+out: the reductions' arithmetic, local copies, contention between the round's messages (on 2
+cores, ranks beyond 2 share them), and overlap of a rank's sends. Rank counts that are not a
+power of two take the extra rounds the usual algorithms do (the extra ranks fold in first and
+get the result last).
 
 A cell's best shape is the one closest to the measured figure in log ratio; its error is that
 prediction over the measurement, less one. Where ranks outnumber cores the cell is marked
@@ -38,10 +41,12 @@ SAME = 1e-9  # relative difference below which two shapes predict the same time
 @dataclass(frozen=True)
 class Round:
     """One round of a shape: `count` messages of `message` bytes, one after another, at the
-    busiest rank (1: every rank sends or receives one message, all in parallel)."""
+    busiest rank (1: every rank sends or receives one message, all in parallel); `exchange`:
+    each rank sends and receives at once (recursive doubling, a ring step, a pairwise swap)."""
 
     message: float
     count: int = 1
+    exchange: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,10 @@ class Shape:
     name: str
     rounds: tuple[Round, ...]
 
-    def cost(self, t: P2p) -> float:
-        return sum(r.count * t(r.message) for r in self.rounds)
+    def cost(self, t: P2p, x: P2p | None = None) -> float:
+        """Seconds under T for one-way rounds and X (T if none) for exchanges."""
+        return sum(r.count * (x if r.exchange and x is not None else t)(r.message)
+                   for r in self.rounds)
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,11 @@ def _same(m: float, n: int) -> tuple[Round, ...]:
     return (Round(m),) * n
 
 
+def _swaps(m: float, n: int) -> tuple[Round, ...]:
+    """n exchange rounds of m bytes each way."""
+    return (Round(m, exchange=True),) * n
+
+
 def _binomial_blocks(block: float, p: int) -> tuple[Round, ...]:
     """A binomial scatter of p blocks from the root (a gather is the same rounds reversed, at
     the same cost): in the round of distance 2^j the root hands a subtree of up to 2^j blocks."""
@@ -126,13 +138,13 @@ def _doubling_blocks(block: float, p: int) -> tuple[Round, ...]:
     beyond the largest power of two q hand their block in first and get the whole last."""
     q = _pow2(p)
     held = block * p / q
-    core = tuple(Round(held * (1 << k)) for k in range(_levels(q)))
+    core = tuple(Round(held * (1 << k), exchange=True) for k in range(_levels(q)))
     return core if q == p else (Round(block), *core, Round(block * p))
 
 
 def _halving(n: float, q: int) -> tuple[Round, ...]:
     """Recursive halving of an n-byte vector over q (a power of two) ranks: n/2, n/4 ... n/q."""
-    return tuple(Round(n / (2 << k)) for k in range(_levels(q)))
+    return tuple(Round(n / (2 << k), exchange=True) for k in range(_levels(q)))
 
 
 def _fold(p: int, n: float, rounds: tuple[Round, ...], back: bool) -> tuple[Round, ...]:
@@ -163,7 +175,7 @@ def _bcast(n: float, p: int) -> list[Shape]:
             Shape("linear", (Round(n, p - 1),)),
             Shape("scatter_rd_allgather",
                   _binomial_blocks(piece, p) + _doubling_blocks(piece, p)),
-            Shape("scatter_ring_allgather", _binomial_blocks(piece, p) + _same(piece, p - 1)),
+            Shape("scatter_ring_allgather", _binomial_blocks(piece, p) + _swaps(piece, p - 1)),
             *_chains(n, p)]
 
 
@@ -178,24 +190,24 @@ def _reduce(n: float, p: int) -> list[Shape]:
 def _allreduce(n: float, p: int) -> list[Shape]:
     q = _pow2(p)
     rs = _halving(n, q)
-    return [Shape("recursive_doubling", _fold(p, n, _same(n, _levels(q)), back=True)),
+    return [Shape("recursive_doubling", _fold(p, n, _swaps(n, _levels(q)), back=True)),
             Shape("rabenseifner", _fold(p, n, rs + tuple(reversed(rs)), back=True)),
-            Shape("ring", _same(n / p, 2 * (p - 1))),
+            Shape("ring", _swaps(n / p, 2 * (p - 1))),
             Shape("reduce_bcast", _same(n, 2 * _levels(p)))]
 
 
 def _allgather(n: float, p: int) -> list[Shape]:
-    return [Shape("ring", _same(n, p - 1)),
+    return [Shape("ring", _swaps(n, p - 1)),
             Shape("recursive_doubling", _doubling_blocks(n, p)),
-            Shape("bruck", tuple(Round(n * min(1 << k, p - (1 << k)))
+            Shape("bruck", tuple(Round(n * min(1 << k, p - (1 << k)), exchange=True)
                                  for k in range(_levels(p))))]
 
 
 def _alltoall(n: float, p: int) -> list[Shape]:
-    return [Shape("pairwise", _same(n, p - 1)),
-            Shape("bruck", tuple(Round(n * sum(i >> k & 1 for i in range(p)))
+    return [Shape("pairwise", _swaps(n, p - 1)),
+            Shape("bruck", tuple(Round(n * sum(i >> k & 1 for i in range(p)), exchange=True)
                                  for k in range(_levels(p)))),
-            Shape("linear", (Round(n, p - 1),))]
+            Shape("linear", (Round(n, p - 1, exchange=True),))]
 
 
 def _rooted(n: float, p: int) -> list[Shape]:
@@ -204,7 +216,7 @@ def _rooted(n: float, p: int) -> list[Shape]:
 
 
 def _barrier(n: float, p: int) -> list[Shape]:
-    return [Shape("dissemination", _same(0, _levels(p))),
+    return [Shape("dissemination", _swaps(0, _levels(p))),
             Shape("tree", _same(0, 2 * _levels(p)))]
 
 
@@ -213,11 +225,11 @@ def _reduce_scatter(n: float, p: int) -> list[Shape]:
     block = n / p
     return [Shape("recursive_halving", _fold(p, n, _halving(n, _pow2(p)), back=False)
                   + ((Round(block),) if _pow2(p) != p else ())),
-            Shape("pairwise", _same(block, p - 1))]
+            Shape("pairwise", _swaps(block, p - 1))]
 
 
 def _scan(n: float, p: int) -> list[Shape]:
-    return [Shape("recursive_doubling", _same(n, _levels(p))),
+    return [Shape("recursive_doubling", _swaps(n, _levels(p))),
             Shape("linear", _same(n, p - 1))]
 
 
@@ -276,12 +288,13 @@ def shapes(coll: str, p: int, size: int) -> list[Shape]:
     return make(float(message(size, p)), p)
 
 
-def predict(coll: str, p: int, size: int, t: P2p) -> list[ShapeCost]:
-    """Each shape's predicted seconds under T, in the order shapes() lists them (a shape with
-    several schedules, the chain's segment counts, at its cheapest)."""
+def predict(coll: str, p: int, size: int, t: P2p, x: P2p | None = None) -> list[ShapeCost]:
+    """Each shape's predicted seconds under T (and X for exchange rounds, T if None), in the
+    order shapes() lists them (a shape with several schedules, the chain's segment counts, at
+    its cheapest)."""
     best: dict[str, ShapeCost] = {}
     for s in shapes(coll, p, size):
-        cost = ShapeCost(s.name, s.cost(t), len(s.rounds))
+        cost = ShapeCost(s.name, s.cost(t, x), len(s.rounds))
         if s.name not in best or cost.seconds < best[s.name].seconds:
             best[s.name] = cost
     return list(best.values())
@@ -292,9 +305,9 @@ def _distance(predicted: float, measured: float) -> float:
 
 
 def fit(bench: str, size: int, np_: int, variant: str, measured: float, t: P2p, cores: int,
-        forced: str | None) -> CellFit:
+        forced: str | None, x: P2p | None = None) -> CellFit:
     """One cell's measured seconds against every shape's prediction."""
-    got = predict(bench, np_, size, t)
+    got = predict(bench, np_, size, t, x)
     ranked = sorted(got, key=lambda c: _distance(c.seconds, measured))
     best = ranked[0] if ranked and ranked[0].seconds > 0 else None
     alike = tuple(c.shape for c in got if best is not None and c is not best
@@ -310,9 +323,12 @@ def fit(bench: str, size: int, np_: int, variant: str, measured: float, t: P2p, 
                    forced, agrees)
 
 
-def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int) -> list[CellFit]:
+def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int,
+              exchange: Mapping[str, P2p] | None = None) -> list[CellFit]:
     """Every collective cell (bench, np, size) of every variant with a point-to-point model
-    that measured it; a tuning run's forced-algorithm variant takes its library's model."""
+    that measured it; a tuning run's forced-algorithm variant takes its library's model.
+    `exchange`: each variant's time of a simultaneous exchange, for exchange rounds."""
+    swaps = exchange or {}
     tuned = tuned_of(data)
     out = []
     for key in sorted(data.cells):
@@ -321,22 +337,25 @@ def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int) -> list[CellFit
         for variant, group in sorted(data.cells[key].items()):
             forced = tuned.get(variant)
             t = p2p.get(variant) or (p2p.get(forced.impl) if forced else None)
+            x = swaps.get(variant) or (swaps.get(forced.impl) if forced else None)
             measured = center(group.nested) if usable(group) else math.nan
             if t is None or not measured > 0:
                 continue
             out.append(fit(key.bench, key.size, key.np, variant, measured, t, cores,
-                           forced.algorithm if forced else None))
+                           forced.algorithm if forced else None, x))
     return out
 
 
 def run_predictions(data: RunData) -> list[CellFit]:
     """Every collective cell of the run against its variant's fitted pingpong model
-    (analysis/models.py), the machine's cores deciding what is oversubscribed."""
+    (analysis/models.py), exchange rounds against its sendrecv model where the run measured
+    sendrecv (else its pingpong model), the machine's cores deciding what is oversubscribed."""
     models = fit_models(data)
     if not models:
         return []
     return cell_fits(data, {v: m.time for v, m in models.items()},
-                     int(data.machine.get("cores", 1)))
+                     int(data.machine.get("cores", 1)),
+                     {v: m.time for v, m in fit_models(data, "sendrecv", 2).items()})
 
 
 def summary(fits: Sequence[CellFit]) -> list[Share]:

@@ -73,7 +73,8 @@ def model_lines(models: dict[str, P2pModel]) -> list[str]:
 
 PREDICTION_HEADING = (
     f"Collectives predicted from each variant's pingpong model under textbook algorithm "
-    f"shapes (a round costs its largest message's time; the reductions' arithmetic, local "
+    f"shapes (a round costs its largest message's time, an exchange round the sendrecv "
+    f"model's where the run measured sendrecv; the reductions' arithmetic, local "
     f"copies and contention are left out): per size range the closest shape and how far its "
     f"prediction is from the measurement; target: within {TARGET:.0%}")
 
