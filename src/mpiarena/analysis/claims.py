@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise, product
 from typing import Any
+
+import numpy as np
 
 from .. import units
 from ..benchmarks import BENCHMARKS
@@ -36,6 +38,7 @@ from .quantities import (
     MARGIN,
     Measured,
     link_of,
+    sample_of,
     samples_of,
     sizes_of,
     subject_of,
@@ -45,7 +48,7 @@ from .quantities import (
     values_of,
     variants_of,
 )
-from .stats import MIN_LAUNCHES, Sample, ratio_ci
+from .stats import MIN_LAUNCHES, Sample, center, center_ci, ratio_ci
 
 HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT = ("holds", "does not hold", "partly", "undecided",
                                            "cannot test")
@@ -467,7 +470,8 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
     checks: dict[str, Callable[[_Case], tuple[str, str]]] = {
         "best": _best, "order": _order, "better": _better, "grows": _grows,
         "similar": _similar, "at_most": _bound, "at_least": _bound,
-        "peak_within": _peak_within, "reduced": _reduced, "flat": _flat, "switch": _switch}
+        "peak_within": _peak_within, "reduced": _reduced, "flat": _flat, "flat_fit": _flat_fit,
+        "switch": _switch}
     status, detail = checks[claim.check](case)
     if missing:
         detail += f"; not measured (failed or n/a): {', '.join(missing)}"
@@ -517,6 +521,48 @@ def _flat(c: _Case) -> tuple[str, str]:
     return (_verdict([g <= 1 + within for g in growth]),
             f"most ranks over fewest {_range(growth)} (within {1 + within:.3g}x counts as "
             f"flat): {'; '.join(parts)}")
+
+
+def _flat_fit(c: _Case) -> tuple[str, str]:
+    """Flat, judged on a line t(p) = a + b p fitted over the rank counts: the growth it gives
+    from the fewest ranks to the most, fitted again to each launch replicate (the k-th launch
+    at every rank count) for a 95% interval of its centre; flat when that interval lies within
+    `within` either way, not flat when it lies wholly outside."""
+    within = float(c.p.get("within", 0.25))
+    data = c.runs[c.q.experiment]
+    assert isinstance(data, RunData)
+    stat = np.mean if c.q.kind == "mean" else np.median
+    oks: list[Judged] = []
+    parts = []
+    for s in c.subjects:
+        for v in variants_of(data, c.study.libraries[s].measured):
+            nps = sorted({n for (b, _, n), cell in data.cells.items()
+                          if b == c.q.bench and v in cell})
+            per_np = {n: x for n in nps if (x := sample_of(data, replace(c.q, np=n), v))}
+            if len(per_np) < 2:
+                continue
+            ranks = sorted(per_np)
+            growth = [_growth(ranks, [float(stat(per_np[n][k])) for n in ranks])
+                      for k in range(min(len(x) for x in per_np.values()))]
+            sample = [np.array([g]) for g in growth if math.isfinite(g)]
+            if not sample:
+                continue
+            lo, hi = center_ci(sample)
+            oks.append(True if 1 / (1 + within) <= lo and hi <= 1 + within else
+                       False if lo > 1 + within or hi < 1 / (1 + within) else None)
+            parts.append(f"{v} {ranks[0]} to {ranks[-1]} ranks x{center(sample):.3g} "
+                         f"(95% CI {lo:.3g}-{hi:.3g}, {len(sample)} launch replicates)")
+    if not oks:
+        return CANNOT, "fewer than two rank counts measured"
+    return (_verdict(oks), f"fitted t = a + b * ranks, most ranks over fewest (within "
+                           f"{1 + within:.3g}x either way counts as flat): {'; '.join(parts)}")
+
+
+def _growth(ranks: list[int], times: list[float]) -> float:
+    """t(most ranks) / t(fewest) on the least-squares line through (ranks, times)."""
+    b, a = np.polyfit(np.asarray(ranks, dtype=float), np.asarray(times), 1)
+    first, last = a + b * ranks[0], a + b * ranks[-1]
+    return float(last / first) if first > 0 else math.nan
 
 
 def _explained(x: Switch, data: RunData) -> bool:

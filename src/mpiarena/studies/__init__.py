@@ -27,7 +27,8 @@ HERE = Path(__file__).parent
 # per byte of the last regime, in B/s
 QUANTITIES = ("median", "mean", "latency", "peak", "call", "cpu_during", "profile", "alpha",
               "asymptote")
-CHECKS = ("best", "order", "better", "grows", "similar", "flat", "switch", "peak_within",
+CHECKS = ("best", "order", "better", "grows", "similar", "flat", "flat_fit", "switch",
+          "peak_within",
           "reduced", "at_most", "at_least", "all", "cannot")
 
 
