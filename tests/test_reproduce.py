@@ -187,6 +187,28 @@ def test_a_similarity_on_launches_is_decided_by_their_interval() -> None:
     assert row.status == FAILS, row.detail
 
 
+def test_flatness_on_a_fitted_line_is_decided_by_its_launch_replicates() -> None:
+    """Cleary's 'MPI_Wtime does not change with the ranks', judged on t = a + b * ranks over 1,
+    3 and 5 ranks: flat when every launch replicate's line grows under 25%, not flat when all
+    grow 2x, undecided when the replicates straddle the bound."""
+    study = studies.load("cleary2006")
+    flat = _claim(study, "judged on a line fitted over the rank counts")
+
+    def run(growth: list[float]) -> dict:
+        cells = {("wtime", 0, n): {v: _launches([1e-7 * (1 + (g - 1) * (n - 1) / 4)
+                                                 for g in growth])
+                                   for v in ("lam-7.1.4", "mpich-4.0.2")} for n in (1, 3, 5)}
+        return {"wtime": _run(cells)}
+
+    row = check(flat, study, run([1.0, 1.02, 0.99, 1.01, 1.0, 1.03]), {})
+    assert row.status == HOLDS and "lam-7.1.4 1 to 5 ranks x1 " in row.detail, row.detail
+    assert "95% interval" in row.detail and "6 launch replicates" in row.detail
+    row = check(flat, study, run([2.0] * 6), {})
+    assert row.status == FAILS and "x2" in row.detail, row.detail
+    row = check(flat, study, run([1.0, 1.1, 1.2, 1.3, 1.5, 1.6]), {})
+    assert row.status == UNDECIDED, row.detail
+
+
 def test_a_claim_holds_only_beyond_the_noise_margin() -> None:
     study = studies.load("cleary2006")
     sendrecv = _claim(study, "Sendrecv")  # "over five-fold": at least 5x

@@ -48,7 +48,7 @@ from .quantities import (
     values_of,
     variants_of,
 )
-from .stats import MIN_LAUNCHES, Sample, center, center_ci, ratio_ci
+from .stats import MIN_LAUNCHES, Sample, center, center_ci, center_coverage, ratio_ci
 
 HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT = ("holds", "does not hold", "partly", "undecided",
                                            "cannot test")
@@ -550,8 +550,10 @@ def _flat_fit(c: _Case) -> tuple[str, str]:
             lo, hi = center_ci(sample)
             oks.append(True if 1 / (1 + within) <= lo and hi <= 1 + within else
                        False if lo > 1 + within or hi < 1 / (1 + within) else None)
+            cover = min(center_coverage(len(sample)), 0.95)
             parts.append(f"{v} {ranks[0]} to {ranks[-1]} ranks x{center(sample):.3g} "
-                         f"(95% CI {lo:.3g}-{hi:.3g}, {len(sample)} launch replicates)")
+                         f"({cover:.0%} interval {lo:.3g}-{hi:.3g}, {len(sample)} launch "
+                         f"replicates)")
     if not oks:
         return CANNOT, "fewer than two rank counts measured"
     return (_verdict(oks), f"fitted t = a + b * ranks, most ranks over fewest (within "
