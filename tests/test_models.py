@@ -153,7 +153,7 @@ def test_every_clause_of_explain_quotes_stored_figures(tmp_path):
                                rf"\({OMPI.id}\)", rest)
             if quoted is None:
                 continue
-            ra, rb = models[MPICH.id].regime(lo), models[OMPI.id].regime(lo)
+            ra, rb = models[MPICH.id].regime(hi), models[OMPI.id].regime(hi)
             want = [seconds(getattr(r, name).value) if unit == "seconds" else
                     f"{getattr(r, name).value * 1e9:.3g} ns/B" for r in (ra, rb)]
             assert list(quoted.groups()) == want, clause

@@ -20,7 +20,6 @@ import numpy as np
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..results import Key, RunData
-from .curves import Switch
 from .groups import figure, measured
 from .loggp import loggp
 from .models import Estimate, P2pModel, Regime, fit_models
@@ -63,8 +62,8 @@ class Explanation:
     bench: str
     np: int
     ranges: tuple[Range, ...]
-    switches_a: tuple[Switch, ...]
-    switches_b: tuple[Switch, ...]
+    switches_a: tuple[Regime, ...]  # the regimes that start at a protocol switch
+    switches_b: tuple[Regime, ...]
     loggp: tuple[Parameter, ...] = ()  # both ran the loggp benchmark: its overheads and gap
 
     def cells(self) -> list[Key]:
@@ -73,8 +72,13 @@ class Explanation:
 
 
 def _cuts(a: P2pModel, b: P2pModel, sizes: Sequence[int]) -> list[tuple[int, int]]:
-    """The measured sizes cut where either model opens a regime: (first, last) per range."""
-    starts = sorted({r.first for r in (*a.regimes[1:], *b.regimes[1:])} | {sizes[0]})
+    """The measured sizes cut where either model opens a regime: (first, last) per range. Two
+    openings within one of NetPIPE's steps (size-3, size, size+3) make one cut, at the first."""
+    opened = sorted({r.first for r in (*a.regimes[1:], *b.regimes[1:])} | {sizes[0]})
+    starts: list[int] = []
+    for s in opened:
+        if not starts or s > 1.1 * starts[-1] + 3:
+            starts.append(s)
     out = []
     for i, first in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else None
@@ -131,7 +135,7 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
     plan = []
     for first, last in ranges:
         inside = tuple(k for k in keys if first <= k.size <= last)
-        ra, rb = ma.regime(first), mb.regime(first)
+        ra, rb = ma.regime(last), mb.regime(last)  # the regime of most of the range's cells
         params = _pairs(ra, rb, ra is ma.regimes[0] and rb is mb.regimes[0])
         plan.append((first, last, inside, params, ra, rb))
         pairs += [Pair(_range_sample(data, inside, a), _range_sample(data, inside, b)),
@@ -152,8 +156,8 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
                          tuple(fits[a, k.size] for k in inside if (a, k.size) in fits),
                          tuple(fits[b, k.size] for k in inside if (b, k.size) in fits)))
     return Explanation(data.run_id, a, b, bench, np_, tuple(out),
-                       tuple(r.opened_by for r in ma.regimes if r.opened_by),
-                       tuple(r.opened_by for r in mb.regimes if r.opened_by),
+                       tuple(r for r in ma.regimes if r.opened_by),
+                       tuple(r for r in mb.regimes if r.opened_by),
                        tuple(Parameter(name, va, vb, next(judged), size)
                              for name, size, va, vb, _ in overheads))
 

@@ -3,8 +3,8 @@ fitted parameters it rests on, "cannot tell" where the verdict rule does not dec
 
 from __future__ import annotations
 
-from ..analysis.curves import Switch
 from ..analysis.explain import Explanation, Parameter, Range
+from ..analysis.models import Regime
 from ..analysis.stats import Judged
 from ..sizes import format_size
 from ..units import seconds
@@ -68,11 +68,12 @@ def range_clause(e: Explanation, r: Range) -> str:
     return text
 
 
-def _switches(variant: str, found: tuple[Switch, ...]) -> str:
+def _switches(variant: str, found: tuple[Regime, ...]) -> str:
     if not found:
         return f"{variant} none"
-    return f"{variant} at " + ", ".join(f"{format_size(s.size)} ({s.kind} x{s.jump:.1f})"
-                                        for s in found)
+    return f"{variant} at " + ", ".join(
+        f"{format_size(r.first)} ({r.opened_by.kind} x{r.opened_by.jump:.1f})"
+        for r in found if r.opened_by)
 
 
 def explanation_lines(e: Explanation) -> list[str]:
