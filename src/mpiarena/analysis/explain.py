@@ -23,7 +23,7 @@ from ..results import Key, RunData
 from .groups import figure, measured
 from .loggp import loggp
 from .models import Estimate, P2pModel, Regime, fit_models
-from .predict import CellFit, run_predictions
+from .predict import SHAPES, CellFit, run_predictions
 from .stats import Judged, Pair, Sample, judge
 
 
@@ -143,7 +143,7 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
     overheads = _loggp_pairs(data, a, b)
     pairs += [p for *_, p in overheads]
     judged = iter(judge(pairs))
-    fits = {(f.variant, f.size): f for f in run_predictions(data)
+    fits = {(f.variant, f.size): f for f in (run_predictions(data) if bench in SHAPES else ())
             if f.bench == bench and f.np == np_}
     out = []
     for first, last, inside, params, ra, rb in plan:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from ..results import RunData
 from .fingerprint import tuned_of
-from .models import fit_models
+from .models import P2pModel, fit_models
 from .stats import center
 from .tuning import usable
 
@@ -346,11 +346,12 @@ def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int,
     return out
 
 
-def run_predictions(data: RunData) -> list[CellFit]:
+def run_predictions(data: RunData, models: dict[str, P2pModel] | None = None) -> list[CellFit]:
     """Every collective cell of the run against its variant's fitted pingpong model
-    (analysis/models.py), exchange rounds against its sendrecv model where the run measured
-    sendrecv (else its pingpong model), the machine's cores deciding what is oversubscribed."""
-    models = fit_models(data)
+    (analysis/models.py; `models` when the caller fitted them already), exchange rounds against
+    its sendrecv model where the run measured sendrecv (else its pingpong model), the machine's
+    cores deciding what is oversubscribed."""
+    models = fit_models(data) if models is None else models
     if not models:
         return []
     return cell_fits(data, {v: m.time for v, m in models.items()},

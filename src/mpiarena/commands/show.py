@@ -66,8 +66,9 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
         from ..report.models import loggp_lines, model_lines, prediction_lines
 
         cores = int(data.machine.get("cores", 1))
-        said = [*model_lines(fit_models(data)), *loggp_lines(loggp(data)),
-                *prediction_lines(run_predictions(data), cores)]
+        fitted = fit_models(data)
+        said = [*model_lines(fitted), *loggp_lines(loggp(data)),
+                *prediction_lines(run_predictions(data, fitted), cores)]
         if not said:
             raise ArenaError(f"run {run_id} has nothing to fit a model to: run with --bench "
                              "pingpong (two sizes or more) or --bench loggp")

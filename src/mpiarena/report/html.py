@@ -211,7 +211,7 @@ def _models(data: RunData) -> dict[str, Any] | None:
             "variants": [{"variant": v, "regimes": [regime_text(r) for r in m.regimes]}
                          for v, m in fitted.items()],
             "loggp": loggp_lines(measured),
-            "predictions": prediction_lines(run_predictions(data),
+            "predictions": prediction_lines(run_predictions(data, fitted),
                                             int(data.machine.get("cores", 1)))}
 
 

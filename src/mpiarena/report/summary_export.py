@@ -13,7 +13,7 @@ from typing import Any
 
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.loggp import Figure, loggp
-from ..analysis.models import fit_models
+from ..analysis.models import P2pModel, fit_models
 from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
@@ -85,9 +85,7 @@ def to_json(a: Analysis) -> str:
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
         "what_ran": what_ran(data),
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
-        "models": models(data),
-        "loggp": loggp_export(data),
-        "predictions": predictions(data),
+        **fitted_models(data),
         "records": records(a)}, indent=1)
 
 
@@ -108,30 +106,36 @@ def loggp_export(data: RunData) -> list[dict[str, Any]]:
             for v, m in loggp(data).items()]
 
 
-def predictions(data: RunData) -> list[dict[str, Any]]:
+def predictions(data: RunData, fitted: dict[str, P2pModel]) -> list[dict[str, Any]]:
     """Every collective cell against each algorithm shape's prediction from its variant's
     pingpong model."""
     return [{"variant": f.variant, "bench": f.bench, "size": f.size, "np": f.np,
              "measured": f.measured, "best": f.best, "error": _number(f.error),
              "alike": list(f.alike), "oversubscribed": f.oversubscribed, "forced": f.forced,
              "agrees": f.agrees, "shapes": {c.shape: c.seconds for c in f.predictions}}
-            for f in run_predictions(data)]
+            for f in run_predictions(data, fitted)]
 
 
-def models(data: RunData) -> list[dict[str, Any]]:
-    """Per variant its pingpong model: each regime's line with its intervals and residuals."""
-    return [{"variant": v, "bench": m.bench, "np": m.np,
-             "regimes": [{"first": r.first, "last": r.last,
-                          "alpha": r.alpha.value, "alpha_low": _number(r.alpha.low),
-                          "alpha_high": _number(r.alpha.high),
-                          "beta": r.beta.value, "beta_low": _number(r.beta.low),
-                          "beta_high": _number(r.beta.high),
-                          "launches": len(r.alpha.per_launch),
-                          "worst_residual": r.worst_residual, "rms_residual": r.rms_residual,
-                          "switch": {"size": r.opened_by.size, "kind": r.opened_by.kind}
-                          if r.opened_by else None,
-                          "misfit_split": r.misfit_split} for r in m.regimes]}
-            for v, m in fit_models(data).items()]
+def fitted_models(data: RunData) -> dict[str, list[dict[str, Any]]]:
+    """Per variant its pingpong model (each regime's line with its intervals and residuals),
+    its LogGP parameters, and every collective cell against each shape's prediction."""
+    fitted = fit_models(data)
+    return {"models": [_model(v, m) for v, m in fitted.items()], "loggp": loggp_export(data),
+            "predictions": predictions(data, fitted)}
+
+
+def _model(variant: str, m: P2pModel) -> dict[str, Any]:
+    return {"variant": variant, "bench": m.bench, "np": m.np,
+            "regimes": [{"first": r.first, "last": r.last,
+                         "alpha": r.alpha.value, "alpha_low": _number(r.alpha.low),
+                         "alpha_high": _number(r.alpha.high),
+                         "beta": r.beta.value, "beta_low": _number(r.beta.low),
+                         "beta_high": _number(r.beta.high),
+                         "launches": len(r.alpha.per_launch),
+                         "worst_residual": r.worst_residual, "rms_residual": r.rms_residual,
+                         "switch": {"size": r.opened_by.size, "kind": r.opened_by.kind}
+                         if r.opened_by else None,
+                         "misfit_split": r.misfit_split} for r in m.regimes]}
 
 
 def what_ran(data: RunData) -> list[dict[str, Any]]:
