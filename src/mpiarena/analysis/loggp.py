@@ -79,10 +79,6 @@ class GapRange:
     def rms_residual(self) -> float:
         return math.sqrt(sum(r * r for r in self.residuals) / len(self.residuals))
 
-    def gap(self, size: int) -> float:
-        """The fitted g(size), seconds."""
-        return self.g.value + (size - 1) * self.G.value
-
 
 @dataclass(frozen=True)
 class LogGPModel:

@@ -93,10 +93,6 @@ class P2pModel:
         """Predicted seconds at `size`, from its regime's line."""
         return self.regime(size).time(size)
 
-    @property
-    def worst_residual(self) -> float:
-        return max(r.worst_residual for r in self.regimes)
-
 
 def line(sizes: Sequence[float], times: Sequence[float]) -> tuple[float, float]:
     """alpha, beta of t = alpha + beta * s minimising relative squared residuals, with beta >= 0
@@ -133,14 +129,18 @@ def _per_launch(groups: dict[int, Group]) -> list[tuple[float, float]]:
     return out
 
 
-def _worst(sizes: Sequence[float], figures: Sequence[float]) -> float:
+def _residuals(sizes: Sequence[float], figures: Sequence[float]) -> tuple[float, ...]:
+    """fit / figure - 1 at each size, for the line through them."""
     alpha, beta = line(sizes, figures)
-    return max(abs((alpha + beta * s) / f - 1) for s, f in zip(sizes, figures, strict=True))
+    return tuple((alpha + beta * s) / f - 1 for s, f in zip(sizes, figures, strict=True))
+
+
+def _worst(sizes: Sequence[float], figures: Sequence[float]) -> float:
+    return max(abs(r) for r in _residuals(sizes, figures))
 
 
 def _squares(sizes: Sequence[float], figures: Sequence[float]) -> float:
-    alpha, beta = line(sizes, figures)
-    return sum(((alpha + beta * s) / f - 1) ** 2 for s, f in zip(sizes, figures, strict=True))
+    return sum(r * r for r in _residuals(sizes, figures))
 
 
 def _misfit_splits(sizes: list[int], figures: list[float], room: int) -> list[int]:
@@ -181,11 +181,10 @@ def _regime(groups: dict[int, Group], opened_by: Switch | None, misfit: bool) ->
     sizes = sorted(groups)
     figures = [figure(groups[s]) for s in sizes]
     alpha, beta = line(sizes, figures)
-    residuals = tuple((alpha + beta * s) / f - 1 for s, f in zip(sizes, figures, strict=True))
     launches = _per_launch(groups)
     return Regime(sizes[0], sizes[-1], _estimate(alpha, [a for a, _ in launches]),
-                  _estimate(beta, [b for _, b in launches]), tuple(sizes), residuals, opened_by,
-                  misfit)
+                  _estimate(beta, [b for _, b in launches]), tuple(sizes),
+                  _residuals(sizes, figures), opened_by, misfit)
 
 
 def fit(groups: dict[int, Group], switches: Sequence[Switch], variant: str, bench: str,

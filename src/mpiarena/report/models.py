@@ -44,7 +44,7 @@ def regime_text(r: Regime) -> RegimeText:
            "split where one line misfit" if r.misfit_split else "first regime")
     alpha = f"alpha {seconds(r.alpha.value)}" + _interval(
         r.alpha, f"{seconds(r.alpha.low)} to {seconds(r.alpha.high)}")
-    rate = f" = {bandwidth(1 / r.beta.value)}" if r.beta.value > 0 else ""
+    rate = f" = {bandwidth(r.bandwidth)}" if r.bandwidth else ""
     beta = f"beta {r.beta.value * 1e9:.3g} ns/B" + _interval(
         r.beta, f"{r.beta.low * 1e9:.3g}-{r.beta.high * 1e9:.3g}") + rate
     fit = f"residuals worst {r.worst_residual:.1%}, RMS {r.rms_residual:.1%}"
