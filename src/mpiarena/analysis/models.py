@@ -191,7 +191,7 @@ def fit(groups: dict[int, Group], switches: Sequence[Switch], variant: str, benc
         np_: int) -> P2pModel | None:
     """A variant's regimes from its groups by size, split at `switches`; None with under two
     sizes measured. Lines are fitted from 1 B: a 0-byte message takes a path of its own in
-    several libraries (Open MPI's is 20% faster than its 1-byte one here), and alpha is the
+    several libraries (Open MPI's is 12% faster than its 1-byte one here), and alpha is the
     first line's value at 0 anyway."""
     sizes = sorted(s for s, g in groups.items() if s > 0 and measured(g) and figure(g) > 0)
     if len(sizes) < 2:
