@@ -157,6 +157,12 @@ def test_every_clause_of_explain_quotes_stored_figures(tmp_path):
             want = [seconds(getattr(r, name).value) if unit == "seconds" else
                     f"{getattr(r, name).value * 1e9:.3g} ns/B" for r in (ra, rb)]
             assert list(quoted.groups()) == want, clause
+    # 4 launches a side cannot decide a Holm family this large: it says so, and what would
+    hint = re.search(r"^Cannot tell: (\d+) of (\d+) comparisons, at 4 launches a side(.*)$",
+                     said.stdout, re.M)
+    assert hint and 0 < int(hint.group(1)) <= int(hint.group(2)), said.stdout
+    more = re.search(r"--launches (\d+)\)", hint.group(3))
+    assert more is None or int(more.group(1)) > 4, hint.group(0)
     # the clauses cover every size both measured, once
     assert sorted(covered) == sorted(k for k in data.cells if k.bench == "pingpong")
     assert said.stdout.count(f"\n{format_size(0)}-") == 1  # 0 B opens the first range

@@ -70,6 +70,11 @@ class Explanation:
         """Every stored cell a clause rests on."""
         return [k for r in self.ranges for k in r.cells]
 
+    def judged(self) -> list[Judged]:
+        """Every comparison of the explanation (one Holm family)."""
+        return [j for r in self.ranges for j in (r.measured, *(p.judged for p in r.parameters))] \
+            + [p.judged for p in self.loggp]
+
 
 def _cuts(a: P2pModel, b: P2pModel, sizes: Sequence[int]) -> list[tuple[int, int]]:
     """The measured sizes cut where either model opens a regime: (first, last) per range. Two

@@ -76,6 +76,21 @@ def _switches(variant: str, found: tuple[Regime, ...]) -> str:
         for r in found if r.opened_by)
 
 
+def _undecided(e: Explanation) -> list[str]:
+    """How many comparisons stay open, and about how many launches would decide them."""
+    judged = e.judged()
+    open_ = [j for j in judged if j.outcome == "open"]
+    if not open_:
+        return []
+    needed = sorted(j.needed for j in open_ if j.needed)
+    more = (f"; about {needed[len(needed) // 2]} launches per variant would decide half of "
+            f"those that more launches can (rerun with --launches "
+            f"{needed[len(needed) // 2]})" if needed else "")
+    lo, hi = min(j.launches_a for j in open_), max(j.launches_a for j in open_)
+    return [f"Cannot tell: {len(open_)} of {len(judged)} comparisons, at "
+            f"{lo if lo == hi else f'{lo}-{hi}'} launches a side{more}"]
+
+
 def explanation_lines(e: Explanation) -> list[str]:
     """What `mpiarena explain` prints."""
     lines = [f"Why {e.a} and {e.b} differ on {e.bench} at {e.np} ranks (run {e.run_id}): "
@@ -87,6 +102,7 @@ def explanation_lines(e: Explanation) -> list[str]:
     if e.loggp:
         lines.append("LogGP (the loggp benchmark's cells): "
                      + "; ".join(parameter_text(e, p) for p in e.loggp))
+    lines += _undecided(e)
     lines.append(f"Every figure above is stored: mpiarena show {e.run_id} --tables "
                  f"(the {e.bench} table), --models for the fits")
     return lines
