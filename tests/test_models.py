@@ -88,10 +88,14 @@ def test_the_line_keeps_its_slope_non_negative():
     assert alpha == pytest.approx(1e-6) and beta == pytest.approx(1e-9)
 
 
-def _regimes_of(text: str, variant: str) -> list[int]:
-    """First sizes of a variant's regimes as `show --models` prints them."""
+def _starts_of(text: str, variant: str, switches_only: bool) -> list[int]:
+    """Where a variant's regimes start as `show --models` prints them: every one, or those that
+    open at a protocol switch (not the splits where one line misfit: on a busy machine noise
+    makes those too)."""
     block = text.split(f"\n{variant}:\n", 1)[1].split("\n" + "openmpi", 1)[0]
-    return [_size(m.group(1)) for m in re.finditer(r"^  (\S+ \S+)-\S+ \S+ \(", block, re.M)]
+    why = r"after a [a-z ]+ switch" if switches_only else ""
+    return [_size(m.group(1)) for m in
+            re.finditer(rf"^  (\S+ \S+)-\S+ \S+ \({why}", block, re.M)]
 
 
 def _size(text: str) -> int:
@@ -106,7 +110,7 @@ def test_open_mpis_eager_limit_moves_the_fitted_split(tmp_path):
     # 1 KiB switches four times earlier
     assert OMPI is not None
     suite = tmp_path / "s.toml"
-    suite.write_text(f'benchmarks = ["pingpong"]\nobservations = 3\nlaunches = 4\n'
+    suite.write_text(f'benchmarks = ["pingpong"]\nobservations = 3\nlaunches = 6\n'
                      f'init_launches = 0\n[[variant]]\nimpl = "{OMPI.id}"\nname = "eager1k"\n'
                      f'env = {{ OMPI_MCA_btl_vader_eager_limit = "1024" }}\n')
     db = str(tmp_path / "r.db")
@@ -115,11 +119,12 @@ def test_open_mpis_eager_limit_moves_the_fitted_split(tmp_path):
     assert done.returncode == 0, done.stderr
     shown = mpiarena("show", "latest", "--models", "--db", db)
     assert shown.returncode == 0, shown.stderr
-    default = [s for s in _regimes_of(shown.stdout, OMPI.id) if s > 64]
-    planted = [s for s in _regimes_of(shown.stdout, f"{OMPI.id}:eager1k") if s > 64]
-    assert any(2048 < s <= 8192 for s in default), shown.stdout
-    assert any(512 < s <= 2048 for s in planted), shown.stdout
-    assert not any(2048 < s <= 8192 for s in planted), shown.stdout
+    # (windows a NetPIPE step wide on either side: a busy machine moves a switch by one step)
+    planted = f"{OMPI.id}:eager1k"
+    assert any(1536 < s <= 8192 for s in _starts_of(shown.stdout, OMPI.id, True)), shown.stdout
+    assert any(512 < s <= 1536 for s in _starts_of(shown.stdout, planted, False)), shown.stdout
+    assert not any(2560 < s <= 8192 for s in _starts_of(shown.stdout, planted, True)), \
+        shown.stdout
 
 
 @pytest.mark.skipif(MPICH is None or OMPI is None, reason="needs MPICH 4.0.2 and Open MPI 4.1.4")
