@@ -10,7 +10,7 @@ beta with their 95% intervals over launches, and the worst and RMS relative resi
 figure - 1 over the regime's cells). The verdict is per regime on the worst residual, with the
 RMS beside it; the summary line counts regimes within the target. Exit status 1 on a miss.
 
-The machine's load while it ran is printed (other processes' CPU share from /proc/stat): on
+What other processes took of the machine while it ran is printed (`machine_load`): on
 this 2-core VM a busy spell scatters single sizes by 20-40%, which a worst residual shows and
 an RMS mostly does not.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from harness_overhead import mpiarena_argv
 
-from mpiarena import paths
+from mpiarena import machine_load, paths
 from mpiarena.analysis.models import RESIDUAL_TARGET, fit_models
 from mpiarena.impls import discover, select
 from mpiarena.report.models import regime_line
@@ -34,11 +34,6 @@ from mpiarena.results import load
 from mpiarena.store import Store
 
 FAMILIES = ("mpich", "openmpi", "impi", "lam")  # the MPI families; PVM and TCP are not MPI
-
-
-def _busy() -> tuple[float, float]:
-    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return sum(fields) - fields[3] - fields[4], sum(fields)
 
 
 def main() -> int:
@@ -52,20 +47,19 @@ def main() -> int:
         [i.id for i in select(discover({}, paths.impls_dir()), []) if i.family in FAMILIES]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "m.db"
-        start, t0 = _busy(), time.monotonic()
+        before, t0 = machine_load.snapshot(), time.monotonic()
         done = subprocess.run([*mpiarena_argv(), "run", "--impl", ",".join(impls), "--bench",
                                "pingpong", "--sizes", args.sizes, "--perturb", "--launches",
                                str(args.launches), "--observations", str(args.observations),
                                "--db", str(db)], capture_output=True, text=True, check=False)
-        end, wall = _busy(), time.monotonic() - t0
+        others, wall = machine_load.since(before), time.monotonic() - t0
         if done.returncode != 0:
             print(done.stderr, file=sys.stderr)
             return 1
         models = fit_models(load(Store(db), 1))
-    busy = (end[0] - start[0]) / max(end[1] - start[1], 1)
     print(f"pingpong {args.sizes} (NetPIPE's perturbed sizes), {args.launches} launches, "
-          f"{len(impls)} libraries, {wall:.0f} s; the machine was {busy:.0%} busy "
-          f"(our own ranks included: 100% is both cores polling)")
+          f"{len(impls)} libraries, {wall:.0f} s; other processes and steal took "
+          f"{others.share:.0%} of the machine meanwhile (machine_load, as every run counts it)")
     within = rms_within = total = 0
     for variant, m in models.items():
         print(f"{variant}:")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..benchmarks import loggp_gap
 from ..results import Group, RunData
 from .curves import switches
 from .groups import measured
@@ -100,8 +101,7 @@ def half_rtt(x: Extras) -> float:
     return x["prtt1"][0] / 2
 
 
-def gap(x: Extras) -> float:
-    return (x["prttn"][0] - x["prtt1"][0]) / (x["prtt_n"][0] - 1)
+gap = loggp_gap  # the benchmark's own figure: NaN where a burst was not slower than one message
 
 
 def o_s(x: Extras) -> float:
@@ -120,8 +120,8 @@ def _sample(group: Group, of: Callable[[Extras], float]) -> dict[int, np.ndarray
     """The parameter of each observation, by launch."""
     out: dict[int, list[float]] = {}
     for x, launch in zip(group.extras, group.launches, strict=True):
-        if "prtt1" in x:
-            out.setdefault(launch, []).append(of(x))
+        if "prtt1" in x and math.isfinite(value := of(x)):
+            out.setdefault(launch, []).append(value)
     return {launch: np.array(v) for launch, v in sorted(out.items())}
 
 

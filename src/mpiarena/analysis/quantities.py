@@ -171,6 +171,8 @@ def _models(data: RunData, bench: str) -> dict[str, P2pModel]:
     """The run's models of `bench` at 2 ranks, fitted once per run and benchmark."""
     key = (id(data), bench)
     if key not in _FITTED or _FITTED[key][0] is not data:
+        if len(_FITTED) >= 8:  # a reproduction's runs; no older run is asked again
+            _FITTED.clear()
         _FITTED[key] = (data, fit_models(data, bench, 2))
     return _FITTED[key][1]
 
