@@ -48,7 +48,7 @@ def _forced_default(impl: Implementation, coll: str, forced: str, other: str,
 def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
     assert MPICH4 is not None
     sizes = (65536, 2**20)
-    done = _forced_default(MPICH4, "bcast", "binomial", "scatter_ring_allgather", sizes, 30,
+    done = _forced_default(MPICH4, "bcast", "binomial", "scatter_ring_allgather", sizes, 50,
                            shared_dir, db)
     assert [f.size for f in done.prints] == list(sizes)
     for f in done.prints:
@@ -57,7 +57,7 @@ def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
         assert f.unlike[0].ci_high < 0.8 and f.fastest == "binomial", f  # 1.5-2.2x here
     # MPICH's launches agree within a few % here: 20 launches reach 'same' in 7 cells of 8;
     # a late launch slowed by the machine's other work can leave one cell undecided, and under
-    # the whole suite's load once left both: hence 30
+    # the whole suite's load left both twice at 20 and 30 launches: hence 50
     like = [f for f in done.prints if f.like == ["binomial"]]
     assert like, done.prints
     assert re.search(r"behaves like binomial \(indistinguishable\), [\d.]+x faster than "
