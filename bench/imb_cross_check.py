@@ -75,23 +75,26 @@ class Rounds:
     late: dict[Key, list[float]] = field(default_factory=dict)  # window: share dropped
 
 
-def build_imb(impl: Implementation, workdir: Path) -> tuple[Path | None, str]:
-    """IMB-MPI1 built with impl's wrappers in a copy of shared/imb, or None and why not."""
+def build_imb(impl: Implementation, workdir: Path, target: str = "IMB-MPI1"
+              ) -> tuple[Path | None, str]:
+    """IMB's `target` (IMB-MPI1, IMB-RMA, IMB-NBC, IMB-EXT, IMB-IO, IMB-MPI4) built with impl's
+    wrappers in a copy of shared/imb, or None and why not."""
     cxx = wrappers(impl).get("MPICXX")
     if cxx is None:
-        return None, f"no C++ wrapper beside {impl.wrapper} (IMB-MPI1 is C++)"
+        return None, f"no C++ wrapper beside {impl.wrapper} ({target} is C++)"
     tree = workdir / f"imb-{impl.id}"
-    shutil.copytree(IMB_SOURCE, tree)
+    if not tree.exists():
+        shutil.copytree(IMB_SOURCE, tree)
     # Open MPI 4.1's C++ bindings cast between function types, which IMB's -Wextra -Werror stops
-    done = subprocess.run(["make", "IMB-MPI1", f"CC={impl.wrapper}", f"CXX={cxx}",
+    done = subprocess.run(["make", target, f"CC={impl.wrapper}", f"CXX={cxx}",
                            "CPPFLAGS=-Wno-cast-function-type", "-j2"], cwd=tree,
                           env=impl.environ(), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=900)
     if done.returncode != 0:
         said = [ln for ln in (done.stderr + done.stdout).splitlines() if "error" in ln.lower()]
-        return None, f"building IMB-MPI1 with {cxx.name} failed: {(said or ['?'])[0][:160]}"
+        return None, f"building {target} with {cxx.name} failed: {(said or ['?'])[0][:160]}"
     tree.chmod(0o755)
-    return tree / "IMB-MPI1", f"IMB-MPI1 built with {cxx.name}"
+    return tree / target, f"{target} built with {cxx.name}"
 
 
 def parse_imb(out: str) -> dict[Key, float]:

@@ -4,6 +4,7 @@ knows are defined once on each side and must agree."""
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import fields
 from pathlib import Path
 
@@ -26,6 +27,8 @@ def test_the_drivers_benchmarks_are_the_ones_python_knows():
     table = re.search(r"bench_names\[B_COUNT\] = \{(.*?)\};", SOURCES["driver.c"], re.S)
     assert table is not None
     in_c = re.findall(r'"([^"]+)"', table.group(1))
+    assert "ARENA_EXT_BENCHES(EXT_NAME)" in table.group(1)
+    in_c += ext_names()
     launched = [n for n, b in BENCHMARKS.items() if b.kind != "startup"]  # init, finalize
     assert sorted(in_c) == sorted(launched)
 
@@ -34,3 +37,17 @@ def test_the_rank_line_carries_every_field_rank_info_reads():
     line = re.search(r'"(rank\\t[^"]*)"', SOURCES["driver.c"])
     assert line is not None
     assert line.group(1).count("\\t") == len(fields(RankInfo))  # the tag, then one per field
+
+
+def ext_names() -> list[str]:
+    """The names of kernels/ext.h's benchmarks, as the C preprocessor spells them."""
+    probe = '#include "ext.h"\n#define N(ID, NAME, GROUP, FLAGS) NAME |\nARENA_EXT_BENCHES(N)\n'
+    out = subprocess.run(["gcc", "-E", "-P", "-xc", "-"], input=probe, capture_output=True,
+                         text=True, cwd=KERNELS, check=True).stdout
+    return ["".join(re.findall(r'"([^"]*)"', n)) for n in out.split("|") if '"' in n]
+
+
+def test_ext_benchmarks_keep_their_order_and_group_on_both_sides():
+    ext = [b.name for b in BENCHMARKS.values() if b.group]
+    assert ext_names() == ext
+    assert len(ext) == 77

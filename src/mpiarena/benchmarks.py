@@ -103,6 +103,8 @@ class Benchmark:
     unit: str = "s"  # of an observation: s, % or B (overlap, progress: higher is better)
     sizes: tuple[int, ...] | None = None  # fixed sizes, whatever the suite says
     figure: Callable[[list[float], Extras], float] | None = None  # the value, if not time
+    windowed: bool = False  # an iteration is a window of operations (bibw, put-bw-*)
+    group: str = ""  # MPI beyond MPI-1 (kernels/ext.h): one-sided, nbc, vector...
 
     def size_text(self, size: int) -> str:
         """A size as the tables show it: bytes, or an application kernel's problem size."""
@@ -125,8 +127,95 @@ class Benchmark:
         point-to-point benchmarks: pingpong moves size bytes in half a round trip, as NetPIPE."""
         if self.kind != "p2p" or seconds <= 0:
             return None
-        per_iter = self.directions * size * (window if self.name == "bibw" else 1)
+        per_iter = self.directions * size * (window if self.windowed else 1)
         return per_iter / seconds
+
+
+def _nbc_overlap(per_rank: list[float], extras: Extras) -> float:
+    """Overlap % of a non-blocking collective, the mean over every rank (OSU's)."""
+    if not all(n in extras for n in ("pure", "compute", "overlapped")):
+        return NAN
+    shares = [overlap_percent(p, c, o) for p, c, o in
+              zip(extras["pure"], extras["compute"], extras["overlapped"], strict=True)]
+    return sum(shares) / len(shares)
+
+
+RMA_OPS = {"put": "MPI_Put", "get": "MPI_Get", "accumulate": "MPI_Accumulate (sum)",
+           "get_accumulate": "MPI_Get_accumulate (sum)", "fetch_and_op": "MPI_Fetch_and_op (sum)",
+           "compare_and_swap": "MPI_Compare_and_swap"}
+RMA_SYNCS = {"fence": "between two MPI_Win_fence", "lock": "in an MPI_Win_lock/unlock epoch",
+             "lockall": "in an MPI_Win_lock_all epoch, then MPI_Win_flush",
+             "pscw": "in a post-start-complete-wait epoch"}
+NBC_OPS = {"ibarrier": "MPI_Ibarrier", "ibcast": "MPI_Ibcast from rank 0",
+           "ireduce": "MPI_Ireduce of ceil(size/4) MPI_INT, sum, to rank 0",
+           "iallreduce": "MPI_Iallreduce of ceil(size/4) MPI_INT, sum",
+           "ialltoall": "MPI_Ialltoall, size bytes per pair of ranks",
+           "iallgather": "MPI_Iallgather, size bytes per rank"}
+VECTOR_OPS = {"allgatherv": "MPI_Allgatherv", "alltoallv": "MPI_Alltoallv",
+              "gatherv": "MPI_Gatherv to rank 0", "scatterv": "MPI_Scatterv from rank 0"}
+PERSISTENT_OPS = {"bcast": "MPI_Bcast_init from rank 0",
+                  "reduce": "MPI_Reduce_init of ceil(size/4) MPI_INT, sum, to rank 0",
+                  "allreduce": "MPI_Allreduce_init of ceil(size/4) MPI_INT, sum",
+                  "alltoall": "MPI_Alltoall_init, size bytes per pair of ranks"}
+WINDOW_VARIANTS = "window from MPI_Win_allocate (ARENA_RMA_WINDOW=create or dynamic: the others)"
+
+
+def _beyond_mpi1() -> list[Benchmark]:
+    """MPI beyond MPI-1's point-to-point and collectives (kernels/ext.h, one C file per group),
+    in ext.h's order; a synchronisation mode or a layout is part of the name."""
+    rma = [Benchmark(f"{op}-{sync}", "p2p", f"{call} from rank 0 to rank 1 {how}, one per epoch; "
+                     f"{WINDOW_VARIANTS}", pair=True, group="one-sided",
+                     sizes=(8,) if op in ("fetch_and_op", "compare_and_swap") else None)
+           for op, call in RMA_OPS.items() for sync, how in RMA_SYNCS.items()]
+    rma += [Benchmark(f"{op}-bw-{sync}", "p2p", f"a window of {RMA_OPS[op]} from rank 0 to rank 1 "
+                      f"{how}; time per window; {WINDOW_VARIANTS}", pair=True, windowed=True,
+                      group="one-sided")
+            for op in ("put", "get") for sync, how in RMA_SYNCS.items()]
+    nbc = []
+    for op, call in NBC_OPS.items():
+        nbc += [
+            Benchmark(op, "coll", f"{call} then MPI_Wait", sized=op != "ibarrier",
+                      group="non-blocking"),
+            Benchmark(f"{op}-overlap", "cost", f"share of {call} hidden by computation of its "
+                      "own length, no MPI call in between (the library's own progress; OSU)",
+                      sized=op != "ibarrier", unit="%", figure=_nbc_overlap, group="non-blocking"),
+            Benchmark(f"{op}-overlap-test", "cost", f"share of {call} hidden by computation of "
+                      "its own length with MPI_Test called through it (progress driven by the "
+                      "program; OSU)", sized=op != "ibarrier", unit="%", figure=_nbc_overlap,
+                      group="non-blocking"),
+        ]
+    vector = [Benchmark(f"{op}{skew}", "coll", f"{call}, size bytes per rank on average"
+                        + (", rank i's count (i+1)/mean of the even one" if skew else ", even"),
+                        group="vector")
+              for op, call in VECTOR_OPS.items() for skew in ("", "-skew")]
+    neighbor = [
+        Benchmark("neighbor_allgather", "coll", "MPI_Neighbor_allgather on a 2-D periodic "
+                  "Cartesian grid, size bytes per rank", group="neighbourhood"),
+        Benchmark("neighbor_alltoall", "coll", "MPI_Neighbor_alltoall on a 2-D periodic "
+                  "Cartesian grid, size bytes per neighbour", group="neighbourhood"),
+        Benchmark("halo", "coll", "the same exchange as neighbor_alltoall written by hand: "
+                  "MPI_Isend/MPI_Irecv with the 4 neighbours, MPI_Waitall (IMB-HALO)",
+                  group="neighbourhood"),
+    ]
+    persistent = [Benchmark(f"{op}_init", "coll", f"{call}, then MPI_Start and MPI_Wait per "
+                            f"call (MPI 4.0), beside the blocking {op}", group="persistent")
+                  for op, call in PERSISTENT_OPS.items()]
+    dtype = [Benchmark(f"{b}-{t}", "p2p" if b == "pingpong" else "coll",
+                       f"{'half round trip' if b == 'pingpong' else 'MPI_Bcast from rank 0'} "
+                       f"of size bytes as {how}, beside {b} of a contiguous buffer",
+                       scale=0.5 if b == "pingpong" else 1.0, pair=b == "pingpong",
+                       group="datatypes")
+             for b in ("pingpong", "bcast")
+             for t, how in (("vector", "an MPI_Type_vector of 8-byte blocks, stride 16"),
+                            ("indexed", "an MPI_Type_indexed of 8-byte blocks at irregular "
+                             "offsets"))]
+    io = [Benchmark(f"io-{rw}-{mode}{layout}", "coll", f"{call} of size bytes per rank to a shared "
+                    "file on a local file system, "
+                    + ("each rank's bytes in 4 KiB pieces interleaved with the others'" if layout
+                       else "each rank's bytes one contiguous block"), group="MPI-IO")
+          for rw in ("write", "read") for layout in ("", "-strided") for mode, call in (
+              ("coll", f"MPI_File_{rw}_at_all"), ("indep", f"MPI_File_{rw}_at"))]
+    return [*rma, *nbc, *vector, *neighbor, *persistent, *dtype, *io]
 
 
 _ALL = [
@@ -139,7 +228,7 @@ _ALL = [
     Benchmark("sendrecv", "p2p", "simultaneous exchange between ranks 0 and 1", directions=2,
               pair=True),
     Benchmark("bibw", "p2p", "a window of non-blocking sends both ways; time per window",
-              directions=2, pair=True),
+              directions=2, pair=True, windowed=True),
     Benchmark("loggp", "p2p", "LogGP's gap g(s) per message of a burst from rank 0 to rank 1, "
               "from Netgauge's round trips PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the "
               "overheads (extras; analysis/loggp.py)", pair=True, figure=_loggp),
@@ -188,6 +277,7 @@ _ALL += [
               "size = grid edge", sizes=(64, 256, 1024)),
 ]
 _ALL += [Benchmark(g.mockup, "coll", f"mock-up of {g.collective}: {g.doc}") for g in GUIDELINES]
+_ALL += _beyond_mpi1()
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in _ALL}
 APP_CALLS = ("send", "recv", "sendrecv", "scatter", "reduce")  # extras t_send, t_recv...
 APP_CHECKS = {"pi_error": "pi error", "checksum_error": "checksum rel. error",

@@ -22,9 +22,9 @@ CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 # its transport module and whatever else it needs (impls/: kernel_modules).
 DRIVER = ("driver.c", "commands.c", "cell.c", "buffers.c", "timing_loop.c", "timing_barrier.c",
           "timing_window.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c", "bench_loggp.c",
-          "bench_app.c",
+          "bench_app.c", "ext.c",
           "validate.c", "faults.c", "clock.c")
-HEADERS = ("arena.h", "core.h")
+HEADERS = ("arena.h", "core.h", "ext.h")
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,12 @@ class Runtime(Protocol):
         ...
 
 
+# The MPI family's groups of kernels/ext.h (one-sided, non-blocking collectives...), which an MPI
+# library's core is built with; other families build kernels/ext_none.c instead.
+MPI_EXT = ("mpi_ext.c", "mpi_rma.c", "mpi_nbc.c", "mpi_vcoll.c", "mpi_neighbor.c",
+           "mpi_persist.c", "mpi_dtype.c", "mpi_io.c")
+
+
 class Family(Protocol):
     """Everything mpiarena knows of one family of implementations: how to find, build and
     clean up after it, and what the launchers (launchers/) build its commands from. Each module

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..cluster.placement import Placement
 from ..whatran import Cvar
 from . import mpich
-from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
+from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 # I_MPI_ADJUST_<COLL> ids with a meaning documented for 2021 (the SHM-based ones after these
 # need topology the measurement cannot show on one node)
@@ -66,7 +66,7 @@ class IntelMpi(Daemonless):
     name = "impi"
     title = "Intel MPI"
     order = 30
-    kernel_modules = ("mod_mpi.c", "apps.c")
+    kernel_modules = ("mod_mpi.c", *MPI_EXT, "apps.c")
     install_hint = "mpiarena install impi"
     wrapper_pattern = re.compile(r"Intel\(R\) MPI Library (?:for Linux\* OS, Version )?(\d[\w.]*)")
     # impi-devel pins impi-rt to its own version, so it goes first (it decides the version)

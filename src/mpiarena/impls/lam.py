@@ -22,7 +22,7 @@ from ..cluster.placement import Placement
 from ..procs import last_words, run_as, wait_until
 from ..users import RankUser
 from ..whatran import Cvar
-from .base import FamilyDefaults, Found, Implementation, Launch
+from .base import MPI_EXT, FamilyDefaults, Found, Implementation, Launch
 
 WRAPPER = Path("/usr/bin/mpicc.lam")
 SESSION_VAR = "LAM_MPI_SESSION_SUFFIX"
@@ -83,7 +83,7 @@ class Lam(FamilyDefaults):
     name = "lam"
     title = "LAM/MPI"
     order = 40
-    kernel_modules = ("mod_mpi.c", "lam_iovec.c", "apps.c")
+    kernel_modules = ("mod_mpi.c", *MPI_EXT, "lam_iovec.c", "apps.c")
     install_hint = "apt-get install lam-runtime lam4-dev"
     pmpi = True
     start_fixes = ("lam_iovec.c",)

@@ -15,7 +15,7 @@ from typing import TypeAlias
 from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..whatran import Cvar
-from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
+from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
 # namespaces: only TCP on the cluster network between nodes (MPICH's own shm stays per node)
@@ -147,7 +147,7 @@ class Mpich(Daemonless):
     name = "mpich"
     title = "MPICH"
     order = 10
-    kernel_modules = ("mod_mpi.c", "apps.c")
+    kernel_modules = ("mod_mpi.c", *MPI_EXT, "apps.c")
     install_hint = "apt-get install mpich libmpich-dev  (or: mpiarena install mpich)"
     wrapper_pattern = re.compile(r"for MPICH version (\S+)")
     debian = (("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),)

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..cluster.placement import Placement
 from ..machine import cores
 from ..whatran import Cvar
-from .base import Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
+from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # coll/tuned's collective ids (coll_base_functions.h) and its algorithms in 4.1, for when
@@ -88,7 +88,7 @@ class OpenMpi(Daemonless):
     name = "openmpi"
     title = "Open MPI"
     order = 20
-    kernel_modules = ("mod_mpi.c", "apps.c")
+    kernel_modules = ("mod_mpi.c", *MPI_EXT, "apps.c")
     install_hint = "apt-get install openmpi-bin libopenmpi-dev  (or: mpiarena install openmpi)"
     wrapper_pattern = re.compile(r"Open MPI (\d[\w.]*)")
     debian = (("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),)

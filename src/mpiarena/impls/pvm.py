@@ -93,7 +93,7 @@ class Pvm(FamilyDefaults):
     name = "pvm"
     title = "PVM"
     order = 50
-    kernel_modules = ("mod_pvm.c", "apps.c")
+    kernel_modules = ("mod_pvm.c", "ext_none.c", "apps.c")
     link_flags = ("-lgpvm3", "-lpvm3")
     install_hint = "apt-get install pvm pvm-dev"
     window_timing = False  # see plan.timing

@@ -18,7 +18,7 @@ class Tcp(Daemonless):
     title = "raw TCP"
     order = 60
     reference = True
-    kernel_modules = ("mod_tcp.c", "apps.c")
+    kernel_modules = ("mod_tcp.c", "ext_none.c", "apps.c")
     install_hint = "apt-get install gcc"
     max_np = 2
     min_np = 2  # exactly two processes: a 1-rank cell (application kernels) is not planned

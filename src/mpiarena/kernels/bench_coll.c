@@ -88,11 +88,13 @@ static void mockup_call(int bench, size_t size, unsigned char *s, unsigned char 
     }
 }
 
-/* One collective call, or one mock-up, of `size` on buffers s and r. */
+/* One collective call, or one mock-up, of `size` on buffers s and r (or one iteration of an
+ * ext.h benchmark). */
 void arena_coll_call(int bench, size_t size, unsigned char *s, unsigned char *r,
                      unsigned char *t)
 {
-    if (bench == B_BCAST) M->coll(ARENA_BCAST, r, r, size);
+    if (is_ext(bench)) arena_ext_call(bench, size, s, r);
+    else if (bench == B_BCAST) M->coll(ARENA_BCAST, r, r, size);
     else if (is_mock(bench)) mockup_call(bench, size, s, r, t);
     else M->coll(coll_of(bench), s, r, size);
 }

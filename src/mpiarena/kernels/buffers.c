@@ -41,6 +41,10 @@ static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
     size_t np = (size_t)arena_np;
     size_t ints = (size + 3) / 4 * 4, blk = arena_block(size, arena_np) * 4;
     size_t all = size * np;
+    if (is_ext(b)) {
+        arena_ext_buffers(b, size, sn, rn);
+        return;
+    }
     switch (b) {
     case B_WTIME: case B_BARRIER: *sn = *rn = 0; break;
     case B_SCATTER: *sn = all; *rn = size; break;

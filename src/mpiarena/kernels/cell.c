@@ -206,6 +206,8 @@ void arena_run_cell(const struct cmd *c)
         arena_memory_fresh();
     struct bufs b;
     arena_bufs_alloc(&b, c->bench, (size_t)c->size, c->offcache);
+    if (is_ext(c->bench))
+        arena_ext_setup(c->bench, (size_t)c->size, &b);
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
     double *times = arena_xcalloc((size_t)c->nobs, sizeof *times, "observations");
     double *xs = arena_xcalloc(nx, sizeof *xs, "observations");
@@ -223,6 +225,8 @@ void arena_run_cell(const struct cmd *c)
         M->send(xs, nx * sizeof *xs, 0);
         M->send(out, sizeof out, 0);
     }
+    if (is_ext(c->bench))
+        arena_ext_teardown(c->bench);
     free(times);
     free(xs);
     arena_bufs_free(&b);

@@ -9,6 +9,8 @@
  * bench_*.c     the benchmark groups: p2p (and wtime), coll (and mock-ups, bcast-ack),
  *               cost (cpu, memory, overlap, progress, threads, msgrate), loggp (LogGP's
  *               round trips), app (apps.c's kernels)
+ * ext.c         MPI beyond MPI-1 (one-sided, non-blocking collectives...): each step of a
+ *               cell asked of the family's group (ext.h)
  * validate.c    one untimed iteration with patterned data, checked
  * faults.c      the test-only hooks, decided before any timed region
  *
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "ext.h"
 
 #define M (&arena_module_impl)
 #define KMAX (1L << 24)
@@ -37,7 +40,8 @@ enum bench {
     B_M_GATHER_AG, B_M_SCATTER_B, B_M_REDUCE_AR, B_M_RSB_RS, B_M_SCAN_ER,
     B_CPU, B_MEMORY, B_OVERLAP, B_PROGRESS, B_THREADS, B_MSGRATE, B_LOGGP,
     B_APP_PI, B_APP_MATVEC, B_APP_MATMUL, B_APP_ROWMM, B_APP_PRIMES, B_APP_MD, B_APP_STENCIL,
-    B_COUNT
+    B_EXT, /* ext.h's benchmarks: B_EXT + their ext_bench */
+    B_COUNT = B_EXT + XB_COUNT
 };
 extern const char *const arena_bench_names[B_COUNT];
 
@@ -76,6 +80,9 @@ extern char arena_thread_level[32];
 extern double arena_rss_init;
 
 static inline int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
+static inline int is_ext(int b) { return b >= B_EXT && b < B_COUNT; }
+static inline int is_cost(int b) { return b >= B_CPU && b <= B_LOGGP; }
+int arena_ext_flags(int b); /* ext.c: an ext.h benchmark's EXT_ flags, 0 for any other */
 static inline int is_mock(int b) { return b >= B_M_ALLREDUCE_RB && b <= B_M_SCAN_ER; }
 /* Collectives: B_BARRIER..B_EXSCAN map one to one onto arena_coll; bcast-ack is a bcast; a
  * mock-up is timed as the collective it stands in for. */
@@ -83,14 +90,19 @@ static inline int is_coll(int b)
 {
     return (b >= B_BARRIER && b <= B_EXSCAN) || b == B_BCAST_ACK || is_mock(b);
 }
-/* Collectives that the barrier and window methods can time one call at a time. */
-static inline int is_synced(int b) { return is_coll(b) && b != B_BCAST_ACK; }
+/* Collectives that the barrier and window methods can time one call at a time (an ext.h
+ * benchmark of all ranks that the core times). */
+static inline int is_synced(int b)
+{
+    return (is_coll(b) && b != B_BCAST_ACK) || (is_ext(b) && !(arena_ext_flags(b) & (EXT_PAIR | EXT_SELF)));
+}
 /* Benchmarks run by ranks 0 and 1 only. */
 static inline int is_pair(int b)
 {
-    return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_LOGGP);
+    return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_LOGGP) ||
+           (arena_ext_flags(b) & EXT_PAIR);
 }
-static inline int is_app(int b) { return b >= B_APP_PI && b < B_COUNT; }
+static inline int is_app(int b) { return b >= B_APP_PI && b <= B_APP_STENCIL; }
 static inline enum arena_coll coll_of(int b)
 {
     return b == B_BCAST_ACK ? ARENA_BCAST : (enum arena_coll)(b - B_BARRIER);
@@ -155,6 +167,16 @@ static inline void arena_one_call(int bench, size_t size, unsigned char *s, unsi
     else
         arena_coll_call(bench, size, s, r, t);
 }
+
+/* ext.c: an ext.h benchmark's steps, asked of its group (ext.h: struct ext_ops) */
+const char *arena_ext_unrunnable(int bench, size_t size, char *msg, size_t len);
+void arena_ext_buffers(int bench, size_t size, size_t *sn, size_t *rn);
+void arena_ext_setup(int bench, size_t size, const struct bufs *b);
+void arena_ext_call(int bench, size_t size, unsigned char *s, unsigned char *r);
+double arena_ext_run(int bench, size_t size, long k, const struct bufs *b);
+const char *arena_ext_validate(int bench, size_t size, const struct bufs *b, char *msg,
+                               size_t len);
+void arena_ext_teardown(int bench);
 
 /* validate.c */
 const char *arena_validate(int bench, size_t size, const struct bufs *b, int window, char *msg,

@@ -58,6 +58,9 @@ const char *const arena_bench_names[B_COUNT] = {
     "scan=exscan+reduce_local",
     "cpu", "memory", "overlap", "progress", "threads", "msgrate", "loggp",
     "app-pi", "app-matvec", "app-matmul", "app-rowmm", "app-primes", "app-md", "app-stencil",
+#define EXT_NAME(ID, NAME, GROUP, FLAGS) NAME,
+    ARENA_EXT_BENCHES(EXT_NAME)
+#undef EXT_NAME
 };
 
 int arena_rank, arena_np;

@@ -1,7 +1,8 @@
 /*
  * timing_loop.c - the loop method (`sync=loop`): k calls back to back, the loop's time divided
  * by k (calls may overlap: a bcast root does not wait for its leaves). Every benchmark can be
- * timed so; bcast-ack, the cost benchmarks and the application kernels time themselves.
+ * timed so; bcast-ack, the cost benchmarks, the application kernels and ext.h's EXT_SELF
+ * benchmarks time themselves.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
@@ -18,8 +19,10 @@ double arena_loop_calls(int bench, size_t size, long k, const struct bufs *b, in
         return arena_run_app(bench, size, k);
     if (bench == B_BCAST_ACK)
         return arena_bcast_ack(size, k, b);
+    if (arena_ext_flags(bench) & EXT_SELF)
+        return active ? arena_ext_run(bench, size, k, b) : 0;
     double t0 = M->now();
-    if (active && bench >= B_CPU) {
+    if (active && is_cost(bench)) {
         arena_run_cost(bench, size, k, b, window, hold);
     } else if (active) {
         for (long i = 0; i < k; i++) {

@@ -63,6 +63,8 @@ const char *arena_validate(int bench, size_t size, const struct bufs *b, int win
     int *si = (int *)s, *ri = (int *)r;
     size_t nint = (size + 3) / 4, bints = arena_block(size, np);
     int checks = 0, as = checked_as(bench);
+    if (is_ext(bench))
+        return arena_ext_validate(bench, size, b, msg, len);
     memset(r, 0, b->rstride);
     switch (as) {
     case B_SCATTER:

@@ -1,0 +1,87 @@
+/*
+ * ext.c - the core's side of ext.h's benchmarks (MPI beyond MPI-1): each step of a cell asked
+ * of the benchmark's group in the family's core (mpi_ext.c; ext_none.c says what a family
+ * lacks).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+
+#include "core.h"
+
+const char *const arena_ext_group_titles[G_COUNT] = {
+    "one-sided communication", "non-blocking collectives", "vector collectives",
+    "neighbourhood collectives", "persistent collectives", "derived datatypes", "MPI-IO",
+};
+
+#define EXT_GROUP(ID, NAME, GROUP, FLAGS) GROUP,
+static const enum ext_group groups[XB_COUNT] = {ARENA_EXT_BENCHES(EXT_GROUP)};
+#undef EXT_GROUP
+#define EXT_FLAGS(ID, NAME, GROUP, FLAGS) FLAGS,
+static const int flags[XB_COUNT] = {ARENA_EXT_BENCHES(EXT_FLAGS)};
+#undef EXT_FLAGS
+
+int arena_ext_flags(int b) { return is_ext(b) ? flags[b - B_EXT] : 0; }
+
+/* The group of core benchmark b; NULL with why (into msg) where the family has none. */
+static const struct ext_ops *ops_of(int b, char *msg, size_t len)
+{
+    return arena_ext_group(groups[b - B_EXT], msg, len);
+}
+
+static const struct ext_ops *ops(int b)
+{
+    char why[8];
+    return ops_of(b, why, sizeof why);
+}
+
+const char *arena_ext_unrunnable(int bench, size_t size, char *msg, size_t len)
+{
+    const struct ext_ops *o = ops_of(bench, msg, len);
+    if (!o) return msg;
+    if (!o->call && !o->run) {
+        snprintf(msg, len, "%s are not measured by this core yet",
+                 arena_ext_group_titles[groups[bench - B_EXT]]);
+        return msg;
+    }
+    if ((flags[bench - B_EXT] & EXT_PAIR) && arena_np < 2) {
+        snprintf(msg, len, "needs at least 2 ranks");
+        return msg;
+    }
+    return o->unrunnable ? o->unrunnable(bench - B_EXT, size, arena_np, msg, len) : NULL;
+}
+
+void arena_ext_buffers(int bench, size_t size, size_t *sn, size_t *rn)
+{
+    const struct ext_ops *o = ops(bench);
+    *sn = *rn = size;
+    if (o && o->buffers) o->buffers(bench - B_EXT, size, arena_np, sn, rn);
+}
+
+void arena_ext_setup(int bench, size_t size, const struct bufs *b)
+{
+    const struct ext_ops *o = ops(bench);
+    if (o && o->setup) o->setup(bench - B_EXT, size, b);
+}
+
+void arena_ext_call(int bench, size_t size, unsigned char *s, unsigned char *r)
+{
+    ops(bench)->call(bench - B_EXT, size, s, r);
+}
+
+double arena_ext_run(int bench, size_t size, long k, const struct bufs *b)
+{
+    return ops(bench)->run(bench - B_EXT, size, k, b);
+}
+
+const char *arena_ext_validate(int bench, size_t size, const struct bufs *b, char *msg,
+                               size_t len)
+{
+    const struct ext_ops *o = ops(bench);
+    return o && o->validate ? o->validate(bench - B_EXT, size, b, msg, len) : NULL;
+}
+
+void arena_ext_teardown(int bench)
+{
+    const struct ext_ops *o = ops(bench);
+    if (o && o->teardown) o->teardown(bench - B_EXT);
+}

@@ -1,0 +1,7 @@
+/*
+ * mpi_neighbor.c - ext.h's G_NEIGHBOR benchmarks: not measured yet.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+const struct ext_ops arena_ext_neighbor = {0};
