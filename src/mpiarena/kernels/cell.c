@@ -207,7 +207,7 @@ void arena_run_cell(const struct cmd *c)
     struct bufs b;
     arena_bufs_alloc(&b, c->bench, (size_t)c->size, c->offcache);
     if (is_ext(c->bench))
-        arena_ext_setup(c->bench, (size_t)c->size, &b);
+        arena_ext_setup(c->bench, (size_t)c->size, c->window, &b);
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
     double *times = arena_xcalloc((size_t)c->nobs, sizeof *times, "observations");
     double *xs = arena_xcalloc(nx, sizeof *xs, "observations");

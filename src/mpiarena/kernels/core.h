@@ -171,7 +171,7 @@ static inline void arena_one_call(int bench, size_t size, unsigned char *s, unsi
 /* ext.c: an ext.h benchmark's steps, asked of its group (ext.h: struct ext_ops) */
 const char *arena_ext_unrunnable(int bench, size_t size, char *msg, size_t len);
 void arena_ext_buffers(int bench, size_t size, size_t *sn, size_t *rn);
-void arena_ext_setup(int bench, size_t size, const struct bufs *b);
+void arena_ext_setup(int bench, size_t size, int window, const struct bufs *b);
 void arena_ext_call(int bench, size_t size, unsigned char *s, unsigned char *r);
 double arena_ext_run(int bench, size_t size, long k, const struct bufs *b);
 const char *arena_ext_validate(int bench, size_t size, const struct bufs *b, char *msg,

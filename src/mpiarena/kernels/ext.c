@@ -57,10 +57,10 @@ void arena_ext_buffers(int bench, size_t size, size_t *sn, size_t *rn)
     if (o && o->buffers) o->buffers(bench - B_EXT, size, arena_np, sn, rn);
 }
 
-void arena_ext_setup(int bench, size_t size, const struct bufs *b)
+void arena_ext_setup(int bench, size_t size, int window, const struct bufs *b)
 {
     const struct ext_ops *o = ops(bench);
-    if (o && o->setup) o->setup(bench - B_EXT, size, b);
+    if (o && o->setup) o->setup(bench - B_EXT, size, window, b);
 }
 
 void arena_ext_call(int bench, size_t size, unsigned char *s, unsigned char *r)

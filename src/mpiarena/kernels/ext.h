@@ -73,8 +73,9 @@ struct ext_ops {
     /* Bytes per slot of the send and receive buffers the core allocates (unset: size each). */
     void (*buffers)(int b, size_t size, int np, size_t *sn, size_t *rn);
     /* Outside any timed part, collective: windows, datatypes, communicators, requests or
-     * files over the cell's buffers (every slot of them). */
-    void (*setup)(int b, size_t size, const struct bufs *bufs);
+     * files over the cell's buffers (every slot of them); window is the cell's `window`
+     * (operations per iteration of a windowed benchmark, as bibw's). */
+    void (*setup)(int b, size_t size, int window, const struct bufs *bufs);
     /* One iteration on one slot's buffers. */
     void (*call)(int b, size_t size, unsigned char *s, unsigned char *r);
     /* EXT_SELF: k iterations timed by the group itself, extras noted (arena_note); returns
