@@ -97,6 +97,7 @@ static const char *dtype_validate(int b, size_t size, const struct bufs *bufs, c
         memcpy(r, s, span);
     dtype_call(b, size, s, r);
     if (!pingpong(b) && rank == 0) return NULL; /* the root's buffer is the source */
+    arena_fault_corrupt(r, span, bufs->rstride); /* tests: a self-test of the checker */
     unsigned char *want = arena_xcalloc(span, 1, "a check");
     for (size_t i = 0; i < size / BLOCK; i++)
         for (size_t j = block_at(b, i); j < block_at(b, i) + BLOCK; j++)

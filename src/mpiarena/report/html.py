@@ -34,6 +34,7 @@ from ..sizes import format_size
 from ..status import CellStatus
 from . import drawing, plots
 from .costs import costs_text
+from .counterparts import counterparts
 from .fingerprint import line as fingerprint_line
 from .guidelines import guidelines
 from .interference import warning_lines
@@ -306,7 +307,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "rule": rule_text(f"all {len(all_verdicts)} comparisons in this report"),
         "n_cells": len(data.cells), "n_variants": len(data.variants),
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
-        "guidelines": guidelines(data),
+        "guidelines": guidelines(data), "counterparts": counterparts(data),
         "method": method, "answer": scoreboard_lines(a),
         "interference": warning_lines(found),
         "variant_names": data.variants,

@@ -8,6 +8,7 @@ from ..records import VariantRecord
 from ..results import RunData
 from . import interference
 from .costs import costs_text
+from .counterparts import counterparts
 from .guidelines import guidelines
 from .summary import (
     cell_text,
@@ -51,6 +52,16 @@ def _guidelines(data: RunData) -> list[str]:
                  + lib.unchecked)
         if lines:
             out += ["", f"**{lib.variant}**", ""] + [f"- {_md(x)}" for x in lines]
+    return [*out, ""]
+
+
+def _counterparts(data: RunData) -> list[str]:
+    c = counterparts(data)
+    if c is None:
+        return []
+    out = ["## Beside MPI-1", "", _md(c.lead), ""]
+    out += [f"- **{line.variant}** {_md(line.pair)} ({_md(line.question)}): "
+            f"{_md('; '.join(line.cells))}" for line in c.lines]
     return [*out, ""]
 
 
@@ -105,6 +116,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
         out.append("")
     out += _costs(data)
     out += _guidelines(data)
+    out += _counterparts(data)
     out += ["## Method", ""]
     for line in method_lines(data):
         out += [_md(line), ""]

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..analysis.counterparts import CounterpartCheck, counterpart_checks
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.loggp import Figure, loggp
 from ..analysis.models import P2pModel, fit_models
@@ -24,7 +25,8 @@ from .summary import method_lines
 from .whatran import binding_line
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
-VERSION = 4  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models
+VERSION = 5  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models;
+# 5: counterparts
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
           "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",
@@ -86,7 +88,17 @@ def to_json(a: Analysis) -> str:
         "what_ran": what_ran(data),
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
         **fitted_models(data),
+        "counterparts": [counterpart_record(c) for c in counterpart_checks(data)],
         "records": records(a)}, indent=1)
+
+
+def counterpart_record(c: CounterpartCheck) -> dict[str, Any]:
+    return {"variant": c.variant, "bench": c.key.bench, "against": c.counterpart.against,
+            "question": c.counterpart.question, "size": c.key.size, "np": c.key.np,
+            "figure": _number(c.figure), "against_figure": _number(c.against),
+            "ratio": _number(c.ratio), "ci_low": _number(c.ci_low),
+            "ci_high": _number(c.ci_high), "p_adjusted": c.p_adjusted, "outcome": c.outcome,
+            "launches": c.launches}
 
 
 def _figure(f: Figure) -> dict[str, float | int | None]:

@@ -19,6 +19,7 @@ from ..sizes import format_size
 from . import interference
 from .apps import apps
 from .costs import costs_text
+from .counterparts import counterparts
 from .guidelines import guidelines
 from .summary import (
     cell_text,
@@ -74,6 +75,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
                       f"HTML report: mpiarena report {data.run_id}[/]")
     _costs(data, console)
     _guidelines(data, console)
+    _counterparts(data, console)
     _apps(data, console)
     if precision := data.settings.precision:
         _precision_summary(data, precision, console)
@@ -146,6 +148,19 @@ def _guidelines(data: RunData, console: Console) -> None:
             console.print(f"    [yellow]so[/]: {escape(line)}")
         for line in lib.unchecked:
             console.print(f"    [dim]{escape(line)}[/]")
+
+
+def _counterparts(data: RunData, console: Console) -> None:
+    """MPI beyond MPI-1 beside its counterpart in the same library."""
+    c = counterparts(data)
+    if c is None:
+        return
+    console.print("[bold]Beside MPI-1[/]: each benchmark against its counterpart in the same "
+                  "library")
+    console.print(f"[dim]{escape(c.lead)}[/]")
+    for line in c.lines:
+        console.print(f"  [bold]{escape(line.variant)}[/] {escape(line.pair)} "
+                      f"[dim]({escape(line.question)})[/]: {escape('; '.join(line.cells))}")
 
 
 def _apps(data: RunData, console: Console) -> None:

@@ -1,0 +1,84 @@
+"""MPI beyond MPI-1 against its counterpart in the same library and cell: a persistent
+collective against the blocking call, a non-blocking one against the blocking one, a derived
+datatype against a contiguous buffer of the same payload, a vector collective against the even
+one, a neighbourhood collective against the same exchange written by hand, collective MPI-IO
+against independent. Decided by the verdicts' rule, every comparison of the run one Holm
+family."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..results import Key, RunData
+from .groups import figure, measured
+from .stats import ALPHA, THRESHOLD, Pair, judge
+
+Outcome = Literal["faster", "slower", "indistinguishable", "undecided"]
+# stats.judge of the benchmark over its counterpart -> the word for the benchmark
+OUTCOMES: dict[str, Outcome] = {"above": "slower", "below": "faster", "same": "indistinguishable",
+                                "open": "undecided"}
+
+
+@dataclass(frozen=True)
+class Counterpart:
+    bench: str
+    against: str  # the benchmark of the same library, size and ranks it is held against
+    question: str  # what the comparison answers
+
+
+def _pairs() -> tuple[Counterpart, ...]:
+    out = [Counterpart(f"{op}_init", op, "does a persistent request save time?")
+           for op in ("bcast", "reduce", "allreduce", "alltoall")]
+    out += [Counterpart(f"i{op}", op, "what does the non-blocking call cost when waited for "
+                        "at once?")
+            for op in ("barrier", "bcast", "reduce", "allreduce", "alltoall", "allgather")]
+    out += [Counterpart(f"{b}-{t}", b, "what does the datatype engine cost?")
+            for b in ("pingpong", "bcast") for t in ("vector", "indexed")]
+    out += [Counterpart(f"{op}v{skew}", op, "what do counts and displacements cost?")
+            for op in ("allgather", "alltoall", "gather", "scatter") for skew in ("", "-skew")]
+    out.append(Counterpart("neighbor_alltoall", "halo", "does the library's neighbourhood "
+                           "collective beat the exchange written by hand?"))
+    out += [Counterpart(f"io-{rw}-coll{layout}", f"io-{rw}-indep{layout}", "does collective "
+                        "I/O beat independent I/O?")
+            for rw in ("write", "read") for layout in ("", "-strided")]
+    return tuple(out)
+
+
+COUNTERPARTS = _pairs()
+
+
+@dataclass(frozen=True)
+class CounterpartCheck:
+    """One benchmark against its counterpart for one variant in one cell."""
+
+    counterpart: Counterpart
+    variant: str
+    key: Key  # the benchmark's cell; the counterpart's is (counterpart.against, size, np)
+    figure: float  # the median of launch medians
+    against: float
+    ratio: float  # figure / against: below 1, the benchmark ran faster
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    outcome: Outcome
+    launches: int
+
+
+def counterpart_checks(data: RunData, alpha: float = ALPHA,
+                       threshold: float = THRESHOLD) -> list[CounterpartCheck]:
+    """Every benchmark with a counterpart, in every cell and variant that measured both."""
+    found = []
+    for c in COUNTERPARTS:
+        for key in sorted(k for k in data.cells if k.bench == c.bench):
+            other = data.cells.get(Key(c.against, key.size, key.np), {})
+            for variant in data.variants:
+                mine, theirs = data.cells[key].get(variant), other.get(variant)
+                if measured(mine) and measured(theirs):
+                    found.append((c, variant, key, mine, theirs))
+    judged = judge([Pair(theirs.nested, mine.nested) for *_, mine, theirs in found], alpha,
+                   threshold)
+    return [CounterpartCheck(c, variant, key, figure(mine), figure(theirs), j.ratio, j.ci_low,
+                             j.ci_high, j.p_adjusted, OUTCOMES[j.outcome],
+                             min(j.launches_a, j.launches_b))
+            for (c, variant, key, mine, theirs), j in zip(found, judged, strict=True)]
