@@ -143,8 +143,9 @@ def _nbc_overlap(per_rank: list[float], extras: Extras) -> float:
 RMA_OPS = {"put": "MPI_Put", "get": "MPI_Get", "accumulate": "MPI_Accumulate (sum)",
            "get_accumulate": "MPI_Get_accumulate (sum)", "fetch_and_op": "MPI_Fetch_and_op (sum)",
            "compare_and_swap": "MPI_Compare_and_swap"}
-RMA_SYNCS = {"fence": "between two MPI_Win_fence", "lock": "in an MPI_Win_lock/unlock epoch",
-             "lockall": "in an MPI_Win_lock_all epoch, then MPI_Win_flush",
+RMA_SYNCS = {"fence": "between two MPI_Win_fence (one per iteration, both ranks)",
+             "lock": "in an exclusive MPI_Win_lock/unlock epoch, the target passive",
+             "lockall": "then MPI_Win_flush, inside one MPI_Win_lock_all (as IMB-RMA)",
              "pscw": "in a post-start-complete-wait epoch"}
 NBC_OPS = {"ibarrier": "MPI_Ibarrier", "ibcast": "MPI_Ibcast from rank 0",
            "ireduce": "MPI_Ireduce of ceil(size/4) MPI_INT, sum, to rank 0",
@@ -157,14 +158,17 @@ PERSISTENT_OPS = {"bcast": "MPI_Bcast_init from rank 0",
                   "reduce": "MPI_Reduce_init of ceil(size/4) MPI_INT, sum, to rank 0",
                   "allreduce": "MPI_Allreduce_init of ceil(size/4) MPI_INT, sum",
                   "alltoall": "MPI_Alltoall_init, size bytes per pair of ranks"}
-WINDOW_VARIANTS = "window from MPI_Win_allocate (ARENA_RMA_WINDOW=create or dynamic: the others)"
+WINDOW_VARIANTS = ("window from MPI_Win_allocate spanning the receive slots "
+                   "(ARENA_RMA_WINDOW=create or dynamic: the others)")
 
 
 def _beyond_mpi1() -> list[Benchmark]:
     """MPI beyond MPI-1's point-to-point and collectives (kernels/ext.h, one C file per group),
     in ext.h's order; a synchronisation mode or a layout is part of the name."""
     rma = [Benchmark(f"{op}-{sync}", "p2p", f"{call} from rank 0 to rank 1 {how}, one per epoch; "
-                     f"{WINDOW_VARIANTS}", pair=True, group="one-sided",
+                     "time per epoch, the slower of the two ranks (one way: OSU's fence and "
+                     f"pscw latencies halve a put there and back); {WINDOW_VARIANTS}", pair=True,
+                     group="one-sided",
                      sizes=(8,) if op in ("fetch_and_op", "compare_and_swap") else None)
            for op, call in RMA_OPS.items() for sync, how in RMA_SYNCS.items()]
     rma += [Benchmark(f"{op}-bw-{sync}", "p2p", f"a window of {RMA_OPS[op]} from rank 0 to rank 1 "
