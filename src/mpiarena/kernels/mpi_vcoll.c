@@ -110,7 +110,8 @@ static const char *vcoll_validate(int b, size_t size, const struct bufs *bufs, c
     if (op == XB_GATHERV && rank != 0) return NULL;
     for (int j = 0; j < np; j++) {
         if (op == XB_SCATTERV && j != rank) continue;
-        int from = op == XB_SCATTERV ? 0 : j, to = op == XB_ALLTOALLV || op == XB_SCATTERV ? rank : -1;
+        int from = op == XB_SCATTERV ? 0 : j;
+        int to = op == XB_ALLTOALLV || op == XB_SCATTERV ? rank : -1;
         unsigned char *got = op == XB_SCATTERV ? r : r + displs[j];
         for (size_t i = 0; i < (size_t)counts[j]; i++) {
             if (got[i] == pattern(from, to, i)) continue;
