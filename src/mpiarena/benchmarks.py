@@ -154,6 +154,9 @@ NBC_OPS = {"ibarrier": "MPI_Ibarrier", "ibcast": "MPI_Ibcast from rank 0",
            "iallgather": "MPI_Iallgather, size bytes per rank"}
 VECTOR_OPS = {"allgatherv": "MPI_Allgatherv", "alltoallv": "MPI_Alltoallv",
               "gatherv": "MPI_Gatherv to rank 0", "scatterv": "MPI_Scatterv from rank 0"}
+VECTOR_COUNTS = {"allgatherv": "rank i contributes c(i) bytes", "gatherv": "rank i sends c(i) "
+                 "bytes", "scatterv": "rank i receives c(i) bytes",
+                 "alltoallv": "rank i sends c(i) bytes to every rank"}
 PERSISTENT_OPS = {"bcast": "MPI_Bcast_init from rank 0",
                   "reduce": "MPI_Reduce_init of ceil(size/4) MPI_INT, sum, to rank 0",
                   "allreduce": "MPI_Allreduce_init of ceil(size/4) MPI_INT, sum",
@@ -188,8 +191,10 @@ def _beyond_mpi1() -> list[Benchmark]:
                       "program; OSU)", sized=op != "ibarrier", unit="%", figure=_nbc_overlap,
                       group="non-blocking"),
         ]
-    vector = [Benchmark(f"{op}{skew}", "coll", f"{call}, size bytes per rank on average"
-                        + (", rank i's count (i+1)/mean of the even one" if skew else ", even"),
+    vector = [Benchmark(f"{op}{skew}", "coll", f"{call} of MPI_BYTE, displacements packed; "
+                        + VECTOR_COUNTS[op] + ("; skewed: c(i) = floor(2 size (i+1) / (np+1)), "
+                                               "about size on average" if skew
+                                               else "; even: c(i) = size"),
                         group="vector")
               for op, call in VECTOR_OPS.items() for skew in ("", "-skew")]
     neighbor = [
@@ -202,7 +207,9 @@ def _beyond_mpi1() -> list[Benchmark]:
                   group="neighbourhood"),
     ]
     persistent = [Benchmark(f"{op}_init", "coll", f"{call}, then MPI_Start and MPI_Wait per "
-                            f"call (MPI 4.0), beside the blocking {op}", group="persistent")
+                            f"call (MPI 4.0; Open MPI 4.1.4: MPIX_{op.capitalize()}_init, Open "
+                            f"MPI's extension), beside the blocking {op}; one request per buffer "
+                            "slot", group="persistent")
                   for op, call in PERSISTENT_OPS.items()]
     dtype = [Benchmark(f"{b}-{t}", "p2p" if b == "pingpong" else "coll",
                        f"{'half round trip' if b == 'pingpong' else 'MPI_Bcast from rank 0'} "
