@@ -35,8 +35,10 @@ Disagreements seen (3 rounds, other jobs on the machine; see the report of issue
   the driver's dissemination barrier (mpiarena's) frees both alike, so the leaf waits the
   root's start: 1.3 us here against IMB's slowest rank (Ibcast_pure's t_max) 0.8 us. Open MPI
   agrees within the band.
-- cells at 0.83-0.85 (ialltoall 1 KiB on MPICH, ireduce 64 KiB on Open MPI) with paired
-  ranges from 0.2 up: launches disturbed by other jobs, not a difference in method.
+- cells outside in one run of two and inside in the other (ialltoall 1 KiB on MPICH at 0.83,
+  ireduce 64 KiB on Open MPI at 0.85; Open MPI's iallgather 1 MiB at 0.66, IMB's best launch
+  262 us there against 180 us in the other run): launches disturbed by other jobs, their paired
+  ranges reaching 0.2, not a difference in method.
 Before each launch the script waits (up to --quiet-wait) for other MPI jobs to end and the CPUs
 to idle, and says at how many launches that did not happen: on this 2-core machine another job
 moves both sides' figures by far more than the band.
