@@ -187,9 +187,9 @@ def _beyond_mpi1() -> list[Benchmark]:
                       "own length, no MPI call in between (the library's own progress; OSU)",
                       sized=op != "ibarrier", unit="%", figure=_nbc_overlap, group="non-blocking"),
             Benchmark(f"{op}-overlap-test", "cost", f"share of {call} hidden by computation of "
-                      "its own length with MPI_Test called through it (progress driven by the "
-                      "program; OSU)", sized=op != "ibarrier", unit="%", figure=_nbc_overlap,
-                      group="non-blocking"),
+                      "its own length with MPI_Test after each sixteenth of it (progress driven "
+                      "by the program; OSU's -t 16)", sized=op != "ibarrier", unit="%",
+                      figure=_nbc_overlap, group="non-blocking"),
         ]
     vector = [Benchmark(f"{op}{skew}", "coll", f"{call} of MPI_BYTE, displacements packed; "
                         + VECTOR_COUNTS[op] + ("; skewed: c(i) = floor(2 size (i+1) / (np+1)), "
