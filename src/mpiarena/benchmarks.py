@@ -25,10 +25,10 @@ OVERLAP_OPS = {"exchange": "", "iallreduce": "_iallreduce", "ialltoall": "_iallt
 
 
 def overlap_percent(pure: float, compute: float, overlapped: float) -> float:
-    """IMB-NBC's overlap: the share of the shorter of communication and computation hidden,
-    100 * (pure + compute - overlapped) / min(pure, compute), clipped to 0-100. The core makes
-    the compute as long as the pure communication, where this is OSU's 100 * (1 - (overlapped
-    - compute) / pure)."""
+    """Overlap: the share of the shorter of communication and computation hidden,
+    100 * (pure + compute - overlapped) / min(pure, compute), clipped to 0-100 (IMB-NBC divides
+    by the longer, max(pure, compute)). The core makes the compute as long as the pure
+    communication, where all three agree with OSU's 100 * (1 - (overlapped - compute) / pure)."""
     shorter = min(pure, compute)
     if not shorter > 0:
         return NAN

@@ -40,6 +40,7 @@ from .guidelines import guidelines
 from .interference import warning_lines
 from .models import heading as models_heading
 from .models import loggp_lines, prediction_lines, regime_text
+from .overlap import overlap_text
 from .summary import (
     cell_text,
     machine_line,
@@ -308,6 +309,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "n_cells": len(data.cells), "n_variants": len(data.variants),
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data), "counterparts": counterparts(data),
+        "overlap": overlap_text(data),
         "method": method, "answer": scoreboard_lines(a),
         "interference": warning_lines(found),
         "variant_names": data.variants,

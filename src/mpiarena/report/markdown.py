@@ -10,6 +10,7 @@ from . import interference
 from .costs import costs_text
 from .counterparts import counterparts
 from .guidelines import guidelines
+from .overlap import overlap_text
 from .summary import (
     cell_text,
     machine_line,
@@ -53,6 +54,17 @@ def _guidelines(data: RunData) -> list[str]:
         if lines:
             out += ["", f"**{lib.variant}**", ""] + [f"- {_md(x)}" for x in lines]
     return [*out, ""]
+
+
+def _overlap(data: RunData) -> list[str]:
+    o = overlap_text(data)
+    if o is None:
+        return []
+    out = ["## Non-blocking collectives: what computation hides", "", _md(o.lead), "",
+           "| " + " | ".join(map(_md, o.header)) + " |",
+           "| " + " | ".join(["---"] + ["---:"] * (len(o.header) - 1)) + " |"]
+    out += ["| " + " | ".join(map(_md, row)) + " |" for row in o.rows]
+    return [*out, ""] + [f"- {_md(line)}" for line in o.background] + [""]
 
 
 def _counterparts(data: RunData) -> list[str]:
@@ -115,6 +127,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     out += _costs(data)
+    out += _overlap(data)
     out += _guidelines(data)
     out += _counterparts(data)
     out += ["## Method", ""]

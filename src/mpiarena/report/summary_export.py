@@ -15,6 +15,7 @@ from ..analysis.counterparts import CounterpartCheck, counterpart_checks
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.loggp import Figure, loggp
 from ..analysis.models import P2pModel, fit_models
+from ..analysis.overlap import Hidden, OverlapRow, overlap_rows
 from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
@@ -26,7 +27,7 @@ from .whatran import binding_line
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
 VERSION = 5  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models;
-# 5: counterparts
+# 5: counterparts, overlap
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
           "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",
@@ -89,7 +90,20 @@ def to_json(a: Analysis) -> str:
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
         **fitted_models(data),
         "counterparts": [counterpart_record(c) for c in counterpart_checks(data)],
+        "overlap": [overlap_record(r) for r in overlap_rows(data)],
         "records": records(a)}, indent=1)
+
+
+def _hidden(h: Hidden | None) -> dict[str, Any] | None:
+    return None if h is None else {"median": _number(h.summary.median),
+                                   "ci_low": _number(h.summary.ci_low),
+                                   "ci_high": _number(h.summary.ci_high), "word": h.word,
+                                   "launches": h.summary.launches}
+
+
+def overlap_record(r: OverlapRow) -> dict[str, Any]:
+    return {"collective": r.collective, "size": r.size, "np": r.np, "variant": r.variant,
+            "background": _hidden(r.background), "tested": _hidden(r.tested)}
 
 
 def counterpart_record(c: CounterpartCheck) -> dict[str, Any]:

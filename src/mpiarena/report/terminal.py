@@ -21,6 +21,7 @@ from .apps import apps
 from .costs import costs_text
 from .counterparts import counterparts
 from .guidelines import guidelines
+from .overlap import overlap_text
 from .summary import (
     cell_text,
     derived_text,
@@ -74,6 +75,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
                       f"{data.run_id} --tables (--all: every size's verdict and every warning); "
                       f"HTML report: mpiarena report {data.run_id}[/]")
     _costs(data, console)
+    _overlap(data, console)
     _guidelines(data, console)
     _counterparts(data, console)
     _apps(data, console)
@@ -148,6 +150,23 @@ def _guidelines(data: RunData, console: Console) -> None:
             console.print(f"    [yellow]so[/]: {escape(line)}")
         for line in lib.unchecked:
             console.print(f"    [dim]{escape(line)}[/]")
+
+
+def _overlap(data: RunData, console: Console) -> None:
+    """Non-blocking collectives: what computation hides, with and without MPI_Test."""
+    o = overlap_text(data)
+    if o is None:
+        return
+    table = Table()
+    for i, name in enumerate(o.header):
+        table.add_column(escape(name), justify="left" if i == 0 else "right")
+    for row in o.rows:
+        table.add_row(*map(escape, row))
+    show(console, "non-blocking collectives: % hidden by computation, without / with MPI_Test",
+         table)
+    console.print(f"  [dim]{escape(o.lead)}[/]")
+    for line in o.background:
+        console.print(f"  {escape(line)}")
 
 
 def _counterparts(data: RunData, console: Console) -> None:
