@@ -31,7 +31,8 @@ RPI = "LAM_MPI_SSI_rpi"  # the point-to-point transport module mpirun selects
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
 # LD_PRELOAD and the profile directory are the per-call profiler's
 EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL,
-                     tags.TOKEN_VAR, tags.RUN_VAR, "LD_PRELOAD", core_env.PROFILE_DIR))
+                     tags.TOKEN_VAR, tags.RUN_VAR, "LD_PRELOAD", core_env.PROFILE_DIR,
+                     core_env.IO_DIR))
 
 
 class LamUniverse:
