@@ -115,7 +115,9 @@ def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUs
             log: Path, daemons: Daemons) -> tuple[Job, str]:
     """A job of the core (not started yet, its daemons up) and the binding it really has."""
     cmd = command_for(variant, np, [str(binary)], user, daemons)
-    env = {**cmd.env, core_env.IO_DIR: str(io_dir(workdir, user))}
+    # a variant may name another directory (another file system) for the MPI-IO benchmarks
+    io = dict(variant.env).get(core_env.IO_DIR) or str(io_dir(workdir, user))
+    env = {**cmd.env, core_env.IO_DIR: io}
     return Job(cmd.argv, env, workdir, user, log, cmd.placement), cmd.binding
 
 
