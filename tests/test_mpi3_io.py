@@ -51,8 +51,9 @@ def running(impl: Implementation, np_: int, env: dict[str, str] | None = None
         shutil.rmtree(work)
 
 
-def measure(job: Job, bench: str, size: int, validate: bool = True) -> CellResult:
-    return job.cell(1, bench, size, 5, 1e-3, 2.0, 1, False, validate, timeout=60)
+def measure(job: Job, bench: str, size: int, validate: bool = True,
+            offcache: bool = False) -> CellResult:
+    return job.cell(1, bench, size, 5, 1e-3, 2.0, 1, offcache, validate, timeout=60)
 
 
 @pytest.mark.parametrize("impl", MPI, ids=[i.id for i in MPI])
@@ -67,6 +68,12 @@ def test_every_io_benchmark_moves_the_right_bytes_and_leaves_no_file(impl):
 def test_three_ranks_interleave_their_pieces():
     with running(FIRST, 3) as (job, _):
         cells = {b: measure(job, b, 20000) for b in IO}
+    assert {b: c.reason for b, c in cells.items() if c.status != "ok"} == {}
+
+
+def test_off_cache_slots_have_their_own_regions_of_the_file():
+    with running(FIRST, 2) as (job, _):
+        cells = {b: measure(job, b, 20000, offcache=True) for b in IO if "coll" in b}
     assert {b: c.reason for b, c in cells.items() if c.status != "ok"} == {}
 
 

@@ -6,11 +6,15 @@
  *   strided     a file view (MPI_File_set_view, displacement r*piece, filetype an
  *               MPI_Type_vector of the call's pieces of min(4 KiB, size) bytes, stride np
  *               pieces): rank r's bytes are pieces number r, r+np, r+2np... so the ranks'
- *               pieces interleave; calls at view offset 0. (A piece resized to np pieces
- *               would say the same, but LAM's ROMIO 1.2.4 cannot flatten a resized type.)
- * Every call moves the same bytes again, so the file stays in the page cache and nothing in
- * the timed part syncs it (no MPI_File_sync): the figure is each library's MPI-IO path down to
- * the kernel's page cache (and its collective buffering, for the _all calls), not a disk's.
+ *               pieces interleave. (A piece resized to np pieces would say the same, but
+ *               LAM's ROMIO 1.2.4 cannot flatten a resized type.)
+ * A rank's bytes are a stream: a call on buffer slot k (ext.h) moves stream bytes k*size on, so
+ * an off-cache cell (--off-cache: slots rotate) has each slot its own region of the file, and
+ * neither its buffers nor the file's pages are in the CPU's caches (as IMB-IO, whose calls
+ * move on through the file); otherwise every call moves the same bytes again.
+ * The file stays in the page cache and nothing in the timed part syncs it (no MPI_File_sync):
+ * the figure is each library's MPI-IO path down to the kernel's page cache (and its collective
+ * buffering, for the _all calls), not a disk's.
  *
  * The file is made per cell in ARENA_IO_DIR, a directory of the run's scratch directory that
  * the runner removes with the run (its watchdog even when mpiarena is killed); a bare core
@@ -39,6 +43,8 @@ static MPI_Comm comm = MPI_COMM_NULL;
 static MPI_File fh = MPI_FILE_NULL;
 static MPI_Datatype tile = MPI_DATATYPE_NULL;
 static size_t piece;               /* a strided cell's piece; 0: contiguous */
+static const unsigned char *first; /* the cell's send buffers: a call's slot, from its own */
+static size_t stride;
 static char dir[NAME_MAX_LEN];     /* rank 0's directory, the job's */
 static char path[NAME_MAX_LEN + 64];
 static long owner = -1;            /* rank 0's pid: the files' names are the job's own */
@@ -57,10 +63,10 @@ static int strided(int b)
            b == XB_IO_READ_COLL_STRIDED || b == XB_IO_READ_INDEP_STRIDED;
 }
 
-/* Where rank r's byte j of a call lies in the file. */
+/* Where byte j of rank r's stream lies in the file (a call on slot k: bytes k*size on). */
 static size_t file_offset(int r, size_t size, size_t j)
 {
-    if (!piece) return (size_t)r * size + j;
+    if (!piece) return (j / size * (size_t)arena_np + (size_t)r) * size + j % size;
     return (j / piece * (size_t)arena_np + (size_t)r) * piece + j % piece;
 }
 
@@ -148,20 +154,22 @@ static void fill_file(size_t len)
 
 static void io_setup(int b, size_t size, int window, const struct bufs *bufs)
 {
-    (void)window, (void)bufs;
+    size_t stream = size * (size_t)bufs->nslots; /* every slot's bytes, on each rank */
+    (void)window;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     piece = strided(b) ? (size < PIECE ? size : PIECE) : 0;
+    first = bufs->s, stride = bufs->sstride;
     snprintf(path, sizeof path, "%s/io-%ld-%d-%s", dir, owner, ++cells,
              arena_bench_names[B_EXT + b]);
     if (reading(b) && arena_rank == 0) /* whole pieces: a short last piece leaves gaps */
-        fill_file(piece ? (size + piece - 1) / piece * piece * (size_t)arena_np
-                        : size * (size_t)arena_np);
+        fill_file(piece ? (stream + piece - 1) / piece * piece * (size_t)arena_np
+                        : stream * (size_t)arena_np);
     MPI_Barrier(comm);
     check(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
           "MPI_File_open");
     if (!piece) return;
-    /* one block per piece of the call (a short last piece is a block the call ends in) */
-    MPI_Type_vector((int)((size + piece - 1) / piece), (int)piece, (int)piece * arena_np,
+    /* one block per piece of the stream (a short last piece is a block the last call ends in) */
+    MPI_Type_vector((int)((stream + piece - 1) / piece), (int)piece, (int)piece * arena_np,
                     MPI_BYTE, &tile);
     MPI_Type_commit(&tile);
     check(MPI_File_set_view(fh, (MPI_Offset)(piece * (size_t)arena_rank), MPI_BYTE, tile,
@@ -170,7 +178,9 @@ static void io_setup(int b, size_t size, int window, const struct bufs *bufs)
 
 static void io_call(int b, size_t size, unsigned char *s, unsigned char *r)
 {
-    MPI_Offset at = piece ? 0 : (MPI_Offset)arena_rank * (MPI_Offset)size;
+    MPI_Offset slot = (MPI_Offset)((size_t)(s - first) / stride);
+    MPI_Offset at = piece ? slot * (MPI_Offset)size
+                          : (slot * arena_np + arena_rank) * (MPI_Offset)size;
     MPI_Status st;
     int n = (int)size;
     if (reading(b) && collective(b))
@@ -183,40 +193,46 @@ static void io_call(int b, size_t size, unsigned char *s, unsigned char *r)
         check(MPI_File_write_at(fh, at, s, n, MPI_BYTE, &st), "MPI_File_write_at");
 }
 
-/* A write: one call of patterned bytes, then (after MPI's sync-barrier-sync) this rank's bytes
- * read back where the layout puts them, with pread beside MPI. A read: one call, its bytes
- * compared with what setup wrote there. */
+/* This rank's bytes of the stream from `at` on, read with pread beside MPI; whether all came. */
+static int read_back(unsigned char *r, size_t size, size_t at)
+{
+    int fd = open(path, O_RDONLY), whole = 1;
+    if (fd < 0) fail("open", strerror(errno));
+    for (size_t j = 0, n; j < size; j += n) {
+        n = piece ? piece - (at + j) % piece : size; /* to the end of a piece */
+        n = n < size - j ? n : size - j;
+        whole &= pread(fd, r + j, n, (off_t)file_offset(arena_rank, size, at + j)) == (ssize_t)n;
+    }
+    close(fd);
+    return whole;
+}
+
+/* One call on the last slot (an off-cache cell's calls move on through the file). A write:
+ * patterned bytes, then (after MPI's sync-barrier-sync) this rank's bytes read back where the
+ * layout puts them. A read: its bytes compared with what setup wrote there. */
 static const char *io_validate(int b, size_t size, const struct bufs *bufs, char *msg,
                                size_t len)
 {
-    unsigned char *s = bufs->s, *r = bufs->r;
+    size_t k = (size_t)bufs->nslots - 1, at = k * size;
+    unsigned char *s = bufs->s + k * bufs->sstride, *r = bufs->r + k * bufs->rstride;
     long bad = -1;
     memset(r, 0, size);
-    if (reading(b)) {
-        io_call(b, size, s, r);
-    } else {
-        for (size_t j = 0; j < size; j++) s[j] = pattern(file_offset(arena_rank, size, j));
-        io_call(b, size, s, r);
+    if (!reading(b))
+        for (size_t j = 0; j < size; j++) s[j] = pattern(file_offset(arena_rank, size, at + j));
+    io_call(b, size, s, r);
+    if (!reading(b)) {
         check(MPI_File_sync(fh), "MPI_File_sync");
         MPI_Barrier(comm);
         check(MPI_File_sync(fh), "MPI_File_sync");
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) fail("open", strerror(errno));
-        size_t step = piece ? piece : (size ? size : 1);
-        for (size_t j = 0; j < size; j += step) {
-            size_t n = size - j < step ? size - j : step;
-            if (pread(fd, r + j, n, (off_t)file_offset(arena_rank, size, j)) != (ssize_t)n)
-                bad = (long)j;
-        }
-        close(fd);
+        if (!read_back(r, size, at)) bad = 0;
     }
     arena_fault_corrupt(r, size, bufs->rstride);
     for (size_t j = 0; j < size && bad < 0; j++)
-        if (r[j] != pattern(file_offset(arena_rank, size, j))) bad = (long)j;
+        if (r[j] != pattern(file_offset(arena_rank, size, at + j))) bad = (long)j;
     if (bad < 0) return NULL;
     snprintf(msg, len, "rank %d: byte %ld of its %zu %s wrong (file offset %zu)", arena_rank,
              bad, size, reading(b) ? "read" : "written, read back,",
-             file_offset(arena_rank, size, (size_t)bad));
+             file_offset(arena_rank, size, at + (size_t)bad));
     return msg;
 }
 
