@@ -3,7 +3,9 @@ paths, and no file left in the run's scratch directory, not even by a killed run
 
 from __future__ import annotations
 
+import os
 import shutil
+import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import IMPLS, leftovers, spawn
+from conftest import IMPLS, leftovers, mpiarena, spawn
 
 from mpiarena import paths, users
 from mpiarena.build import build_core
@@ -27,6 +29,7 @@ MPI = [i for i in IMPLS if i.family not in ("pvm", "tcp")]
 FIRST = MPI[0]
 # 8 B: one short piece; 20000 B: four 4 KiB pieces and a short fifth, interleaved
 SIZES = (8, 20000)
+CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 
 @contextmanager
@@ -118,3 +121,24 @@ def test_a_killed_run_leaves_no_file(db):
     while list(scratch.glob(f"run-{proc.pid}.*")) or leftovers(grace=0):
         assert time.monotonic() < deadline, list(scratch.glob(f"run-{proc.pid}.*/**"))
         time.sleep(0.05)
+
+
+@pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
+def test_emulated_nodes_share_the_run_directory_but_not_their_tmp(db, tmp_path):
+    suite = tmp_path / "io.toml"
+    suite.write_text(f'''benchmarks = ["io-write-coll"]
+sizes = "64K"
+np = [2]
+
+[[variant]]
+impl = "{FIRST.family}"
+name = "tmp"
+env = {{ ARENA_IO_DIR = "/tmp" }}
+''')
+    done = mpiarena("run", "--suite", str(suite), "--impl", FIRST.id, "--launches", "1",
+                    "--validate", "--cluster", "emulated:nodes=2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    cells = dict(sqlite3.connect(db).execute("SELECT variant, status || ': ' || "
+                                             "COALESCE(reason, '') FROM cells"))
+    assert cells == {FIRST.id: "ok: ", f"{FIRST.id}:tmp": "na: the ranks do not share /tmp "
+                     "(hosts without a common file system)"}

@@ -4,7 +4,7 @@
  * in Open MPI 4.1 OMPIO by default, ROMIO with OMPI_MCA_io=romio321).
  *   contiguous  rank r's bytes are one block at offset r*size: MPI_File_{write,read}_at(_all)
  *   strided     a file view (MPI_File_set_view, displacement r*piece, filetype an
- *               MPI_Type_vector of the call's pieces of min(4 KiB, size) bytes, stride np
+ *               MPI_Type_vector of the stream's pieces of min(4 KiB, size) bytes, stride np
  *               pieces): rank r's bytes are pieces number r, r+np, r+2np... so the ranks'
  *               pieces interleave. (A piece resized to np pieces would say the same, but
  *               LAM's ROMIO 1.2.4 cannot flatten a resized type.)
@@ -17,9 +17,12 @@
  * buffering, for the _all calls), not a disk's.
  *
  * The file is made per cell in ARENA_IO_DIR, a directory of the run's scratch directory that
- * the runner removes with the run (its watchdog even when mpiarena is killed); a bare core
- * without the setting uses /tmp, and then a killed job leaves its file. Rank 0's directory is
- * the job's: the ranks must all see it (one file system), else every cell is n/a. setup opens
+ * the runner removes with the run (its watchdog even when mpiarena is killed), or the one a
+ * variant's environment names (another file system); a bare core without the setting uses
+ * /tmp. Outside the run's directory a killed job leaves its file. Rank 0's directory is
+ * the job's: the ranks must all see it (one file system), else every cell is n/a; an emulated
+ * cluster's nodes share this machine's disk (only /tmp and /dev/shm are their own), so there
+ * the file is one and collective buffering's traffic crosses the emulated link. setup opens
  * the file on the group's own communicator (a read benchmark's contents written first, by
  * rank 0 with pwrite); teardown closes it and deletes it (MPI_File_delete on rank 0).
  */
@@ -49,7 +52,7 @@ static char dir[NAME_MAX_LEN];     /* rank 0's directory, the job's */
 static char path[NAME_MAX_LEN + 64];
 static long owner = -1;            /* rank 0's pid: the files' names are the job's own */
 static int cells;                  /* cells so far in this job: one file each */
-static int shared = -1;            /* every rank sees dir: 1, not writable: 2, not shared: 3 */
+static int shared = -1;            /* every rank sees dir: 1, not shared: 2, not writable: 3 */
 
 static int reading(int b) { return b >= XB_IO_READ_COLL; }
 static int collective(int b)
@@ -111,12 +114,12 @@ static void find_dir(void)
     snprintf(probe, sizeof probe, "%s/.io-probe-%ld", dir, owner);
     if (arena_rank == 0) {
         int fd = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0600);
-        mine = fd < 0 ? 2 : 1;
+        mine = fd < 0 ? 3 : 1;
         if (fd >= 0) close(fd);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (arena_rank != 0)
-        mine = access(dir, W_OK | X_OK) != 0 ? 2 : access(probe, F_OK) != 0 ? 3 : 1;
+        mine = access(probe, F_OK) != 0 ? 2 : access(dir, W_OK | X_OK) != 0 ? 3 : 1;
     MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (arena_rank == 0) unlink(probe);
     shared = worst;
@@ -131,7 +134,7 @@ static const char *io_unrunnable(int b, size_t size, int np, char *msg, size_t l
     }
     if (shared < 0) find_dir();
     if (shared == 1) return NULL;
-    snprintf(msg, len, shared == 2 ? "a rank cannot create files in %s"
+    snprintf(msg, len, shared == 3 ? "a rank cannot create files in %s"
              : "the ranks do not share %s (hosts without a common file system)", dir);
     return msg;
 }
