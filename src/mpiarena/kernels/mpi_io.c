@@ -3,15 +3,15 @@
  * file that the job's ranks share, through the library's MPI-IO (ROMIO in MPICH and LAM/MPI;
  * in Open MPI 4.1 OMPIO by default, ROMIO with OMPI_MCA_io=romio321).
  *   contiguous  rank r's bytes are one block at offset r*size: MPI_File_{write,read}_at(_all)
- *   strided     a file view (MPI_File_set_view, displacement r*piece, filetype an
- *               MPI_Type_vector of the stream's pieces of min(4 KiB, size) bytes, stride np
- *               pieces): rank r's bytes are pieces number r, r+np, r+2np... so the ranks'
- *               pieces interleave. (A piece resized to np pieces would say the same, but
- *               LAM's ROMIO 1.2.4 cannot flatten a resized type.)
- * A rank's bytes are a stream: a call on buffer slot k (ext.h) moves stream bytes k*size on, so
- * an off-cache cell (--off-cache: slots rotate) has each slot its own region of the file, and
- * neither its buffers nor the file's pages are in the CPU's caches (as IMB-IO, whose calls
- * move on through the file); otherwise every call moves the same bytes again.
+ *   strided     a file view (MPI_File_set_view, displacement r*piece, filetype a call's
+ *               pieces of min(4 KiB, size) bytes, an MPI_Type_vector of stride np pieces,
+ *               resized to span np times as many): rank r's bytes are pieces number r, r+np,
+ *               r+2np... so the ranks' pieces interleave
+ * A call on buffer slot k (ext.h) moves its rank's bytes k calls further on in the file (one
+ * filetype further on, with the view), so an off-cache cell (--off-cache: slots rotate) has
+ * each slot its own region of the file, and neither its buffers nor the file's pages are in
+ * the CPU's caches (as IMB-IO, whose calls move on through the file); otherwise every call
+ * moves the same bytes again.
  * The file stays in the page cache and nothing in the timed part syncs it (no MPI_File_sync):
  * the figure is each library's MPI-IO path down to the kernel's page cache (and its collective
  * buffering, for the _all calls), not a disk's.
@@ -44,9 +44,10 @@
 
 static MPI_Comm comm = MPI_COMM_NULL;
 static MPI_File fh = MPI_FILE_NULL;
-static MPI_Datatype tile = MPI_DATATYPE_NULL;
+static MPI_Datatype view = MPI_DATATYPE_NULL;
 static size_t piece;               /* a strided cell's piece; 0: contiguous */
-static const unsigned char *first; /* the cell's send buffers: a call's slot, from its own */
+static size_t span;                /* a rank's bytes of a call in the file: whole pieces */
+static const unsigned char *first; /* the first send slot, and the slots' stride: a call's slot */
 static size_t stride;
 static char dir[NAME_MAX_LEN];     /* rank 0's directory, the job's */
 static char path[NAME_MAX_LEN + 64];
@@ -66,7 +67,7 @@ static int strided(int b)
            b == XB_IO_READ_COLL_STRIDED || b == XB_IO_READ_INDEP_STRIDED;
 }
 
-/* Where byte j of rank r's stream lies in the file (a call on slot k: bytes k*size on). */
+/* Where rank r's byte j lies in the file, counting on through the calls (slot k's from k*span). */
 static size_t file_offset(int r, size_t size, size_t j)
 {
     if (!piece) return (j / size * (size_t)arena_np + (size_t)r) * size + j % size;
@@ -139,6 +140,22 @@ static const char *io_unrunnable(int b, size_t size, int np, char *msg, size_t l
     return msg;
 }
 
+/* type with its extent set to `extent` bytes, so that a view tiles it. */
+static MPI_Datatype resized(MPI_Datatype type, MPI_Aint extent)
+{
+    MPI_Datatype out;
+#if defined(LAM_MPI)
+    /* LAM's ROMIO 1.2.4 cannot flatten a resized type: MPI-1's upper-bound marker instead */
+    int lens[2] = {1, 1};
+    MPI_Aint at[2] = {0, extent};
+    MPI_Datatype types[2] = {type, MPI_UB};
+    MPI_Type_struct(2, lens, at, types, &out);
+#else
+    MPI_Type_create_resized(type, 0, extent, &out);
+#endif
+    return out;
+}
+
 /* Rank 0 writes the whole file's pattern, for a read benchmark, before anyone opens it. */
 static void fill_file(size_t len)
 {
@@ -157,32 +174,32 @@ static void fill_file(size_t len)
 
 static void io_setup(int b, size_t size, int window, const struct bufs *bufs)
 {
-    size_t stream = size * (size_t)bufs->nslots; /* every slot's bytes, on each rank */
     (void)window;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     piece = strided(b) ? (size < PIECE ? size : PIECE) : 0;
+    span = piece ? (size + piece - 1) / piece * piece : size; /* a short last piece: a gap */
     first = bufs->s, stride = bufs->sstride;
     snprintf(path, sizeof path, "%s/io-%ld-%d-%s", dir, owner, ++cells,
              arena_bench_names[B_EXT + b]);
-    if (reading(b) && arena_rank == 0) /* whole pieces: a short last piece leaves gaps */
-        fill_file(piece ? (stream + piece - 1) / piece * piece * (size_t)arena_np
-                        : stream * (size_t)arena_np);
+    if (reading(b) && arena_rank == 0)
+        fill_file(span * (size_t)bufs->nslots * (size_t)arena_np);
     MPI_Barrier(comm);
     check(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
           "MPI_File_open");
     if (!piece) return;
-    /* one block per piece of the stream (a short last piece is a block the last call ends in) */
-    MPI_Type_vector((int)((stream + piece - 1) / piece), (int)piece, (int)piece * arena_np,
-                    MPI_BYTE, &tile);
-    MPI_Type_commit(&tile);
-    check(MPI_File_set_view(fh, (MPI_Offset)(piece * (size_t)arena_rank), MPI_BYTE, tile,
+    MPI_Datatype pieces;
+    MPI_Type_vector((int)(span / piece), (int)piece, (int)piece * arena_np, MPI_BYTE, &pieces);
+    view = resized(pieces, (MPI_Aint)(span * (size_t)arena_np));
+    MPI_Type_commit(&view);
+    MPI_Type_free(&pieces);
+    check(MPI_File_set_view(fh, (MPI_Offset)(piece * (size_t)arena_rank), MPI_BYTE, view,
                             "native", MPI_INFO_NULL), "MPI_File_set_view");
 }
 
 static void io_call(int b, size_t size, unsigned char *s, unsigned char *r)
 {
     MPI_Offset slot = (MPI_Offset)((size_t)(s - first) / stride);
-    MPI_Offset at = piece ? slot * (MPI_Offset)size
+    MPI_Offset at = piece ? slot * (MPI_Offset)span
                           : (slot * arena_np + arena_rank) * (MPI_Offset)size;
     MPI_Status st;
     int n = (int)size;
@@ -196,7 +213,7 @@ static void io_call(int b, size_t size, unsigned char *s, unsigned char *r)
         check(MPI_File_write_at(fh, at, s, n, MPI_BYTE, &st), "MPI_File_write_at");
 }
 
-/* This rank's bytes of the stream from `at` on, read with pread beside MPI; whether all came. */
+/* This rank's bytes from position `at` on, read with pread beside MPI; whether all came. */
 static int read_back(unsigned char *r, size_t size, size_t at)
 {
     int fd = open(path, O_RDONLY), whole = 1;
@@ -216,7 +233,7 @@ static int read_back(unsigned char *r, size_t size, size_t at)
 static const char *io_validate(int b, size_t size, const struct bufs *bufs, char *msg,
                                size_t len)
 {
-    size_t k = (size_t)bufs->nslots - 1, at = k * size;
+    size_t k = (size_t)bufs->nslots - 1, at = k * span;
     unsigned char *s = bufs->s + k * bufs->sstride, *r = bufs->r + k * bufs->rstride;
     long bad = -1;
     memset(r, 0, size);
@@ -243,7 +260,7 @@ static void io_teardown(int b)
 {
     (void)b;
     check(MPI_File_close(&fh), "MPI_File_close");
-    if (piece) MPI_Type_free(&tile);
+    if (piece) MPI_Type_free(&view);
     if (arena_rank == 0) check(MPI_File_delete(path, MPI_INFO_NULL), "MPI_File_delete");
     MPI_Comm_free(&comm);
 }
