@@ -214,7 +214,8 @@ def _beyond_mpi1() -> list[Benchmark]:
                     + ("each rank's bytes in min(4 KiB, size) pieces interleaved with the "
                        "others' (a file view of an MPI_Type_vector)" if layout
                        else "each rank's bytes one contiguous block at rank*size")
-                    + "; the same bytes each call, so the page cache's, no MPI_File_sync timed",
+                    + "; the same bytes each call (--off-cache: each buffer slot its own region "
+                    "of the file), so the page cache's; no MPI_File_sync timed",
                     group="MPI-IO")
           for rw in ("write", "read") for layout in ("", "-strided") for mode, call in (
               ("coll", f"MPI_File_{rw}_at_all"), ("indep", f"MPI_File_{rw}_at"))]
