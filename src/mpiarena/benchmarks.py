@@ -220,10 +220,14 @@ def _beyond_mpi1() -> list[Benchmark]:
              for t, how in (("vector", "an MPI_Type_vector of 8-byte blocks, stride 16"),
                             ("indexed", "an MPI_Type_indexed of 8-byte blocks at irregular "
                              "offsets"))]
-    io = [Benchmark(f"io-{rw}-{mode}{layout}", "coll", f"{call} of size bytes per rank to a shared "
-                    "file on a local file system, "
-                    + ("each rank's bytes in 4 KiB pieces interleaved with the others'" if layout
-                       else "each rank's bytes one contiguous block"), group="MPI-IO")
+    io = [Benchmark(f"io-{rw}-{mode}{layout}", "coll", f"{call} of size bytes per rank "
+                    f"{'to' if rw == 'write' else 'from'} a shared file on a local file system, "
+                    + ("each rank's bytes in min(4 KiB, size) pieces interleaved with the "
+                       "others' (a file view of an MPI_Type_vector)" if layout
+                       else "each rank's bytes one contiguous block at rank*size")
+                    + "; the same bytes each call (--off-cache: each buffer slot its own region "
+                    "of the file), so the page cache's; no MPI_File_sync timed",
+                    group="MPI-IO")
           for rw in ("write", "read") for layout in ("", "-strided") for mode, call in (
               ("coll", f"MPI_File_{rw}_at_all"), ("indep", f"MPI_File_{rw}_at"))]
     return [*rma, *nbc, *vector, *neighbor, *persistent, *dtype, *io]

@@ -115,4 +115,18 @@ def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUs
             log: Path, daemons: Daemons) -> tuple[Job, str]:
     """A job of the core (not started yet, its daemons up) and the binding it really has."""
     cmd = command_for(variant, np, [str(binary)], user, daemons)
-    return Job(cmd.argv, cmd.env, workdir, user, log, cmd.placement), cmd.binding
+    # a variant may name another directory (another file system) for the MPI-IO benchmarks
+    io = dict(variant.env).get(core_env.IO_DIR) or str(io_dir(workdir, user))
+    env = {**cmd.env, core_env.IO_DIR: io}
+    return Job(cmd.argv, env, workdir, user, log, cmd.placement), cmd.binding
+
+
+def io_dir(workdir: Path, user: RankUser | None) -> Path:
+    """Where the core's MPI-IO benchmarks make their files: in the run's scratch directory, so
+    they go with it (the watchdog's sweep too, when mpiarena is killed), the ranks' own."""
+    io = workdir / "io"
+    if not io.exists():
+        io.mkdir(mode=0o700)
+        if user is not None:
+            os.chown(io, user.uid, user.gid)
+    return io

@@ -1,0 +1,144 @@
+"""MPI-IO (kernels/mpi_io.c): every benchmark validated against each MPI library here, the n/a
+paths, and no file left in the run's scratch directory, not even by a killed run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import IMPLS, leftovers, mpiarena, spawn
+
+from mpiarena import paths, users
+from mpiarena.build import build_core
+from mpiarena.impls import Implementation
+from mpiarena.plan import Variant
+from mpiarena.runner.job import CellResult, Job
+from mpiarena.runner.launch import Daemons, job_for
+
+IO = [f"io-{rw}-{mode}{layout}" for rw in ("write", "read") for layout in ("", "-strided")
+      for mode in ("coll", "indep")]
+MPI = [i for i in IMPLS if i.family not in ("pvm", "tcp")]
+FIRST = MPI[0]
+# 8 B: one short piece; 20000 B: four 4 KiB pieces and a short fifth, interleaved
+SIZES = (8, 20000)
+CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
+
+
+@contextmanager
+def running(impl: Implementation, np_: int, env: dict[str, str] | None = None
+            ) -> Iterator[tuple[Job, Path]]:
+    """A started job of impl's core and the run directory it works in (io/ its files' place)."""
+    variant = Variant(impl.id, impl, env=tuple((env or {}).items()))
+    work = Path(tempfile.mkdtemp(dir=paths.scratch_dir()))
+    work.chmod(0o755)
+    daemons = Daemons(work, users.for_ranks(), "test")
+    try:
+        job, _ = job_for(variant, np_, build_core(impl).binary, work, users.for_ranks(),
+                         work / "err", daemons)
+        try:
+            job.start(timeout=60)
+            yield job, work
+            job.quit(timeout=30)
+        finally:
+            job.kill()
+    finally:
+        daemons.stop_all()
+        shutil.rmtree(work)
+
+
+def measure(job: Job, bench: str, size: int, validate: bool = True,
+            offcache: bool = False) -> CellResult:
+    return job.cell(1, bench, size, 5, 1e-3, 2.0, 1, offcache, validate, timeout=60)
+
+
+@pytest.mark.parametrize("impl", MPI, ids=[i.id for i in MPI])
+def test_every_io_benchmark_moves_the_right_bytes_and_leaves_no_file(impl):
+    with running(impl, 2) as (job, work):
+        cells = {(b, s): measure(job, b, s) for b in IO for s in SIZES}
+        left = list((work / "io").iterdir())
+    assert {k: (c.status, c.reason) for k, c in cells.items() if c.status != "ok"} == {}
+    assert left == []  # each cell's teardown deleted its file
+
+
+def test_three_ranks_interleave_their_pieces():
+    with running(FIRST, 3) as (job, _):
+        cells = {b: measure(job, b, 20000) for b in IO}
+    assert {b: c.reason for b, c in cells.items() if c.status != "ok"} == {}
+
+
+def test_off_cache_slots_have_their_own_regions_of_the_file():
+    with running(FIRST, 2) as (job, _):
+        cells = {b: measure(job, b, 20000, offcache=True) for b in IO if "coll" in b}
+    assert {b: c.reason for b, c in cells.items() if c.status != "ok"} == {}
+
+
+def test_validation_catches_wrong_bytes_in_a_read_and_a_written_file():
+    with running(FIRST, 2, env={"ARENA_FAULT": "corrupt"}) as (job, _):
+        read = measure(job, "io-read-coll-strided", 20000)
+        written = measure(job, "io-write-indep", 20000)
+    assert read.status == "invalid" and "byte 10000 of its 20000 read wrong" in read.reason
+    assert written.status == "invalid" and "read back" in written.reason
+
+
+def test_a_large_read_takes_longer_than_a_small_one():
+    with running(FIRST, 2) as (job, _):
+        small, large = (measure(job, "io-read-indep", s, validate=False) for s in (8, 1 << 20))
+    median = [np.median([max(o.per_rank) for o in c.observations]) for c in (small, large)]
+    assert 0 < median[0] < median[1]
+
+
+def test_what_cannot_run_says_why():
+    pvm = [i for i in IMPLS if i.family == "pvm"]
+    with running(FIRST, 2, env={"ARENA_IO_DIR": "/nonexistent"}) as (job, _):
+        elsewhere = measure(job, "io-write-coll", 8)
+    assert (elsewhere.status, elsewhere.reason) == ("na",
+                                                    "a rank cannot create files in /nonexistent")
+    for impl in pvm:
+        with running(impl, 2) as (job, _):
+            cell = measure(job, "io-read-indep", 8)
+        assert (cell.status, cell.reason) == ("na", "the pvm family has no MPI-IO")
+
+
+def test_a_killed_run_leaves_no_file(db):
+    proc = spawn("run", f"--impl={FIRST.id}", "--bench", "io-write-indep-strided", "--sizes",
+                 "1M", "--launches", "1", "--observations", "500", "--db", db)
+    scratch = paths.scratch_dir()
+    deadline = time.monotonic() + 120
+    while not list(scratch.glob(f"run-{proc.pid}.*/io/io-*")):  # a cell has its file open
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.kill()  # SIGKILL: its watchdog removes the run's scratch directory, the file with it
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 15
+    while list(scratch.glob(f"run-{proc.pid}.*")) or leftovers(grace=0):
+        assert time.monotonic() < deadline, list(scratch.glob(f"run-{proc.pid}.*/**"))
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
+def test_emulated_nodes_share_the_run_directory_but_not_their_tmp(db, tmp_path):
+    suite = tmp_path / "io.toml"
+    suite.write_text(f'''benchmarks = ["io-write-coll"]
+sizes = "64K"
+np = [2]
+
+[[variant]]
+impl = "{FIRST.family}"
+name = "tmp"
+env = {{ ARENA_IO_DIR = "/tmp" }}
+''')
+    done = mpiarena("run", "--suite", str(suite), "--impl", FIRST.id, "--launches", "1",
+                    "--validate", "--cluster", "emulated:nodes=2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    cells = dict(sqlite3.connect(db).execute("SELECT variant, status || ': ' || "
+                                             "COALESCE(reason, '') FROM cells"))
+    assert cells == {FIRST.id: "ok: ", f"{FIRST.id}:tmp": "na: the ranks do not share /tmp "
+                     "(hosts without a common file system)"}
