@@ -18,13 +18,10 @@ TCP_PEER = "ARENA_TCP_PEER"  # the node rank 1 is started on, through TCP_RSH
 TCP_RSH = "ARENA_TCP_RSH"  # the remote shell that reaches TCP_PEER
 TCP_CONNECT = "ARENA_TCP_CONNECT"  # set by rank 0 for rank 1: HOST:PORT to connect to
 PROFILE_DIR = "ARENA_PROFILE_DIR"  # where the per-call profiler writes rank-R.tsv
-<<<<<<< HEAD
 # allocate|create|dynamic: the one-sided benchmarks' window (MPI_Win_allocate, MPI_Win_create
 # over the core's receive buffers, MPI_Win_create_dynamic with them attached)
 RMA_WINDOW = "ARENA_RMA_WINDOW"
-=======
 IO_DIR = "ARENA_IO_DIR"  # where the MPI-IO benchmarks make their files: the run's, rank 0's
->>>>>>> io
 # test-only: faults and effects planted so tests can see them found
 FAULT = "ARENA_FAULT"  # crash:BENCH kills the last rank at BENCH; wrong answers for checkers
 PLANT_SLOW = "ARENA_PLANT_SLOW"  # F: a random half of the launches read F times slower
@@ -32,12 +29,8 @@ PLANT_SLOW_BENCH = "ARENA_PLANT_SLOW_BENCH"  # BENCH:SIZE:F: that cell reads F t
 LATE_RANK = "ARENA_LATE_RANK"  # R: rank R reaches every 5th window half a window late
 
 SETTINGS = (T0, NP, BIND, THREAD_LEVEL, PVM_ROUTE, PVM_ENCODING, PVM_HOSTS, TCP_BIND, TCP_PEER,
-<<<<<<< HEAD
-            TCP_RSH, TCP_CONNECT, PROFILE_DIR, RMA_WINDOW, FAULT, PLANT_SLOW, PLANT_SLOW_BENCH,
-=======
-            TCP_RSH, TCP_CONNECT, PROFILE_DIR, IO_DIR, FAULT, PLANT_SLOW, PLANT_SLOW_BENCH,
->>>>>>> io
-            LATE_RANK)
+            TCP_RSH, TCP_CONNECT, PROFILE_DIR, RMA_WINDOW, IO_DIR, FAULT, PLANT_SLOW,
+            PLANT_SLOW_BENCH, LATE_RANK)
 
 
 def unescape(text: str) -> str:
