@@ -32,7 +32,9 @@ def expressible(impl: Implementation) -> set[str]:
 
 
 @contextmanager
-def running(impl: Implementation, np_: int, env: dict[str, str] | None = None) -> Iterator[Job]:
+def running_in(impl: Implementation, np_: int, env: dict[str, str] | None = None
+               ) -> Iterator[tuple[Job, Path]]:
+    """A started job of impl's core and the run directory it works in."""
     variant = Variant(impl.id, impl, env=tuple((env or {}).items()))
     work = Path(tempfile.mkdtemp(dir=paths.scratch_dir()))
     work.chmod(0o755)
@@ -42,13 +44,19 @@ def running(impl: Implementation, np_: int, env: dict[str, str] | None = None) -
                          work / "err", daemons)
         try:
             job.hello = job.start(timeout=60)  # type: ignore[attr-defined]
-            yield job
+            yield job, work
             job.quit(timeout=30)
         finally:
             job.kill()
     finally:
         daemons.stop_all()
         shutil.rmtree(work)
+
+
+@contextmanager
+def running(impl: Implementation, np_: int, env: dict[str, str] | None = None) -> Iterator[Job]:
+    with running_in(impl, np_, env) as (job, _):
+        yield job
 
 
 def measure(job: Job, bench: str, size: int, validate: bool = True, obs: int = 5):

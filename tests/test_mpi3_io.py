@@ -4,24 +4,17 @@ paths, and no file left in the run's scratch directory, not even by a killed run
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import IMPLS, leftovers, mpiarena, spawn
+from test_core import running_in
 
-from mpiarena import paths, users
-from mpiarena.build import build_core
-from mpiarena.impls import Implementation
-from mpiarena.plan import Variant
+from mpiarena import paths
 from mpiarena.runner.job import CellResult, Job
-from mpiarena.runner.launch import Daemons, job_for
 
 IO = [f"io-{rw}-{mode}{layout}" for rw in ("write", "read") for layout in ("", "-strided")
       for mode in ("coll", "indep")]
@@ -32,28 +25,6 @@ SIZES = (8, 20000)
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 
-@contextmanager
-def running(impl: Implementation, np_: int, env: dict[str, str] | None = None
-            ) -> Iterator[tuple[Job, Path]]:
-    """A started job of impl's core and the run directory it works in (io/ its files' place)."""
-    variant = Variant(impl.id, impl, env=tuple((env or {}).items()))
-    work = Path(tempfile.mkdtemp(dir=paths.scratch_dir()))
-    work.chmod(0o755)
-    daemons = Daemons(work, users.for_ranks(), "test")
-    try:
-        job, _ = job_for(variant, np_, build_core(impl).binary, work, users.for_ranks(),
-                         work / "err", daemons)
-        try:
-            job.start(timeout=60)
-            yield job, work
-            job.quit(timeout=30)
-        finally:
-            job.kill()
-    finally:
-        daemons.stop_all()
-        shutil.rmtree(work)
-
-
 def measure(job: Job, bench: str, size: int, validate: bool = True,
             offcache: bool = False) -> CellResult:
     return job.cell(1, bench, size, 5, 1e-3, 2.0, 1, offcache, validate, timeout=60)
@@ -61,7 +32,7 @@ def measure(job: Job, bench: str, size: int, validate: bool = True,
 
 @pytest.mark.parametrize("impl", MPI, ids=[i.id for i in MPI])
 def test_every_io_benchmark_moves_the_right_bytes_and_leaves_no_file(impl):
-    with running(impl, 2) as (job, work):
+    with running_in(impl, 2) as (job, work):
         cells = {(b, s): measure(job, b, s) for b in IO for s in SIZES}
         left = list((work / "io").iterdir())
     assert {k: (c.status, c.reason) for k, c in cells.items() if c.status != "ok"} == {}
@@ -69,19 +40,19 @@ def test_every_io_benchmark_moves_the_right_bytes_and_leaves_no_file(impl):
 
 
 def test_three_ranks_interleave_their_pieces():
-    with running(FIRST, 3) as (job, _):
+    with running_in(FIRST, 3) as (job, _):
         cells = {b: measure(job, b, 20000) for b in IO}
     assert {b: c.reason for b, c in cells.items() if c.status != "ok"} == {}
 
 
 def test_off_cache_slots_have_their_own_regions_of_the_file():
-    with running(FIRST, 2) as (job, _):
+    with running_in(FIRST, 2) as (job, _):
         cells = {b: measure(job, b, 20000, offcache=True) for b in IO if "coll" in b}
     assert {b: c.reason for b, c in cells.items() if c.status != "ok"} == {}
 
 
 def test_validation_catches_wrong_bytes_in_a_read_and_a_written_file():
-    with running(FIRST, 2, env={"ARENA_FAULT": "corrupt"}) as (job, _):
+    with running_in(FIRST, 2, env={"ARENA_FAULT": "corrupt"}) as (job, _):
         read = measure(job, "io-read-coll-strided", 20000)
         written = measure(job, "io-write-indep", 20000)
     assert read.status == "invalid" and "byte 10000 of its 20000 read wrong" in read.reason
@@ -89,7 +60,7 @@ def test_validation_catches_wrong_bytes_in_a_read_and_a_written_file():
 
 
 def test_a_large_read_takes_longer_than_a_small_one():
-    with running(FIRST, 2) as (job, _):
+    with running_in(FIRST, 2) as (job, _):
         small, large = (measure(job, "io-read-indep", s, validate=False) for s in (8, 1 << 20))
     median = [np.median([max(o.per_rank) for o in c.observations]) for c in (small, large)]
     assert 0 < median[0] < median[1]
@@ -97,12 +68,12 @@ def test_a_large_read_takes_longer_than_a_small_one():
 
 def test_what_cannot_run_says_why():
     pvm = [i for i in IMPLS if i.family == "pvm"]
-    with running(FIRST, 2, env={"ARENA_IO_DIR": "/nonexistent"}) as (job, _):
+    with running_in(FIRST, 2, env={"ARENA_IO_DIR": "/nonexistent"}) as (job, _):
         elsewhere = measure(job, "io-write-coll", 8)
     assert (elsewhere.status, elsewhere.reason) == ("na",
                                                     "a rank cannot create files in /nonexistent")
     for impl in pvm:
-        with running(impl, 2) as (job, _):
+        with running_in(impl, 2) as (job, _):
             cell = measure(job, "io-read-indep", 8)
         assert (cell.status, cell.reason) == ("na", "the pvm family has no MPI-IO")
 

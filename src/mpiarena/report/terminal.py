@@ -113,17 +113,24 @@ def _table(a: Analysis, bench: str, np_: int, keys: list[Key], console: Console)
     show(console, a.title(bench, np_), table)
 
 
+def text_table(header: list[str], rows: list[list[str]], left: int) -> Table:
+    """A table of plain text: the first `left` columns left-aligned (the first never wrapped),
+    the others right-aligned."""
+    table = Table()
+    for i, name in enumerate(header):
+        table.add_column(escape(name), justify="left" if i < left else "right", no_wrap=i == 0)
+    for row in rows:
+        table.add_row(*map(escape, row))
+    return table
+
+
 def _costs(data: RunData, console: Console) -> None:
     """What each library costs the program, with verdicts and details."""
     c = costs_text(data)
     if c is None:
         return
-    table = Table()
-    for i, name in enumerate(c.header):
-        table.add_column(escape(name), justify="left" if i < 2 else "right", no_wrap=i == 0)
-    for row in c.rows:
-        table.add_row(*map(escape, row))
-    show(console, "costs: CPU, memory, overlap, progress, threads, message rate", table)
+    show(console, "costs: CPU, memory, overlap, progress, threads, message rate",
+         text_table(c.header, c.rows, left=2))
     for line in c.verdicts:
         console.print(f"  {escape(line)}")
     if c.same:
@@ -157,13 +164,8 @@ def _overlap(data: RunData, console: Console) -> None:
     o = overlap_text(data)
     if o is None:
         return
-    table = Table()
-    for i, name in enumerate(o.header):
-        table.add_column(escape(name), justify="left" if i == 0 else "right")
-    for row in o.rows:
-        table.add_row(*map(escape, row))
     show(console, "non-blocking collectives: % hidden by computation, without / with MPI_Test",
-         table)
+         text_table(o.header, o.rows, left=1))
     console.print(f"  [dim]{escape(o.lead)}[/]")
     for line in o.background:
         console.print(f"  {escape(line)}")
