@@ -112,23 +112,36 @@ def parse_imb(out: str) -> dict[Key, float]:
     return got
 
 
-def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str, str]
-            ) -> dict[Key, float]:
-    """One IMB-MPI1 launch, started as mpiarena starts its core (launcher, binding, user)."""
+def launch_imb(impl: Implementation, binary: Path, args: list[str], env: dict[str, str],
+               cwd: Path | None = None) -> str:
+    """One launch of an IMB binary with args, started as mpiarena starts its core (the family's
+    launcher, mpiarena's binding, the rank user when run as root), in cwd (binary's directory by
+    default); its output."""
     user = users.for_ranks()
     launch = family_of(impl).launch(impl, NP, Variant(impl.id, impl).binding_for(NP),
                                     os.geteuid() == 0 and user is None)
     full = impl.environ(env) | launch.env
-    kw: dict[str, object] = {"cwd": binary.parent}
+    kw: dict[str, object] = {"cwd": cwd or binary.parent}
     if user is not None:
         full.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
         kw.update(user=user.uid, group=user.gid, extra_groups=[])
-    lengths = binary.parent / "lengths"
+    return run([*launch.argv, str(binary), *args], full, 600, **kw)
+
+
+def lengths_file(where: Path, sizes: list[int]) -> Path:
+    """IMB's -msglen file: one message length a line, readable by the rank user."""
+    lengths = where / "lengths"
     lengths.write_text("".join(f"{s}\n" for s in sizes))
     lengths.chmod(0o644)
-    argv = [*launch.argv, str(binary), *BENCHES.values(), "-msglen", str(lengths), "-npmin",
-            str(NP), *IMB_FLAGS]
-    return parse_imb(run(argv, full, 600, **kw))
+    return lengths
+
+
+def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str, str]
+            ) -> dict[Key, float]:
+    """One IMB-MPI1 launch of BENCHES at sizes."""
+    lengths = lengths_file(binary.parent, sizes)
+    return parse_imb(launch_imb(impl, binary, [*BENCHES.values(), "-msglen", str(lengths),
+                                               "-npmin", str(NP), *IMB_FLAGS], env))
 
 
 def run_arena(impl: Implementation, method: str, sizes: list[int], nobs: int, db: Path,

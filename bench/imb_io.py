@@ -69,12 +69,11 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
-from imb_cross_check import build_imb, quiet, ratio
+from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from imb_cross_check import build_imb, launch_imb, lengths_file, quiet, ratio
 
 from mpiarena import paths, users
-from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
+from mpiarena.impls import Implementation, discover, select
 from mpiarena.sizes import format_size, parse_sizes
 
 NP = 2
@@ -118,20 +117,10 @@ def run_imb_io(impl: Implementation, binary: Path, sizes: list[int], work: Path,
                env: dict[str, str]) -> dict[Key, float]:
     """One IMB-IO launch, started as mpiarena starts its core (launcher, binding, user), in
     work (the rank user's: IMB writes its file IMB_out there); figures keyed by our names."""
-    user = users.for_ranks()
-    launch = family_of(impl).launch(impl, NP, Variant(impl.id, impl).binding_for(NP),
-                                    os.geteuid() == 0 and user is None)
-    full = impl.environ(env) | launch.env
-    kw: dict[str, object] = {"cwd": work}
-    if user is not None:
-        full.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
-        kw.update(user=user.uid, group=user.gid, extra_groups=[])
-    lengths = work / "lengths"
-    lengths.write_text("".join(f"{s * NP}\n" for s in [*sizes, FILE_SIZER // NP]))
-    lengths.chmod(0o644)
-    argv = [*launch.argv, str(binary), *dict.fromkeys(IMB.values()), "-msglen", str(lengths),
-            "-npmin", str(NP), "-aggregate_mode", "aggregate"]
-    imb = parse_imb_io(run(argv, full, 600, **kw))
+    lengths = lengths_file(work, [s * NP for s in [*sizes, FILE_SIZER // NP]])
+    imb = parse_imb_io(launch_imb(impl, binary, [*dict.fromkeys(IMB.values()), "-msglen",
+                                                 str(lengths), "-npmin", str(NP),
+                                                 "-aggregate_mode", "aggregate"], env, work))
     (work / "IMB_out").unlink(missing_ok=True)
     return {(b, s): imb[name, s * NP] for b, name in IMB.items() for s in sizes
             if compared(b, s) and (name, s * NP) in imb}

@@ -55,14 +55,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
-from imb_cross_check import BAND, FROM, NP, build_imb, quiet, ratio
+from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, quiet, ratio
 
-from mpiarena import users
 from mpiarena.benchmarks import overlap_percent
-from mpiarena.impls import Implementation, discover, family_of, select
+from mpiarena.impls import Implementation, discover, select
 from mpiarena.paths import impls_dir
-from mpiarena.plan import Variant
 from mpiarena.sizes import format_size, parse_sizes
 
 BENCHES = {"ibarrier": "Ibarrier", "ibcast": "Ibcast", "ireduce": "Ireduce",
@@ -112,20 +110,9 @@ def parse_nbc(out: str) -> dict[Key, ImbRow]:
 def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str, str]
             ) -> dict[Key, ImbRow]:
     """One IMB-NBC launch, started as mpiarena starts its core (launcher, binding, user)."""
-    user = users.for_ranks()
-    launch = family_of(impl).launch(impl, NP, Variant(impl.id, impl).binding_for(NP),
-                                    os.geteuid() == 0 and user is None)
-    full = impl.environ(env) | launch.env
-    kw: dict[str, object] = {"cwd": binary.parent}
-    if user is not None:
-        full.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
-        kw.update(user=user.uid, group=user.gid, extra_groups=[])
-    lengths = binary.parent / "lengths"
-    lengths.write_text("".join(f"{s}\n" for s in sizes))
-    lengths.chmod(0o644)
-    argv = [*launch.argv, str(binary), *BENCHES.values(), "-msglen", str(lengths), "-npmin",
-            str(NP), *IMB_FLAGS]
-    return parse_nbc(run(argv, full, 600, **kw))
+    lengths = lengths_file(binary.parent, sizes)
+    return parse_nbc(launch_imb(impl, binary, [*BENCHES.values(), "-msglen", str(lengths),
+                                               "-npmin", str(NP), *IMB_FLAGS], env))
 
 
 def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path,

@@ -52,12 +52,22 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
-from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, QUIET_BUSY, build_imb, fmt_t, quiet
+from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from imb_cross_check import (
+    BAND,
+    FROM,
+    IMB_FLAGS,
+    NP,
+    QUIET_BUSY,
+    build_imb,
+    fmt_t,
+    launch_imb,
+    lengths_file,
+    quiet,
+)
 
-from mpiarena import paths, users
-from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
+from mpiarena import paths
+from mpiarena.impls import Implementation, discover, select
 from mpiarena.sizes import format_size, parse_sizes
 
 WINDOW = 1000  # mpiarena's operations per epoch of put-bw/get-bw: IMB's -iter
@@ -96,20 +106,9 @@ def parse_imb_rma(out: str) -> dict[Key, float]:
 def run_imb(impl: Implementation, binary: Path, sizes: list[int], env: dict[str, str]
             ) -> dict[Key, float]:
     """One IMB-RMA launch, started as mpiarena starts its core (launcher, binding, user)."""
-    user = users.for_ranks()
-    launch = family_of(impl).launch(impl, NP, Variant(impl.id, impl).binding_for(NP),
-                                    os.geteuid() == 0 and user is None)
-    full = impl.environ(env) | launch.env
-    kw: dict[str, object] = {"cwd": binary.parent}
-    if user is not None:
-        full.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
-        kw.update(user=user.uid, group=user.gid, extra_groups=[])
-    lengths = binary.parent / "lengths"
-    lengths.write_text("".join(f"{s}\n" for s in sizes))
-    lengths.chmod(0o644)
-    argv = [*launch.argv, str(binary), *IMB_BENCHES, "-msglen", str(lengths), "-npmin",
-            str(NP), *IMB_FLAGS]
-    return parse_imb_rma(run(argv, full, 600, **kw))
+    lengths = lengths_file(binary.parent, sizes)
+    return parse_imb_rma(launch_imb(impl, binary, [*IMB_BENCHES, "-msglen", str(lengths),
+                                                   "-npmin", str(NP), *IMB_FLAGS], env))
 
 
 def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path, env: dict[str, str]

@@ -61,13 +61,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
-from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, quiet
+from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, quiet
 
-from mpiarena import paths, users
+from mpiarena import paths
 from mpiarena.app_build import wrappers
-from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
+from mpiarena.impls import Implementation, discover, select
 from mpiarena.sizes import format_size, parse_sizes
 
 MPI1 = {"allgatherv": "Allgatherv", "alltoallv": "Alltoallv", "gatherv": "Gatherv",
@@ -120,15 +119,7 @@ def parse(out: str, names: dict[str, str]) -> dict[Key, float]:
 def run_imb(impl: Implementation, binary: Path, args: list[str], names: dict[str, str],
             env: dict[str, str]) -> dict[Key, float]:
     """One launch of an IMB binary, started as mpiarena starts its core."""
-    user = users.for_ranks()
-    launch = family_of(impl).launch(impl, NP, Variant(impl.id, impl).binding_for(NP),
-                                    os.geteuid() == 0 and user is None)
-    full = impl.environ(env) | launch.env
-    kw: dict[str, object] = {"cwd": binary.parent}
-    if user is not None:
-        full.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
-        kw.update(user=user.uid, group=user.gid, extra_groups=[])
-    return parse(run([*launch.argv, str(binary), *args], full, 600, **kw), names)
+    return parse(launch_imb(impl, binary, args, env), names)
 
 
 def imb_sides(impl: Implementation, workdir: Path, sizes: list[int]
