@@ -31,6 +31,10 @@ bench: install
 	$(BIN)/python bench/netpipe_reference.py
 	$(BIN)/python bench/emulated_link.py
 	$(BIN)/python bench/imb_cross_check.py
+	$(BIN)/python bench/imb_rma.py
+	$(BIN)/python bench/imb_nbc.py
+	$(BIN)/python bench/imb_vector.py
+	$(BIN)/python bench/imb_io.py
 	$(BIN)/python bench/repeatability.py
 	$(BIN)/python bench/hog_verdicts.py
 	$(BIN)/python bench/idle_variants_cost.py
