@@ -42,8 +42,8 @@ IMPLS = {i.id: i for i in (
     _impl("lam", "7.1.4", "debian", "mpicc.lam", "mpirun.lam"),
     _impl("pvm", "3.4.6", "debian", "gcc", "pvmd"),
     _impl("tcp", "6.1.0", "kernel", "gcc", "gcc"))}
-LAM_X = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,MPIARENA_JOB,MPIARENA_RUN,"
-         "LD_PRELOAD,ARENA_PROFILE_DIR")
+LAM_X = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,ARENA_RMA_WINDOW,MPIARENA_JOB,"
+         "MPIARENA_RUN,LD_PRELOAD,ARENA_PROFILE_DIR,ARENA_IO_DIR")
 
 
 def exe(impl_id: str) -> str:

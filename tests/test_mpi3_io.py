@@ -100,6 +100,9 @@ def test_emulated_nodes_share_the_run_directory_but_not_their_tmp(db, tmp_path):
     suite.write_text(f'''benchmarks = ["io-write-coll"]
 sizes = "64K"
 np = [2]
+observations = 1
+init_launches = 0
+max_cell_time = 0.5
 
 [[variant]]
 impl = "{FIRST.family}"
