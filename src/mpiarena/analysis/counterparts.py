@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..results import Key, RunData
-from .groups import figure, measured
+from .groups import beside, figure
 from .stats import ALPHA, THRESHOLD, Pair, judge
 
 Outcome = Literal["faster", "slower", "indistinguishable", "undecided"]
@@ -68,14 +68,7 @@ class CounterpartCheck:
 def counterpart_checks(data: RunData, alpha: float = ALPHA,
                        threshold: float = THRESHOLD) -> list[CounterpartCheck]:
     """Every benchmark with a counterpart, in every cell and variant that measured both."""
-    found = []
-    for c in COUNTERPARTS:
-        for key in sorted(k for k in data.cells if k.bench == c.bench):
-            other = data.cells.get(Key(c.against, key.size, key.np), {})
-            for variant in data.variants:
-                mine, theirs = data.cells[key].get(variant), other.get(variant)
-                if measured(mine) and measured(theirs):
-                    found.append((c, variant, key, mine, theirs))
+    found = [(c, *pair) for c in COUNTERPARTS for pair in beside(data, c.bench, c.against)]
     judged = judge([Pair(theirs.nested, mine.nested) for *_, mine, theirs in found], alpha,
                    threshold)
     return [CounterpartCheck(c, variant, key, figure(mine), figure(theirs), j.ratio, j.ci_low,

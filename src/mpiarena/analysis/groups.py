@@ -3,9 +3,10 @@ and the variants that can be compared."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TypeGuard
 
-from ..results import Group
+from ..results import Group, Key, RunData
 from ..status import CellStatus
 from .stats import Sample, center
 
@@ -23,3 +24,14 @@ def figure(group: Group) -> float:
 def comparable(cell: dict[str, Group]) -> dict[str, Sample]:
     """The variants of a cell that measured something, as observations per launch."""
     return {v: g.nested for v, g in cell.items() if measured(g)}
+
+
+def beside(data: RunData, bench: str, other: str) -> Iterator[tuple[str, Key, Group, Group]]:
+    """Every variant's measured cell of bench with its own measured cell of `other` at the same
+    size and rank count: (variant, bench's key, bench's group, other's group)."""
+    for key in sorted(k for k in data.cells if k.bench == bench):
+        theirs = data.cells.get(Key(other, key.size, key.np), {})
+        for variant in data.variants:
+            mine, along = data.cells[key].get(variant), theirs.get(variant)
+            if measured(mine) and measured(along):
+                yield variant, key, mine, along

@@ -8,7 +8,7 @@ from typing import Literal
 
 from ..guidelines import GUIDELINES, Guideline
 from ..results import Group, Key, RunData
-from .groups import figure, measured
+from .groups import beside, figure, measured
 from .stats import ALPHA, THRESHOLD, Pair, judge
 
 Outcome = Literal["violated", "held", "undecided"]
@@ -51,15 +51,7 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     beyond `threshold` and the launch test, Holm-corrected across every check of the run, backing
     it); held: the collective ran faster by that rule, or the two are indistinguishable;
     anything else is undecided."""
-    found = []
-    for g in GUIDELINES:
-        for key in sorted(k for k in data.cells if k.bench == g.collective):
-            mock = data.cells.get(Key(g.mockup, key.size, key.np), {})
-            for variant in data.variants:
-                gc, gm = data.cells[key].get(variant), mock.get(variant)
-                if measured(gc) and measured(gm):
-                    assert gc is not None and gm is not None
-                    found.append((g, variant, key, gc, gm))
+    found = [(g, *pair) for g in GUIDELINES for pair in beside(data, g.collective, g.mockup)]
     judged = judge([Pair(gm.nested, gc.nested) for *_, gc, gm in found], alpha, threshold)
     return [GuidelineCheck(g, variant, key, figure(gc), figure(gm), j.ratio, j.ci_low,
                            j.ci_high, j.p_adjusted, VERDICTS[j.outcome],
