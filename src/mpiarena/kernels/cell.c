@@ -216,6 +216,8 @@ void arena_run_cell(const struct cmd *c)
     const char *bad = c->validate && !is_app(c->bench)
         ? arena_validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
     if (!bad && arena_app_bad()[0]) bad = arena_app_bad();
+    if (is_ext(c->bench)) /* before the cell's end is printed: its files are gone by then */
+        arena_ext_teardown(c->bench);
     if (arena_rank == 0) {
         report(c, n, k, times, xs, bad);
     } else {
@@ -225,8 +227,6 @@ void arena_run_cell(const struct cmd *c)
         M->send(xs, nx * sizeof *xs, 0);
         M->send(out, sizeof out, 0);
     }
-    if (is_ext(c->bench))
-        arena_ext_teardown(c->bench);
     free(times);
     free(xs);
     arena_bufs_free(&b);
