@@ -216,8 +216,11 @@ void arena_run_cell(const struct cmd *c)
     const char *bad = c->validate && !is_app(c->bench)
         ? arena_validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
     if (!bad && arena_app_bad()[0]) bad = arena_app_bad();
-    if (is_ext(c->bench)) /* before the cell's end is printed: its files are gone by then */
+    if (is_ext(c->bench)) { /* when every rank is done with the cell (a rank may still check
+                              * a file), and before its end is printed (its files gone by then) */
+        arena_barrier();
         arena_ext_teardown(c->bench);
+    }
     if (arena_rank == 0) {
         report(c, n, k, times, xs, bad);
     } else {
