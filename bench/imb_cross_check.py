@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,25 +176,33 @@ def quiet(token: str, wait: float) -> bool:
     return calm
 
 
+def rotated(rounds: int, sides: list[str], token: str, wait: float
+            ) -> Iterator[tuple[str, bool]]:
+    """Each round's sides, their order rotated round by round (two sides: swapped), each after
+    waiting (up to `wait` seconds) for a quiet machine: (side, whether it was quiet); a line on
+    stderr as each round ends."""
+    for rnd in range(rounds):
+        for side in sides[rnd % len(sides):] + sides[:rnd % len(sides)]:
+            yield side, quiet(token, wait)
+        print(f"  round {rnd + 1}/{rounds} done", file=sys.stderr)
+
+
 def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse.Namespace,
             db: Path, env: dict[str, str], token: str) -> tuple[Rounds, int]:
     """args.rounds rounds of IMB and the three methods, order rotated; launches disturbed."""
     got = Rounds()
     disturbed = 0
-    sides = ["imb", *METHODS]
-    for rnd in range(args.rounds):
-        for side in sides[rnd % len(sides):] + sides[:rnd % len(sides)]:
-            disturbed += not quiet(token, args.quiet_wait)
-            if side == "imb":
-                for key, t in run_imb(impl, binary, sizes, env).items():
-                    got.imb.setdefault(key, []).append(t)
-                continue
-            medians, late = run_arena(impl, side, sizes, args.observations, db, env)
-            for key, t in medians.items():
-                got.arena.setdefault((side, key), []).append(t)
-            for key, share in late.items():
-                got.late.setdefault(key, []).append(share)
-        print(f"  round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+    for side, calm in rotated(args.rounds, ["imb", *METHODS], token, args.quiet_wait):
+        disturbed += not calm
+        if side == "imb":
+            for key, t in run_imb(impl, binary, sizes, env).items():
+                got.imb.setdefault(key, []).append(t)
+            continue
+        medians, late = run_arena(impl, side, sizes, args.observations, db, env)
+        for key, t in medians.items():
+            got.arena.setdefault((side, key), []).append(t)
+        for key, share in late.items():
+            got.late.setdefault(key, []).append(share)
     return got, disturbed
 
 

@@ -70,7 +70,7 @@ from pathlib import Path
 
 import numpy as np
 from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
-from imb_cross_check import build_imb, launch_imb, lengths_file, quiet, ratio
+from imb_cross_check import build_imb, launch_imb, lengths_file, ratio, rotated
 
 from mpiarena import paths, users
 from mpiarena.impls import Implementation, discover, select
@@ -227,19 +227,16 @@ def main() -> int:
             arena: dict[tuple[str, Key], list[float]] = {}
             disturbed = 0
             sides = ["imb", *SIDES]
-            for rnd in range(args.rounds):
-                for side in sides[rnd % len(sides):] + sides[:rnd % len(sides)]:
-                    disturbed += not quiet(token, args.quiet_wait)
-                    if side == "imb":
-                        got = run_imb_io(impl, binary, sizes, work, env)
-                        for key, t in got.items():
-                            imb.setdefault(key, []).append(t)
-                        continue
-                    medians = run_arena(impl, side, sizes, args.observations,
-                                        workdir / f"{impl.id}.db", env)
-                    for key, t in medians.items():
-                        arena.setdefault((side, key), []).append(t)
-                print(f"  round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+            for side, calm in rotated(args.rounds, sides, token, args.quiet_wait):
+                disturbed += not calm
+                if side == "imb":
+                    for key, t in run_imb_io(impl, binary, sizes, work, env).items():
+                        imb.setdefault(key, []).append(t)
+                    continue
+                medians = run_arena(impl, side, sizes, args.observations,
+                                    workdir / f"{impl.id}.db", env)
+                for key, t in medians.items():
+                    arena.setdefault((side, key), []).append(t)
             print(f"\n{impl.id} ({how}; {impl.launcher.name})")
             if disturbed:
                 print(f"  warning: other MPI jobs were running, or the CPUs were busy, at "

@@ -56,7 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
-from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, quiet, ratio
+from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, ratio, rotated
 
 from mpiarena.benchmarks import overlap_percent
 from mpiarena.impls import Implementation, discover, select
@@ -145,16 +145,14 @@ def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse
     imb: dict[Key, list[ImbRow]] = {}
     ours: dict[Key, list[Ours]] = {}
     disturbed = 0
-    for rnd in range(args.rounds):
-        for side in ("imb", "arena") if rnd % 2 == 0 else ("arena", "imb"):
-            disturbed += not quiet(token, args.quiet_wait)
-            if side == "imb":
-                for key, row in run_imb(impl, binary, sizes, env).items():
-                    imb.setdefault(key, []).append(row)
-            else:
-                for key, cell in run_arena(impl, sizes, args.observations, db, env).items():
-                    ours.setdefault(key, []).append(cell)
-        print(f"  round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+    for side, calm in rotated(args.rounds, ["imb", "arena"], token, args.quiet_wait):
+        disturbed += not calm
+        if side == "imb":
+            for key, row in run_imb(impl, binary, sizes, env).items():
+                imb.setdefault(key, []).append(row)
+        else:
+            for key, cell in run_arena(impl, sizes, args.observations, db, env).items():
+                ours.setdefault(key, []).append(cell)
     return imb, ours, disturbed
 
 

@@ -63,7 +63,7 @@ from imb_cross_check import (
     fmt_t,
     launch_imb,
     lengths_file,
-    quiet,
+    rotated,
 )
 
 from mpiarena import paths
@@ -198,18 +198,16 @@ def main() -> int:
             arena: dict[Key, list[float]] = {}
             na: dict[str, str] = {}
             disturbed = 0
-            for rnd in range(args.rounds):
-                for side in (["imb", "arena"] if rnd % 2 == 0 else ["arena", "imb"]):
-                    disturbed += not quiet(token, args.quiet_wait)
-                    if side == "imb":
-                        for key, t in run_imb(impl, binary, sizes, env).items():
-                            imb.setdefault(key, []).append(t)
-                        continue
-                    got, na = run_arena(impl, sizes, args.observations,
-                                        workdir / f"{impl.id}.db", env)
-                    for key, t in got.items():
-                        arena.setdefault(key, []).append(t)
-                print(f"  round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+            for side, calm in rotated(args.rounds, ["imb", "arena"], token, args.quiet_wait):
+                disturbed += not calm
+                if side == "imb":
+                    for key, t in run_imb(impl, binary, sizes, env).items():
+                        imb.setdefault(key, []).append(t)
+                    continue
+                got, na = run_arena(impl, sizes, args.observations,
+                                    workdir / f"{impl.id}.db", env)
+                for key, t in got.items():
+                    arena.setdefault(key, []).append(t)
             print(f"\n{impl.id} ({how}; {impl.launcher.name})")
             if disturbed:
                 print(f"  warning: other MPI jobs were running, or the CPUs were >= "

@@ -62,7 +62,7 @@ from pathlib import Path
 
 import numpy as np
 from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
-from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, quiet
+from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, rotated
 
 from mpiarena import paths
 from mpiarena.app_build import wrappers
@@ -215,19 +215,16 @@ def main() -> int:
             sides, missing = imb_sides(impl, workdir, sizes)
             benches = [b for _, _, names in sides for b in names]
             got, disturbed = Rounds(), 0
-            for rnd in range(args.rounds):
-                order = ["imb", *METHODS]
-                for side in order[rnd % 4:] + order[:rnd % 4]:
-                    disturbed += not quiet(token, args.quiet_wait)
-                    if side == "imb":
-                        for binary, imb_args, names in sides:
-                            for key, t in run_imb(impl, binary, imb_args, names, env).items():
-                                got.imb.setdefault(key, []).append(t)
-                        continue
-                    for key, t in run_arena(impl, side, benches, sizes, args.observations,
-                                            workdir / f"{impl.id}.db", env).items():
-                        got.arena.setdefault((side, key), []).append(t)
-                print(f"  {impl.id}: round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+            for side, calm in rotated(args.rounds, ["imb", *METHODS], token, args.quiet_wait):
+                disturbed += not calm
+                if side == "imb":
+                    for binary, imb_args, names in sides:
+                        for key, t in run_imb(impl, binary, imb_args, names, env).items():
+                            got.imb.setdefault(key, []).append(t)
+                    continue
+                for key, t in run_arena(impl, side, benches, sizes, args.observations,
+                                        workdir / f"{impl.id}.db", env).items():
+                    got.arena.setdefault((side, key), []).append(t)
             print(f"\n{impl.id}")
             for why in missing:
                 print(f"  not compared: {why}")
