@@ -67,9 +67,9 @@ const char *arena_unrunnable(const struct cmd *c, char *msg, size_t len)
     int b = c->bench, np = arena_np;
     int sized = is_p2p(b) || b == B_MSGRATE || b == B_PROGRESS || b == B_OVERLAP || b == B_LOGGP;
     if (b < 0) return "unknown benchmark";
+    if (is_pair(b) && np < 2) return "needs at least 2 ranks";
     if (is_ext(b) && arena_ext_unrunnable(b, (size_t)(c->size > 0 ? c->size : 0), msg, len))
         return msg;
-    if (is_pair(b) && np < 2) return "needs at least 2 ranks";
     if (b == B_BCAST_ACK && np < 2) return "needs at least 2 ranks: a non-root rank acknowledges";
     if (sized && c->size == 0 && !M->zero_byte_messages) return "a byte stream has no 0-byte message";
     if (is_mock(b) && arena_mock_unrunnable(b, (size_t)c->size, msg, len)) return msg;

@@ -43,10 +43,6 @@ const char *arena_ext_unrunnable(int bench, size_t size, char *msg, size_t len)
                  arena_ext_group_titles[groups[bench - B_EXT]]);
         return msg;
     }
-    if ((flags[bench - B_EXT] & EXT_PAIR) && arena_np < 2) {
-        snprintf(msg, len, "needs at least 2 ranks");
-        return msg;
-    }
     return o->unrunnable ? o->unrunnable(bench - B_EXT, size, arena_np, msg, len) : NULL;
 }
 
