@@ -100,7 +100,7 @@ def test_a_registration_is_only_counted_while_its_run_lives(tmp_path):
     and the sweep removes its file."""
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
-        folder = paths.shared_dir(paths.data_dir() / "runtime" / "measuring")
+        folder = presence._dir()
         live = Owner(sleeper.pid, start_time(sleeper.pid))
         reused = Owner(sleeper.pid, (live.start or 0) + 1)
         for owner in (live, reused):
@@ -173,7 +173,7 @@ def holds(pid: int, path: Path) -> bool:
 
 @needs_root
 def test_clusters_made_at_once_take_turns_and_never_share_a_subnet():
-    path = paths.shared_dir(paths.data_dir() / "runtime") / "clusters.lock"
+    path = emulated.runtime_dir() / "clusters.lock"
     lock = open(path, "a")  # noqa: SIM115 (held across the calls)
     fcntl.flock(lock, fcntl.LOCK_EX)
     ups = [subprocess.Popen([sys.executable, "-c", "from mpiarena.commands import main; main()",
@@ -208,3 +208,19 @@ def test_the_owner_of_a_pid_is_told_from_the_next_holder_of_that_pid():
     assert Owner.parse(str(me.pid)) == Owner(me.pid, None)  # as earlier versions tagged
     assert not Owner(me.pid, (me.start or 0) + 1).alive()
     assert Owner.parse("run") is None and Owner.parse("12.x") is None
+
+
+@needs_root
+def test_a_cluster_kept_up_survives_the_sweep_of_an_mpiarena_with_another_home(tmp_path,
+                                                                               monkeypatch):
+    """Namespaces are the machine's, so their state is too: an mpiarena with another
+    MPIARENA_HOME sees the cluster kept up, lists it, and its sweep leaves it alone."""
+    assert mpiarena("cluster", "up", "--name", "t-homes").returncode == 0
+    try:
+        monkeypatch.setenv("MPIARENA_HOME", str(tmp_path / "elsewhere"))
+        assert "t-homes" not in emulated.sweep_orphans()
+        assert f"{netns.PREFIX}t-homes-n0" in netns.existing()
+        cluster = emulated.load("t-homes")
+        assert cluster is not None and cluster.owner is None
+    finally:
+        emulated.teardown("t-homes")

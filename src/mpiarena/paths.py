@@ -16,6 +16,13 @@ def data_dir() -> Path:
     return Path(xdg) / "mpiarena"
 
 
+def machine_dir() -> Path:
+    """What every mpiarena on this machine sees whatever its MPIARENA_HOME: the emulated
+    clusters (their namespaces are the machine's) and the runs measuring now. /run/mpiarena
+    for root; a user who cannot write there makes no namespaces and sees only its own runs."""
+    return Path("/run/mpiarena") if os.geteuid() == 0 else data_dir() / "machine"
+
+
 def shared_dir(path: Path) -> Path:
     """Create path readable and searchable by every user (the rank user included); return it."""
     missing = [p for p in [path, *path.parents] if not p.exists()]

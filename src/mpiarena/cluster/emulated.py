@@ -40,12 +40,14 @@ def run_name(pid: int) -> str:
 
 
 def clusters_dir() -> Path:
-    return paths.shared_dir(paths.data_dir() / "clusters")
+    """Machine-wide, as namespaces are: an mpiarena with another MPIARENA_HOME must not take
+    a cluster it cannot see the state of for an orphan."""
+    return paths.shared_dir(paths.machine_dir() / "clusters")
 
 
-def _runtime_dir() -> Path:
+def runtime_dir() -> Path:
     """Beside the clusters: their lock, and each directory while it is built."""
-    return paths.shared_dir(paths.data_dir() / "runtime")
+    return paths.shared_dir(paths.machine_dir() / "runtime")
 
 
 @dataclass
@@ -159,7 +161,7 @@ def up(spec: EmulatedSpec, name: str, keep: bool = False) -> Emulated:
 def _locked() -> Iterator[None]:
     """Hold the lock that claiming a cluster and sweeping one take, so that no two runs pick
     the same name or subnet and no sweep sees a claim half made."""
-    with open(_runtime_dir() / "clusters.lock", "a") as lock:
+    with open(runtime_dir() / "clusters.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -178,7 +180,7 @@ def _claim(spec: EmulatedSpec, name: str) -> Emulated:
         cluster = Emulated(name, spec, nodes, (), Owner.me())
         # made elsewhere and moved in whole: no sweep, of this version or an earlier one, ever
         # sees its directory without its state
-        staging = Path(tempfile.mkdtemp(prefix="cluster-", dir=_runtime_dir()))
+        staging = Path(tempfile.mkdtemp(prefix="cluster-", dir=runtime_dir()))
         try:
             staging.chmod(0o755)
             (staging / "subnet").write_text(str(index))
@@ -196,8 +198,8 @@ def _wire(c: Emulated) -> None:
     for i, node in enumerate(c.nodes):
         netns.add(c.ns(i))
         netns.cable(c.ns(i), sw, f"p{i}", node.address, c.spec.mtu)
-        netns.shape(c.ns(i), "eth0", c.spec.rate_bits, c.spec.burst)
-        netns.shape(sw, f"p{i}", c.spec.rate_bits, c.spec.burst)
+        netns.shape(c.ns(i), "eth0", c.spec.rate_bits, c.spec.burst, c.spec.medium.overhead)
+        netns.shape(sw, f"p{i}", c.spec.rate_bits, c.spec.burst, c.spec.medium.overhead)
 
 
 def _start_sshds(c: Emulated) -> tuple[int, ...]:

@@ -1,7 +1,7 @@
 """Which mpiarena runs measure on this machine now. A run registers while it measures (a file
-per run under the data directory's runtime folder, removed when it ends; its watchdog's sweep
-removes it if the run was killed), so that another run can warn that its figures share the
-machine with someone else's load."""
+per run in the machine's folder, paths.machine_dir, whatever its MPIARENA_HOME; removed when it
+ends, or by its watchdog's sweep if the run was killed), so that another run can warn that its
+figures share the machine with someone else's load."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class Measuring:
 
 
 def _dir() -> Path:
-    return paths.shared_dir(paths.data_dir() / "runtime" / "measuring")
+    return paths.shared_dir(paths.machine_dir() / "measuring")
 
 
 @contextlib.contextmanager
