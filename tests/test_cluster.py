@@ -54,10 +54,14 @@ def test_the_bucket_is_a_frame_and_the_timer_slack_and_sets_what_peaks_may_use()
     """One 1538-byte frame plus 50 us at the rate; the sizes the bucket cannot flatter start
     where the frames' headers outweigh it and it shortens a message by under 5%."""
     fast, fddi, gige = (parse(f"emulated:{p}") for p in ("fast-ethernet", "fddi", "gige"))
-    assert (fast.burst, fddi.burst, gige.burst) == (1538 + 625, 4390 + 625, 1538 + 6250)
+    assert (fast.burst, fddi.burst, gige.burst) == (1538 + 625, 4388 + 625, 1538 + 6250)
     assert fast.wire_bytes(1448) == pytest.approx(1538)
+    # the medium's limit for TCP payload: Ethernet 1448 of 1538 bytes, FDDI 4300 of 4388
+    assert fast.payload_limit == pytest.approx(94.148e6, rel=1e-4)
+    assert fddi.payload_limit == pytest.approx(97.995e6, rel=1e-4)
+    assert (fast.medium.overhead, fddi.medium.overhead) == (24, 22)
     assert trusted_from(fast) == 42765  # 2163 B * 21 of wire time, 40.6 KiB of payload
-    assert trusted_from(fddi) == 239606  # 4352-byte frames: 2% of headers outweigh it late
+    assert trusted_from(fddi) == 244954  # 4352-byte frames: 2% of headers outweigh it late
     assert trusted_from(None) == 0
     note = emulation_note(RunData(1, {}, "complete", [], [], [], RunSettings(topology=fast.label()),
                                  {}))

@@ -123,7 +123,7 @@ def trusted_from(link: EmulatedSpec | None) -> int:
     """The smallest message whose throughput the emulated link cannot flatter: its bucket's
     bytes pass at host speed, so a message counts only when those bytes cannot lift it over
     the link's rate (the frames' headers outweigh them) and shorten its time at the rate by
-    less than the noise margin: 42765 B on Fast Ethernet, 239606 B on FDDI's 4352-byte frames
+    less than the noise margin: 42765 B on Fast Ethernet, 244954 B on FDDI's 4352-byte frames
     (fewer headers to outweigh the bucket), 0 off emulated links."""
     if link is None:
         return 0

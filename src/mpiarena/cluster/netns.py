@@ -6,7 +6,6 @@ import json
 import subprocess
 
 from ..errors import ArenaError
-from .spec import ETHERNET_OVERHEAD
 
 PREFIX = "mpiarena-"  # every namespace mpiarena makes starts with this
 
@@ -50,13 +49,15 @@ def cable(node_ns: str, switch_ns: str, port: str, address: str, mtu: int) -> No
     _run("ip", "-n", switch_ns, "link", "set", port, "master", "br0", "up")
 
 
-def shape(ns: str, dev: str, rate_bits: float, burst: int) -> None:
+def shape(ns: str, dev: str, rate_bits: float, burst: int, overhead: int) -> None:
     """tbf at rate on dev's egress with a bucket of `burst` bytes (EmulatedSpec.burst), each
-    frame charged Ethernet's 24 bytes of preamble, gap and FCS as on a real wire."""
+    packet charged `overhead` more bytes (Medium.overhead: the medium's framing beyond the
+    veth's Ethernet header, e.g. Ethernet's preamble, FCS and gap) as on a real wire. tbf's
+    own overhead is the same length adjustment as a size table's (tc-stab) for this qdisc."""
     try:
         _run("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
              f"{int(rate_bits)}bit", "burst", str(burst), "latency", "50ms", "overhead",
-             str(ETHERNET_OVERHEAD))
+             str(overhead))
     except ArenaError as e:
         raise ArenaError(f"links cannot be shaped: this kernel refuses the tbf qdisc ({e})") from e
 

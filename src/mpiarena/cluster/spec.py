@@ -8,12 +8,31 @@ from dataclasses import dataclass
 
 from ..errors import ArenaError
 
-# name: (link rate, MTU), after the networks of the seed studies
-PROFILES = {"fast-ethernet": ("100mbit", 1500), "fddi": ("100mbit", 4352), "gige": ("1gbit", 1500)}
+
+@dataclass(frozen=True)
+class Medium:
+    """What a network's framing costs on the wire beyond each IP packet, in bytes."""
+
+    name: str
+    framing: int
+
+    @property
+    def overhead(self) -> int:
+        """What tbf must add to each packet: it already counts the veth's Ethernet header."""
+        return self.framing - FRAME_HEADER
+
+
+FRAME_HEADER = 14  # Ethernet header on the veth, counted by tbf as part of the packet
+# preamble 8 + header 14 + FCS 4 + inter-frame gap 12 (IEEE 802.3)
+ETHERNET = Medium("Ethernet", 38)
+# preamble 8 + start 1 + frame control 1 + addresses 12 + LLC/SNAP 8 + FCS 4 + end 0.5 + frame
+# status 1.5 (ANSI X3.139); the token's rotation is not charged
+FDDI = Medium("FDDI", 36)
+# name: (link rate, MTU, medium), after the networks of the seed studies
+PROFILES = {"fast-ethernet": ("100mbit", 1500, ETHERNET), "fddi": ("100mbit", 4352, FDDI),
+            "gige": ("1gbit", 1500, ETHERNET)}
 UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 MOST_NODES = 16
-ETHERNET_OVERHEAD = 24  # preamble 8 + inter-frame gap 12 + FCS 4 bytes, beyond the frame itself
-FRAME_HEADER = 14  # Ethernet header, counted by tbf as part of the packet
 TCP_HEADERS = 52  # IPv4 20 + TCP 20 + timestamps 12: a full frame carries MTU - 52 of payload
 LATENESS = 50e-6  # s of qdisc timer lateness the bucket absorbs (measured 17-30 us under load)
 
@@ -30,9 +49,19 @@ class EmulatedSpec:
         return rate_bits(self.link)
 
     @property
+    def medium(self) -> Medium:
+        """The profile's medium; a link given by rate alone is Ethernet."""
+        return PROFILES[self.profile][2] if self.profile else ETHERNET
+
+    @property
     def frame(self) -> int:
         """Bytes a full frame costs on the wire, as tbf charges them."""
-        return self.mtu + FRAME_HEADER + ETHERNET_OVERHEAD
+        return self.mtu + self.medium.framing
+
+    @property
+    def payload_limit(self) -> float:
+        """The most TCP payload the medium carries, in bit/s: full frames back to back."""
+        return self.rate_bits * (self.mtu - TCP_HEADERS) / self.frame
 
     @property
     def burst(self) -> int:
