@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/harness_overhead.py
 	$(BIN)/python bench/netpipe_reference.py
 	$(BIN)/python bench/emulated_link.py
+	$(BIN)/python bench/link_layer.py
 	$(BIN)/python bench/imb_cross_check.py
 	$(BIN)/python bench/imb_rma.py
 	$(BIN)/python bench/imb_nbc.py
