@@ -86,7 +86,9 @@ def available(system: ModuleSystem) -> list[str]:
 def _one_line(text: str) -> str:
     """A module system's message as one line, without Lmod's banner and advice."""
     said = " ".join(text.split()).removeprefix("Lmod has detected the following error: ")
-    return said.split(" Please check")[0].split(" Also make sure")[0][:300] or "no message"
+    for advice in (" While processing", " Please check", " Also make sure"):
+        said = said.split(advice)[0]
+    return said[:300] or "no message"
 
 
 def _assigned(code: str) -> tuple[dict[str, str], bool]:
