@@ -164,7 +164,7 @@ def _from_source(impl: Implementation, req: BuildRequest, warn: Callable[[str], 
     core = _core(impl)
     key = source_digest([source], source.name, impl.id, str(wrapper.resolve()), core.wrapper_flags,
                   *SOURCE_FLAGS)
-    dest = paths.builds_dir() / f"app-{impl.id}-{source.stem}-{key}"
+    dest = paths.builds_dir() / f"app-{impl.slug}-{source.stem}-{key}"
     binary = dest / source.stem
     cached = binary.is_file()
     if not cached:
@@ -194,7 +194,7 @@ def _from_tree(impl: Implementation, req: BuildRequest, warn: Callable[[str], No
     key = source_digest([req.src / f for f in files], *map(str, files), req.build or "", impl.id,
                   str(impl.wrapper.resolve()), core.wrapper_flags)
     # built where it stays (a build may write its own path into what it makes: CMake's RPATH)
-    dest = paths.builds_dir() / f"app-{impl.id}-{key}"
+    dest = paths.builds_dir() / f"app-{impl.slug}-{key}"
     with _locked(paths.builds_dir()):
         cached = (dest / DONE).is_file()
         if not cached:

@@ -87,7 +87,7 @@ def build_core(impl: Implementation) -> Build:
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ArenaError(f"{impl.id}: compiler wrapper {impl.wrapper} does not run ({e}); "
                          "reinstall it or leave it out with --impl") from e
-    dest = paths.builds_dir() / f"{impl.id}-{_key(impl, show)}"
+    dest = paths.builds_dir() / f"{impl.slug}-{_key(impl, show)}"
     if not (dest / "version.txt").exists():
         _compile(impl, dest)
     return Build(impl, dest / "arena", show, " ".join(CFLAGS),

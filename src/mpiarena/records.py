@@ -10,6 +10,15 @@ import sqlite3
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
+MODULE_PREFIX = "module:"  # the ids of implementations offered as environment modules
+
+
+def impl_of(variant: str) -> str:
+    """The implementation id a variant id starts with: 'mpich-4.0.2:eager' -> 'mpich-4.0.2';
+    a module's id holds a colon of its own: 'module:mpich/5.0.2:eager' -> 'module:mpich/5.0.2'."""
+    head = MODULE_PREFIX if variant.startswith(MODULE_PREFIX) else ""
+    return head + variant.removeprefix(head).split(":")[0]
+
 
 class _Record:
     """A row as a record: the columns named in JSON hold JSON text in the store."""

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import units
 from ..benchmarks import BENCHMARKS
+from ..records import impl_of
 from ..results import RunData
 from ..sizes import format_size, parse_size
 from ..studies import Claim, Quantity, Study
@@ -150,7 +151,7 @@ def _missing(study: Study, runs: dict[str, Measured], skipped: dict[str, str],
 
 def _impl(variant: str) -> str:
     """The implementation a variant belongs to: 'impi-2021.19.0:wait@exp' -> 'impi-2021.19.0'."""
-    return variant.split("@")[0].split(":")[0]
+    return impl_of(variant.split("@")[0])
 
 
 @dataclass(frozen=True)

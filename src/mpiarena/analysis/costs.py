@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..benchmarks import OVERLAP_OPS, overlap_of
+from ..records import impl_of
 from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
 from .groups import comparable, measured
@@ -112,7 +113,7 @@ def _by_impl(samples: dict[str, Sample], floor: float) -> list[dict[str, Sample]
     """The samples split by implementation (variant ids are impl or impl:name)."""
     groups: dict[str, dict[str, Sample]] = {}
     for variant, x in samples.items():
-        groups.setdefault(variant.split(":")[0], {})[variant] = [np.maximum(a, floor)
+        groups.setdefault(impl_of(variant), {})[variant] = [np.maximum(a, floor)
                                                                   for a in x]
     return [g for g in groups.values() if len(g) > 1]
 

@@ -15,6 +15,7 @@ from ..benchmarks import BENCHMARKS
 from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
 from ..profiled import ProfileRun
+from ..records import impl_of
 from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
 from ..studies import Quantity, Study
@@ -35,7 +36,8 @@ def variants_of(data: Measured, selectors: Iterable[str]) -> list[str]:
     for sel in selectors:
         fam, _, name = sel.partition(":")
         for v in data.variants:
-            impl, _, vname = v.partition(":")
+            impl = impl_of(v)
+            vname = v.removeprefix(impl).removeprefix(":")
             if family.get(impl) == fam and vname == name and v not in out:
                 out.append(v)
     return out

@@ -15,17 +15,19 @@ from .options import console, impl_option
 @click.command("impls")
 @impl_option("NAME=/prefix of another installation")
 def impls_cmd(impl_specs: tuple[str, ...]) -> None:
-    """Every implementation found: id, library version, wrapper, launcher, usable or not."""
+    """Every implementation found: id, library version, where it comes from (Debian, PATH,
+    PyPI, a prefix, an environment module), wrapper, launcher, usable or not."""
     _, user = parse_user_impls(impl_specs)
-    table = Table("id", "usable", "library version", "wrapper", "launcher")
+    table = Table("id", "usable", "library version", "origin", "wrapper", "launcher")
     for f in discover(user, paths.impls_dir()):
         if f.impl is None:
-            table.add_row(f.name, "[red]no[/]", f"{f.problem}; {f.fix}", "", "")
+            table.add_row(f.name, "[red]no[/]", f"{f.problem}; {f.fix}", "", "", "")
             continue
         try:
             version = build_core(f.impl).version_string.splitlines()[0][:60]
             usable = "[green]yes[/]"
         except ArenaError as e:
             version, usable = str(e), "[red]no[/]"
-        table.add_row(f.name, usable, version, str(f.impl.wrapper), str(f.impl.launcher))
+        table.add_row(f.name, usable, version, f.impl.origin, str(f.impl.wrapper),
+                      str(f.impl.launcher))
     console.print(table)

@@ -54,9 +54,11 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     data = load(store, run_id)
     if config:
         from ..analysis.whatran import run_configs
+        from ..report.summary import implementation_line
         from ..report.whatran import config_lines
 
-        for line in config_lines(run_configs(data)):
+        for line in [*map(implementation_line, data.implementations),
+                     *config_lines(run_configs(data))]:
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     if models:

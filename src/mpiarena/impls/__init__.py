@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ArenaError
+from ..records import MODULE_PREFIX
+from . import modules
 from .base import Family, Found, Implementation, Launch
 from .discover import discover
 from .registry import families, family_named
@@ -52,6 +54,9 @@ def select(found: list[Found], ids: list[str]) -> list[Implementation]:
         if broken is not None:
             raise ArenaError(f"implementation '{wanted}' is not usable: {broken.problem}; "
                              f"{broken.fix}")
+        if wanted.startswith(MODULE_PREFIX):
+            chosen.append(modules.resolve(wanted))
+            continue
         known = ", ".join(sorted(usable)) or "none"
         raise ArenaError(f"unknown implementation '{wanted}'; known: {known} "
                          "(see 'mpiarena impls', or declare one with --impl NAME=/prefix)")

@@ -22,11 +22,16 @@ class Implementation:
     id: str  # stable, e.g. mpich-4.0.2
     family: str  # mpich | openmpi | impi
     version: str
-    origin: str  # debian | path | pypi | user
+    origin: str  # debian | path | pypi | user | "<system> module <name>"
     wrapper: Path  # compiler wrapper (mpicc)
     launcher: Path  # mpiexec
     prefix: Path | None = None
     env: tuple[tuple[str, str], ...] = ()  # needed to compile and run (PATH, LD_LIBRARY_PATH...)
+
+    @property
+    def slug(self) -> str:
+        """The id as one file name (a module's id holds ':' and '/')."""
+        return re.sub(r"[^A-Za-z0-9._+-]", "_", self.id)
 
     def environ(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The process environment for compiling and launching with this implementation."""

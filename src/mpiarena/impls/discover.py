@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import pypi
+from . import modules, pypi
 from .base import Found, Implementation
 from .registry import families, family_named
 from .wrappers import identify
@@ -51,7 +51,7 @@ def discover(user: dict[str, Path], impls_dir: Path) -> list[Found]:
     found = _mpi_wrappers(user, impls_dir)
     for family in families():
         found += family.detect()
-    return found
+    return found + modules.discover_modules()
 
 
 def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:

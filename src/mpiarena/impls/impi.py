@@ -109,7 +109,7 @@ class IntelMpi(Daemonless):
     def write_tuning(self, impl: Implementation, rules: list[Rule],
                      directory: Path) -> TuningFile:
         values = adjust_values(rules)
-        path = (directory / f"{impl.id}.env").resolve()
+        path = (directory / f"{impl.slug}.env").resolve()
         path.write_text("# Intel MPI collective selection written by mpiarena tune; load with\n"
                         f"#   set -a; . {path}; set +a\n"
                         + "".join(f"{k}='{v}'\n" for k, v in values.items()))

@@ -179,7 +179,7 @@ class Mpich(Daemonless):
 
     def write_tuning(self, impl: Implementation, rules: list[Rule],
                      directory: Path) -> TuningFile:
-        path = (directory / f"{impl.id}.json").resolve()
+        path = (directory / f"{impl.slug}.json").resolve()
         path.write_text(json.dumps(selection_json(library_selection(impl), rules), indent=1))
         if not any(r.algorithm and r.coll in POSIX for r in rules):
             return TuningFile(path, ((JSON_FILE, str(path)),))

@@ -134,7 +134,7 @@ class OpenMpi(Daemonless):
 
     def write_tuning(self, impl: Implementation, rules: list[Rule],
                      directory: Path) -> TuningFile:
-        path = (directory / f"{impl.id}.rules").resolve()
+        path = (directory / f"{impl.slug}.rules").resolve()
         path.write_text(rules_text(rules))
         return TuningFile(path, ((DYNAMIC, "1"),
                                  ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),

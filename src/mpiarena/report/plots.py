@@ -40,6 +40,7 @@ from ..analysis.run import (
 )
 from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
+from ..records import impl_of
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
@@ -95,11 +96,11 @@ class Styles:
     """One colour per implementation, one line style per variant of it, the same everywhere."""
 
     def __init__(self, variants: list[str]):
-        impls = list(dict.fromkeys(v.split(":")[0] for v in variants))
+        impls = list(dict.fromkeys(impl_of(v) for v in variants))
         seen: dict[str, int] = {}
         self.style: dict[str, LineStyle] = {}
         for v in variants:
-            impl = v.split(":")[0]
+            impl = impl_of(v)
             i, j = impls.index(impl), seen.get(impl, 0)
             seen[impl] = j + 1
             self.style[v] = {"color": PALETTE[i % len(PALETTE)],

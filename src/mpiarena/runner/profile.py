@@ -54,7 +54,8 @@ def profile(targets: list[Implementation] | list[Variant], np: int, program: lis
         built: dict[str, list[str]] = {}  # compiled once per implementation, not per variant
         for impl in {v.impl.id: v.impl for v in variants}.values():
             if build is not None:
-                binary = compile_with(impl, [build.resolve()], scratch / f"{build.stem}-{impl.id}")
+                binary = compile_with(impl, [build.resolve()],
+                                      scratch / f"{build.stem}-{impl.slug}")
                 built[impl.id] = [str(binary), *program]
         return {v.id: _profile_one(v, np, built.get(v.impl.id, program), user, scratch, timeout)
                 for v in variants}
