@@ -12,9 +12,11 @@ from datetime import UTC, datetime
 
 from ..analysis.compare import Change
 from ..analysis.history import History
+from ..analysis.program_compare import AppChange
 from ..benchmarks import BENCHMARKS
 from ..results import Key
 from .history import cell_title, change_text, step_text
+from .program import change_line
 
 
 @dataclass
@@ -34,16 +36,26 @@ def _name(key: Key, variant: str) -> str:
     return f"{where}, {key.np} ranks, {variant}"
 
 
+def _case(name: str, classname: str, outcome: str, text: str) -> Case:
+    """Failed by a decided regression, skipped when undecided."""
+    return Case(name, classname, failure=text if outcome == "regression" else "",
+                skipped=text if outcome == "undecided" else "", out=[text])
+
+
 def compare_cases(changes: Sequence[Change]) -> list[Case]:
-    """A testcase per compared cell: failed by a decided regression, skipped when undecided."""
+    """A testcase per compared cell of two benchmark runs."""
     out = []
     for c in changes:
         name = _name(c.key, c.variant if c.variant == c.other else f"{c.variant} -> {c.other}")
-        text = f"{name}: {change_text(c)}"
-        out.append(Case(name, f"mpiarena.{c.key.bench}",
-                        failure=text if c.outcome == "regression" else "",
-                        skipped=text if c.outcome == "undecided" else "", out=[text]))
+        out.append(_case(name, f"mpiarena.{c.key.bench}", c.outcome, change_text(c)))
     return out
+
+
+def app_cases(changes: Sequence[AppChange]) -> list[Case]:
+    """A testcase per figure and library of two app runs."""
+    return [_case(f"{c.figure}, " + (c.variant if c.variant == c.other else
+                                     f"{c.variant} -> {c.other}"),
+                  "mpiarena.app", c.outcome, change_line(c)) for c in changes]
 
 
 def history_cases(h: History, labels: Sequence[str]) -> list[Case]:
