@@ -1,7 +1,9 @@
 """Every run of a cell in time order: its figure per run with the interval, and each change
-between consecutive runs (and the first against the last) judged exactly as `compare` judges
-that pair of runs: `compare.compare_runs` over every cell the two runs share, so the Holm family
-of a change is that pair's, whatever cells a history shows."""
+between consecutive runs (and the first against the last) judged by `compare`'s rule on the two
+runs' launches (`compare.judged`, through `stats.judge`). Every change a history shows is one
+family, as every verdict of one report is: the Holm correction spans them all, so a long history
+with many cells calls fewer changes than `compare` of one pair (narrow it with --since, --bench);
+a history of two runs over the same cells is `compare` of those runs."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
-from ..results import Key, RunData
-from .compare import Change, Outcome, compare_runs
+from ..results import Group, Key, RunData
+from .compare import Change, Outcome, Shared, judged
 from .groups import measured
 from .stats import THRESHOLD, summarize
 
@@ -100,47 +102,49 @@ class History:
         return [(s, step) for s in self.series for step in s.regressions()]
 
 
-def _cells(run: RunData) -> dict[Cell, Point]:
-    """Every timed cell the run measured, with its figure (its run index filled in later)."""
+def _cells(run: RunData) -> dict[Cell, Group]:
+    """Every timed cell the run measured."""
     impl_of = {v.variant: v.impl_id for v in run.variant_rows}
-    out = {}
-    for key, groups in run.cells.items():
-        if BENCHMARKS[key.bench].unit != "s":
-            continue
-        for variant, group in groups.items():
-            if measured(group):
-                s = summarize(group.nested)
-                cell = Cell(key.bench, key.size, key.np, variant,
-                            impl_of.get(variant, variant.split(":")[0]))
-                out[cell] = Point(-1, s.median, s.ci_low, s.ci_high, s.launches, group.timing)
-    return out
+    return {Cell(key.bench, key.size, key.np, variant,
+                 impl_of.get(variant, variant.split(":")[0])): group
+            for key, groups in run.cells.items() if BENCHMARKS[key.bench].unit == "s"
+            for variant, group in groups.items() if measured(group)}
 
 
 def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
             threshold: float = THRESHOLD) -> History:
-    """The runs (in time order) as one series per cell that `keep` selects. A step is what
-    `compare_runs(before, after)` says of that cell: the same launches, interval, test, Holm
-    family (every cell the pair shares) and rule."""
+    """The runs (in time order) as one series per cell that `keep` selects, every change
+    judged in one family: the launches, interval, test and rule of `compare`. A change between
+    runs that timed the cell by different methods is not judged (the method changes the
+    figure)."""
     series: dict[Cell, Series] = {}
+    groups: dict[tuple[Cell, int], Group] = {}
     for index, run in enumerate(runs):
-        for cell, point in _cells(run).items():
+        for cell, group in _cells(run).items():
             if keep(cell):
+                f = summarize(group.nested)
                 series.setdefault(cell, Series(cell)).points.append(
-                    Point(index, point.figure, point.ci_low, point.ci_high, point.launches,
-                          point.timing))
-    judged: dict[tuple[int, int], dict[tuple[Key, str], Change]] = {}
-
-    def step(before: int, after: int, cell: Cell) -> Step:
-        if (before, after) not in judged:
-            judged[before, after] = {(c.key, c.variant): c for c in compare_runs(
-                runs[before], runs[after], threshold=threshold)}
-        return Step(before, after, judged[before, after].get((cell.key, cell.variant)))
-
-    ordered = sorted(series.values(), key=lambda s: (s.cell.bench, s.cell.np, s.cell.size,
-                                                     s.cell.variant))
+                    Point(index, f.median, f.ci_low, f.ci_high, f.launches, group.timing))
+                groups[cell, index] = group
+    ordered = sorted(series.values(), key=lambda s: (list(BENCHMARKS).index(s.cell.bench),
+                                                     s.cell.np, s.cell.size, s.cell.variant))
+    wanted: list[tuple[Series, int, int]] = []
     for s in ordered:
         runs_of = [p.run for p in s.points]
-        s.steps = [step(a, b, s.cell) for a, b in itertools.pairwise(runs_of)]
+        wanted += [(s, a, b) for a, b in itertools.pairwise(runs_of)]
         if len(runs_of) >= 3:
-            s.overall = step(runs_of[0], runs_of[-1], s.cell)
+            wanted.append((s, runs_of[0], runs_of[-1]))
+    shared: list[Shared] = []
+    for s, a, b in wanted:
+        ga, gb = groups[s.cell, a], groups[s.cell, b]
+        if ga.timing == gb.timing:
+            shared.append((s.cell.key, s.cell.variant, s.cell.variant, ga, gb))
+    changes = iter(judged(shared, threshold=threshold))
+    for s, a, b in wanted:
+        same = groups[s.cell, a].timing == groups[s.cell, b].timing
+        step = Step(a, b, next(changes) if same else None)
+        if len(s.steps) == len(s.points) - 1:
+            s.overall = step
+        else:
+            s.steps.append(step)
     return History(list(runs), ordered, threshold)

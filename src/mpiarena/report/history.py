@@ -94,11 +94,22 @@ def render(h: History, labels: Sequence[str], console: Console) -> None:
 
 
 def tally(h: History) -> str:
+    """How many changes were judged and what they came to; where launches could not back
+    changes beyond the threshold, what would."""
     steps = [step for s in h.series for step in s.judged()]
     counts = {w: sum(1 for step in steps if step.outcome == o) for o, w in WORDS.items()}
-    return (f"{len(h.series)} cells over {len(h.runs)} runs, {len(steps)} changes judged as "
-            f"'compare' judges each pair of runs ('faster' by over {h.threshold:.0%}): "
+    judged = sum(1 for step in steps if step.change)
+    text = (f"{len(h.series)} cells over {len(h.runs)} runs: {judged} changes judged as one "
+            f"family by compare's rule (by over {h.threshold:.0%}, Holm across them all): "
             + ", ".join(f"{n} {w}" for w, n in counts.items()))
+    beyond = sum(1 for step in steps if step.change and step.outcome == "undecided"
+                 and (step.change.ci_low > 1 + h.threshold
+                      or step.change.ci_high < 1 / (1 + h.threshold)))
+    if beyond:
+        text += (f". {beyond} inconclusive changes lie beyond {h.threshold:.0%} but the test "
+                 f"across all {judged} does not back them: judge fewer at once (--since, "
+                 "--bench, --impl, --size) or take more launches per run")
+    return text
 
 
 # --- the HTML page ----------------------------------------------------------------------------
