@@ -42,7 +42,6 @@ class Point:
     ci_low: float
     ci_high: float
     launches: int
-    timing: str
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
             if keep(cell):
                 f = summarize(group.nested)
                 series.setdefault(cell, Series(cell)).points.append(
-                    Point(index, f.median, f.ci_low, f.ci_high, f.launches, group.timing))
+                    Point(index, f.median, f.ci_low, f.ci_high, f.launches))
                 groups[cell, index] = group
     ordered = sorted(series.values(), key=lambda s: (list(BENCHMARKS).index(s.cell.bench),
                                                      s.cell.np, s.cell.size, s.cell.variant))
