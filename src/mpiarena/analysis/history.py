@@ -15,6 +15,7 @@ from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
 from .compare import Change, Outcome, Shared, judged
 from .groups import measured
+from .interference import finding
 from .stats import THRESHOLD, summarize
 
 
@@ -91,11 +92,22 @@ class Filter:
                 and (self.nps is None or cell.np in self.nps))
 
 
+@dataclass(frozen=True)
+class Busy:
+    """A run whose launches shared the machine: drift between runs that its launches saw."""
+
+    run: int  # index into History.runs
+    above: int  # launches where other work took more than BUSY of the machine
+    launches: int  # launches that recorded what ran beside them
+    worst: float
+
+
 @dataclass
 class History:
     runs: list[RunData]  # in time order
     series: list[Series]
     threshold: float
+    busy: list[Busy] = field(default_factory=list)
 
     def regressions(self) -> list[tuple[Series, Step]]:
         return [(s, step) for s in self.series for step in s.regressions()]
@@ -146,4 +158,14 @@ def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
             s.overall = step
         else:
             s.steps.append(step)
-    return History(list(runs), ordered, threshold)
+    shown = {p.run for s in ordered for p in s.points}
+    return History(list(runs), ordered, threshold, [b for b in map(_busy, range(len(runs)), runs)
+                                                    if b and b.run in shown])
+
+
+def _busy(index: int, run: RunData) -> Busy | None:
+    """The run's launches that other work shared the machine with, if any."""
+    seen = finding(run.jobs)
+    if not seen.above:
+        return None
+    return Busy(index, len(seen.above), len(seen.launches), max(x.share for x in seen.above))

@@ -17,6 +17,7 @@ from ..analysis.compare import Change
 from ..analysis.history import Cell, History, Series, Step
 from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
+from ..machine_load import BUSY
 from . import drawing
 from .html import png_image, template_env
 from .plots import Maker, Plot, _axes, _figure, _set_title, _time_axis
@@ -91,6 +92,8 @@ def render(h: History, labels: Sequence[str], console: Console) -> None:
                           f"{labels[s.overall.after]}): {_coloured(s.overall.change)}")
     console.print()
     console.print(tally(h))
+    if h.busy:
+        console.print(busy_line(h, labels), style="yellow")
 
 
 def tally(h: History) -> str:
@@ -110,6 +113,15 @@ def tally(h: History) -> str:
                  f"across all {judged} does not back them: judge fewer at once (--since, "
                  "--bench, --impl, --size) or take more launches per run")
     return text
+
+
+def busy_line(h: History, labels: Sequence[str]) -> str:
+    """The runs whose launches shared the machine with other work."""
+    runs = ", ".join(f"run {labels[b.run]} ({b.above} of {b.launches} launches, up to "
+                     f"{b.worst:.0%})" for b in h.busy)
+    return (f"warn: other work took more than {BUSY:.0%} of the machine during launches of "
+            f"{runs}: a change into or out of these runs may be the machine's, not the "
+            "library's ('run --wait-quiet S' waits for quiet)")
 
 
 # --- the HTML page ----------------------------------------------------------------------------
@@ -179,4 +191,5 @@ def render_html(h: History, labels: Sequence[str], dpi: int = 100) -> str:
              for s, image in zip(h.series, images, strict=True)]
     return template_env().get_template(TEMPLATE).render(
         version=__version__, tally=tally(h), cells=cells, level=LEVEL,
+        busy=busy_line(h, labels) if h.busy else "",
         runs=[(labels[i], r.run.started, r.run.command) for i, r in enumerate(h.runs)])
