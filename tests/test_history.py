@@ -102,6 +102,8 @@ def test_identical_runs_pass_and_compare_fails_on_the_regression(series: Path, t
     assert calm.returncode == 0, calm.stderr
     assert "h:5" in calm.stdout and "twin:5" in calm.stdout and "0 regression" in calm.stdout
     assert ET.parse(junit).getroot().get("failures") == "0"
+    since = mpiarena("history", "--db", str(series), "--since", "2", "--fail-on-regression")
+    assert since.returncode == 1 and "run 2 -> run 3: regression" in since.stderr
     junit = tmp_path / "c.xml"
     worse = mpiarena("compare", "2", "3", "--db", str(series), "--fail-on-regression",
                      "--junit", str(junit))
