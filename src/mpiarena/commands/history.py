@@ -81,8 +81,9 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
                 ci: CI) -> None:
     """Every run of the store in time order, per cell (implementation, variant, benchmark,
     size, ranks): the figure in each run with its interval, and each change from one run to
-    the next (and the first to the last) called a regression or improvement only where
-    'compare' of those two runs decides it; else inconclusive."""
+    the next (and the first to the last) called a regression or improvement only by compare's
+    rule, every change shown judged as one Holm family; else inconclusive. With
+    --fail-on-regression the exit status is 1 when a regression is decided."""
     from ..analysis.history import Filter, history
     from ..report import history as words
     from ..report.junit import history_cases, to_xml
