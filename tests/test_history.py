@@ -147,20 +147,22 @@ def test_history_refuses_bad_input_in_one_line(tmp_path: Path):
     assert empty.returncode == 2 and "no benchmark runs" in empty.stderr
     since = mpiarena("history", "--db", str(tmp_path / "empty.db"), "--since", "last week")
     assert since.returncode == 2 and "bad --since 'last week'" in since.stderr
-    for done in (missing, empty, since):
+    follow = mpiarena("history", "--db", str(tmp_path / "empty.db"), "--follow", "mpich")
+    assert follow.returncode == 2 and "--follow 'mpich': give OLD=NEW" in follow.stderr
+    for done in (missing, empty, since, follow):
         assert len(done.stderr.strip().splitlines()) == 1
 
 
 # --- identical runs, simulated ----------------------------------------------------------------
 
-def _run(run_id: int, cells: dict[Key, list[np.ndarray]]) -> RunData:
-    """A RunData as `results.load` builds it: one variant 'x', observations per launch."""
-    groups = {k: {"x": Group(values=[float(v) for a in launches for v in a],
-                             launches=[i for i, a in enumerate(launches) for _ in a])}
+def _run(run_id: int, cells: dict[Key, list[np.ndarray]], variant: str = "x") -> RunData:
+    """A RunData as `results.load` builds it: one variant, observations per launch."""
+    groups = {k: {variant: Group(values=[float(v) for a in launches for v in a],
+                                 launches=[i for i, a in enumerate(launches) for _ in a])}
               for k, launches in cells.items()}
     run = RunRecord(run_id, f"2026-01-01T00:00:{run_id:02d}+00:00", None, "complete", "", "", 0,
                     "", {"cores": 2}, {}, 0, "", None)
-    return RunData(run_id, run, "complete", [], ["x"], [], RunSettings.read({}), groups)
+    return RunData(run_id, run, "complete", [], [variant], [], RunSettings.read({}), groups)
 
 
 def _launches(rng: np.random.Generator, level: float, n: int = 8) -> list[np.ndarray]:
@@ -188,3 +190,18 @@ def test_identical_runs_are_called_changed_in_under_alpha_of_histories_a_planted
         found += steps[1].outcome == "regression"
         assert all(s.outcome != "regression" for i, s in enumerate(steps) if i != 1)
     assert found >= 18
+
+
+def test_follow_continues_a_series_with_the_upgraded_library():
+    rng = np.random.default_rng(32)
+    key = Key("pingpong", 8, 2)
+    runs = [_run(i, {key: _launches(rng, 1e-6 * (1.5 if i >= 3 else 1))},
+                 "mpich-4.0.2" if i < 3 else "mpich-5.0.2") for i in range(1, 5)]
+    apart = history(runs).series  # two libraries: no change from run 2 to run 3
+    assert [(s.cell.variant, [(x.before, x.after) for x in s.steps]) for s in apart] == \
+        [("mpich-4.0.2", [(0, 1)]), ("mpich-5.0.2", [(2, 3)])]
+    h = history(runs, follow={"mpich-5.0.2": "mpich-4.0.2"})
+    [s] = h.series
+    assert [p.variant for p in s.points] == ["mpich-4.0.2"] * 2 + ["mpich-5.0.2"] * 2
+    assert [step.outcome for step in s.steps][1] == "regression"
+    assert s.steps[1].change is not None and s.steps[1].change.other == "mpich-5.0.2"

@@ -43,6 +43,7 @@ class Point:
     ci_low: float
     ci_high: float
     launches: int
+    variant: str  # what ran: the series' variant, or one that --follow continues it with
 
 
 @dataclass(frozen=True)
@@ -113,30 +114,39 @@ class History:
         return [(s, step) for s in self.series for step in s.regressions()]
 
 
-def _cells(run: RunData) -> dict[Cell, Group]:
-    """Every timed cell the run measured."""
+def _cells(run: RunData, follow: dict[str, str]) -> dict[Cell, tuple[str, Group]]:
+    """Every timed cell the run measured, as the series it belongs to (a variant that `follow`
+    maps to another continues that one's series where the run did not measure that one too),
+    with the variant that ran."""
     impl_of = {v.variant: v.impl_id for v in run.variant_rows}
-    return {Cell(key.bench, key.size, key.np, variant,
-                 impl_of.get(variant, variant.split(":")[0])): group
-            for key, groups in run.cells.items() if BENCHMARKS[key.bench].unit == "s"
-            for variant, group in groups.items() if measured(group)}
+    out = {}
+    for key, groups in run.cells.items():
+        for variant, group in groups.items():
+            if BENCHMARKS[key.bench].unit == "s" and measured(group):
+                name = follow.get(variant, variant)
+                if name != variant and measured(groups.get(name)):
+                    name = variant  # the run has the series' own variant: this one stays apart
+                out[Cell(key.bench, key.size, key.np, name,
+                         impl_of.get(name, name.split(":")[0]))] = variant, group
+    return out
 
 
 def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
-            threshold: float = THRESHOLD) -> History:
+            threshold: float = THRESHOLD, follow: dict[str, str] | None = None) -> History:
     """The runs (in time order) as one series per cell that `keep` selects, every change
-    judged in one family: the launches, interval, test and rule of `compare`. A change between
-    runs that timed the cell by different methods is not judged (the method changes the
-    figure)."""
+    judged in one family: the launches, interval, test and rule of `compare`. `follow` maps a
+    variant to an earlier one whose series it continues (mpich-5.0.2 -> mpich-4.0.2 after an
+    upgrade), as `compare --pair` does. A change between runs that timed the cell by different
+    methods is not judged (the method changes the figure)."""
     series: dict[Cell, Series] = {}
-    groups: dict[tuple[Cell, int], Group] = {}
+    groups: dict[tuple[Cell, int], tuple[str, Group]] = {}
     for index, run in enumerate(runs):
-        for cell, group in _cells(run).items():
+        for cell, (variant, group) in _cells(run, follow or {}).items():
             if keep(cell):
                 f = summarize(group.nested)
                 series.setdefault(cell, Series(cell)).points.append(
-                    Point(index, f.median, f.ci_low, f.ci_high, f.launches))
-                groups[cell, index] = group
+                    Point(index, f.median, f.ci_low, f.ci_high, f.launches, variant))
+                groups[cell, index] = variant, group
     ordered = sorted(series.values(), key=lambda s: (list(BENCHMARKS).index(s.cell.bench),
                                                      s.cell.np, s.cell.size, s.cell.variant))
     wanted: list[tuple[Series, int, int]] = []
@@ -147,12 +157,12 @@ def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
             wanted.append((s, runs_of[0], runs_of[-1]))
     shared: list[Shared] = []
     for s, a, b in wanted:
-        ga, gb = groups[s.cell, a], groups[s.cell, b]
+        (va, ga), (vb, gb) = groups[s.cell, a], groups[s.cell, b]
         if ga.timing == gb.timing:
-            shared.append((s.cell.key, s.cell.variant, s.cell.variant, ga, gb))
+            shared.append((s.cell.key, va, vb, ga, gb))
     changes = iter(judged(shared, threshold=threshold))
     for s, a, b in wanted:
-        same = groups[s.cell, a].timing == groups[s.cell, b].timing
+        same = groups[s.cell, a][1].timing == groups[s.cell, b][1].timing
         step = Step(a, b, next(changes) if same else None)
         if len(s.steps) == len(s.points) - 1:
             s.overall = step

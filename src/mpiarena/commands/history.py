@@ -69,6 +69,8 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
 @click.option("--bench", help="only these benchmarks, e.g. pingpong,allreduce")
 @click.option("--size", "sizes", help="only these message sizes, e.g. 8,64K")
 @click.option("--np", "nps", help="only these rank counts, e.g. 2,4")
+@click.option("--follow", "follows", multiple=True, help="OLD=NEW: NEW continues OLD's series "
+              "(e.g. mpich-4.0.2=mpich-5.0.2 after an upgrade); repeatable")
 @click.option("--since", help="only runs started from this one (a run id of the first --db) or "
               "this date (2026-11-01) on")
 @click.option("--html", type=click.Path(dir_okay=False), help="also write an HTML page: a plot "
@@ -77,8 +79,8 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
               help="results store (SQLite file); repeat to follow runs across stores")
 @ci_options
 def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | None,
-                nps: str | None, since: str | None, html: str | None, dbs: tuple[str, ...],
-                ci: CI) -> None:
+                nps: str | None, follows: tuple[str, ...], since: str | None, html: str | None,
+                dbs: tuple[str, ...], ci: CI) -> None:
     """Every run of the store in time order, per cell (implementation, variant, benchmark,
     size, ranks): the figure in each run with its interval, and each change from one run to
     the next (and the first to the last) called a regression or improvement only by compare's
@@ -88,6 +90,7 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     from ..report import history as words
     from ..report.junit import history_cases, to_xml
 
+    follow = _follow(follows)
     runs, labels = _runs(dbs, since)
     if not runs:
         raise ArenaError(f"no benchmark runs in {', '.join(dbs)}"
@@ -96,7 +99,7 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     keep = Filter(impl_specs, options.benchmarks(bench),
                   None if sizes is None else tuple(parse_size(x) for x in sizes.split(",")),
                   options.nps(nps))
-    h = history(runs, keep, ci.threshold)
+    h = history(runs, keep, ci.threshold, follow)
     if not h.series:
         raise ArenaError("no cell of these runs matches --impl, --bench, --size and --np; "
                          "'mpiarena list' and 'mpiarena show RUN' show what they measured")
@@ -106,3 +109,14 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     finish(ci, lambda: to_xml("mpiarena history", history_cases(h, labels)),
            [words.step_line(labels, s, step) for s, step in h.regressions()])
 
+
+def _follow(follows: tuple[str, ...]) -> dict[str, str]:
+    """--follow OLD=NEW (repeatable) as NEW -> OLD."""
+    out = {}
+    for text in follows:
+        old, sep, new = text.partition("=")
+        if not (old and sep and new):
+            raise ArenaError(f"--follow '{text}': give OLD=NEW, e.g. --follow "
+                             "mpich-4.0.2=mpich-5.0.2")
+        out[new] = old
+    return out

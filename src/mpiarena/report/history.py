@@ -14,7 +14,7 @@ from rich.table import Table
 
 from .. import __version__, units
 from ..analysis.compare import Change
-from ..analysis.history import Cell, History, Series, Step
+from ..analysis.history import History, Point, Series, Step
 from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
 from ..machine_load import BUSY
@@ -32,10 +32,18 @@ LEVEL = f"{CONFIDENCE:.0%}"
 TEMPLATE = "history.html.j2"
 
 
-def cell_title(cell: Cell) -> str:
+def title(s: Series) -> str:
+    """'pingpong 8 B, 2 ranks, mpich-4.0.2' (-> each variant that --follow continued it with)."""
+    cell = s.cell
     bench = BENCHMARKS[cell.bench]
     where = f"{cell.bench} {bench.size_text(cell.size)}" if bench.sized else cell.bench
-    return f"{where}, {cell.np} ranks, {cell.variant}"
+    ran = " -> ".join(dict.fromkeys([cell.variant, *(p.variant for p in s.points)]))
+    return f"{where}, {cell.np} ranks, {ran}"
+
+
+def run_label(labels: Sequence[str], s: Series, p: Point) -> str:
+    """The run's label, with the variant that ran where --follow changed it."""
+    return labels[p.run] + (f" ({p.variant})" if p.variant != s.cell.variant else "")
 
 
 def sparkline(s: Series) -> str:
@@ -70,20 +78,21 @@ def step_text(labels: Sequence[str], step: Step) -> str:
 
 def step_line(labels: Sequence[str], s: Series, step: Step) -> str:
     """'pingpong 8 B, 2 ranks, X: run 2 -> run 3: regression x13.7 (...)'."""
-    return f"{cell_title(s.cell)}: {step_text(labels, step)}"
+    return f"{title(s)}: {step_text(labels, step)}"
 
 
 def render(h: History, labels: Sequence[str], console: Console) -> None:
     """A table per cell (its figure per run, the change from the run before), its sparkline
     and the first run against the last, then the tally."""
     for s in h.series:
-        console.print(f"\n[bold]{escape(cell_title(s.cell))}[/]  {sparkline(s)}")
+        console.print(f"\n[bold]{escape(title(s))}[/]  {sparkline(s)}")
         table = Table("run", "started", "figure", f"{LEVEL} CI", "launches",
                       "change from the run before", box=None, pad_edge=False)
         changes = {step.after: step for step in s.steps}
         for p in s.points:
             step = changes.get(p.run)
-            table.add_row(labels[p.run], h.runs[p.run].run.started, units.seconds(p.figure),
+            table.add_row(run_label(labels, s, p), h.runs[p.run].run.started,
+                          units.seconds(p.figure),
                           f"{units.seconds(p.ci_low)}-{units.seconds(p.ci_high)}",
                           str(p.launches), _coloured(step.change) if step else "")
         console.print(table)
@@ -152,8 +161,8 @@ def cell_plot(h: History, labels: Sequence[str], s: Series, index: int) -> Plot:
     ax.set_ylabel("time")
     ax.set_ylim(bottom=0, top=max(p.ci_high for p in s.points if math.isfinite(p.ci_high)) * 1.1)
     _time_axis(ax)
-    _set_title(ax, cell_title(s.cell), loc="left")
-    return Plot(f"history-{index}", "history", s.cell.bench, s.cell.np, cell_title(s.cell),
+    _set_title(ax, title(s), loc="left")
+    return Plot(f"history-{index}", "history", s.cell.bench, s.cell.np, title(s),
                 CAPTION, fig)
 
 
@@ -173,7 +182,7 @@ def _rows(h: History, labels: Sequence[str], s: Series) -> list[Row]:
     rows = []
     for p in s.points:
         step = changes.get(p.run)
-        rows.append(Row(labels[p.run], h.runs[p.run].run.started, units.seconds(p.figure),
+        rows.append(Row(run_label(labels, s, p), h.runs[p.run].run.started, units.seconds(p.figure),
                         f"{units.seconds(p.ci_low)}-{units.seconds(p.ci_high)}", p.launches,
                         change_text(step.change) if step else "",
                         (step.outcome or "") if step else ""))
@@ -184,7 +193,7 @@ def render_html(h: History, labels: Sequence[str], dpi: int = 100) -> str:
     """The whole history as one self-contained HTML page: per cell its plot and table."""
     makers: list[Maker] = [partial(cell_plot, h, labels, s, i) for i, s in enumerate(h.series)]
     images = drawing.drawn(makers, partial(png_image, dpi=dpi))
-    cells = [{"title": cell_title(s.cell), "image": image, "rows": _rows(h, labels, s),
+    cells = [{"title": title(s), "image": image, "rows": _rows(h, labels, s),
               "overall": change_text(s.overall.change) if s.overall else "",
               "overall_outcome": (s.overall.outcome or "") if s.overall else "",
               "regressions": len(s.regressions())}

@@ -15,7 +15,7 @@ from ..analysis.history import History
 from ..analysis.program_compare import AppChange
 from ..benchmarks import BENCHMARKS
 from ..results import Key
-from .history import cell_title, change_text, step_text
+from .history import change_text, step_text, title
 from .program import change_line
 
 
@@ -70,7 +70,7 @@ def history_cases(h: History, labels: Sequence[str]) -> list[Case]:
             "measured in one run only" if overall is None else
             f"first against last, {step_text(labels, overall)}"
             if overall.outcome == "undecided" else "")
-        out.append(Case(cell_title(s.cell), f"mpiarena.{s.cell.bench}", "; ".join(failed),
+        out.append(Case(title(s), f"mpiarena.{s.cell.bench}", "; ".join(failed),
                         skipped, [step_text(labels, step) for step in judged]))
     return out
 
