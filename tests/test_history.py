@@ -27,6 +27,7 @@ sizes = "8"
 np = [2]
 launches = 8
 observations = 9
+init_launches = 0
 
 [[variant]]
 impl = "{impl}"
