@@ -34,6 +34,9 @@ class Change:
     n_b: int
 
 
+Shared = tuple[Key, str, str, Group, Group]  # key, variant in a, variant in b, their groups
+
+
 def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
                  alpha: float = ALPHA, threshold: float = THRESHOLD) -> list[Change]:
     """Every cell measured in both runs for the same variant (or the `pairs` a -> b, to follow
@@ -42,11 +45,18 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     decision are those of `stats.judge`. Drift between the two runs that no launch saw is
     outside every interval: an A/A pair of runs shows how much there is. Cells whose calls were
     timed by different methods are not compared (see `timed_differently`)."""
-    shared = [s for s in _shared(a, b, pairs) if s[3].timing == s[4].timing]
-    judged = judge([Pair(ga.nested, gb.nested) for *_, ga, gb in shared], alpha, threshold)
+    return judged([s for s in _shared(a, b, pairs) if s[3].timing == s[4].timing], alpha,
+                  threshold)
+
+
+def judged(shared: list[Shared], alpha: float = ALPHA,
+           threshold: float = THRESHOLD) -> list[Change]:
+    """Each cell's group before against after, judged by `stats.judge` as one family (a
+    history's changes across many runs go through here too)."""
+    verdicts = judge([Pair(ga.nested, gb.nested) for *_, ga, gb in shared], alpha, threshold)
     return [Change(key, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted, OUTCOMES[j.outcome],
                    j.launches_a, j.launches_b)
-            for (key, va, vb, _, _), j in zip(shared, judged, strict=True)]
+            for (key, va, vb, _, _), j in zip(shared, verdicts, strict=True)]
 
 
 def timed_differently(a: RunData, b: RunData,
@@ -60,8 +70,7 @@ def timed_differently(a: RunData, b: RunData,
     return out
 
 
-def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None
-            ) -> Iterator[tuple[Key, str, str, Group, Group]]:
+def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None) -> Iterator[Shared]:
     """(key, variant in a, variant in b, group in a, group in b) of every timed cell measured
     in both runs."""
     pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}

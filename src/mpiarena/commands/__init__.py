@@ -15,6 +15,7 @@ from .compare import compare_cmd
 from .doctor import doctor_cmd
 from .explain import explain_cmd
 from .export import export_cmd
+from .history import history_cmd
 from .impls import impls_cmd
 from .install import install_cmd
 from .list_runs import list_cmd
@@ -29,8 +30,8 @@ from .show import show_cmd
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, list_cmd, show_cmd,
-            export_cmd, compare_cmd, explain_cmd, profile_cmd, reproduce_cmd, tune_cmd, report_cmd,
-            plot_cmd, cluster_cmd)
+            export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd, reproduce_cmd,
+            tune_cmd, report_cmd, plot_cmd, cluster_cmd)
 
 
 @click.group()

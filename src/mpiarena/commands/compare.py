@@ -8,6 +8,7 @@ from ..errors import ArenaError
 from ..results import load
 from ..store import Store
 from . import options
+from .ci import CI, ci_options, finish
 from .options import console, db_option, err
 
 
@@ -19,10 +20,12 @@ from .options import console, db_option, err
 @click.option("--all", "show_all", is_flag=True, help="also list cells that did not change")
 @db_option
 @click.option("--db-b", help="store of RUN_B, if not the same file (another machine's)")
+@ci_options
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
-                db_b: str | None) -> None:
+                db_b: str | None, ci: CI) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics.
-    Two app runs: each figure of each library, run B's launches against run A's."""
+    Two app runs: each figure of each library, run B's launches against run A's. With
+    --fail-on-regression the exit status is 1 when a regression is decided."""
     from ..analysis.compare import compare_runs, timed_differently
     from ..analysis.program import is_app_run
     from ..report import terminal
@@ -39,11 +42,11 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
         raise ArenaError(f"run {app} is an app run and run {kernel} is not: compare two app "
                          "runs, or two benchmark runs")
     if apps[0]:
-        _compare_apps(store_a, id_a, store_b, id_b, mapping or None, show_all)
+        _compare_apps(store_a, id_a, store_b, id_b, mapping or None, show_all, ci)
         return
     a = load(store_a, id_a)
     b = load(store_b, id_b)
-    changes = compare_runs(a, b, mapping or None)
+    changes = compare_runs(a, b, mapping or None, threshold=ci.threshold)
     for (ta, tb), n in timed_differently(a, b, mapping or None).items():
         err.print(f"warn: {n} cells were timed by {ta} in run {a.run_id} and by {tb} in run "
                   f"{b.run_id}: not compared (the method changes the figure); rerun one with "
@@ -62,10 +65,15 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
         console.print("What ran differently (as the libraries reported it):")
         for line in took:
             console.print(f"  {line}", soft_wrap=True, markup=False, highlight=False)
+    from ..report.junit import compare_cases, to_xml
+
+    cases = compare_cases(changes)
+    finish(ci, lambda: to_xml(f"mpiarena compare {a.run_id} {b.run_id}", cases),
+           [f"{c.name}: {c.failure}" for c in cases if c.failure])
 
 
 def _compare_apps(store_a: Store, id_a: int, store_b: Store, id_b: int,
-                  pairs: dict[str, str] | None, show_all: bool) -> None:
+                  pairs: dict[str, str] | None, show_all: bool, ci: CI) -> None:
     from ..analysis.program import analyze
     from ..analysis.program_compare import compare_apps
     from ..report import program
@@ -77,11 +85,16 @@ def _compare_apps(store_a: Store, id_a: int, store_b: Store, id_b: int,
             err.print(f"warn: the {what} differs: {_words(x)} in run {id_a}, {_words(y)} in "
                       f"run {id_b}",
                       soft_wrap=True, markup=False)
-    changes = compare_apps(a, b, pairs)
+    changes = compare_apps(a, b, pairs, threshold=ci.threshold)
     if not changes:
         raise ArenaError(f"app runs {id_a} and {id_b} share no figure of the same library; "
                          "match libraries with --pair A=B")
     program.render_changes(a, b, changes, console, show_all)
+    from ..report.junit import app_cases, to_xml
+
+    cases = app_cases(changes)
+    finish(ci, lambda: to_xml(f"mpiarena compare {id_a} {id_b}", cases),
+           [c.failure for c in cases if c.failure])
 
 
 def _words(x: object) -> str:

@@ -1,4 +1,5 @@
-"""`mpiarena export`: one run's observations, or its summary, as CSV or JSON."""
+"""`mpiarena export`: one run's observations, or its summary, as CSV or JSON; its figures as
+ReFrame perflog lines."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import ArenaError
 from ..report import export
 from ..results import load
 from . import options
@@ -15,7 +17,7 @@ from .options import db_option, output_option
 
 @click.command("export")
 @click.argument("run", default="latest")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "perflog"]), default="csv",
               show_default=True)
 @click.option("--summary", is_flag=True,
               help="what the tables and verdicts say (one record per variant and cell) instead "
@@ -24,15 +26,24 @@ from .options import db_option, output_option
 @db_option
 def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -> None:
     """Every observation of one run, every rank, as CSV or JSON; or, with --summary, its
-    figures, intervals and verdicts (schema: report/summary.schema.json). An app run: every
-    launch and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
+    figures, intervals and verdicts (schema: report/summary.schema.json); --format perflog:
+    ReFrame performance log lines, one per cell, variant and figure. An app run: every launch
+    and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
     from ..analysis.program import analyze, is_app_run
     from ..report import program_export
 
     store = options.store(db)
     run_id = store.resolve(run)
     app = is_app_run(store.run(run_id))
-    if summary and app:
+    if fmt == "perflog" and app:
+        raise ArenaError(f"run {run_id} is an app run; --format perflog writes a benchmark run's "
+                         "figures (export an app run as csv or json)")
+    if fmt == "perflog":
+        from ..analysis.run import analyse
+        from ..report.perflog import to_perflog
+
+        text = to_perflog(analyse(load(store, run_id)))
+    elif summary and app:
         result = analyze(store, run_id)
         text = program_export.summary_csv(result) if fmt == "csv" else \
             program_export.summary_json(result, load(store, run_id))

@@ -1,0 +1,181 @@
+"""Every run of a cell in time order: its figure per run with the interval, and each change
+between consecutive runs (and the first against the last) judged by `compare`'s rule on the two
+runs' launches (`compare.judged`, through `stats.judge`). Every change a history shows is one
+family, as every verdict of one report is: the Holm correction spans them all, so a long history
+with many cells calls fewer changes than `compare` of one pair (narrow it with --since, --bench);
+a history of two runs over the same cells is `compare` of those runs."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..benchmarks import BENCHMARKS
+from ..results import Group, Key, RunData
+from .compare import Change, Outcome, Shared, judged
+from .groups import measured
+from .interference import finding
+from .stats import THRESHOLD, summarize
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What a history follows: one variant of one implementation in one cell."""
+
+    bench: str
+    size: int
+    np: int
+    variant: str
+    impl: str
+
+    @property
+    def key(self) -> Key:
+        return Key(self.bench, self.size, self.np)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A cell's figure in one run (the median of launch medians) with its 95% interval."""
+
+    run: int  # index into History.runs
+    figure: float
+    ci_low: float
+    ci_high: float
+    launches: int
+    variant: str  # what ran: the series' variant, or one that --follow continues it with
+
+
+@dataclass(frozen=True)
+class Step:
+    """From the cell's figure in run `before` to run `after` (indices into History.runs); no
+    change where the two runs timed the cell by different methods (not compared)."""
+
+    before: int
+    after: int
+    change: Change | None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.change.outcome if self.change else None
+
+
+@dataclass
+class Series:
+    """One cell across the runs that measured it."""
+
+    cell: Cell
+    points: list[Point] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # between consecutive points
+    overall: Step | None = None  # first point against the last, from three points on
+
+    def judged(self) -> list[Step]:
+        """Every step, the overall one last."""
+        return self.steps + ([self.overall] if self.overall else [])
+
+    def regressions(self) -> list[Step]:
+        return [s for s in self.judged() if s.outcome == "regression"]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which cells a history shows (None: all)."""
+
+    impls: tuple[str, ...] = ()  # an implementation id or a variant id
+    benches: tuple[str, ...] | None = None
+    sizes: tuple[int, ...] | None = None
+    nps: tuple[int, ...] | None = None
+
+    def __call__(self, cell: Cell) -> bool:
+        return ((not self.impls or cell.impl in self.impls or cell.variant in self.impls)
+                and (self.benches is None or cell.bench in self.benches)
+                and (self.sizes is None or cell.size in self.sizes)
+                and (self.nps is None or cell.np in self.nps))
+
+
+@dataclass(frozen=True)
+class Busy:
+    """A run whose launches shared the machine: drift between runs that its launches saw."""
+
+    run: int  # index into History.runs
+    above: int  # launches where other work took more than BUSY of the machine
+    launches: int  # launches that recorded what ran beside them
+    worst: float
+
+
+@dataclass
+class History:
+    runs: list[RunData]  # in time order
+    series: list[Series]
+    threshold: float
+    busy: list[Busy] = field(default_factory=list)
+
+    def regressions(self) -> list[tuple[Series, Step]]:
+        return [(s, step) for s in self.series for step in s.regressions()]
+
+
+def _cells(run: RunData, follow: dict[str, str]) -> dict[Cell, tuple[str, Group]]:
+    """Every timed cell the run measured, as the series it belongs to (a variant that `follow`
+    maps to another continues that one's series where the run did not measure that one too),
+    with the variant that ran."""
+    impl_of = {v.variant: v.impl_id for v in run.variant_rows}
+    out = {}
+    for key, groups in run.cells.items():
+        for variant, group in groups.items():
+            if BENCHMARKS[key.bench].unit == "s" and measured(group):
+                name = follow.get(variant, variant)
+                if name != variant and measured(groups.get(name)):
+                    name = variant  # the run has the series' own variant: this one stays apart
+                out[Cell(key.bench, key.size, key.np, name,
+                         impl_of.get(name, name.split(":")[0]))] = variant, group
+    return out
+
+
+def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
+            threshold: float = THRESHOLD, follow: dict[str, str] | None = None) -> History:
+    """The runs (in time order) as one series per cell that `keep` selects, every change
+    judged in one family: the launches, interval, test and rule of `compare`. `follow` maps a
+    variant to an earlier one whose series it continues (mpich-5.0.2 -> mpich-4.0.2 after an
+    upgrade), as `compare --pair` does. A change between runs that timed the cell by different
+    methods is not judged (the method changes the figure)."""
+    series: dict[Cell, Series] = {}
+    groups: dict[tuple[Cell, int], tuple[str, Group]] = {}
+    for index, run in enumerate(runs):
+        for cell, (variant, group) in _cells(run, follow or {}).items():
+            if keep(cell):
+                f = summarize(group.nested)
+                series.setdefault(cell, Series(cell)).points.append(
+                    Point(index, f.median, f.ci_low, f.ci_high, f.launches, variant))
+                groups[cell, index] = variant, group
+    ordered = sorted(series.values(), key=lambda s: (list(BENCHMARKS).index(s.cell.bench),
+                                                     s.cell.np, s.cell.size, s.cell.variant))
+    wanted: list[tuple[Series, int, int]] = []
+    for s in ordered:
+        runs_of = [p.run for p in s.points]
+        wanted += [(s, a, b) for a, b in itertools.pairwise(runs_of)]
+        if len(runs_of) >= 3:
+            wanted.append((s, runs_of[0], runs_of[-1]))
+    shared: list[Shared] = []
+    for s, a, b in wanted:
+        (va, ga), (vb, gb) = groups[s.cell, a], groups[s.cell, b]
+        if ga.timing == gb.timing:
+            shared.append((s.cell.key, va, vb, ga, gb))
+    changes = iter(judged(shared, threshold=threshold))
+    for s, a, b in wanted:
+        same = groups[s.cell, a][1].timing == groups[s.cell, b][1].timing
+        step = Step(a, b, next(changes) if same else None)
+        if len(s.steps) == len(s.points) - 1:
+            s.overall = step
+        else:
+            s.steps.append(step)
+    shown = {p.run for s in ordered for p in s.points}
+    return History(list(runs), ordered, threshold, [b for b in map(_busy, range(len(runs)), runs)
+                                                    if b and b.run in shown])
+
+
+def _busy(index: int, run: RunData) -> Busy | None:
+    """The run's launches that other work shared the machine with, if any."""
+    seen = finding(run.jobs)
+    if not seen.above:
+        return None
+    return Busy(index, len(seen.above), len(seen.launches), max(x.share for x in seen.above))

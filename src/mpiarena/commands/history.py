@@ -1,0 +1,122 @@
+"""`mpiarena history`: every run of a store (or several) in time order, per cell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from ..errors import ArenaError
+from ..results import RunData, load
+from ..sizes import parse_size
+from ..store import Store
+from . import options
+from .ci import CI, ci_options, finish
+from .options import console
+
+
+@dataclass(frozen=True)
+class Since:
+    """--since: runs that started at or after a moment (a date, or a run's start)."""
+
+    moment: datetime | None
+
+    @classmethod
+    def parse(cls, text: str | None, first_store: Store) -> Since:
+        if text is None:
+            return cls(None)
+        if text.isdigit():
+            return cls(_moment(first_store.run(first_store.resolve(text)).started))
+        try:
+            return cls(_moment(text))
+        except ValueError as e:
+            raise ArenaError(f"bad --since '{text}'; give a run id of the first --db or a date "
+                             "such as 2026-11-01 or 2026-11-01T12:00") from e
+
+    def keeps(self, started: str) -> bool:
+        return self.moment is None or _moment(started) >= self.moment
+
+
+def _moment(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[str]]:
+    """Every benchmark run of the stores from --since on, in time order, and their labels
+    (the id, or STORE:ID with several stores)."""
+    from ..analysis.program import is_app_run
+
+    for db in dbs:
+        if not Path(db).exists():
+            raise ArenaError(f"no store at {db}; give --db FILE (repeatable)")
+    stores = [options.store(db) for db in dbs]
+    cut = Since.parse(since, stores[0])
+    found = []
+    for db, store in zip(dbs, stores, strict=True):
+        for run, cells in store.runs():
+            if cells and not is_app_run(run) and cut.keeps(run.started):
+                label = str(run.id) if len(dbs) == 1 else f"{Path(db).stem}:{run.id}"
+                found.append((_moment(run.started), label, store, run.id))
+    found.sort(key=lambda f: f[0])
+    return [load(store, run_id) for *_, store, run_id in found], [f[1] for f in found]
+
+
+@click.command("history")
+@options.impl_option("only this implementation or variant (repeatable)")
+@click.option("--bench", help="only these benchmarks, e.g. pingpong,allreduce")
+@click.option("--size", "sizes", help="only these message sizes, e.g. 8,64K")
+@click.option("--np", "nps", help="only these rank counts, e.g. 2,4")
+@click.option("--follow", "follows", multiple=True, help="OLD=NEW: NEW continues OLD's series "
+              "(e.g. mpich-4.0.2=mpich-5.0.2 after an upgrade); repeatable")
+@click.option("--since", help="only runs started from this one (a run id of the first --db) or "
+              "this date (2026-11-01) on")
+@click.option("--html", type=click.Path(dir_okay=False), help="also write an HTML page: a plot "
+              "per cell with each run's figure and interval, its decided changes marked")
+@click.option("--db", "dbs", multiple=True, default=("mpiarena.db",), show_default=True,
+              help="results store (SQLite file); repeat to follow runs across stores")
+@ci_options
+def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | None,
+                nps: str | None, follows: tuple[str, ...], since: str | None, html: str | None,
+                dbs: tuple[str, ...], ci: CI) -> None:
+    """Every run of the store in time order, per cell (implementation, variant, benchmark,
+    size, ranks): the figure in each run with its interval, and each change from one run to
+    the next (and the first to the last) called a regression or improvement only by compare's
+    rule, every change shown judged as one Holm family; else inconclusive. With
+    --fail-on-regression the exit status is 1 when a regression is decided."""
+    from ..analysis.history import Filter, history
+    from ..report import history as words
+    from ..report.junit import history_cases, to_xml
+
+    follow = _follow(follows)
+    runs, labels = _runs(dbs, since)
+    if not runs:
+        raise ArenaError(f"no benchmark runs in {', '.join(dbs)}"
+                         + (f" since {since}" if since else "") + "; start one with "
+                         "'mpiarena run'")
+    keep = Filter(impl_specs, options.benchmarks(bench),
+                  None if sizes is None else tuple(parse_size(x) for x in sizes.split(",")),
+                  options.nps(nps))
+    h = history(runs, keep, ci.threshold, follow)
+    if not h.series:
+        raise ArenaError("no cell of these runs matches --impl, --bench, --size and --np; "
+                         "'mpiarena list' and 'mpiarena show RUN' show what they measured")
+    words.render(h, labels, console)
+    if html:
+        options.write_report(Path(html), words.render_html(h, labels))
+    finish(ci, lambda: to_xml("mpiarena history", history_cases(h, labels)),
+           [words.step_line(labels, s, step) for s, step in h.regressions()])
+
+
+def _follow(follows: tuple[str, ...]) -> dict[str, str]:
+    """--follow OLD=NEW (repeatable) as NEW -> OLD."""
+    out = {}
+    for text in follows:
+        old, sep, new = text.partition("=")
+        if not (old and sep and new):
+            raise ArenaError(f"--follow '{text}': give OLD=NEW, e.g. --follow "
+                             "mpich-4.0.2=mpich-5.0.2")
+        out[new] = old
+    return out
