@@ -18,6 +18,7 @@ from ..analysis.stats import (
     Verdict,
 )
 from ..benchmarks import BENCHMARKS
+from ..imports.records import timing_text
 from ..records import ImplementationRecord, VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
@@ -100,8 +101,8 @@ def method_lines(data: RunData) -> list[str]:
 def _timing_lines(data: RunData) -> list[str]:
     """'Timed by METHOD (what it means): BENCH, BENCH at N ranks (VARIANT), ...' per method
     used, as stored with the cells."""
-    return [f"Timed by {TIMING[method]}: {', '.join(names)}."
-            for method, names in _timed(data).items()]
+    return [f"Timed by {TIMING.get(method) or timing_text(method) or method}: "
+            f"{', '.join(names)}." for method, names in _timed(data).items()]
 
 
 def _timed(data: RunData) -> dict[str, list[str]]:
@@ -118,7 +119,7 @@ def _timed(data: RunData) -> dict[str, list[str]]:
                 everyone.setdefault((bench, np_), set()).add(variant)
                 methods.setdefault(bench, set()).add(group.timing)
     out: dict[str, list[str]] = {}
-    for method in (m for m in TIMING if m in uses):
+    for method in [*(m for m in TIMING if m in uses), *sorted(set(uses) - set(TIMING))]:
         names: list[str] = []
         for bench in (b for b in BENCHMARKS if b in methods):
             keys = sorted(k for k in uses[method] if k[0] == bench)

@@ -1,0 +1,139 @@
+"""Parsed output of another suite into the store as one run, written as `mpiarena run` writes
+its own: the implementation, one variant, one job per launch and rank count, one cell per
+benchmark, size and rank count of each launch holding its observations. Each run of the suite
+found in the files is one launch (or each file, with `per_file`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .. import __version__
+from ..benchmarks import BENCHMARKS
+from ..errors import ArenaError
+from ..records import ImplementationRecord
+from ..status import CellStatus, JobStatus, RunStatus
+from ..store import Obs, Store
+from .osu import WINDOW
+from .records import Figure, Parsed
+
+SUITE_PREFIX = "imported "  # a run's suite column: "imported osu"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The figures of one launch: a run of the suite, or a whole file."""
+
+    source: str  # the file, and which run in it
+    figures: tuple[Figure, ...]
+
+
+@dataclass(frozen=True)
+class Imported:
+    run_id: int
+    launches: int
+    cells: int
+    dropped: int  # figures of 0 or less (below the suite's printed precision)
+
+
+def launches(parsed: Sequence[Parsed], per_file: bool) -> list[Launch]:
+    """The launches the files hold, in the order given."""
+    out: list[Launch] = []
+    for p in parsed:
+        if per_file:
+            out.append(Launch(str(p.path), tuple(f for r in p.runs for f in r.figures)))
+        else:
+            out += [Launch(str(p.path) if len(p.runs) == 1 else f"{p.path} (run {i + 1})",
+                           r.figures) for i, r in enumerate(p.runs) if r.figures]
+    return out
+
+
+def _settings(suite: str, parsed: Sequence[Parsed], held: list[Launch],
+              impl_id: str, per_file: bool, figure: str | None,
+              before: Mapping[str, Any] | None) -> dict[str, Any]:
+    figures = [f for launch in held for f in launch.figures]
+    per_launch: dict[tuple[int, str, int, int], int] = {}
+    for i, launch in enumerate(held):
+        for f in launch.figures:
+            key = (i, f.bench, f.size, f.np)
+            per_launch[key] = per_launch.get(key, 0) + 1
+    counts: dict[int, int] = {}
+    for launch in held:
+        for n in {f.np for f in launch.figures}:
+            counts[n] = counts.get(n, 0) + 1
+    old = dict(before or {})
+    previous = old.get("imported", {})
+    windows = {p.window for p in parsed if p.window is not None}
+    return {
+        **old,
+        "benchmarks": sorted({*old.get("benchmarks", []), *(f.bench for f in figures)},
+                             key=list(BENCHMARKS).index),
+        "sizes": sorted({*old.get("sizes", []), *(f.size for f in figures)}),
+        "nps": sorted({*old.get("nps", []), *(f.np for f in figures)}),
+        "observations": max([old.get("observations", 0), *per_launch.values()]),
+        "launches": max([old.get("launches", 0), *counts.values()]),
+        "window": windows.pop() if windows else old.get("window", WINDOW),
+        "topology": "imported", "ranks_run_as": "-",
+        "imported": {"suite": suite, "figure": figure,
+                     "launch": "file" if per_file else "run of the suite",
+                     "files": {**previous.get("files", {}),
+                               impl_id: [str(p.path) for p in parsed]}},
+    }
+
+
+def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: ImplementationRecord,
+           per_file: bool, figure: str | None, command: str, machine: Mapping[str, object],
+           into: int | None = None) -> Imported:
+    """Store the files' figures as a new run (or into imported run `into`, as another
+    variant); every file was parsed before anything is written."""
+    held = launches(parsed, per_file)
+    if into is None:
+        before = None
+    else:
+        run = store.run(into)
+        if run.suite != SUITE_PREFIX + suite:
+            raise ArenaError(f"run {into} is not an imported {suite} run ({run.suite}); import "
+                             "into a new run (leave out --into)")
+        if impl.impl_id in {v.variant for v in store.variants(into)}:
+            raise ArenaError(f"run {into} holds {impl.impl_id} already; import it into a new "
+                             "run, or give another --impl id")
+        before = run.settings
+    settings = _settings(suite, parsed, held, impl.impl_id, per_file, figure, before)
+    if into is None:
+        run_id = store.begin_run(SUITE_PREFIX + suite, command, 0, __version__, machine,
+                                 settings)
+    else:
+        run_id = into
+        store.update_settings(run_id, settings)
+    variant = impl.impl_id
+    store.add_implementation(replace(impl, run_id=run_id))
+    store.add_variant(run_id, variant, impl.impl_id, impl.impl_id, {}, [], "-")
+    seq = len(store.cells(run_id))
+    launch_of: dict[int, int] = {}  # rank count -> launches so far
+    cells = dropped = 0
+    for launch in held:
+        by_cell: dict[tuple[str, int, int], list[Figure]] = {}
+        for f in launch.figures:
+            by_cell.setdefault((f.bench, f.size, f.np), []).append(f)
+        for np_ in sorted({k[2] for k in by_cell}):
+            index = launch_of.get(np_, 0)
+            launch_of[np_] = index + 1
+            job = store.add_job(run_id, variant, np_, "imported", "-", [suite, launch.source])
+            store.update_job(job, status=JobStatus.OK)
+            for (bench, size, n), figs in by_cell.items():
+                if n != np_:
+                    continue
+                kept = [f for f in figs if f.value > 0 and math.isfinite(f.value)]
+                dropped += len(figs) - len(kept)
+                scale = BENCHMARKS[bench].scale
+                obs = [Obs(i, [f.value / scale]) for i, f in enumerate(kept)]
+                store.add_cell(run_id, job, variant, bench, size, n,
+                               CellStatus.OK if obs else CellStatus.FAILED,
+                               None if obs else f"{suite} printed 0 (below its precision)",
+                               None, obs, seq, index, figs[0].timing)
+                seq += 1
+                cells += 1
+    store.end_run(run_id, RunStatus.COMPLETE)
+    return Imported(run_id, len(held), cells, dropped)
