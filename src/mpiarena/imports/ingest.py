@@ -17,9 +17,7 @@ from ..records import ImplementationRecord
 from ..status import CellStatus, JobStatus, RunStatus
 from ..store import Obs, Store
 from .osu import WINDOW
-from .records import Figure, Parsed
-
-SUITE_PREFIX = "imported "  # a run's suite column: "imported osu"
+from .records import SUITE_PREFIX, Figure, Parsed
 
 
 @dataclass(frozen=True)
@@ -59,10 +57,9 @@ def _settings(suite: str, parsed: Sequence[Parsed], held: list[Launch],
         for f in launch.figures:
             key = (i, f.bench, f.size, f.np)
             per_launch[key] = per_launch.get(key, 0) + 1
-    counts: dict[int, int] = {}
-    for launch in held:
-        for n in {f.np for f in launch.figures}:
-            counts[n] = counts.get(n, 0) + 1
+    counts: dict[tuple[str, int, int], int] = {}  # cell -> the launches holding it
+    for _, bench, size, n in per_launch:
+        counts[bench, size, n] = counts.get((bench, size, n), 0) + 1
     old = dict(before or {})
     previous = old.get("imported", {})
     windows = {p.window for p in parsed if p.window is not None}

@@ -23,6 +23,18 @@ TIMING = {
     "imb-t_min": "IMB's t_min (the smallest over ranks of each rank's mean per call)",
     "netpipe-best": "NetPIPE's one-way time (half the round trip), the best of its trials",
 }
+SUITE_PREFIX = "imported "  # a run's suite column: "imported osu"
+IMPORTED_METHOD = ("Imported from {suite} output, not measured by mpiarena: each run of the suite "
+                   "(with --launch-per-file, each file) is one launch, up to {launches} a "
+                   "variant; each figure the suite printed is one observation (ReproMPI: each "
+                   "repetition), as the suite measured it (below). ")
+
+
+def imported_suite(suite: str) -> str | None:
+    """The suite an imported run's figures came from (None: mpiarena measured the run)."""
+    return suite.removeprefix(SUITE_PREFIX) if suite.startswith(SUITE_PREFIX) else None
+
+
 REPRO_TIMING = "ReproMPI's {sync} method: each repetition one observation, the largest over ranks"
 
 

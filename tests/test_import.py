@@ -1,0 +1,304 @@
+"""`mpiarena import`: real output of IMB, NetPIPE and OSU, run here with MPICH and Open MPI, read
+into the store and judged by show and compare as mpiarena's own runs; wrong files refused with
+one line naming file and line, nothing stored.
+
+IMB-MPI1 is built once per library from ../shared/imb in a scratch copy (bench/imb_cross_check's
+build_imb and launch_imb), OSU's osu_latency, osu_bw and osu_allreduce (5.3) compiled from
+../shared/osu-micro-benchmarks with MPICH's mpicc, NetPIPE is Debian's NPmpich2. ReproMPI is not
+installed here (it needs GSL): its per-repetition format is written from a real mpiarena run's
+observations (allreduce, window method), one row per observation.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, leftovers, mpiarena
+
+from mpiarena import users
+from mpiarena.impls import Implementation
+from mpiarena.results import Key, load
+from mpiarena.store import Store
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+from imb_cross_check import build_imb, launch_imb, lengths_file  # noqa: E402
+
+OSU = Path(__file__).resolve().parents[1].parent / "shared" / "osu-micro-benchmarks" / "mpi"
+BY_ID = {i.id: i for i in IMPLS}
+MPICH, OPENMPI = BY_ID.get("mpich-4.0.2"), BY_ID.get("openmpi-4.1.4")
+LAUNCHES = 4  # the fewest a side that compare decides from (stats.MIN_LAUNCHES)
+SIZES = [8, 4096]
+IMB_ARGS = ["PingPong", "Allreduce", "-iter", "200", "-iter_policy", "off", "-npmin", "2"]
+pytestmark = pytest.mark.skipif(MPICH is None or OPENMPI is None,
+                                reason="needs Debian's MPICH 4.0.2 and Open MPI 4.1.4")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Real output files: per library, LAUNCHES IMB-MPI1 runs and two NetPIPE runs (np.out and
+    its stdout); OSU's from MPICH."""
+
+    where: Path
+    imb: dict[str, list[Path]]
+    netpipe: list[Path]
+    netpipe_stdout: Path
+    osu: dict[str, Path]
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def _imb(impl: Implementation, where: Path) -> list[Path]:
+    binary, why = build_imb(impl, where)
+    assert binary is not None, why
+    lengths = lengths_file(binary.parent, SIZES)
+    files = []
+    for i in range(LAUNCHES):
+        out = where / f"imb-{impl.id}-{i}.out"
+        out.write_text(launch_imb(impl, binary, [*IMB_ARGS, "-msglen", str(lengths)], _env()))
+        files.append(out)
+    return files
+
+
+def _rank_dir(path: Path) -> Path:
+    """A directory the ranks can write in (they run as the rank user when this is root)."""
+    path.mkdir()
+    user = users.for_ranks()
+    if user is not None:
+        os.chown(path, user.uid, user.gid)
+    return path
+
+
+def _netpipe(impl: Implementation, where: Path) -> tuple[list[Path], Path]:
+    files, stdout = [], where / "np.stdout"
+    for i in range(2):
+        run = _rank_dir(where / f"netpipe-{i}")
+        said = launch_imb(impl, Path("/usr/bin/NPmpich2"), ["-u", "65536", "-n", "50", "-o",
+                                                              "np.out"], _env(), cwd=run)
+        files.append(run / "np.out")
+        if i == 0:
+            stdout.write_text(said)
+    return files, stdout
+
+
+def _osu(impl: Implementation, where: Path) -> dict[str, Path]:
+    out = {}
+    for program, helper, args in (("pt2pt/osu_latency", "pt2pt/osu_pt2pt", ["-i", "100"]),
+                                  ("pt2pt/osu_bw", "pt2pt/osu_pt2pt", ["-i", "10"]),
+                                  ("collective/osu_allreduce", "collective/osu_coll",
+                                   ["-f", "-m", "4096", "-i", "100"])):
+        name = program.split("/")[1]
+        binary = where / name
+        subprocess.run([str(impl.wrapper), "-O2", '-DPACKAGE_VERSION="5.3"',
+                        f"-I{OSU / program.split('/')[0]}", str(OSU / f"{program}.c"),
+                        str(OSU / f"{helper}.c"), "-o", str(binary), "-lm"],
+                       env=impl.environ(), check=True, capture_output=True, timeout=120)
+        binary.chmod(0o755)
+        out[name] = where / f"{name}.out"
+        out[name].write_text(launch_imb(impl, binary, args, _env()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def outputs() -> Iterator[Outputs]:
+    where = Path(tempfile.mkdtemp(prefix="mpiarena-import-", dir="/var/tmp"))
+    where.chmod(0o755)
+    try:
+        assert MPICH is not None and OPENMPI is not None
+        imb = {i.id: _imb(i, where) for i in (MPICH, OPENMPI)}
+        netpipe, stdout = _netpipe(MPICH, where)
+        yield Outputs(where, imb, netpipe, stdout, _osu(MPICH, where))
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    assert leftovers() == []
+
+
+def _imb_figures(path: Path) -> dict[tuple[str, int], float]:
+    """IMB's PingPong t and Allreduce t_max per size, in seconds, read here independently."""
+    got, bench = {}, None
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if line.startswith("# Benchmarking "):
+            bench = {"PingPong": "pingpong", "Allreduce": "allreduce"}[words[2]]
+        elif bench and words and words[0].isdigit():
+            got[bench, int(words[0])] = float(words[2 if bench == "pingpong" else 3]) * 1e-6
+    return got
+
+
+def _runs(db: str) -> int:
+    if not Path(db).exists():
+        return 0
+    with sqlite3.connect(db) as c:
+        return int(c.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+def test_imb_runs_become_launches_that_show_and_compare_judge(outputs: Outputs, db: str):
+    mpich, ompi = outputs.imb["mpich-4.0.2"], outputs.imb["openmpi-4.1.4"]
+    done = mpiarena("import", "imb", *map(str, mpich), "--impl", "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert f"imported {LAUNCHES} files of imb output ({LAUNCHES} launches" in done.stderr
+    done = mpiarena("import", "imb", *map(str, ompi), "--impl", "openmpi-4.1.4", "--into", "1",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    assert data.variants == ["mpich-4.0.2", "openmpi-4.1.4"]
+    assert data.settings.launches == LAUNCHES
+    for variant, files in (("mpich-4.0.2", mpich), ("openmpi-4.1.4", ompi)):
+        for bench, size in [("pingpong", s) for s in SIZES] + [("allreduce", s) for s in SIZES]:
+            group = data.cells[Key(bench, size, 2)][variant]
+            assert group.timing == ("imb-t" if bench == "pingpong" else "imb-t_max")
+            expected = [_imb_figures(f)[bench, size] for f in files]
+            assert [float(x[0]) for x in group.nested] == pytest.approx(expected, rel=1e-12)
+    shown = mpiarena("show", "1", "--tables", "--method", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    assert "Timed by IMB's t (PingPong" in shown.stdout
+    assert "IMB's t_max" in shown.stdout
+    assert "Imported from imb output, not measured by mpiarena" in shown.stdout
+    assert f"up to {LAUNCHES} a variant" in shown.stdout
+    for line in ("pingpong (2 ranks)", "allreduce (2 ranks)"):
+        assert line in shown.stdout
+    # the same files again, as a second run: each file one launch, the same figures
+    again = mpiarena("import", "imb", *map(str, mpich), "--impl", "mpich-4.0.2", "--db", db)
+    assert again.returncode == 0, again.stderr
+    same = mpiarena("compare", "1", "2", "--all", "--db", db)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.count("x1.00 time") == 4, same.stdout
+    assert same.stdout.count(f"p=1, launches {LAUNCHES}/{LAUNCHES}") == 4, same.stdout
+    assert "0 regression, 0 improvement" in same.stdout
+    # one library's launches against the other's: the same verdict pipeline, paired
+    paired = mpiarena("compare", "2", "1", "--pair", "mpich-4.0.2=openmpi-4.1.4", "--all",
+                      "--db", db)
+    assert paired.returncode == 0, paired.stderr
+    assert paired.stdout.count("mpich-4.0.2 -> openmpi-4.1.4") == 4, paired.stdout
+    assert "of 4 cells" in paired.stdout
+
+
+def test_imb_figure_choice_is_the_timing_method(outputs: Outputs, db: str):
+    done = mpiarena("import", "imb", str(outputs.imb["mpich-4.0.2"][0]), "--impl",
+                    "mpich-4.0.2", "--figure", "t_avg", "--db", db)
+    assert done.returncode == 0, done.stderr
+    group = load(Store(Path(db)), 1).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
+    assert group.timing == "imb-t_avg"
+    text = outputs.imb["mpich-4.0.2"][0].read_text().splitlines()
+    row = next(ln.split() for ln in text[text.index(next(ln for ln in text if "Allreduce"
+                                                          in ln and "Benchmarking" in ln)):]
+               if ln.split()[:1] == ["4096"])
+    assert group.values == pytest.approx([float(row[4]) * 1e-6])
+
+
+def test_netpipe_np_out_and_stdout(outputs: Outputs, db: str):
+    done = mpiarena("import", "netpipe", *map(str, outputs.netpipe), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    rows = [ln.split() for ln in outputs.netpipe[0].read_text().splitlines() if ln.strip()]
+    assert len(rows) > 20
+    for size, _, seconds in rows:
+        group = data.cells[Key("pingpong", int(size), 2)]["mpich-4.0.2"]
+        assert group.timing == "netpipe-best"
+        assert group.nested[0][0] == pytest.approx(float(seconds), rel=1e-12)
+        assert len(group.nested) == 2
+    done = mpiarena("import", "netpipe", str(outputs.netpipe_stdout), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    stdout = load(Store(Path(db)), 2)
+    assert {k.size for k in stdout.cells} == {int(r[0]) for r in rows}
+
+
+def test_osu_point_to_point_and_collective(outputs: Outputs, db: str):
+    osu = outputs.osu
+    done = mpiarena("import", "osu", str(osu["osu_latency"]), str(osu["osu_bw"]), "--impl",
+                    "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    latency = {int(w[0]): float(w[1]) for w in
+               (ln.split() for ln in osu["osu_latency"].read_text().splitlines())
+               if w and w[0].isdigit()}
+    bandwidth = {int(w[0]): float(w[1]) for w in
+                 (ln.split() for ln in osu["osu_bw"].read_text().splitlines())
+                 if w and w[0].isdigit()}
+    assert len(latency) > 10 and len(bandwidth) > 10
+    for size, us in latency.items():
+        assert data.cells[Key("pingpong", size, 2)]["mpich-4.0.2"].values == \
+            pytest.approx([us * 1e-6])
+    for size, mbs in bandwidth.items():  # time per message: size over OSU's MB/s
+        group = data.cells[Key("ping", size, 2)]["mpich-4.0.2"]
+        assert group.timing == "osu-mean"
+        assert group.values == pytest.approx([size / (mbs * 1e6)])
+    # a collective: OSU does not say how many ranks ran it
+    refused = mpiarena("import", "osu", str(osu["osu_allreduce"]), "--impl", "mpich-4.0.2",
+                       "--db", db)
+    assert refused.returncode == 2
+    assert f"{osu['osu_allreduce']}:3:" in refused.stderr and "--np N" in refused.stderr
+    done = mpiarena("import", "osu", str(osu["osu_allreduce"]), "--impl", "mpich-4.0.2",
+                    "--np", "2", "--figure", "max", "--db", db)
+    assert done.returncode == 0, done.stderr
+    row = next(ln.split() for ln in osu["osu_allreduce"].read_text().splitlines()
+               if ln.startswith("4096 "))
+    group = load(Store(Path(db)), 2).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
+    assert group.timing == "osu-mean-max"
+    assert group.values == pytest.approx([float(row[3]) * 1e-6])
+
+
+def test_repro_repetitions_are_one_launchs_observations(outputs: Outputs, db: str):
+    run = mpiarena("run", "--bench", "allreduce", "--sizes", "8,1K", "--np", "2", "--impl",
+                   "mpich-4.0.2", "--launches", "1", "--observations", "8", "--sync", "window",
+                   "--db", db)
+    assert run.returncode == 0, run.stderr
+    real = load(Store(Path(db)), 1)
+    lines = ["#Command-line arguments:  ./bin/mpibenchmark --calls-list=MPI_Allreduce",
+             "#MPI calls:", "#\tMPI_Allreduce", "#@datatype=MPI_BYTE",
+             "#@datatype_size_bytes=1", "#@nprocs=2", "#@clocktype=global",
+             "#@procsync=window", f"{'test':>50} {'nrep':>10} {'count':>12} "
+             f"{'errorcode':>10} {'runtime_sec':>14}"]
+    for size in (8, 1024):
+        for i, x in enumerate(real.cells[Key("allreduce", size, 2)]["mpich-4.0.2"].values):
+            lines.append(f"{'MPI_Allreduce':>50} {i:>10} {size:>12} {int(i == 0):>10} {x:14.10f}")
+    path = outputs.where / "repro.out"
+    path.write_text("\n".join([*lines, "# Benchmark started at Mon Oct 12 22:14:38 2020"]))
+    done = mpiarena("import", "repro", str(path), "--impl", "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 2)
+    for size in (8, 1024):
+        group = data.cells[Key("allreduce", size, 2)]["mpich-4.0.2"]
+        assert group.timing == "repro-window"
+        assert len(group.nested) == 1  # one launch, a repetition per observation
+        expected = real.cells[Key("allreduce", size, 2)]["mpich-4.0.2"].values[1:]
+        assert group.values == pytest.approx(expected, abs=1e-10)  # the one missed dropped
+    # mpiarena's window method and ReproMPI's are different methods: never compared
+    both = mpiarena("compare", "1", "2", "--db", db)
+    assert both.returncode == 2
+    assert "timed by window in run 1 and by repro-window in run 2" in both.stderr
+
+
+def test_a_wrong_file_is_one_line_and_nothing_is_stored(outputs: Outputs, db: str):
+    imb = outputs.imb["mpich-4.0.2"][0]
+    claimed = mpiarena("import", "osu", str(imb), "--impl", "mpich-4.0.2", "--db", db)
+    assert claimed.returncode == 2
+    assert claimed.stderr.count("\n") == 1 and f"{imb}:1:" in claimed.stderr
+    cut = outputs.where / "cut.out"
+    text = imb.read_text().splitlines()
+    row = next(i for i, ln in enumerate(text) if ln.split()[:1] == ["4096"])
+    cut.write_text("\n".join([*text[:row], text[row][:20]]))
+    garbled = mpiarena("import", "imb", str(imb), str(cut), "--impl", "mpich-4.0.2", "--db", db)
+    assert garbled.returncode == 2
+    assert f"{cut}:{row + 1}:" in garbled.stderr and "cut or garbled" in garbled.stderr
+    assert garbled.stderr.count("\n") == 1
+    bad_id = mpiarena("import", "imb", str(imb), "--impl", "my mpi", "--db", db)
+    assert bad_id.returncode == 2 and "--impl 'my mpi'" in bad_id.stderr
+    assert _runs(db) == 0  # the good first file was not stored either
+    free = mpiarena("import", "imb", str(imb), "--impl", "mvapich2-2.3.7", "--db", db)
+    assert free.returncode == 0, free.stderr
+    impl = Store(Path(db)).implementations(1)[0]
+    assert (impl.family, impl.version, impl.origin) == ("mvapich2", "2.3.7", "imported")
