@@ -1,7 +1,7 @@
-"""NetPIPE output: its np.out (three columns: bytes, Mbps, seconds) or its standard output
-("N: B bytes R times --> X Mbps in T usec"). NetPIPE's time is one way, half the round trip,
-the best of its trials: mpiarena's pingpong at 2 ranks. Sizes restart from the smallest where a
-file holds several runs."""
+"""NetPIPE output: its np.out (three columns: bytes, Mbps, seconds) or what it prints while it
+runs ("N: B bytes R times --> X Mbps in T usec", on stderr). NetPIPE's time is one way, half
+the round trip, the best of its trials: mpiarena's pingpong at 2 ranks. Sizes restart from the
+smallest where a file holds several runs."""
 
 from __future__ import annotations
 
