@@ -29,17 +29,20 @@ NAMES: dict[tuple[str | None, str], str] = {
     (None, "Ibcast_pure"): "ibcast", (None, "Iallgather_pure"): "iallgather",
     (None, "Ialltoall_pure"): "ialltoall", (None, "Ireduce_pure"): "ireduce",
     (None, "Iallreduce_pure"): "iallreduce", (None, "Ibarrier_pure"): "ibarrier",
+    # IMB-NBC's overlap tables: their t_pure (the slowest rank's), where no _pure table ran
+    ("NBC", "Ibcast"): "ibcast", ("NBC", "Iallgather"): "iallgather",
+    ("NBC", "Ialltoall"): "ialltoall", ("NBC", "Ireduce"): "ireduce",
+    ("NBC", "Iallreduce"): "iallreduce", ("NBC", "Ibarrier"): "ibarrier",
     # IMB-RMA, non-aggregate mode: one operation then MPI_Win_flush in a lock_all epoch
     ("RMA", "Unidir_put"): "put-lockall", ("RMA", "Unidir_get"): "get-lockall",
     ("RMA", "Accumulate"): "accumulate-lockall",
     ("RMA", "Get_accumulate"): "get_accumulate-lockall",
     ("RMA", "Fetch_and_op"): "fetch_and_op-lockall",
     ("RMA", "Compare_and_swap"): "compare_and_swap-lockall",
-    # IMB-EXT (the MPI-2 part), non-aggregate mode: one operation per MPI_Win_fence
-    ("MPI-2", "Unidir_Put"): "put-fence", ("MPI-2", "Unidir_Get"): "get-fence",
-    ("MPI-2", "Accumulate"): "accumulate-fence",
+    # IMB-EXT (its banner: MPI-2 part), non-aggregate mode: one operation per MPI_Win_fence
+    ("2", "Unidir_Put"): "put-fence", ("2", "Unidir_Get"): "get-fence",
+    ("2", "Accumulate"): "accumulate-fence",
 }
-NAMED = {"t[usec]", "t_min[usec]", "t_max[usec]", "t_avg[usec]"}
 
 
 def _bench(part: str | None, name: str) -> str | None:
@@ -67,7 +70,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if m := BANNER.search(line):
-            part = m.group(1).removesuffix(" (GPU)")
+            part = m.group(1).removeprefix("MPI-").removesuffix(" (GPU)")
             runs.append([])
             table = None
         elif line.startswith("# Benchmarking "):
@@ -88,14 +91,16 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
             if table.np is None:
                 raise bad(path, n, f"IMB table {table.name} has no '# #processes = N' line")
         elif table is not None and table.columns and line and line[0].isdigit():
-            figures = _row(path, n, line, table, part, figure)
-            if figures is None:
-                if table.name not in unmapped:
-                    unmapped.append(table.name)
+            got = _row(path, n, line, table, part, figure)
+            if got is None:
+                name = table.name + (" (aggregate mode)" if table.aggregate else "")
+                if name not in unmapped:
+                    unmapped.append(name)
             else:
-                runs[-1].append(figures)
+                runs[-1].append(got)
         elif table is not None and table.columns and not line:
             table = None
+    runs = [_pure_first(r) for r in runs]
     if not runs:
         raise bad(path, 1, "no IMB banner ('Intel(R) MPI Benchmarks VERSION, PART part'): not "
                   "IMB output")
@@ -103,6 +108,12 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
         raise bad(path, 1, "no IMB table mpiarena can import (tables: "
                   f"{', '.join(unmapped) or 'none'})")
     return Parsed(path, "imb", tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped))
+
+
+def _pure_first(figures: list[Figure]) -> list[Figure]:
+    """A run's figures without an overlap table's t_pure where its _pure table also ran."""
+    pure = {f.bench for f in figures if f.timing != "imb-t_pure"}
+    return [f for f in figures if f.timing != "imb-t_pure" or f.bench not in pure]
 
 
 def _row(path: Path, n: int, line: str, table: _Table, part: str | None,
@@ -118,12 +129,13 @@ def _row(path: Path, n: int, line: str, table: _Table, part: str | None,
     if bench is None or table.aggregate:
         return None
     row = dict(zip(table.columns, words, strict=True))
-    column = "t[usec]" if "t[usec]" in row else f"{figure}[usec]"
+    column = "t[usec]" if "t[usec]" in row else "t_pure[usec]" if "t_ovrl[usec]" in row \
+        else f"{figure}[usec]"
     if column not in row:
         raise bad(path, n, f"IMB {table.name} has no {column} column (columns: "
                   f"{' '.join(table.columns)})")
     size = integer(path, n, row["#bytes"], "#bytes") if "#bytes" in row else 0
     value = number(path, n, row[column], column) * 1e-6
-    timing = "imb-t" if column == "t[usec]" else f"imb-{figure}"
+    timing = f"imb-{column.removesuffix('[usec]')}"
     assert table.np is not None
     return Figure(bench, size, table.np, value, timing, f"IMB {table.name} {column}", n)

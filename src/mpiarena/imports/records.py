@@ -21,6 +21,8 @@ TIMING = {
                  "barrier between calls)",
     "imb-t_avg": "IMB's t_avg (the average over ranks of each rank's mean per call)",
     "imb-t_min": "IMB's t_min (the smallest over ranks of each rank's mean per call)",
+    "imb-t_pure": "IMB-NBC's t_pure (the slowest rank's time of the non-blocking call then "
+                  "its wait, no computation)",
     "netpipe-best": "NetPIPE's one-way time (half the round trip), the best of its trials",
 }
 SUITE_PREFIX = "imported "  # a run's suite column: "imported osu"
