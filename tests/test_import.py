@@ -53,6 +53,7 @@ class Outputs:
     netpipe: list[Path]
     netpipe_stdout: Path
     osu: dict[str, Path]
+    parts: dict[str, Path]  # IMB-NBC's and IMB-RMA's output, MPICH
 
 
 def _env() -> dict[str, str]:
@@ -69,6 +70,19 @@ def _imb(impl: Implementation, where: Path) -> list[Path]:
         out.write_text(launch_imb(impl, binary, [*IMB_ARGS, "-msglen", str(lengths)], _env()))
         files.append(out)
     return files
+
+
+def _imb_parts(impl: Implementation, where: Path) -> dict[str, Path]:
+    out = {}
+    for target, names in (("IMB-NBC", ["Iallreduce", "Ibcast_pure"]),
+                          ("IMB-RMA", ["Unidir_put", "Accumulate"])):
+        binary, why = build_imb(impl, where, target)
+        assert binary is not None, why
+        out[target] = where / f"{target}.out"
+        out[target].write_text(launch_imb(impl, binary, [*names, "-iter", "100", "-iter_policy",
+                                                         "off", "-msglog", "3:4", "-npmin", "2"],
+                                          _env()))
+    return out
 
 
 def _rank_dir(path: Path) -> Path:
@@ -98,7 +112,9 @@ def _osu(impl: Implementation, where: Path) -> dict[str, Path]:
     for program, helper, args in (("pt2pt/osu_latency", "pt2pt/osu_pt2pt", ["-i", "100"]),
                                   ("pt2pt/osu_bw", "pt2pt/osu_pt2pt", ["-i", "10"]),
                                   ("collective/osu_allreduce", "collective/osu_coll",
-                                   ["-f", "-m", "4096", "-i", "100"])):
+                                   ["-f", "-m", "4096", "-i", "100"]),
+                                  ("one-sided/osu_put_latency", "one-sided/osu_1sc",
+                                   ["-s", "fence", "-i", "100"])):
         name = program.split("/")[1]
         binary = where / name
         subprocess.run([str(impl.wrapper), "-O2", '-DPACKAGE_VERSION="5.3"',
@@ -119,7 +135,7 @@ def outputs() -> Iterator[Outputs]:
         assert MPICH is not None and OPENMPI is not None
         imb = {i.id: _imb(i, where) for i in (MPICH, OPENMPI)}
         netpipe, stdout = _netpipe(MPICH, where)
-        yield Outputs(where, imb, netpipe, stdout, _osu(MPICH, where))
+        yield Outputs(where, imb, netpipe, stdout, _osu(MPICH, where), _imb_parts(MPICH, where))
     finally:
         shutil.rmtree(where, ignore_errors=True)
     assert leftovers() == []
@@ -252,6 +268,11 @@ def test_osu_point_to_point_and_collective(outputs: Outputs, db: str):
     group = load(Store(Path(db)), 2).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
     assert group.timing == "osu-mean-max"
     assert group.values == pytest.approx([float(row[3]) * 1e-6])
+    done = mpiarena("import", "osu", str(osu["osu_put_latency"]), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "# Synchronization: MPI_Win_fence" in osu["osu_put_latency"].read_text()
+    assert {k.bench for k in load(Store(Path(db)), 3).cells} == {"put-fence"}
 
 
 def test_repro_repetitions_are_one_launchs_observations(outputs: Outputs, db: str):
@@ -305,3 +326,35 @@ def test_a_wrong_file_is_one_line_and_nothing_is_stored(outputs: Outputs, db: st
     assert free.returncode == 0, free.stderr
     impl = Store(Path(db)).implementations(1)[0]
     assert (impl.family, impl.version, impl.origin) == ("mvapich2", "2.3.7", "imported")
+
+
+def test_imb_nbc_and_rma_tables(outputs: Outputs, db: str):
+    for i, target in enumerate(("IMB-NBC", "IMB-RMA"), start=1):
+        done = mpiarena("import", "imb", str(outputs.parts[target]), "--impl", "mpich-4.0.2",
+                        "--db", db)
+        assert done.returncode == 0, done.stderr
+        data = load(Store(Path(db)), i)
+        text = outputs.parts[target].read_text()
+        if target == "IMB-NBC":  # Iallreduce's overlap table: t_pure; Ibcast_pure: t_max
+            assert data.cells[Key("iallreduce", 16, 2)]["mpich-4.0.2"].timing == "imb-t_pure"
+            assert data.cells[Key("ibcast", 16, 2)]["mpich-4.0.2"].timing == "imb-t_max"
+        else:  # non-aggregate mode only: one operation then MPI_Win_flush
+            assert "Unidir_put (aggregate mode)" in done.stderr
+            table = text[text.index("NON-AGGREGATE"):]
+            row = next(ln.split() for ln in table.splitlines() if ln.split()[:1] == ["16"])
+            group = data.cells[Key("put-lockall", 16, 2)]["mpich-4.0.2"]
+            assert (group.timing, group.values) == ("imb-t", pytest.approx([float(row[2]) * 1e-6]))
+
+
+def test_runs_in_one_file_are_launches_unless_per_file(outputs: Outputs, db: str):
+    both = outputs.where / "np-both.out"
+    both.write_text(outputs.netpipe[0].read_text() + outputs.netpipe[1].read_text())
+    for args in ([], ["--launch-per-file"]):
+        done = mpiarena("import", "netpipe", str(both), *args, "--impl", "mpich-4.0.2",
+                        "--db", db)
+        assert done.returncode == 0, done.stderr
+    runs = load(Store(Path(db)), 1), load(Store(Path(db)), 2)
+    split, joined = (r.cells[Key("pingpong", 1024, 2)]["mpich-4.0.2"] for r in runs)
+    assert [len(x) for x in split.nested] == [1, 1]
+    assert [len(x) for x in joined.nested] == [2]
+    assert sorted(split.values) == sorted(joined.values)
