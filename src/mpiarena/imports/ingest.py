@@ -16,6 +16,7 @@ from ..errors import ArenaError
 from ..records import ImplementationRecord
 from ..status import CellStatus, JobStatus, RunStatus
 from ..store import Obs, Store
+from ..whatran import WhatRan
 from .osu import WINDOW
 from .records import SUITE_PREFIX, Figure, Parsed
 
@@ -119,6 +120,9 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
             launch_of[np_] = index + 1
             job = store.add_job(run_id, variant, np_, "imported", "-", [suite, launch.source])
             store.update_job(job, status=JobStatus.OK)
+            store.add_what_ran(job, WhatRan(None, f"imported {suite} output: the suite does not "
+                                            "report them", "unknown",
+                                            f"not in {suite}'s output"))
             for (bench, size, n), figs in by_cell.items():
                 if n != np_:
                     continue
