@@ -319,6 +319,14 @@ def test_a_wrong_file_is_one_line_and_nothing_is_stored(outputs: Outputs, db: st
     assert garbled.returncode == 2
     assert f"{cut}:{row + 1}:" in garbled.stderr and "cut or garbled" in garbled.stderr
     assert garbled.stderr.count("\n") == 1
+    osu = outputs.osu["osu_latency"].read_text().splitlines()
+    row = next(i for i, ln in enumerate(osu) if ln.startswith("8 "))
+    osu[row] = "8                         0.3O"
+    typo = outputs.where / "typo.out"
+    typo.write_text("\n".join(osu))
+    refused = mpiarena("import", "osu", str(typo), "--impl", "mpich-4.0.2", "--db", db)
+    assert refused.returncode == 2
+    assert f"{typo}:{row + 1}: '0.3O' is not a number" in refused.stderr
     bad_id = mpiarena("import", "imb", str(imb), "--impl", "my mpi", "--db", db)
     assert bad_id.returncode == 2 and "--impl 'my mpi'" in bad_id.stderr
     assert _runs(db) == 0  # the good first file was not stored either

@@ -38,8 +38,9 @@ def _implementation(impl_id: str) -> ImplementationRecord:
                                     f"{i.family} {i.version}, as installed here (the files "
                                     "do not say which build ran)", "imported",
                                     str(i.prefix or ""), str(i.wrapper), str(i.launcher), "", "")
-    family, _, version = impl_id.partition("-")
-    return ImplementationRecord(0, impl_id, family, version or "?",
+    named = re.match(r"^(.+?)-(\d[\w.+]*)$", impl_id)
+    family, version = (named.group(1), named.group(2)) if named else (impl_id, "?")
+    return ImplementationRecord(0, impl_id, family, version,
                                 f"{impl_id} (not installed here; named by --impl)", "imported",
                                 None, "", "", "", "")
 
