@@ -12,6 +12,7 @@ observations (allreduce, window method), one row per observation.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -114,7 +115,9 @@ def _osu(impl: Implementation, where: Path) -> dict[str, Path]:
                                   ("collective/osu_allreduce", "collective/osu_coll",
                                    ["-f", "-m", "4096", "-i", "100"]),
                                   ("one-sided/osu_put_latency", "one-sided/osu_1sc",
-                                   ["-s", "fence", "-i", "100"])):
+                                   ["-s", "fence", "-i", "100"]),
+                                  ("collective/osu_ibcast", "collective/osu_coll",
+                                   ["-m", "1024", "-i", "50"])):
         name = program.split("/")[1]
         binary = where / name
         subprocess.run([str(impl.wrapper), "-O2", '-DPACKAGE_VERSION="5.3"',
@@ -273,6 +276,19 @@ def test_osu_point_to_point_and_collective(outputs: Outputs, db: str):
     assert done.returncode == 0, done.stderr
     assert "# Synchronization: MPI_Win_fence" in osu["osu_put_latency"].read_text()
     assert {k.bench for k in load(Store(Path(db)), 3).cells} == {"put-fence"}
+    # a non-blocking collective: its Pure Comm. column, the call then its wait
+    done = mpiarena("import", "osu", str(osu["osu_ibcast"]), "--impl", "mpich-4.0.2", "--np", "2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    text = osu["osu_ibcast"].read_text().splitlines()
+    header = next(ln for ln in text if ln.startswith("# Size"))
+    assert "Pure Comm.(us)" in header
+    pure = [ln.split() for ln in text if ln[:1].isdigit()]
+    column = re.split(r"\s{2,}", header.lstrip("# ")).index("Pure Comm.(us)")
+    cells = load(Store(Path(db)), 4).cells
+    for row in pure:
+        group = cells[Key("ibcast", int(row[0]), 2)]["mpich-4.0.2"]
+        assert group.values == pytest.approx([float(row[column]) * 1e-6])
 
 
 def test_repro_repetitions_are_one_launchs_observations(outputs: Outputs, db: str):

@@ -52,8 +52,8 @@ def _bench(part: str | None, name: str) -> str | None:
 class _Table:
     """The table being read: its benchmark, ranks, mode and columns."""
 
-    def __init__(self, name: str, line: int):
-        self.name, self.line = name, line
+    def __init__(self, name: str):
+        self.name = name
         self.np: int | None = None
         self.aggregate = False
         self.columns: list[str] = []
@@ -81,7 +81,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
             if name.startswith("Multi-"):
                 raise bad(path, n, f"{name}: IMB's -multi output (a table per group) is not "
                           "imported; run IMB without -multi")
-            table = _Table(name, n)
+            table = _Table(name)
         elif table is not None and line.startswith("# #processes ="):
             table.np = integer(path, n, line.split("=")[1].split()[0], "#processes")
         elif table is not None and "MODE:" in line:
@@ -121,8 +121,6 @@ def _row(path: Path, n: int, line: str, table: _Table, part: str | None,
     """One row as a figure of mpiarena's benchmark, None where it has no counterpart."""
     bench = _bench(part, table.name)
     words = line.split()
-    if "defects" in table.columns:  # IMB built with -DCHECK
-        words = words[:len(table.columns)]
     if len(words) != len(table.columns):
         raise bad(path, n, f"IMB {table.name} row has {len(words)} columns, its header "
                   f"{len(table.columns)}: the file is cut or garbled")

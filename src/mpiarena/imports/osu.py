@@ -17,9 +17,15 @@ from pathlib import Path
 from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
 
 WINDOW = 64  # OSU's default window of bandwidth tests
-COLLECTIVES = ("allreduce", "bcast", "reduce", "allgather", "alltoall", "gather", "scatter",
-               "barrier", "reduce_scatter_block", "allgatherv", "alltoallv", "gatherv",
-               "scatterv", "scan", "exscan")
+# OSU's name of a collective in its title (5.x: "Broadcast", "All-to-All Personalized
+# Exchange"; 7.x: "Bcast", "Alltoall") -> mpiarena's benchmark
+OPS = {"allreduce": "allreduce", "broadcast": "bcast", "bcast": "bcast", "reduce": "reduce",
+       "allgather": "allgather", "allgatherv": "allgatherv", "gather": "gather",
+       "gatherv": "gatherv", "scatter": "scatter", "scatterv": "scatterv", "barrier": "barrier",
+       "all-to-all personalized exchange": "alltoall", "all-to-all": "alltoall",
+       "alltoall": "alltoall", "all-to-allv personalized exchange": "alltoallv",
+       "alltoallv": "alltoallv", "reduce_scatter_block": "reduce_scatter_block"}
+COLLECTIVES = frozenset(OPS.values())
 NONBLOCKING = ("ibcast", "iallgather", "ialltoall", "ireduce", "iallreduce", "ibarrier")
 RMA = {"mpi_put": "put", "mpi_get": "get", "mpi_accumulate": "accumulate",
        "mpi_get_accumulate": "get_accumulate", "mpi_fetch_and_op": "fetch_and_op",
@@ -32,8 +38,8 @@ FIGURES = ("avg", "min", "max")
 class _Test:
     """The test a run's title names, and what its header lines said."""
 
-    def __init__(self, title: str, line: int):
-        self.title, self.line = title, line
+    def __init__(self, title: str):
+        self.title = title
         self.sync = "MPI_Win_flush"  # OSU's default for one-sided latency
         self.window = WINDOW
         self.pairs = 1
@@ -51,10 +57,10 @@ class _Test:
             return "bibw", "mbs-window2"
         if t == "multiple bandwidth / message rate":
             return ("ping" if self.pairs == 1 else None), "mbs"
-        if kind == "latency" and op in COLLECTIVES:
-            return op, "us"
+        if kind == "latency" and op in OPS:
+            return OPS[op], "us"
         if kind == "latency" and op.startswith("non-blocking "):
-            name = "i" + op.removeprefix("non-blocking ")
+            name = "i" + OPS.get(op.removeprefix("non-blocking "), "?")
             return (name if name in NONBLOCKING else None), "pure"
         sync = SYNCS.get(self.sync)
         if op in RMA and sync is not None and kind == "latency":
@@ -65,8 +71,10 @@ class _Test:
 
 
 def _title(line: str) -> str:
-    """'# OSU MPI-CUDA Allreduce Latency Test v7.3' -> 'Allreduce Latency'."""
+    """'# OSU MPI-CUDA Allreduce Latency Test v7.3' -> 'Allreduce Latency'; 'MPI_Put-CUDA
+    Latency' -> 'MPI_Put Latency'."""
     t = re.sub(r"\s+v?\d[\d.]*\w*\s*$", "", line.removeprefix("# OSU").strip())
+    t = re.sub(r"-(CUDA|OPENACC|ROCM)\b", "", t, flags=re.IGNORECASE)
     t = re.sub(r"\s+Test$", "", t)
     return re.sub(r"^MPI(-\w+)?\s+", "", t)
 
@@ -87,7 +95,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if line.startswith("# OSU"):
-            test = _Test(_title(line), n)
+            test = _Test(_title(line))
             runs.append([])
         elif not line:
             continue
@@ -150,10 +158,8 @@ def _figure(path: Path, n: int, line: str, test: _Test, bench: str, reads: str, 
                   "--np N")
     ranks = (np or 2) if collective else 2 * test.pairs
     if reads.startswith("mbs"):
-        if not raw > 0:
-            raise bad(path, n, f"OSU {test.title}: bandwidth {raw} MB/s at {size} bytes")
         per = size * (test.window if reads.startswith("mbs-window") else 1)
-        value = per * (2 if reads == "mbs-window2" else 1) / (raw * 1e6)
+        value = per * (2 if reads == "mbs-window2" else 1) / (raw * 1e6) if raw > 0 else 0.0
     else:
         value = raw * 1e-6
     timing = "osu-mean" if not collective else \
