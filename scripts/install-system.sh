@@ -5,7 +5,8 @@ packages=(gcc g++ gfortran make python3 python3-venv procps iproute2 util-linux 
           openssh-server mpich libmpich-dev openmpi-bin libopenmpi-dev lam-runtime lam4-dev
           pvm pvm-dev
           netpipe-tcp netpipe-mpich2 netpipe-openmpi netpipe-lam netpipe-pvm
-          chromium slurmd slurmctld slurm-client munge)
+          chromium slurmd slurmctld slurm-client munge
+          cmake libgsl-dev)  # ReproMPI (tests/test_import.py builds shared/reprompi)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

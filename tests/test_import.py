@@ -4,9 +4,8 @@ one line naming file and line, nothing stored.
 
 IMB-MPI1 is built once per library from ../shared/imb in a scratch copy (bench/imb_cross_check's
 build_imb and launch_imb), OSU's osu_latency, osu_bw and osu_allreduce (5.3) compiled from
-../shared/osu-micro-benchmarks with MPICH's mpicc, NetPIPE is Debian's NPmpich2. ReproMPI is not
-installed here (it needs GSL): its per-repetition format is written from a real mpiarena run's
-observations (allreduce, window method), one row per observation.
+../shared/osu-micro-benchmarks with MPICH's mpicc, NetPIPE is Debian's NPmpich2, ReproMPI's
+mpibenchmark built with MPICH's wrappers from ../shared/reprompi (CMake, GSL).
 """
 
 from __future__ import annotations
@@ -34,7 +33,9 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 from imb_cross_check import build_imb, launch_imb, lengths_file  # noqa: E402
 
-OSU = Path(__file__).resolve().parents[1].parent / "shared" / "osu-micro-benchmarks" / "mpi"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+OSU = SHARED / "osu-micro-benchmarks" / "mpi"
+REPRO = SHARED / "reprompi"
 BY_ID = {i.id: i for i in IMPLS}
 MPICH, OPENMPI = BY_ID.get("mpich-4.0.2"), BY_ID.get("openmpi-4.1.4")
 LAUNCHES = 4  # the fewest a side that compare decides from (stats.MIN_LAUNCHES)
@@ -291,35 +292,87 @@ def test_osu_point_to_point_and_collective(outputs: Outputs, db: str):
         assert group.values == pytest.approx([float(row[column]) * 1e-6])
 
 
-def test_repro_repetitions_are_one_launchs_observations(outputs: Outputs, db: str):
-    run = mpiarena("run", "--bench", "allreduce", "--sizes", "8,1K", "--np", "2", "--impl",
-                   "mpich-4.0.2", "--launches", "1", "--observations", "8", "--sync", "window",
-                   "--db", db)
-    assert run.returncode == 0, run.stderr
-    real = load(Store(Path(db)), 1)
-    lines = ["#Command-line arguments:  ./bin/mpibenchmark --calls-list=MPI_Allreduce",
-             "#MPI calls:", "#\tMPI_Allreduce", "#@datatype=MPI_BYTE",
-             "#@datatype_size_bytes=1", "#@nprocs=2", "#@clocktype=global",
-             "#@procsync=window", f"{'test':>50} {'nrep':>10} {'count':>12} "
-             f"{'errorcode':>10} {'runtime_sec':>14}"]
-    for size in (8, 1024):
-        for i, x in enumerate(real.cells[Key("allreduce", size, 2)]["mpich-4.0.2"].values):
-            lines.append(f"{'MPI_Allreduce':>50} {i:>10} {size:>12} {int(i == 0):>10} {x:14.10f}")
-    path = outputs.where / "repro.out"
-    path.write_text("\n".join([*lines, "# Benchmark started at Mon Oct 12 22:14:38 2020"]))
-    done = mpiarena("import", "repro", str(path), "--impl", "mpich-4.0.2", "--db", db)
+@pytest.fixture(scope="module")
+def repro() -> Iterator[dict[str, Path]]:
+    """ReproMPI's mpibenchmark built with MPICH's wrappers, run once with MPI_Barrier between
+    repetitions and once in windows on HCA's global clock."""
+    if not (REPRO.exists() and Path("/usr/include/gsl").exists() and shutil.which("cmake")):
+        pytest.skip("ReproMPI needs ../shared/reprompi, cmake and GSL "
+                    "(scripts/install-system.sh installs libgsl-dev)")
+    assert MPICH is not None
+    where = Path(tempfile.mkdtemp(prefix="mpiarena-repro-", dir="/var/tmp"))
+    where.chmod(0o755)
+    try:
+        env = MPICH.environ({**os.environ, "CC": str(MPICH.wrapper),
+                             "CXX": str(MPICH.wrapper.with_name("mpicxx.mpich"))})
+        for step in (["cmake", str(REPRO), "-DCMAKE_BUILD_TYPE=Release",
+                      f"-DFETCHCONTENT_SOURCE_DIR_MPITS={REPRO.parent / 'mpi-time-sync'}",
+                      "-DFETCHCONTENT_FULLY_DISCONNECTED=ON"], ["make", "-j2", "mpibenchmark"]):
+            subprocess.run(step, cwd=where, env=env, check=True, capture_output=True,
+                           timeout=300)
+        binary = where / "bin" / "mpibenchmark"
+        calls = ["--calls-list=MPI_Allreduce,MPI_Bcast", "--msizes-list=8,1024", "--nrep=8"]
+        out = {}
+        for name, how in (("barrier", []), ("window", ["--clock-sync=HCA", "--proc-sync=window",
+                                                        "--window-size=100",
+                                                        "--runtime-type=global"])):
+            out[name] = where / f"repro-{name}.out"
+            out[name].write_text(launch_imb(MPICH, binary, [*calls, *how], _env()))
+        yield out
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def _repro_rows(path: Path) -> list[list[str]]:
+    return [ln.split() for ln in path.read_text().splitlines()
+            if ln.split()[:1] in (["MPI_Allreduce"], ["MPI_Bcast"])]
+
+
+def test_repro_repetitions_are_one_launchs_observations(repro: dict[str, Path], db: str):
+    done = mpiarena("import", "repro", str(repro["barrier"]), "--impl", "mpich-4.0.2",
+                    "--db", db)
     assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    rows = _repro_rows(repro["barrier"])
+    for call, bench in (("MPI_Allreduce", "allreduce"), ("MPI_Bcast", "bcast")):
+        for size in (8, 1024):
+            group = data.cells[Key(bench, size, 2)]["mpich-4.0.2"]
+            assert group.timing == "repro-MPI_Barrier-local"
+            assert len(group.nested) == 1  # one launch, a repetition per observation
+            assert group.values == pytest.approx(
+                [float(r[3]) for r in rows if r[0] == call and r[2] == str(size)], abs=1e-10)
+    # the window method: a repetition that missed its window (errorcode not 0) is left out
+    done = mpiarena("import", "repro", str(repro["window"]), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    rows = _repro_rows(repro["window"])
+    kept = {(r[0], int(r[2])): [] for r in rows}
+    for r in rows:
+        if r[3] == "0":
+            kept[r[0], int(r[2])].append(float(r[4]))
     data = load(Store(Path(db)), 2)
-    for size in (8, 1024):
-        group = data.cells[Key("allreduce", size, 2)]["mpich-4.0.2"]
-        assert group.timing == "repro-window"
-        assert len(group.nested) == 1  # one launch, a repetition per observation
-        expected = real.cells[Key("allreduce", size, 2)]["mpich-4.0.2"].values[1:]
-        assert group.values == pytest.approx(expected, abs=1e-10)  # the one missed dropped
-    # mpiarena's window method and ReproMPI's are different methods: never compared
+    for (call, size), values in kept.items():
+        bench = {"MPI_Allreduce": "allreduce", "MPI_Bcast": "bcast"}[call]
+        group = data.cells.get(Key(bench, size, 2), {}).get("mpich-4.0.2")
+        assert (group.values if group else []) == pytest.approx(values, abs=1e-10)
+        assert group is None or group.timing == "repro-window-global"
+    # the two methods in one run would pool different figures: refused, nothing stored
+    both = mpiarena("import", "repro", str(repro["barrier"]), str(repro["window"]), "--impl",
+                    "mpich-4.0.2", "--db", db)
+    assert both.returncode == 2 and "import them as separate runs" in both.stderr
+    assert _runs(db) == 2
+
+
+def test_imported_and_measured_cells_are_never_compared(outputs: Outputs, db: str):
+    run = mpiarena("run", "--bench", "allreduce", "--sizes", "4K", "--np", "2", "--impl",
+                   "mpich-4.0.2", "--launches", "1", "--observations", "3", "--db", db)
+    assert run.returncode == 0, run.stderr
+    done = mpiarena("import", "imb", str(outputs.imb["mpich-4.0.2"][0]), "--impl",
+                    "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
     both = mpiarena("compare", "1", "2", "--db", db)
     assert both.returncode == 2
-    assert "timed by window in run 1 and by repro-window in run 2" in both.stderr
+    assert "timed by window in run 1 and by imb-t_max in run 2" in both.stderr
 
 
 def test_a_wrong_file_is_one_line_and_nothing_is_stored(outputs: Outputs, db: str):

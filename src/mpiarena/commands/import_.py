@@ -84,8 +84,8 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
             err.print(f"note: {p.path}: no counterpart in mpiarena, not imported: "
                       f"{', '.join(p.unmapped)}", soft_wrap=True, markup=False)
     if done.dropped:
-        err.print(f"note: {done.dropped} figures of 0 (below what {suite} prints) left out",
-                  markup=False)
+        err.print(f"note: {done.dropped} figures left out (printed as 0, below the suite's "
+                  "precision, or a ReproMPI repetition that missed its window)", markup=False)
     err.print(f"imported {len(files)} files of {suite} output ({done.launches} launches, "
               f"{done.cells} cells) as {impl_id} in run {done.run_id}", markup=False)
     from ..report import terminal

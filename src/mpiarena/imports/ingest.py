@@ -34,7 +34,7 @@ class Imported:
     run_id: int
     launches: int
     cells: int
-    dropped: int  # figures of 0 or less (below the suite's printed precision)
+    dropped: int  # figures of 0 (below what the suite prints) or NaN (a missed window)
 
 
 def launches(parsed: Sequence[Parsed], per_file: bool) -> list[Launch]:
@@ -47,6 +47,19 @@ def launches(parsed: Sequence[Parsed], per_file: bool) -> list[Launch]:
             out += [Launch(str(p.path) if len(p.runs) == 1 else f"{p.path} (run {i + 1})",
                            r.figures) for i, r in enumerate(p.runs) if r.figures]
     return out
+
+
+def _one_method_a_cell(held: Sequence[Launch], stored: dict[tuple[str, int, int], str]) -> None:
+    """Every launch of a cell timed by one method (and the method of the run it joins): two
+    methods give two figures, which no statistic may pool."""
+    seen = {key: (method, "the run it joins") for key, method in stored.items()}
+    for launch in held:
+        for f in launch.figures:
+            method, where = seen.setdefault((f.bench, f.size, f.np), (f.timing, launch.source))
+            if method != f.timing:
+                raise ArenaError(f"{launch.source} measured {f.bench} {f.size} B at {f.np} ranks "
+                                 f"by {f.timing}, {where} by {method}: different methods give "
+                                 "different figures; import them as separate runs")
 
 
 def _settings(suite: str, parsed: Sequence[Parsed], held: list[Launch],
@@ -87,6 +100,8 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
     """Store the files' figures as a new run (or into imported run `into`, as another
     variant); every file was parsed before anything is written."""
     held = launches(parsed, per_file)
+    _one_method_a_cell(held, {} if into is None else
+                       {(c.bench, c.size, c.np): c.timing for c in store.cells(into)})
     if into is None:
         before = None
     else:
@@ -128,12 +143,12 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
                     continue
                 kept = [f for f in figs if f.value > 0 and math.isfinite(f.value)]
                 dropped += len(figs) - len(kept)
+                if not kept:
+                    continue
                 scale = BENCHMARKS[bench].scale
-                obs = [Obs(i, [f.value / scale]) for i, f in enumerate(kept)]
-                store.add_cell(run_id, job, variant, bench, size, n,
-                               CellStatus.OK if obs else CellStatus.FAILED,
-                               None if obs else f"{suite} printed 0 (below its precision)",
-                               None, obs, seq, index, figs[0].timing)
+                store.add_cell(run_id, job, variant, bench, size, n, CellStatus.OK, None, None,
+                               [Obs(i, [f.value / scale]) for i, f in enumerate(kept)], seq,
+                               index, kept[0].timing)
                 seq += 1
                 cells += 1
     store.end_run(run_id, RunStatus.COMPLETE)

@@ -37,7 +37,8 @@ def imported_suite(suite: str) -> str | None:
     return suite.removeprefix(SUITE_PREFIX) if suite.startswith(SUITE_PREFIX) else None
 
 
-REPRO_TIMING = "ReproMPI's {sync} method: each repetition one observation, the largest over ranks"
+REPRO_TIMING = ("ReproMPI's {sync} (process synchronisation, then runtime type): each "
+                "repetition one call, one observation, the largest over ranks")
 
 
 def timing_text(method: str) -> str | None:

@@ -1,12 +1,14 @@
 """ReproMPI's per-repetition output: header comments ("#@nprocs=4", "#@sync=MPI_Barrier",
 "#@datatype_size_bytes=1"...) then a table "test nrep count|msize_bytes [errorcode] runtime_sec",
 one row per repetition: the call's time, the largest over ranks, timed by the run's
-synchronisation method (MPI_Barrier, a window on a global clock...). Each repetition is one
-observation of one launch; a repetition whose errorcode is not 0 (it missed its window) is
-dropped, as ReproMPI's own summary drops it. A run starts at its "#MPI calls:" header."""
+synchronisation method (#@procsync: MPI_Barrier, a window on a global clock...) and runtime
+type (#@runtime_type: local or global times). Each repetition is one observation of one launch;
+a repetition whose errorcode is not 0 (it missed its window) is left out, as ReproMPI's own
+summary leaves it out. A run starts at its "#MPI calls:" header."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
@@ -26,8 +28,11 @@ class _Run:
         self.keys: dict[str, str] = {}
         self.columns: list[str] = []
 
-    def sync(self) -> str:
-        return next((self.keys[k] for k in SYNC_KEYS if k in self.keys), "MPI_Barrier")
+    def timing(self) -> str:
+        """repro-<process synchronisation>[-<runtime type>], e.g. repro-window-global."""
+        sync = next((self.keys[k] for k in SYNC_KEYS if k in self.keys), "MPI_Barrier")
+        kind = self.keys.get("runtime_type")
+        return f"repro-{sync}" + (f"-{kind}" if kind else "")
 
 
 def parse(path: Path, text: str, choices: Choices) -> Parsed:
@@ -39,13 +44,13 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     run: _Run | None = None
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if line.startswith("#MPI calls:") or (line.startswith("#Command-line") and
-                                               (run is None or run.columns)):
-            if run is None or run.columns:
-                run = _Run(n)
-                runs.append([])
+        if line.startswith("#MPI calls:"):
+            run = _Run(n)
+            runs.append([])
         elif not line or line.startswith("# "):
             continue
+        elif run is None and line.startswith("#"):
+            continue  # "#Command-Line Arguments: ..." before the header
         elif run is None:
             raise bad(path, n, "text before ReproMPI's header ('#MPI calls:'): is this "
                       "ReproMPI's output?")
@@ -68,7 +73,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
         else:
             figure = _row(path, n, line, run, choices.np)
             if isinstance(figure, str):
-                if figure and figure not in unmapped:
+                if figure not in unmapped:
                     unmapped.append(figure)
             else:
                 runs[-1].append(figure)
@@ -82,8 +87,8 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
 
 
 def _row(path: Path, n: int, line: str, run: _Run, np: int | None) -> Figure | str:
-    """A repetition's figure; the call's name where mpiarena has no counterpart; '' where it
-    missed its window."""
+    """A repetition's figure (NaN where it missed its window); the call's name where mpiarena
+    has no counterpart."""
     words = line.split()
     if len(words) != len(run.columns):
         raise bad(path, n, f"ReproMPI row has {len(words)} columns, its header "
@@ -92,8 +97,6 @@ def _row(path: Path, n: int, line: str, run: _Run, np: int | None) -> Figure | s
     bench = CALLS.get(row["test"])
     if bench is None:
         return row["test"]
-    if row.get("errorcode", "0") != "0":
-        return ""
     ranks = run.keys.get("nprocs")
     if ranks is None and np is None:
         raise bad(path, n, "ReproMPI's header has no '#@nprocs=N' line; give --np N")
@@ -103,8 +106,9 @@ def _row(path: Path, n: int, line: str, run: _Run, np: int | None) -> Figure | s
         count = integer(path, n, row.get("count", row.get("msize", "")), "count")
         size = count * integer(path, n, run.keys.get("datatype_size_bytes", "1"),
                                "#@datatype_size_bytes")
-    value = number(path, n, row["runtime_sec"], "runtime_sec")
+    value = number(path, n, row["runtime_sec"], "runtime_sec") \
+        if row.get("errorcode", "0") == "0" else math.nan
     nranks = np if ranks is None else integer(path, run.line, ranks, "#@nprocs")
     assert nranks is not None
     return Figure(bench, 0 if bench == "barrier" else size, nranks, value,
-                  f"repro-{run.sync()}", f"ReproMPI {row['test']}", n)
+                  run.timing(), f"ReproMPI {row['test']}", n)
