@@ -90,7 +90,7 @@ def _settings(suite: str, parsed: Sequence[Parsed], held: list[Launch],
         "imported": {"suite": suite, "figure": figure,
                      "launch": "file" if per_file else "run of the suite",
                      "files": {**previous.get("files", {}),
-                               impl_id: [str(p.path) for p in parsed]}},
+                               impl_id: [str(p.path.resolve()) for p in parsed]}},
     }
 
 
