@@ -12,7 +12,7 @@ import click
 from .. import paths
 from ..errors import ArenaError
 from ..imports import PARSERS, read
-from ..imports.ingest import ingest
+from ..imports.ingest import check, ingest
 from ..imports.records import Choices
 from ..machine import cores as here_cores
 from ..records import ImplementationRecord
@@ -70,6 +70,7 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
     so show, report and compare judge them as mpiarena's own runs."""
     choices = Choices(figure, np_)
     parsed = [read(suite, Path(f), choices) for f in files]
+    check(parsed, launch_per_file)
     impl = _implementation(impl_id)
     store = options.store(db)
     into_id = store.resolve(into) if into is not None else None

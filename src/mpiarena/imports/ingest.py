@@ -49,16 +49,22 @@ def launches(parsed: Sequence[Parsed], per_file: bool) -> list[Launch]:
     return out
 
 
+def check(parsed: Sequence[Parsed], per_file: bool) -> None:
+    """Refuse files that measured a cell by two methods, before any store is opened."""
+    _one_method_a_cell(launches(parsed, per_file), {})
+
+
 def _one_method_a_cell(held: Sequence[Launch], stored: dict[tuple[str, int, int], str]) -> None:
     """Every launch of a cell timed by one method (and the method of the run it joins): two
     methods give two figures, which no statistic may pool."""
     seen = {key: (method, "the run it joins") for key, method in stored.items()}
     for launch in held:
         for f in launch.figures:
-            method, where = seen.setdefault((f.bench, f.size, f.np), (f.timing, launch.source))
+            here = f"{launch.source}, line {f.line} ({f.source})"
+            method, where = seen.setdefault((f.bench, f.size, f.np), (f.timing, here))
             if method != f.timing:
-                raise ArenaError(f"{launch.source} measured {f.bench} {f.size} B at {f.np} ranks "
-                                 f"by {f.timing}, {where} by {method}: different methods give "
+                raise ArenaError(f"{here} measured {f.bench} {f.size} B at {f.np} ranks by "
+                                 f"{f.timing}, {where} by {method}: different methods give "
                                  "different figures; import them as separate runs")
 
 
