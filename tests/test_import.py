@@ -223,18 +223,20 @@ def test_netpipe_np_out_and_stdout(outputs: Outputs, db: str):
                     "--db", db)
     assert done.returncode == 0, done.stderr
     data = load(Store(Path(db)), 1)
-    rows = [ln.split() for ln in outputs.netpipe[0].read_text().splitlines() if ln.strip()]
-    assert len(rows) > 20
-    for size, _, seconds in rows:
-        group = data.cells[Key("pingpong", int(size), 2)]["mpich-4.0.2"]
+    # NetPIPE stops early where a size takes too long (a loaded machine): sizes may differ
+    runs = [{int(w[0]): float(w[2]) for w in (ln.split() for ln in f.read_text().splitlines())
+             if w} for f in outputs.netpipe]
+    assert len(runs[0]) > 20
+    for size in set(runs[0]) | set(runs[1]):
+        group = data.cells[Key("pingpong", size, 2)]["mpich-4.0.2"]
         assert group.timing == "netpipe-best"
-        assert group.nested[0][0] == pytest.approx(float(seconds), rel=1e-12)
-        assert len(group.nested) == 2
+        assert [float(x[0]) for x in group.nested] == \
+            pytest.approx([r[size] for r in runs if size in r], rel=1e-12)
     done = mpiarena("import", "netpipe", str(outputs.netpipe_stdout), "--impl", "mpich-4.0.2",
                     "--db", db)
     assert done.returncode == 0, done.stderr
     stdout = load(Store(Path(db)), 2)
-    assert {k.size for k in stdout.cells} == {int(r[0]) for r in rows}
+    assert {k.size for k in stdout.cells} == set(runs[0])
 
 
 def test_osu_point_to_point_and_collective(outputs: Outputs, db: str):
