@@ -367,14 +367,15 @@ def test_repro_repetitions_are_one_launchs_observations(repro: dict[str, Path], 
 
 def test_imported_and_measured_cells_are_never_compared(outputs: Outputs, db: str):
     run = mpiarena("run", "--bench", "allreduce", "--sizes", "4K", "--np", "2", "--impl",
-                   "mpich-4.0.2", "--launches", "1", "--observations", "3", "--db", db)
+                   "mpich-4.0.2", "--launches", "1", "--observations", "3", "--sync", "barrier",
+                   "--db", db)
     assert run.returncode == 0, run.stderr
     done = mpiarena("import", "imb", str(outputs.imb["mpich-4.0.2"][0]), "--impl",
                     "mpich-4.0.2", "--db", db)
     assert done.returncode == 0, done.stderr
     both = mpiarena("compare", "1", "2", "--db", db)
     assert both.returncode == 2
-    assert "timed by window in run 1 and by imb-t_max in run 2" in both.stderr
+    assert "timed by barrier in run 1 and by imb-t_max in run 2" in both.stderr
 
 
 def test_a_wrong_file_is_one_line_and_nothing_is_stored(outputs: Outputs, db: str):
