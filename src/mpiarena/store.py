@@ -251,6 +251,11 @@ class Store:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
 
+    def update_settings(self, run_id: int, settings: Mapping[str, object]) -> None:
+        """Replace a run's settings (an import adding another library's files to its run)."""
+        with self.tx() as db:
+            db.execute("UPDATE runs SET settings=? WHERE id=?", (json.dumps(settings), run_id))
+
     def add_implementation(self, impl: ImplementationRecord) -> None:
         with self.tx() as db:
             db.execute("INSERT OR REPLACE INTO implementations VALUES (:run_id, :impl_id, "

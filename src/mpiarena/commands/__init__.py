@@ -17,6 +17,7 @@ from .explain import explain_cmd
 from .export import export_cmd
 from .history import history_cmd
 from .impls import impls_cmd
+from .import_ import import_cmd
 from .install import install_cmd
 from .list_runs import list_cmd
 from .options import err, on_sigterm
@@ -29,9 +30,9 @@ from .setup import setup_cmd
 from .show import show_cmd
 from .tune import tune_cmd
 
-COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, list_cmd, show_cmd,
-            export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd, reproduce_cmd,
-            tune_cmd, report_cmd, plot_cmd, cluster_cmd)
+COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, import_cmd, list_cmd,
+            show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd,
+            reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd)
 
 
 @click.group()

@@ -18,6 +18,7 @@ from ..analysis.stats import (
     Verdict,
 )
 from ..benchmarks import BENCHMARKS
+from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
 from ..records import ImplementationRecord, VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
@@ -91,17 +92,20 @@ def method_lines(data: RunData) -> list[str]:
     """The method as every report states it: how observations are taken, how each benchmark's
     calls were timed (as stored with its cells), and what the window method dropped."""
     target = units.seconds(data.settings.target_time)
-    return [METHOD.format(target=target, launches=data.settings.launches,
-                          confidence=f"{CONFIDENCE:.0%}", rule=rule_text(),
-                          holds=f"{INTERVAL_HOLDS_RERUN:.0%}", sure=RERUN_SURE_FROM),
-            *_timing_lines(data), *_late_lines(data)]
+    text = METHOD.format(target=target, launches=data.settings.launches,
+                         confidence=f"{CONFIDENCE:.0%}", rule=rule_text(),
+                         holds=f"{INTERVAL_HOLDS_RERUN:.0%}", sure=RERUN_SURE_FROM)
+    if suite := imported_suite(data.run.suite):
+        text = IMPORTED_METHOD.format(suite=suite, launches=data.settings.launches) + \
+            text[text.index("Cells show"):]
+    return [text, *_timing_lines(data), *_late_lines(data)]
 
 
 def _timing_lines(data: RunData) -> list[str]:
     """'Timed by METHOD (what it means): BENCH, BENCH at N ranks (VARIANT), ...' per method
     used, as stored with the cells."""
-    return [f"Timed by {TIMING[method]}: {', '.join(names)}."
-            for method, names in _timed(data).items()]
+    return [f"Timed by {TIMING.get(method) or timing_text(method) or method}: "
+            f"{', '.join(names)}." for method, names in _timed(data).items()]
 
 
 def _timed(data: RunData) -> dict[str, list[str]]:
@@ -118,7 +122,7 @@ def _timed(data: RunData) -> dict[str, list[str]]:
                 everyone.setdefault((bench, np_), set()).add(variant)
                 methods.setdefault(bench, set()).add(group.timing)
     out: dict[str, list[str]] = {}
-    for method in (m for m in TIMING if m in uses):
+    for method in [*(m for m in TIMING if m in uses), *sorted(set(uses) - set(TIMING))]:
         names: list[str] = []
         for bench in (b for b in BENCHMARKS if b in methods):
             keys = sorted(k for k in uses[method] if k[0] == bench)
@@ -141,7 +145,9 @@ def short_method(data: RunData) -> list[str]:
     more = f", up to {most} where a comparison was still open" if most > base else ""
     timed = "; ".join(f"by {method}: {', '.join(names)}"
                       for method, names in _timed(data).items())
-    return [f"{base} launches a variant, interleaved{more}; a cell is the median of its launch "
+    how = f" (runs of imported {suite} output)" if (suite := imported_suite(data.run.suite)) \
+        else ", interleaved"
+    return [f"{base} launches a variant{how}{more}; a cell is the median of its launch "
             f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
             "Holm-corrected across the run (--method for the full rule).",
             *([f"Timed {timed} (--method says how)."] if timed else [])]

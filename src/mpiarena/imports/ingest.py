@@ -1,0 +1,161 @@
+"""Parsed output of another suite into the store as one run, written as `mpiarena run` writes
+its own: the implementation, one variant, one job per launch and rank count, one cell per
+benchmark, size and rank count of each launch holding its observations. Each run of the suite
+found in the files is one launch (or each file, with `per_file`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .. import __version__
+from ..benchmarks import BENCHMARKS
+from ..errors import ArenaError
+from ..records import ImplementationRecord
+from ..status import CellStatus, JobStatus, RunStatus
+from ..store import Obs, Store
+from ..whatran import WhatRan
+from .osu import WINDOW
+from .records import SUITE_PREFIX, Figure, Parsed
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The figures of one launch: a run of the suite, or a whole file."""
+
+    source: str  # the file, and which run in it
+    figures: tuple[Figure, ...]
+
+
+@dataclass(frozen=True)
+class Imported:
+    run_id: int
+    launches: int
+    cells: int
+    dropped: int  # figures of 0 (below what the suite prints) or NaN (a missed window)
+
+
+def launches(parsed: Sequence[Parsed], per_file: bool) -> list[Launch]:
+    """The launches the files hold, in the order given."""
+    out: list[Launch] = []
+    for p in parsed:
+        if per_file:
+            out.append(Launch(str(p.path), tuple(f for r in p.runs for f in r.figures)))
+        else:
+            out += [Launch(str(p.path) if len(p.runs) == 1 else f"{p.path} (run {i + 1})",
+                           r.figures) for i, r in enumerate(p.runs) if r.figures]
+    return out
+
+
+def check(parsed: Sequence[Parsed], per_file: bool) -> None:
+    """Refuse files that measured a cell by two methods, before any store is opened."""
+    _one_method_a_cell(launches(parsed, per_file), {})
+
+
+def _one_method_a_cell(held: Sequence[Launch], stored: dict[tuple[str, int, int], str]) -> None:
+    """Every launch of a cell timed by one method (and the method of the run it joins): two
+    methods give two figures, which no statistic may pool."""
+    seen = {key: (method, "the run it joins") for key, method in stored.items()}
+    for launch in held:
+        for f in launch.figures:
+            here = f"{launch.source}, line {f.line} ({f.source})"
+            method, where = seen.setdefault((f.bench, f.size, f.np), (f.timing, here))
+            if method != f.timing:
+                raise ArenaError(f"{here} measured {f.bench} {f.size} B at {f.np} ranks by "
+                                 f"{f.timing}, {where} by {method}: different methods give "
+                                 "different figures; import them as separate runs")
+
+
+def _settings(suite: str, parsed: Sequence[Parsed], held: list[Launch],
+              impl_id: str, per_file: bool, figure: str | None,
+              before: Mapping[str, Any] | None) -> dict[str, Any]:
+    figures = [f for launch in held for f in launch.figures]
+    per_launch: dict[tuple[int, str, int, int], int] = {}
+    for i, launch in enumerate(held):
+        for f in launch.figures:
+            key = (i, f.bench, f.size, f.np)
+            per_launch[key] = per_launch.get(key, 0) + 1
+    counts: dict[tuple[str, int, int], int] = {}  # cell -> the launches holding it
+    for _, bench, size, n in per_launch:
+        counts[bench, size, n] = counts.get((bench, size, n), 0) + 1
+    old = dict(before or {})
+    previous = old.get("imported", {})
+    windows = {p.window for p in parsed if p.window is not None}
+    return {
+        **old,
+        "benchmarks": sorted({*old.get("benchmarks", []), *(f.bench for f in figures)},
+                             key=list(BENCHMARKS).index),
+        "sizes": sorted({*old.get("sizes", []), *(f.size for f in figures)}),
+        "nps": sorted({*old.get("nps", []), *(f.np for f in figures)}),
+        "observations": max([old.get("observations", 0), *per_launch.values()]),
+        "launches": max([old.get("launches", 0), *counts.values()]),
+        "window": windows.pop() if windows else old.get("window", WINDOW),
+        "topology": "imported", "ranks_run_as": "-",
+        "imported": {"suite": suite, "figure": figure,
+                     "launch": "file" if per_file else "run of the suite",
+                     "files": {**previous.get("files", {}),
+                               impl_id: [str(p.path.resolve()) for p in parsed]}},
+    }
+
+
+def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: ImplementationRecord,
+           per_file: bool, figure: str | None, command: str, machine: Mapping[str, object],
+           into: int | None = None) -> Imported:
+    """Store the files' figures as a new run (or into imported run `into`, as another
+    variant); every file was parsed before anything is written."""
+    held = launches(parsed, per_file)
+    _one_method_a_cell(held, {} if into is None else
+                       {(c.bench, c.size, c.np): c.timing for c in store.cells(into)})
+    if into is None:
+        before = None
+    else:
+        run = store.run(into)
+        if run.suite != SUITE_PREFIX + suite:
+            raise ArenaError(f"run {into} is not an imported {suite} run ({run.suite}); import "
+                             "into a new run (leave out --into)")
+        if impl.impl_id in {v.variant for v in store.variants(into)}:
+            raise ArenaError(f"run {into} holds {impl.impl_id} already; import it into a new "
+                             "run, or give another --impl id")
+        before = run.settings
+    settings = _settings(suite, parsed, held, impl.impl_id, per_file, figure, before)
+    if into is None:
+        run_id = store.begin_run(SUITE_PREFIX + suite, command, 0, __version__, machine,
+                                 settings)
+    else:
+        run_id = into
+        store.update_settings(run_id, settings)
+    variant = impl.impl_id
+    store.add_implementation(replace(impl, run_id=run_id))
+    store.add_variant(run_id, variant, impl.impl_id, impl.impl_id, {}, [], "-")
+    seq = len(store.cells(run_id))
+    launch_of: dict[int, int] = {}  # rank count -> launches so far
+    cells = dropped = 0
+    for launch in held:
+        by_cell: dict[tuple[str, int, int], list[Figure]] = {}
+        for f in launch.figures:
+            by_cell.setdefault((f.bench, f.size, f.np), []).append(f)
+        for np_ in sorted({k[2] for k in by_cell}):
+            index = launch_of.get(np_, 0)
+            launch_of[np_] = index + 1
+            job = store.add_job(run_id, variant, np_, "imported", "-", [suite, launch.source])
+            store.update_job(job, status=JobStatus.OK)
+            store.add_what_ran(job, WhatRan(None, f"imported {suite} output: the suite does not "
+                                            "report them", "unknown",
+                                            f"not in {suite}'s output"))
+            for (bench, size, n), figs in by_cell.items():
+                if n != np_:
+                    continue
+                kept = [f for f in figs if f.value > 0 and math.isfinite(f.value)]
+                dropped += len(figs) - len(kept)
+                if not kept:
+                    continue
+                scale = BENCHMARKS[bench].scale
+                store.add_cell(run_id, job, variant, bench, size, n, CellStatus.OK, None, None,
+                               [Obs(i, [f.value / scale]) for i, f in enumerate(kept)], seq,
+                               index, kept[0].timing)
+                seq += 1
+                cells += 1
+    store.end_run(run_id, RunStatus.COMPLETE)
+    return Imported(run_id, len(held), cells, dropped)

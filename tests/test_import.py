@@ -1,0 +1,440 @@
+"""`mpiarena import`: real output of IMB, NetPIPE and OSU, run here with MPICH and Open MPI, read
+into the store and judged by show and compare as mpiarena's own runs; wrong files refused with
+one line naming file and line, nothing stored.
+
+IMB-MPI1 is built once per library from ../shared/imb in a scratch copy (bench/imb_cross_check's
+build_imb and launch_imb), OSU's osu_latency, osu_bw and osu_allreduce (5.3) compiled from
+../shared/osu-micro-benchmarks with MPICH's mpicc, NetPIPE is Debian's NPmpich2, ReproMPI's
+mpibenchmark built with MPICH's wrappers from ../shared/reprompi (CMake, GSL).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, leftovers, mpiarena
+
+from mpiarena import users
+from mpiarena.impls import Implementation
+from mpiarena.results import Key, load
+from mpiarena.store import Store
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+from imb_cross_check import build_imb, launch_imb, lengths_file  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+OSU = SHARED / "osu-micro-benchmarks" / "mpi"
+REPRO = SHARED / "reprompi"
+BY_ID = {i.id: i for i in IMPLS}
+MPICH, OPENMPI = BY_ID.get("mpich-4.0.2"), BY_ID.get("openmpi-4.1.4")
+LAUNCHES = 4  # the fewest a side that compare decides from (stats.MIN_LAUNCHES)
+SIZES = [8, 4096]
+IMB_ARGS = ["PingPong", "Allreduce", "-iter", "200", "-iter_policy", "off", "-npmin", "2"]
+pytestmark = pytest.mark.skipif(MPICH is None or OPENMPI is None,
+                                reason="needs Debian's MPICH 4.0.2 and Open MPI 4.1.4")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Real output files: per library, LAUNCHES IMB-MPI1 runs and two NetPIPE runs (np.out and
+    what it printed); OSU's from MPICH."""
+
+    where: Path
+    imb: dict[str, list[Path]]
+    netpipe: list[Path]
+    netpipe_stdout: Path
+    osu: dict[str, Path]
+    parts: dict[str, Path]  # IMB-NBC's and IMB-RMA's output, MPICH
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def _imb(impl: Implementation, where: Path) -> list[Path]:
+    binary, why = build_imb(impl, where)
+    assert binary is not None, why
+    lengths = lengths_file(binary.parent, SIZES)
+    files = []
+    for i in range(LAUNCHES):
+        out = where / f"imb-{impl.id}-{i}.out"
+        out.write_text(launch_imb(impl, binary, [*IMB_ARGS, "-msglen", str(lengths)], _env()))
+        files.append(out)
+    return files
+
+
+def _imb_parts(impl: Implementation, where: Path) -> dict[str, Path]:
+    out = {}
+    for target, names in (("IMB-NBC", ["Iallreduce", "Ibcast_pure"]),
+                          ("IMB-RMA", ["Unidir_put", "Accumulate"])):
+        binary, why = build_imb(impl, where, target)
+        assert binary is not None, why
+        out[target] = where / f"{target}.out"
+        out[target].write_text(launch_imb(impl, binary, [*names, "-iter", "100", "-iter_policy",
+                                                         "off", "-msglog", "3:4", "-npmin", "2"],
+                                          _env()))
+    return out
+
+
+def _rank_dir(path: Path) -> Path:
+    """A directory the ranks can write in (they run as the rank user when this is root)."""
+    path.mkdir()
+    user = users.for_ranks()
+    if user is not None:
+        os.chown(path, user.uid, user.gid)
+    return path
+
+
+def _netpipe(impl: Implementation, where: Path) -> tuple[list[Path], Path]:
+    files, stdout = [], where / "np.stdout"
+    for i in range(2):
+        run = _rank_dir(where / f"netpipe-{i}")
+        # its per-size lines go to stderr: a shell per rank joins them to what comes back
+        said = launch_imb(impl, Path("/bin/sh"), ["-c", "exec /usr/bin/NPmpich2 -u 65536 -n 50 "
+                                                        "-o np.out 2>&1"], _env(), cwd=run)
+        files.append(run / "np.out")
+        if i == 0:
+            stdout.write_text(said)
+    return files, stdout
+
+
+def _osu(impl: Implementation, where: Path) -> dict[str, Path]:
+    out = {}
+    for program, helper, args in (("pt2pt/osu_latency", "pt2pt/osu_pt2pt", ["-i", "100"]),
+                                  ("pt2pt/osu_bw", "pt2pt/osu_pt2pt", ["-i", "10"]),
+                                  ("collective/osu_allreduce", "collective/osu_coll",
+                                   ["-f", "-m", "4096", "-i", "100"]),
+                                  ("one-sided/osu_put_latency", "one-sided/osu_1sc",
+                                   ["-s", "fence", "-i", "100"]),
+                                  ("collective/osu_ibcast", "collective/osu_coll",
+                                   ["-m", "1024", "-i", "50"])):
+        name = program.split("/")[1]
+        binary = where / name
+        subprocess.run([str(impl.wrapper), "-O2", '-DPACKAGE_VERSION="5.3"',
+                        f"-I{OSU / program.split('/')[0]}", str(OSU / f"{program}.c"),
+                        str(OSU / f"{helper}.c"), "-o", str(binary), "-lm"],
+                       env=impl.environ(), check=True, capture_output=True, timeout=120)
+        binary.chmod(0o755)
+        out[name] = where / f"{name}.out"
+        out[name].write_text(launch_imb(impl, binary, args, _env()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def outputs() -> Iterator[Outputs]:
+    where = Path(tempfile.mkdtemp(prefix="mpiarena-import-", dir="/var/tmp"))
+    where.chmod(0o755)
+    try:
+        assert MPICH is not None and OPENMPI is not None
+        imb = {i.id: _imb(i, where) for i in (MPICH, OPENMPI)}
+        netpipe, stdout = _netpipe(MPICH, where)
+        yield Outputs(where, imb, netpipe, stdout, _osu(MPICH, where), _imb_parts(MPICH, where))
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    assert leftovers() == []
+
+
+def _imb_figures(path: Path) -> dict[tuple[str, int], float]:
+    """IMB's PingPong t and Allreduce t_max per size, in seconds, read here independently."""
+    got, bench = {}, None
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if line.startswith("# Benchmarking "):
+            bench = {"PingPong": "pingpong", "Allreduce": "allreduce"}[words[2]]
+        elif bench and words and words[0].isdigit():
+            got[bench, int(words[0])] = float(words[2 if bench == "pingpong" else 3]) * 1e-6
+    return got
+
+
+def _runs(db: str) -> int:
+    if not Path(db).exists():
+        return 0
+    with sqlite3.connect(db) as c:
+        return int(c.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+def test_imb_runs_become_launches_that_show_and_compare_judge(outputs: Outputs, db: str):
+    mpich, ompi = outputs.imb["mpich-4.0.2"], outputs.imb["openmpi-4.1.4"]
+    done = mpiarena("import", "imb", *map(str, mpich), "--impl", "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert f"imported {LAUNCHES} files of imb output ({LAUNCHES} launches" in done.stderr
+    done = mpiarena("import", "imb", *map(str, ompi), "--impl", "openmpi-4.1.4", "--into", "1",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    assert data.variants == ["mpich-4.0.2", "openmpi-4.1.4"]
+    assert data.settings.launches == LAUNCHES
+    for variant, files in (("mpich-4.0.2", mpich), ("openmpi-4.1.4", ompi)):
+        for bench, size in [("pingpong", s) for s in SIZES] + [("allreduce", s) for s in SIZES]:
+            group = data.cells[Key(bench, size, 2)][variant]
+            assert group.timing == ("imb-t" if bench == "pingpong" else "imb-t_max")
+            expected = [_imb_figures(f)[bench, size] for f in files]
+            assert [float(x[0]) for x in group.nested] == pytest.approx(expected, rel=1e-12)
+    shown = mpiarena("show", "1", "--tables", "--method", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    assert "Timed by IMB's t (PingPong" in shown.stdout
+    assert "IMB's t_max" in shown.stdout
+    assert "Imported from imb output, not measured by mpiarena" in shown.stdout
+    assert f"up to {LAUNCHES} a variant" in shown.stdout
+    for line in ("pingpong (2 ranks)", "allreduce (2 ranks)"):
+        assert line in shown.stdout
+    # the same files again, as a second run: each file one launch, the same figures
+    again = mpiarena("import", "imb", *map(str, mpich), "--impl", "mpich-4.0.2", "--db", db)
+    assert again.returncode == 0, again.stderr
+    same = mpiarena("compare", "1", "2", "--all", "--db", db)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.count("x1.00 time") == 4, same.stdout
+    assert same.stdout.count(f"p=1, launches {LAUNCHES}/{LAUNCHES}") == 4, same.stdout
+    assert "0 regression, 0 improvement" in same.stdout
+    # one library's launches against the other's: the same verdict pipeline, paired
+    paired = mpiarena("compare", "2", "1", "--pair", "mpich-4.0.2=openmpi-4.1.4", "--all",
+                      "--db", db)
+    assert paired.returncode == 0, paired.stderr
+    assert paired.stdout.count("mpich-4.0.2 -> openmpi-4.1.4") == 4, paired.stdout
+    assert "of 4 cells" in paired.stdout
+
+
+def test_imb_figure_choice_is_the_timing_method(outputs: Outputs, db: str):
+    done = mpiarena("import", "imb", str(outputs.imb["mpich-4.0.2"][0]), "--impl",
+                    "mpich-4.0.2", "--figure", "t_avg", "--db", db)
+    assert done.returncode == 0, done.stderr
+    group = load(Store(Path(db)), 1).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
+    assert group.timing == "imb-t_avg"
+    text = outputs.imb["mpich-4.0.2"][0].read_text().splitlines()
+    row = next(ln.split() for ln in text[text.index(next(ln for ln in text if "Allreduce"
+                                                          in ln and "Benchmarking" in ln)):]
+               if ln.split()[:1] == ["4096"])
+    assert group.values == pytest.approx([float(row[4]) * 1e-6])
+
+
+def test_netpipe_np_out_and_stdout(outputs: Outputs, db: str):
+    done = mpiarena("import", "netpipe", *map(str, outputs.netpipe), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    # NetPIPE stops early where a size takes too long (a loaded machine): sizes may differ
+    runs = [{int(w[0]): float(w[2]) for w in (ln.split() for ln in f.read_text().splitlines())
+             if w} for f in outputs.netpipe]
+    assert len(runs[0]) > 20
+    for size in set(runs[0]) | set(runs[1]):
+        group = data.cells[Key("pingpong", size, 2)]["mpich-4.0.2"]
+        assert group.timing == "netpipe-best"
+        assert [float(x[0]) for x in group.nested] == \
+            pytest.approx([r[size] for r in runs if size in r], rel=1e-12)
+    done = mpiarena("import", "netpipe", str(outputs.netpipe_stdout), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    stdout = load(Store(Path(db)), 2)
+    assert {k.size for k in stdout.cells} == set(runs[0])
+
+
+def test_osu_point_to_point_and_collective(outputs: Outputs, db: str):
+    osu = outputs.osu
+    done = mpiarena("import", "osu", str(osu["osu_latency"]), str(osu["osu_bw"]), "--impl",
+                    "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    latency = {int(w[0]): float(w[1]) for w in
+               (ln.split() for ln in osu["osu_latency"].read_text().splitlines())
+               if w and w[0].isdigit()}
+    bandwidth = {int(w[0]): float(w[1]) for w in
+                 (ln.split() for ln in osu["osu_bw"].read_text().splitlines())
+                 if w and w[0].isdigit()}
+    assert len(latency) > 10 and len(bandwidth) > 10
+    for size, us in latency.items():
+        assert data.cells[Key("pingpong", size, 2)]["mpich-4.0.2"].values == \
+            pytest.approx([us * 1e-6])
+    for size, mbs in bandwidth.items():  # time per message: size over OSU's MB/s
+        group = data.cells[Key("ping", size, 2)]["mpich-4.0.2"]
+        assert group.timing == "osu-mean"
+        assert group.values == pytest.approx([size / (mbs * 1e6)])
+    # a collective: OSU does not say how many ranks ran it
+    refused = mpiarena("import", "osu", str(osu["osu_allreduce"]), "--impl", "mpich-4.0.2",
+                       "--db", db)
+    assert refused.returncode == 2
+    first = next(i for i, ln in enumerate(osu["osu_allreduce"].read_text().splitlines(), 1)
+                 if ln[:1].isdigit())
+    assert f"{osu['osu_allreduce']}:{first}:" in refused.stderr and "--np N" in refused.stderr
+    done = mpiarena("import", "osu", str(osu["osu_allreduce"]), "--impl", "mpich-4.0.2",
+                    "--np", "2", "--figure", "max", "--db", db)
+    assert done.returncode == 0, done.stderr
+    row = next(ln.split() for ln in osu["osu_allreduce"].read_text().splitlines()
+               if ln.startswith("4096 "))
+    group = load(Store(Path(db)), 2).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
+    assert group.timing == "osu-mean-max"
+    assert group.values == pytest.approx([float(row[3]) * 1e-6])
+    done = mpiarena("import", "osu", str(osu["osu_put_latency"]), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "# Synchronization: MPI_Win_fence" in osu["osu_put_latency"].read_text()
+    assert {k.bench for k in load(Store(Path(db)), 3).cells} == {"put-fence"}
+    # a non-blocking collective: its Pure Comm. column, the call then its wait
+    done = mpiarena("import", "osu", str(osu["osu_ibcast"]), "--impl", "mpich-4.0.2", "--np", "2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    text = osu["osu_ibcast"].read_text().splitlines()
+    header = next(ln for ln in text if ln.startswith("# Size"))
+    assert "Pure Comm.(us)" in header
+    pure = [ln.split() for ln in text if ln[:1].isdigit()]
+    column = re.split(r"\s{2,}", header.lstrip("# ")).index("Pure Comm.(us)")
+    cells = load(Store(Path(db)), 4).cells
+    for row in pure:
+        group = cells[Key("ibcast", int(row[0]), 2)]["mpich-4.0.2"]
+        assert group.values == pytest.approx([float(row[column]) * 1e-6])
+
+
+@pytest.fixture(scope="module")
+def repro() -> Iterator[dict[str, Path]]:
+    """ReproMPI's mpibenchmark built with MPICH's wrappers, run once with MPI_Barrier between
+    repetitions and once in windows on HCA's global clock."""
+    if not (REPRO.exists() and Path("/usr/include/gsl").exists() and shutil.which("cmake")):
+        pytest.skip("ReproMPI needs ../shared/reprompi, cmake and GSL "
+                    "(scripts/install-system.sh installs libgsl-dev)")
+    assert MPICH is not None
+    where = Path(tempfile.mkdtemp(prefix="mpiarena-repro-", dir="/var/tmp"))
+    where.chmod(0o755)
+    try:
+        env = MPICH.environ({**os.environ, "CC": str(MPICH.wrapper),
+                             "CXX": str(MPICH.wrapper.with_name("mpicxx.mpich"))})
+        for step in (["cmake", str(REPRO), "-DCMAKE_BUILD_TYPE=Release",
+                      f"-DFETCHCONTENT_SOURCE_DIR_MPITS={REPRO.parent / 'mpi-time-sync'}",
+                      "-DFETCHCONTENT_FULLY_DISCONNECTED=ON"], ["make", "-j2", "mpibenchmark"]):
+            subprocess.run(step, cwd=where, env=env, check=True, capture_output=True,
+                           timeout=300)
+        binary = where / "bin" / "mpibenchmark"
+        calls = ["--calls-list=MPI_Allreduce,MPI_Bcast", "--msizes-list=8,1024", "--nrep=8"]
+        out = {}
+        for name, how in (("barrier", []), ("window", ["--clock-sync=HCA", "--proc-sync=window",
+                                                        "--window-size=100",
+                                                        "--runtime-type=global"])):
+            out[name] = where / f"repro-{name}.out"
+            out[name].write_text(launch_imb(MPICH, binary, [*calls, *how], _env()))
+        yield out
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def _repro_rows(path: Path) -> list[list[str]]:
+    return [ln.split() for ln in path.read_text().splitlines()
+            if ln.split()[:1] in (["MPI_Allreduce"], ["MPI_Bcast"])]
+
+
+def test_repro_repetitions_are_one_launchs_observations(repro: dict[str, Path], db: str):
+    done = mpiarena("import", "repro", str(repro["barrier"]), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    data = load(Store(Path(db)), 1)
+    rows = _repro_rows(repro["barrier"])
+    for call, bench in (("MPI_Allreduce", "allreduce"), ("MPI_Bcast", "bcast")):
+        for size in (8, 1024):
+            group = data.cells[Key(bench, size, 2)]["mpich-4.0.2"]
+            assert group.timing == "repro-MPI_Barrier-local"
+            assert len(group.nested) == 1  # one launch, a repetition per observation
+            assert group.values == pytest.approx(
+                [float(r[3]) for r in rows if r[0] == call and r[2] == str(size)], abs=1e-10)
+    # the window method: a repetition that missed its window (errorcode not 0) is left out
+    done = mpiarena("import", "repro", str(repro["window"]), "--impl", "mpich-4.0.2",
+                    "--db", db)
+    assert done.returncode == 0, done.stderr
+    rows = _repro_rows(repro["window"])
+    kept = {(r[0], int(r[2])): [] for r in rows}
+    for r in rows:
+        if r[3] == "0":
+            kept[r[0], int(r[2])].append(float(r[4]))
+    data = load(Store(Path(db)), 2)
+    for (call, size), values in kept.items():
+        bench = {"MPI_Allreduce": "allreduce", "MPI_Bcast": "bcast"}[call]
+        group = data.cells.get(Key(bench, size, 2), {}).get("mpich-4.0.2")
+        assert (group.values if group else []) == pytest.approx(values, abs=1e-10)
+        assert group is None or group.timing == "repro-window-global"
+    # the two methods in one run would pool different figures: refused, nothing stored
+    both = mpiarena("import", "repro", str(repro["barrier"]), str(repro["window"]), "--impl",
+                    "mpich-4.0.2", "--db", db)
+    assert both.returncode == 2 and "import them as separate runs" in both.stderr
+    assert _runs(db) == 2
+
+
+def test_imported_and_measured_cells_are_never_compared(outputs: Outputs, db: str):
+    run = mpiarena("run", "--bench", "allreduce", "--sizes", "4K", "--np", "2", "--impl",
+                   "mpich-4.0.2", "--launches", "1", "--observations", "3", "--sync", "barrier",
+                   "--db", db)
+    assert run.returncode == 0, run.stderr
+    done = mpiarena("import", "imb", str(outputs.imb["mpich-4.0.2"][0]), "--impl",
+                    "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    both = mpiarena("compare", "1", "2", "--db", db)
+    assert both.returncode == 2
+    assert "timed by barrier in run 1 and by imb-t_max in run 2" in both.stderr
+
+
+def test_a_wrong_file_is_one_line_and_nothing_is_stored(outputs: Outputs, db: str):
+    imb = outputs.imb["mpich-4.0.2"][0]
+    claimed = mpiarena("import", "osu", str(imb), "--impl", "mpich-4.0.2", "--db", db)
+    assert claimed.returncode == 2
+    assert claimed.stderr.count("\n") == 1 and f"{imb}:1:" in claimed.stderr
+    cut = outputs.where / "cut.out"
+    text = imb.read_text().splitlines()
+    row = next(i for i, ln in enumerate(text) if ln.split()[:1] == ["4096"])
+    cut.write_text("\n".join([*text[:row], text[row][:20]]))
+    garbled = mpiarena("import", "imb", str(imb), str(cut), "--impl", "mpich-4.0.2", "--db", db)
+    assert garbled.returncode == 2
+    assert f"{cut}:{row + 1}:" in garbled.stderr and "cut or garbled" in garbled.stderr
+    assert garbled.stderr.count("\n") == 1
+    osu = outputs.osu["osu_latency"].read_text().splitlines()
+    row = next(i for i, ln in enumerate(osu) if ln.startswith("8 "))
+    osu[row] = "8                         0.3O"
+    typo = outputs.where / "typo.out"
+    typo.write_text("\n".join(osu))
+    refused = mpiarena("import", "osu", str(typo), "--impl", "mpich-4.0.2", "--db", db)
+    assert refused.returncode == 2
+    assert f"{typo}:{row + 1}: '0.3O' is not a number" in refused.stderr
+    bad_id = mpiarena("import", "imb", str(imb), "--impl", "my mpi", "--db", db)
+    assert bad_id.returncode == 2 and "--impl 'my mpi'" in bad_id.stderr
+    assert not Path(db).exists()  # the good first file was not stored either
+    free = mpiarena("import", "imb", str(imb), "--impl", "mvapich2-2.3.7", "--db", db)
+    assert free.returncode == 0, free.stderr
+    impl = Store(Path(db)).implementations(1)[0]
+    assert (impl.family, impl.version, impl.origin) == ("mvapich2", "2.3.7", "imported")
+
+
+def test_imb_nbc_and_rma_tables(outputs: Outputs, db: str):
+    for i, target in enumerate(("IMB-NBC", "IMB-RMA"), start=1):
+        done = mpiarena("import", "imb", str(outputs.parts[target]), "--impl", "mpich-4.0.2",
+                        "--db", db)
+        assert done.returncode == 0, done.stderr
+        data = load(Store(Path(db)), i)
+        text = outputs.parts[target].read_text()
+        if target == "IMB-NBC":  # Iallreduce's overlap table: t_pure; Ibcast_pure: t_max
+            assert data.cells[Key("iallreduce", 16, 2)]["mpich-4.0.2"].timing == "imb-t_pure"
+            assert data.cells[Key("ibcast", 16, 2)]["mpich-4.0.2"].timing == "imb-t_max"
+        else:  # non-aggregate mode only: one operation then MPI_Win_flush
+            assert "Unidir_put (aggregate mode)" in done.stderr
+            table = text[text.index("NON-AGGREGATE"):]
+            row = next(ln.split() for ln in table.splitlines() if ln.split()[:1] == ["16"])
+            group = data.cells[Key("put-lockall", 16, 2)]["mpich-4.0.2"]
+            assert (group.timing, group.values) == ("imb-t", pytest.approx([float(row[2]) * 1e-6]))
+
+
+def test_runs_in_one_file_are_launches_unless_per_file(outputs: Outputs, db: str):
+    both = outputs.where / "np-both.out"
+    both.write_text(outputs.netpipe[0].read_text() + outputs.netpipe[1].read_text())
+    for args in ([], ["--launch-per-file"]):
+        done = mpiarena("import", "netpipe", str(both), *args, "--impl", "mpich-4.0.2",
+                        "--db", db)
+        assert done.returncode == 0, done.stderr
+    runs = load(Store(Path(db)), 1), load(Store(Path(db)), 2)
+    split, joined = (r.cells[Key("pingpong", 1024, 2)]["mpich-4.0.2"] for r in runs)
+    assert [len(x) for x in split.nested] == [1, 1]
+    assert [len(x) for x in joined.nested] == [2]
+    assert sorted(split.values) == sorted(joined.values)
