@@ -52,7 +52,8 @@ from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
 from mpiarena.sizes import format_size, parse_sizes
 
-IMB_SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "imb"
+IMB_SOURCE = Path(os.environ.get("MPIARENA_SHARED",
+                              Path(__file__).resolve().parents[1].parent / "shared")) / "imb"
 BENCHES = {"pingpong": "PingPong", "allreduce": "Allreduce", "bcast": "Bcast",
            "reduce": "Reduce", "alltoall": "Alltoall"}
 METHODS = ("loop", "barrier", "window")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
 
-STDOUT = re.compile(r"^\s*\d+:\s+(\d+) bytes\s+\d+ times -->\s+(\S+) Mbps in\s+(\S+) usec")
+# the counter "N:" and the rest are two writes: another process's output may split them
+STDOUT = re.compile(r"^\s*(?:\d+:)?\s*(\d+) bytes\s+\d+ times -->\s+(\S+) Mbps in\s+(\S+) usec")
 NOISE = ("Sending output to", "Now starting", "Receiving", "Latency:", "Sync Time:",
          "Starting", "Using", "Send and receive", "Printing", "Preposting")
 
@@ -22,8 +23,8 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     last = None
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line or line.startswith(NOISE) or re.match(r"^\d+: \S+$", line):
-            continue  # blank, NetPIPE's chatter, "0: host"
+        if not line or line.startswith(NOISE) or re.match(r"^\d+:( \S+)?$", line):
+            continue  # blank, NetPIPE's chatter, "0: host", a counter split from its line
         if m := STDOUT.match(line):
             size, seconds = int(m.group(1)), number(path, n, m.group(3), "usec") * 1e-6
         else:
