@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sqlite3
 import subprocess
 import time
@@ -133,3 +134,51 @@ def test_sbatch_refuses_other_places_and_needs_slurms_commands(db, tmp_path):
     one_line_exit_2(mpiarena("run", "--time", "5", "--db", db), "go with --sbatch")
     one_line_exit_2(mpiarena("run", "--sbatch", "--db", db, env={"PATH": str(tmp_path)}),
                     "--sbatch needs sbatch on PATH")
+
+
+def interrupted_follower(env: dict[str, str], db: str, *flags: str) -> tuple[str, str, str]:
+    """Ctrl-C to `run --sbatch` once its job has stored a cell: the job id, stdout, stderr."""
+    follower = subprocess.Popen(
+        [*ARGV, "run", "--sbatch", *flags, "--impl", MPI[0], *SMALL, "--launches", "500",
+         "--db", db], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while cells_stored(db) < 1:
+            assert time.monotonic() < deadline and follower.poll() is None
+            time.sleep(0.2)
+        [job] = in_queue(env)
+        follower.send_signal(signal.SIGINT)
+        out, err = follower.communicate(timeout=120)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert follower.returncode == 130, err
+    return job, out, err
+
+
+def test_ctrl_c_leaves_the_job_running_and_says_how_to_follow_it(slurm_env, db):
+    job, _, err = interrupted_follower(slurm_env, db)
+    try:
+        assert f"interrupted: job {job} goes on without mpiarena watching; follow it with " \
+            f"'squeue -j {job}'" in err, err
+        assert in_queue(slurm_env, int(job)) == [job]
+    finally:
+        subprocess.run(["scancel", job], env=slurm_env, check=True)
+        deadline = time.monotonic() + 60
+        while in_queue(slurm_env, int(job)):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    assert leftovers() == []
+
+
+def test_cancel_on_interrupt_cancels_the_job_and_reports_it(slurm_env, db):
+    job, out, err = interrupted_follower(slurm_env, db, "--cancel-on-interrupt")
+    assert out.startswith("Run 1 (incomplete)"), out
+    assert f"interrupted: cancelled job {job}" in err
+    assert re.search(rf"^job {job}: CANCELLED \(Reason=\S+, ExitCode=\d+:\d+\)$", err, re.M), err
+    assert f"job {job} CANCELLED: run 1 kept what it measured (marked incomplete)" in err
+    assert in_queue(slurm_env, int(job)) == []
+    assert runs_of(db)[0][1] == "incomplete"
+    assert leftovers() == []

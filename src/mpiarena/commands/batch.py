@@ -90,29 +90,36 @@ def _submit(what: str, submit: Submit, ntasks: int, db: str) -> Submitted:
         raise
 
 
-def follow(done: Submitted, submit: Submit) -> sbatch.JobState:
+@dataclass(frozen=True)
+class Followed:
+    """How a followed job ended, and whether Ctrl-C cancelled it (--cancel-on-interrupt)."""
+
+    end: sbatch.JobState
+    cancelled: bool = False
+
+
+def follow(done: Submitted, submit: Submit) -> Followed:
     """Print the job's state changes until it ends; Ctrl-C leaves it running (says how to
-    follow it) or, with --cancel-on-interrupt, cancels it and reports how it ended."""
+    follow it, exit status 130) or, with --cancel-on-interrupt, cancels it and follows it to
+    its end."""
     def say(state: sbatch.JobState) -> None:
         err.print(state.describe(), markup=False, soft_wrap=True)
 
     try:
-        return sbatch.follow(done.job, say)
+        return Followed(sbatch.follow(done.job, say))
     except KeyboardInterrupt:
         if not submit.cancel_on_interrupt:
-            err.print(f"interrupted: job {done.job} keeps running; follow it with 'squeue -j "
-                      f"{done.job}' (output: {done.output}), see its results with 'mpiarena "
-                      f"show latest --db {_db_arg(done.db)}' once it ends, or stop it with "
-                      f"'scancel {done.job}'", markup=False, soft_wrap=True)
+            err.print(f"interrupted: job {done.job} goes on without mpiarena watching; follow it "
+                      f"with 'squeue -j {done.job}' (output: {done.output}), see its results "
+                      f"with 'mpiarena show latest --db {_db_arg(done.db)}' once it ends, or "
+                      f"stop it with 'scancel {done.job}'", markup=False, soft_wrap=True)
             sys.exit(130)
     sbatch.cancel(done.job)
     err.print(f"interrupted: cancelled job {done.job}", markup=False)
     try:
-        end = sbatch.follow(done.job, say)
+        return Followed(sbatch.follow(done.job, say), cancelled=True)
     except KeyboardInterrupt:
         sys.exit(130)
-    kept(done, end)
-    sys.exit(130)
 
 
 def _db_arg(db: Path) -> str:
@@ -132,10 +139,11 @@ def kept(done: Submitted, end: sbatch.JobState) -> int | None:
     return run
 
 
-def finish(done: Submitted, end: sbatch.JobState, show: Callable[[int], None]) -> None:
+def finish(done: Submitted, followed: Followed, show: Callable[[int], None]) -> None:
     """Show the run a completed job stored; for one that did not complete, Slurm's reason and
-    what it kept (shown too), exit status 1, or 2 with the job's own error when it refused its
-    input."""
+    what it kept (shown too), exit status 1 (130 when Ctrl-C cancelled it), or 2 with the job's
+    own error when it refused its input."""
+    end = followed.end
     if end.completed and (run := done.run_id()) is not None:
         show(run)
         return
@@ -146,7 +154,7 @@ def finish(done: Submitted, end: sbatch.JobState, show: Callable[[int], None]) -
         err.print(f"job {done.job} said: {said}", markup=False, soft_wrap=True)
     if (run := kept(done, end)) is not None:
         show(run)
-    sys.exit(1)
+    sys.exit(130 if followed.cancelled else 1)
 
 
 def run_batch(what: str, submit: Submit, ntasks: int, db: str,
