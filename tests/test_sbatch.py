@@ -182,3 +182,10 @@ def test_cancel_on_interrupt_cancels_the_job_and_reports_it(slurm_env, db):
     assert in_queue(slurm_env, int(job)) == []
     assert runs_of(db)[0][1] == "incomplete"
     assert leftovers() == []
+
+
+def test_reproduce_takes_the_same_options(db):
+    one_line_exit_2(mpiarena("reproduce", "nevin1996", "--sbatch", "--slurm", "--db", db),
+                    "leave out --cluster, --hosts and --slurm")
+    one_line_exit_2(mpiarena("reproduce", "nevin1996", "--nodes", "2", "--db", db),
+                    "go with --sbatch")

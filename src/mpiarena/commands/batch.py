@@ -129,38 +129,37 @@ def _db_arg(db: Path) -> str:
         return str(db)
 
 
-def kept(done: Submitted, end: sbatch.JobState) -> int | None:
-    """Say how a job that did not complete ended and what it kept; the run it stored."""
+def kept(done: Submitted, end: sbatch.JobState) -> None:
+    """Say how a job that did not complete ended and what it kept."""
     run = done.run_id()
     note = (f"run {run} kept what it measured (marked incomplete): 'mpiarena show {run} --db "
             f"{_db_arg(done.db)}'" if run is not None else "it stored no run")
     err.print(f"job {done.job} {end.state}: {note}; its output: {done.output}", markup=False,
               soft_wrap=True)
-    return run
 
 
-def finish(done: Submitted, followed: Followed, show: Callable[[int], None]) -> None:
-    """Show the run a completed job stored; for one that did not complete, Slurm's reason and
+def finish(done: Submitted, followed: Followed, show: Callable[[Submitted], None]) -> None:
+    """`show` what a completed job stored; for one that did not complete, Slurm's reason and
     what it kept (shown too), exit status 1 (130 when Ctrl-C cancelled it), or 2 with the job's
     own error when it refused its input."""
     end = followed.end
-    if end.completed and (run := done.run_id()) is not None:
-        show(run)
+    if end.completed:
+        show(done)
         return
     said = done.last_error()
     if end.exit_status == 2 and said:
         raise ArenaError(f"job {done.job} refused its command: {said}")
     if said:
         err.print(f"job {done.job} said: {said}", markup=False, soft_wrap=True)
-    if (run := kept(done, end)) is not None:
-        show(run)
+    kept(done, end)
+    show(done)
     sys.exit(130 if followed.cancelled else 1)
 
 
 def run_batch(what: str, submit: Submit, ntasks: int, db: str,
-              show: Callable[[int], None]) -> None:
+              show: Callable[[Submitted], None]) -> None:
     """--sbatch: submit the command as a job of `ntasks` tasks; with --no-wait print its id,
-    else follow it and `show` the run it stored."""
+    else follow it and `show` what it stored."""
     done = _submit(what, submit, ntasks, db)
     err.print(f"submitted {done.written.script} as job {done.job}; output {done.output}",
               markup=False, soft_wrap=True)
@@ -168,3 +167,14 @@ def run_batch(what: str, submit: Submit, ntasks: int, db: str,
         print(done.job, flush=True)
         return
     finish(done, follow(done, submit), show)
+
+
+def show_output(done: Submitted) -> None:
+    """What the job printed (its output file), for commands whose summary is not one run."""
+    try:
+        text = done.output.read_text(errors="replace")
+    except OSError as e:
+        err.print(f"cannot read the job's output {done.output}: {e.strerror}", markup=False)
+        return
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -20,7 +20,7 @@ from ..status import RunStatus
 from ..suites import Suite, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
-from .batch import run_batch
+from .batch import Submitted, run_batch
 from .options import SECONDS, Submit, console, db_option, err, impl_option
 
 if TYPE_CHECKING:
@@ -167,8 +167,14 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         terminal.render(load(options.store(db), run_id), console, tables=output.tables,
                         method=output.method)
 
+    def stored(done: Submitted) -> None:
+        if (run := done.run_id()) is not None:
+            summarise(run)
+        else:
+            err.print(f"job {done.job} stored no run in {db}", markup=False)
+
     if submit.sbatch:  # the job runs this command with --slurm in its allocation
-        run_batch("run", submit, max(chosen.nps), db, summarise)
+        run_batch("run", submit, max(chosen.nps), db, stored)
         return
     options.sweep()
     from ..runner.session import measure
