@@ -11,12 +11,10 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
-from slurm_fixture import HAVE_SLURM, one_node_slurm
 
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
@@ -204,16 +202,6 @@ def impl(request: pytest.FixtureRequest) -> Implementation:
 @pytest.fixture
 def db(tmp_path: Path) -> str:
     return str(tmp_path / "results.db")
-
-
-@pytest.fixture(scope="module")
-def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A one-node Slurm for the module's tests (slurm_fixture.py): the environment that reaches
-    its controller."""
-    if not HAVE_SLURM:
-        pytest.skip("needs root and Debian's slurmctld, slurmd and munge")
-    with one_node_slurm(tmp_path_factory.mktemp("slurm")) as env:
-        yield env
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,6 +1,6 @@
-"""`mpiarena run --sbatch` on a real Slurm (conftest's `slurm_env`): the script kept beside the
-store names the command, the job is followed to its end and its run shown; a cancelled job is
-reported with Slurm's reason and keeps what it measured; bad input is one line and exit 2."""
+"""`mpiarena run --sbatch` on a real Slurm (`slurm_env`, tests/slurm_local.py): the script kept
+beside the store names the command, the job is followed to its end and its run shown; a cancelled
+job is reported with Slurm's reason and keeps what it measured; bad input is one line, exit 2."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from conftest import ARGV, IMPLS, leftovers, mpiarena
+from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:1]  # LAM and PVM refuse root
 SMALL = ("--bench", "pingpong", "--sizes", "8", "--np", "2", "--observations", "3")
@@ -120,8 +121,10 @@ def test_a_partition_that_does_not_exist_is_one_line(slurm_env, db):
 
 def test_no_controller_is_sbatchs_own_line(slurm_env, db, tmp_path):
     conf = Path(slurm_env["SLURM_CONF"])
-    dead = tmp_path / "slurm.conf"  # the same cluster at a port nothing listens on
-    dead.write_text(re.sub(r"SlurmctldPort=\d+", "SlurmctldPort=1", conf.read_text()))
+    dead = tmp_path / "slurm.conf"  # the same cluster at a port nothing listens on, and
+    # sbatch's retries for 9 s cut short
+    dead.write_text(re.sub(r"SlurmctldPort=\d+", "SlurmctldPort=1", conf.read_text()) +
+                    "MessageTimeout=1\n")
     done = mpiarena("run", "--sbatch", "--impl", MPI[0], *SMALL, "--db", db,
                     env={**slurm_env, "SLURM_CONF": str(dead)})
     one_line_exit_2(done, "sbatch: Batch job submission failed: Unable to contact slurm "

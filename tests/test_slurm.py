@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from conftest import IMPLS, leftovers, mpiarena
+from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
 
 WANTED = [i.id for i in IMPLS if i.family in ("mpich", "openmpi", "tcp")][:3]
 

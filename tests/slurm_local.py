@@ -1,6 +1,7 @@
 """A one-node Slurm (Debian's munged, slurmctld and slurmd) on this machine with a private
-configuration and free ports, for the tests that need a controller (conftest's `slurm_env`
-yields the environment, SLURM_CONF, that points salloc, srun, sbatch and squeue at it)."""
+configuration and free ports, for any test module: `from slurm_local import slurm_env_fixture`
+and ask for `slurm_env`, the environment (SLURM_CONF) that points salloc, srun, sbatch and squeue
+at it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 HAVE_SLURM = os.geteuid() == 0 and all(Path(d).exists() for d in DAEMONS) and \
@@ -79,3 +82,12 @@ def one_node_slurm(root: Path) -> Iterator[dict[str, str]]:
                 deadline = time.monotonic() + 15
                 while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
                     time.sleep(0.05)
+
+
+@pytest.fixture(scope="module", name="slurm_env")
+def slurm_env_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A one-node Slurm for the module's tests: the environment that reaches its controller."""
+    if not HAVE_SLURM:
+        pytest.skip("needs root and Debian's slurmctld, slurmd and munge")
+    with one_node_slurm(tmp_path_factory.mktemp("slurm")) as env:
+        yield env
