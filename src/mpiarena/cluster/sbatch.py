@@ -148,10 +148,17 @@ def final(job: int) -> JobState:
                     "no accounting to ask")
 
 
-def follow(job: int, changed: Callable[[JobState], None], every: float = 1.0) -> JobState:
+def pause(waited: float) -> float:
+    """Seconds between two polls after `waited` seconds of following: 1 at first, spacing out
+    to 10 after five minutes, sparing the controller of a long queue."""
+    return min(10.0, 1.0 + waited / 30)
+
+
+def follow(job: int, changed: Callable[[JobState], None]) -> JobState:
     """Poll the job until it ends, calling `changed` with each new state; its final state."""
     last: JobState | None = None
     failures = 0
+    start = time.monotonic()
     while True:
         now = queued(job)
         if isinstance(now, str):
@@ -168,7 +175,7 @@ def follow(job: int, changed: Callable[[JobState], None], every: float = 1.0) ->
             if last is None or (now.state, now.reason) != (last.state, last.reason):
                 changed(now)
             last = now
-        time.sleep(every)
+        time.sleep(pause(time.monotonic() - start))
 
 
 def cancel(job: int) -> None:
