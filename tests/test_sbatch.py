@@ -6,17 +6,32 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from conftest import ARGV, IMPLS, leftovers, mpiarena
 from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:1]  # LAM and PVM refuse root
 SMALL = ("--bench", "pingpong", "--sizes", "8", "--np", "2", "--observations", "3")
+
+
+@pytest.fixture
+def db() -> Iterator[str]:
+    """A store where the job's nodes see it too: not in /tmp, which each node of an emulated
+    cluster has of its own."""
+    folder = Path(tempfile.mkdtemp(prefix="mpiarena-sbatch-", dir="/var/tmp"))
+    try:
+        yield str(folder / "results.db")
+    finally:
+        shutil.rmtree(folder)
 
 
 def jobs_dir(db: str) -> Path:
@@ -123,8 +138,8 @@ def test_no_controller_is_sbatchs_own_line(slurm_env, db, tmp_path):
     conf = Path(slurm_env["SLURM_CONF"])
     dead = tmp_path / "slurm.conf"  # the same cluster at a port nothing listens on, and
     # sbatch's retries for 9 s cut short
-    dead.write_text(re.sub(r"SlurmctldPort=\d+", "SlurmctldPort=1", conf.read_text()) +
-                    "MessageTimeout=1\n")
+    dead.write_text(re.sub(r"(?m)^(SlurmctldPort|MessageTimeout)=.*\n", "", conf.read_text()) +
+                    "SlurmctldPort=1\nMessageTimeout=1\n")
     done = mpiarena("run", "--sbatch", "--impl", MPI[0], *SMALL, "--db", db,
                     env={**slurm_env, "SLURM_CONF": str(dead)})
     one_line_exit_2(done, "sbatch: Batch job submission failed: Unable to contact slurm "

@@ -151,6 +151,10 @@ def finish(done: Submitted, followed: Followed, show: Callable[[Submitted], None
         raise ArenaError(f"job {done.job} refused its command: {said}")
     if said:
         err.print(f"job {done.job} said: {said}", markup=False, soft_wrap=True)
+    elif not done.output.exists():
+        err.print(f"job {done.job} wrote no output: do its nodes see {done.output.parent}? The "
+                  "store and its jobs folder must be on a file system the nodes share (not a "
+                  "node's own /tmp)", markup=False, soft_wrap=True)
     kept(done, end)
     show(done)
     sys.exit(130 if followed.cancelled else 1)
