@@ -62,8 +62,8 @@ def in_queue(env: dict[str, str], job: int | None = None) -> list[str]:
 
 
 def test_a_submitted_run_completes_and_shows_its_summary(slurm_env, db):
-    done = mpiarena("run", "--sbatch", "--impl", MPI[0], *SMALL, "--launches", "1", "--db", db,
-                    env=slurm_env)
+    done = mpiarena("run", "--sbatch", "--time=10", "--impl", MPI[0], *SMALL, "--nodes", "1",
+                    "--launches", "1", "--db", db, env=slurm_env)
     assert done.returncode == 0, done.stderr
     job = int(re.search(r"as job (\d+)", done.stderr)[1])
     assert f"job {job}: RUNNING" in done.stderr
@@ -74,7 +74,8 @@ def test_a_submitted_run_completes_and_shows_its_summary(slurm_env, db):
     lines = script.read_text().splitlines()
     assert lines[1] == (f"# mpiarena run --impl {MPI[0]} {' '.join(SMALL)} --launches 1 --db "
                         f"{db} --slurm")
-    assert {"#SBATCH --job-name=mpiarena-run", "#SBATCH --ntasks=2"} <= set(lines)
+    assert {"#SBATCH --job-name=mpiarena-run", "#SBATCH --ntasks=2", "#SBATCH --time=10",
+            "#SBATCH --nodes=1"} <= set(lines)
     assert lines[-1].endswith(lines[1][2:].removeprefix("mpiarena")), lines[-1]
     out = script.with_name(f"{script.stem}-{job}.out")
     assert f"#SBATCH --output={script.with_name(script.stem)}-%j.out" in lines

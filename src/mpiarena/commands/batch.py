@@ -70,10 +70,12 @@ class Submitted:
         if not self.db.exists():
             return None
         label = f"slurm:job{self.job}"
-        for run, _ in reversed(Store(self.db).runs()):
-            if run.settings.get("topology") == label:
-                return run.id
-        return None
+        store = Store(self.db)
+        try:
+            return next((run.id for run, _ in reversed(store.runs())
+                         if run.settings.get("topology") == label), None)
+        finally:
+            store.close()
 
 
 def _submit(what: str, submit: Submit, ntasks: int, db: str) -> Submitted:
