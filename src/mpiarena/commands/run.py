@@ -17,6 +17,7 @@ from ..impls import Implementation, discover, parse_user_impls, select
 from ..plan import check_variants, make_plan
 from ..results import load
 from ..status import RunStatus
+from ..store import Store
 from ..suites import Suite, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
@@ -163,13 +164,13 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     impls = select(found, ids)
     from ..report import terminal  # loads numpy: only the commands that need it
 
-    def summarise(run_id: int) -> None:
-        terminal.render(load(options.store(db), run_id), console, tables=output.tables,
+    def summarise(store: Store, run_id: int) -> None:
+        terminal.render(load(store, run_id), console, tables=output.tables,
                         method=output.method)
 
     def stored(done: Submitted) -> None:
         if (run := done.run_id()) is not None:
-            summarise(run)
+            summarise(options.store(db), run)
         else:
             err.print(f"job {done.job} stored no run in {db}", markup=False)
 
@@ -191,7 +192,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
-        summarise(outcome.run_id)
+        summarise(store, outcome.run_id)
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")
