@@ -15,6 +15,7 @@ from ..impls import discover, parse_user_impls, select
 from ..machine import cores
 from ..results import load
 from . import options
+from .batch import run_batch, show_output
 from .options import SECONDS, console, db_option, err, impl_option, output_option, write_report
 
 
@@ -25,6 +26,7 @@ from .options import SECONDS, console, db_option, err, impl_option, output_optio
     "only); default: the emulated network closest to the study's",
     hosts="a real cluster instead: one host per line (this machine first)",
     slurm="inside a Slurm allocation instead")
+@options.sbatch_options("the reproduction")
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @impl_option("only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
@@ -32,8 +34,9 @@ from .options import SECONDS, console, db_option, err, impl_option, output_optio
               help="seconds before a job is hung")
 @output_option("Markdown report (default: reproduce-STUDY.md)")
 @db_option
-def reproduce_cmd(study: str, where: Where, quick: bool, impl_specs: tuple[str, ...],
-                  max_ranks: int | None, timeout: float, output: str | None, db: str) -> None:
+def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
+                  impl_specs: tuple[str, ...], max_ranks: int | None, timeout: float,
+                  output: str | None, db: str) -> None:
     """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
     the network closest to its own, its published figures beside ours, its conclusions checked."""
     from .. import reproduce, studies
@@ -41,12 +44,16 @@ def reproduce_cmd(study: str, where: Where, quick: bool, impl_specs: tuple[str, 
     from ..analysis.reproduction import evaluate
     from ..report.reproduction_text import markdown, render
 
+    submit.check(where)
     chosen = studies.load(study)
     cap = max_ranks if max_ranks is not None else cores()
     if cap < 2:
         raise ArenaError(f"--max-ranks {cap}: the studies need at least 2 ranks")
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
+    if submit.sbatch:  # the job runs this command with --slurm; its output is the summary
+        run_batch("reproduce", submit, cap, db, show_output)
+        return
     options.sweep()
     store = options.store(db)
     done = reproduce.run(chosen, quick, where, impls, store,

@@ -17,10 +17,12 @@ from ..impls import Implementation, discover, parse_user_impls, select
 from ..plan import check_variants, make_plan
 from ..results import load
 from ..status import RunStatus
+from ..store import Store
 from ..suites import Suite, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
-from .options import SECONDS, console, db_option, err, impl_option
+from .batch import Submitted, run_batch
+from .options import SECONDS, Submit, console, db_option, err, impl_option
 
 if TYPE_CHECKING:
     from ..runner.execute import Settings
@@ -144,22 +146,38 @@ class Output:
     "(emulated:fast-ethernet|fddi|gige), or the name of one kept up",
     hosts="a real cluster: one host per line (this machine first), optional slots=N",
     slurm="inside a Slurm allocation (salloc/sbatch): ranks start with srun")
+@options.sbatch_options("the run")
 @options.grouped(
     "output", Output,
     click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, "
                  "after the scoreboard"),
     click.option("--method", is_flag=True, help="the method and the verdict rule in full"))
 @db_option
-def run_cmd(selection: Selection, measurement: Measurement, where: Where, output: Output,
-            db: str) -> None:
+def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit: Submit,
+            output: Output, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
+    submit.check(where)
     chosen = measurement.suite(load_suite(selection.suite), selection)
     ids, user_prefixes = parse_user_impls(selection.impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids)
-    options.sweep()
     from ..report import terminal  # loads numpy: only the commands that need it
+
+    def summarise(store: Store, run_id: int) -> None:
+        terminal.render(load(store, run_id), console, tables=output.tables,
+                        method=output.method)
+
+    def stored(done: Submitted) -> None:
+        if (run := done.run_id()) is not None:
+            summarise(options.store(db), run)
+        else:
+            err.print(f"job {done.job} stored no run in {db}", markup=False)
+
+    if submit.sbatch:  # the job runs this command with --slurm in its allocation
+        run_batch("run", submit, max(chosen.nps), db, stored)
+        return
+    options.sweep()
     from ..runner.session import measure
 
     with opened(where) as topology:
@@ -174,8 +192,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, output
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
-        terminal.render(load(store, outcome.run_id), console, tables=output.tables,
-                        method=output.method)
+        summarise(store, outcome.run_id)
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")
