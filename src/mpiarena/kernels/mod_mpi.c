@@ -237,7 +237,7 @@ static void mpi_stream(const void *sbuf, void *rbuf, size_t n, int peer, int w, 
     else MPI_Send(&ack, 1, MPI_BYTE, peer, tag, comm);
 }
 
-#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+#if MPI_VERSION >= 3 && !defined(LAM_MPI) && !defined(ARENA_NO_MPI_T) /* SMPI: none */
 static const char *scope_name(int scope)
 {
     switch (scope) {
@@ -380,8 +380,10 @@ const arena_module arena_module_impl = {
     .start = mpi_start,
     .wait = mpi_wait,
     .stream = mpi_stream,
-#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+#if MPI_VERSION >= 3 && !defined(LAM_MPI) && !defined(ARENA_NO_MPI_T)
     .config = mpi_config,
+#elif defined(ARENA_NO_MPI_T)
+    .no_config = "SimGrid's SMPI has no MPI_T tool interface",
 #elif defined(LAM_MPI)
     .no_config = "LAM/MPI 7.1.4 implements MPI 1.2: no MPI_T tool interface",
 #else

@@ -1,0 +1,297 @@
+"""`mpiarena simulate`'s runs: the core under smpirun, one launch of each model (selection logic,
+forced algorithms) per rank count, its cells taken in turn; a launch that ends before its cell
+does (SMPI's deadlock detection exits 0) fails that cell, and the model's other cells go on in
+a fresh launch."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__, machine, paths
+from ..analysis.simulated import SUITE
+from ..benchmarks import BENCHMARKS
+from ..build import SimulatedBuild
+from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
+from ..errors import ArenaError
+from ..owners import Owner
+from ..records import ImplementationRecord
+from ..status import CellStatus, JobStatus, RunStatus
+from ..store import Store
+from .job import CellResult, Job, JobError
+
+MAX_RESTARTS = 3  # fresh launches a model gets after a launch ends early
+# why a benchmark means nothing under SMPI (engines-feasibility.md, A); kinds, then names
+REFUSED_KINDS = {
+    "startup": "SMPI's start-up mixes the simulated and the real clock",
+    "timer": "the simulated clock costs nothing to read",
+    "app": "an application kernel's computation is not simulated (smpi/simulate-computation:no)",
+}
+REFUSED = {
+    "threads": "SMPI grants only MPI_THREAD_SINGLE: no threads",
+    "cpu": "SMPI runs every rank in one process: CPU figures would be the simulator's",
+    "memory": "SMPI runs every rank in one process: memory figures would be the simulator's",
+    "overlap": "overlap needs computation, which is not simulated",
+    "progress": "progress needs computation, which is not simulated",
+    "msgrate": "msgrate is not checked under SMPI",
+    "loggp": "LogGP's overheads need computation, which is not simulated",
+}
+
+
+def refusal(bench: str) -> str | None:
+    """Why `mpiarena simulate` cannot run a benchmark, or None."""
+    b = BENCHMARKS.get(bench)
+    if b is None:
+        return "no such benchmark ('mpiarena run --help' lists them)"
+    if b.group:
+        return f"MPI beyond MPI-1 ({b.group}) is not simulated"
+    return REFUSED.get(bench) or REFUSED_KINDS.get(b.kind)
+
+
+@dataclass(frozen=True)
+class Model:
+    """What SMPI is asked to copy: a library's selection logic (smpi/coll-selector), with some
+    collectives' algorithms forced (smpi/<collective>)."""
+
+    selector: str
+    forced: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.selector + "".join(f"+{c}={a}" for c, a in self.forced)
+
+    def cfg(self) -> list[str]:
+        return [f"--cfg=smpi/coll-selector:{self.selector}",
+                *(f"--cfg=smpi/{c}:{a}" for c, a in self.forced)]
+
+    def title(self) -> str:
+        forced = "".join(f", {c} forced to {a}" for c, a in self.forced)
+        return f"{SELECTORS[self.selector]}'s selection logic{forced}"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to simulate and on what."""
+
+    benchmarks: tuple[str, ...]
+    sizes: tuple[int, ...]
+    nps: tuple[int, ...]
+    models: tuple[Model, ...]
+    link: Link
+    factors: Factors = field(default_factory=Factors)
+    ranks_per_node: int = 1
+    observations: int = 3
+    sync: str = "barrier"
+    timeout: float = 300.0
+    computation: bool = False  # smpi/simulate-computation (off: communication only)
+    calibrated_from: str = ""  # a run's id and variant, where the factors came from
+
+    def cfg(self, model: Model) -> list[str]:
+        return [f"--cfg=smpi/simulate-computation:{'yes' if self.computation else 'no'}",
+                *self.factors.cfg(), *model.cfg()]
+
+    def topology(self, sim: SimGrid) -> str:
+        factors = f"calibrated from run {self.calibrated_from}" if self.calibrated_from else \
+            f"link factors {self.factors.label()}"
+        hosts = "one host a rank" if self.ranks_per_node == 1 else \
+            f"{self.ranks_per_node} ranks a host"
+        return (f"simulated: {sim.title} SMPI, a cluster of {hosts}, link "
+                f"{self.link.label()}, {factors}")
+
+
+@dataclass
+class Simulated:
+    """A model's cells at one rank count: (bench, size) -> its result, or why it has none."""
+
+    results: dict[tuple[str, int], CellResult | str] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+
+
+OnCell = Callable[[tuple[str, int], CellResult | str, int | None], None]  # cell, result, job
+
+
+class Simulator:
+    """Runs models of a request in a scratch directory that goes when it ends."""
+
+    def __init__(self, sim: SimGrid, build: SimulatedBuild, request: Request):
+        self.sim, self.build, self.request = sim, build, request
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"simulate-{Owner.me()}-",
+                                             dir=paths.scratch_dir()))
+        self.live: Job | None = None
+        self.jobs = 0
+        self.finished: list[tuple[int | None, str | None]] = []  # (job id, why it failed)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.kill()
+            self.live = None
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def timing(self, bench: str) -> str:
+        return self.request.sync if BENCHMARKS[bench].kind == "coll" and bench != "bcast-ack" \
+            else "loop"
+
+    def _job(self, np: int, model: Model) -> Job:
+        self.jobs += 1
+        where = self.workdir / f"job-{self.jobs}"
+        (where / "tmp").mkdir(parents=True)
+        platform = platform_for(np, self.request.link, self.request.ranks_per_node)
+        (where / "platform.xml").write_text(platform.xml())
+        (where / "hosts").write_text(platform.hostfile(np))
+        argv = command(self.sim, self.build.binary, np, where / "platform.xml", where / "hosts",
+                       self.request.cfg(model))
+        return Job(argv, {**os.environ, "TMPDIR": str(where / "tmp")}, where, None,
+                   where / "smpirun.err")
+
+    def run(self, np: int, model: Model, cells: list[tuple[str, int]],
+            on_start: Callable[[Job], int | None], on_cell: OnCell) -> None:
+        """The model's cells at np ranks, in order, in as few launches as they allow."""
+        pending, restarts = list(cells), 0
+        while pending:
+            job = self.live = self._job(np, model)
+            job_id = on_start(job)
+            try:
+                job.start(self.request.timeout)
+            except JobError as e:
+                _bad_algorithm(job.log)
+                why = f"smpirun did not start: {_incomplete(e)}"
+                for cell in pending:
+                    on_cell(cell, why, job_id)
+                self._ended(job, job_id, on_cell, why)
+                return
+            while pending:
+                cell = pending.pop(0)
+                try:
+                    res = job.cell(0, cell[0], cell[1], self.request.observations, 1e-9, 1e9,
+                                   64, False, False, self.request.timeout, 0.0,
+                                   self.timing(cell[0]), 1)
+                except JobError as e:
+                    on_cell(cell, _incomplete(e), job_id)
+                    break
+                on_cell(cell, res, job_id)
+            else:
+                with contextlib.suppress(JobError):  # every cell was answered: a failed
+                    job.quit(self.request.timeout)     # shutdown loses nothing
+                self._ended(job, job_id, on_cell, None)
+                return
+            self._ended(job, job_id, on_cell, "ended early")
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                for cell in pending:
+                    on_cell(cell, f"skipped: {MAX_RESTARTS} fresh launches ended early", None)
+                return
+
+    def _ended(self, job: Job, job_id: int | None, on_cell: OnCell, why: str | None) -> None:
+        job.kill()
+        self.live = None
+        self.finished.append((job_id, why))
+
+
+def _bad_algorithm(log: Path) -> None:
+    """SMPI aborts at start on an algorithm name it does not know, listing those it does."""
+    said = log.read_text(errors="replace") if log.exists() else ""
+    for line in said.splitlines():
+        if "has no algorithm" in line:
+            raise ArenaError(f"--algorithm: {line.split('] ', 1)[-1].strip()}")
+
+
+def _incomplete(e: JobError) -> str:
+    """A launch that ended before its answer: SMPI says why on stderr and may still exit 0."""
+    text = str(e)
+    if "exit status 0" in text:
+        return f"incomplete smpirun output (it exited 0 without finishing the cell): {text}"
+    return text
+
+
+def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store,
+             command_line: str, advance: Callable[[str], None],
+             recorded: Mapping[str, object] | None = None) -> tuple[int, RunStatus]:
+    """Every model's cells at every rank count into a new run of the store; Ctrl-C ends it
+    incomplete, with what was simulated kept."""
+    impl_id = f"smpi-{sim.version}"
+    run_id = store.begin_run(SUITE, command_line, 0, __version__, machine.describe(), {
+        "benchmarks": request.benchmarks, "sizes": request.sizes, "nps": request.nps,
+        "observations": request.observations, "launches": 1, "sync": request.sync,
+        "timeout": request.timeout, "topology": request.topology(sim), "simgrid": sim.version,
+        "link": request.link.label(), "factors": request.factors.cfg(),
+        "ranks_per_node": request.ranks_per_node, "computation": request.computation,
+        "models": {f"{impl_id}:{m.name}": m.title() for m in request.models},
+        **(recorded or {})})
+    store.add_implementation(ImplementationRecord(
+        run_id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid", "",
+        str(sim.smpicc), str(sim.smpirun), "", build.cflags))
+    for m in request.models:
+        store.add_variant(run_id, f"{impl_id}:{m.name}", impl_id, m.name, {},
+                          request.cfg(m), "simulated")
+    cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
+             for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
+    status = RunStatus.COMPLETE
+    seq = 0
+    simulator = Simulator(sim, build, request)
+    try:
+        for np in request.nps:
+            for m in request.models:
+                variant = f"{impl_id}:{m.name}"
+
+                def started(job: Job, np: int = np, variant: str = variant) -> int:
+                    return store.add_job(run_id, variant, np, request.topology(sim),
+                                         "simulated", job.argv)
+
+                def done(cell: tuple[str, int], res: CellResult | str, job_id: int | None,
+                         np: int = np, variant: str = variant) -> None:
+                    nonlocal seq
+                    advance(f"{variant} {cell[0]} {cell[1]} B, {np} ranks")
+                    if isinstance(res, str):
+                        failed = CellStatus.SKIPPED if res.startswith("skipped") else \
+                            CellStatus.FAILED
+                        store.add_cell(run_id, job_id, variant, cell[0], cell[1], np, failed,
+                                       res, None, [], seq, 0, simulator.timing(cell[0]))
+                    else:
+                        store.add_cell(run_id, job_id, variant, cell[0], cell[1], np,
+                                       res.status, res.reason or None, res.iterations,
+                                       res.observations, seq, 0, simulator.timing(cell[0]))
+                    seq += 1
+
+                simulator.finished = []
+                simulator.run(np, m, cells, started, done)
+                for job_id, why in simulator.finished:
+                    if job_id is not None:
+                        store.update_job(job_id, status=JobStatus.OK if why is None else
+                                         JobStatus.FAILED, reason=why)
+    except KeyboardInterrupt:
+        status = RunStatus.INCOMPLETE
+    except ArenaError:
+        store.end_run(run_id, RunStatus.INCOMPLETE, "stopped by an error")
+        raise
+    finally:
+        simulator.close()
+    store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
+    return run_id, status
+
+
+def bare_pingpong(sim: SimGrid, build: SimulatedBuild, link: Link, sizes: list[int],
+                  timeout: float) -> dict[int, float]:
+    """size -> the simulated one-way pingpong on the bare link (factors 1) at 2 ranks, not
+    stored: the harness's offset that calibration subtracts."""
+    request = Request(("pingpong",), tuple(sizes), (2,), (Model("default"),), link,
+                      observations=1, timeout=timeout)
+    out: dict[int, float] = {}
+    simulator = Simulator(sim, build, request)
+
+    def done(cell: tuple[str, int], res: CellResult | str, _job: int | None) -> None:
+        if isinstance(res, str) or res.status != CellStatus.OK:
+            raise ArenaError(f"the bare-link pingpong of {cell[1]} B failed under smpirun: "
+                             f"{res if isinstance(res, str) else res.reason}")
+        out[cell[1]] = BENCHMARKS["pingpong"].observation(res.observations[0].per_rank)
+
+    try:
+        simulator.run(2, request.models[0], [("pingpong", s) for s in sizes],
+                      lambda _job: None, done)
+    finally:
+        simulator.close()
+    return out
