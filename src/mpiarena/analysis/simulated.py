@@ -73,6 +73,15 @@ def pingpong_medians(data: RunData, variant: str) -> dict[int, float]:
     return out
 
 
+def nominal_link(measured: dict[int, float], bits: float | None) -> Link:
+    """The link a calibration's factors correct, where none is given: the measured run's
+    emulated rate (else its pingpong's peak) and its smallest message's one-way time, so the
+    factors stay near 1 (they reach MAX_BW_FACTOR at most)."""
+    sizes = sorted(measured)
+    peak = max(8 * s / measured[s] for s in sizes[1:])
+    return Link(bits or peak, measured[sizes[0]])
+
+
 def fit_factors(measured: dict[int, float], bare: dict[int, float], link: Link) -> Factors:
     """SMPI's latency factor and a bandwidth factor per size that make the simulated pingpong
     the measured one: the simulation of the bare link (factors 1) gives the harness's offset
@@ -89,7 +98,7 @@ def fit_factors(measured: dict[int, float], bare: dict[int, float], link: Link) 
 
     first = sizes[0]
     lat = (measured[first] - offset(first) - first / rate) / link.latency
-    lat = max(lat, 1e-3)
+    lat = max(lat, 1e-6)
     bw = [(first, MAX_BW_FACTOR)]
     for s in sizes[1:]:
         left = measured[s] - offset(s) - lat * link.latency

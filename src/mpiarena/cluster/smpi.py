@@ -66,8 +66,9 @@ class Link:
     latency: float
 
     def label(self) -> str:
-        rate = (f"{self.bits / 1e9:g}gbit" if self.bits >= 1e9 else f"{self.bits / 1e6:g}mbit")
-        return f"{rate},lat={self.latency * 1e6:g}us"
+        rate = (f"{self.bits / 1e9:.3g}gbit" if self.bits >= 1e9 else
+                f"{self.bits / 1e6:.3g}mbit")
+        return f"{rate},lat={self.latency * 1e6:.3g}us"
 
 
 _LATENCY = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s)")

@@ -111,9 +111,9 @@ def _run(db: str, ref: str) -> RunData:
 @click.option("--algorithm", "algorithms", multiple=True,
               help="force algorithms, e.g. allreduce=rdb,bcast=binomial_tree: one more model, "
               "the first selector's logic with these forced (repeatable)")
-@click.option("--link", default=None, help=f"the link between hosts (default {DEFAULT_LINK}, or "
-              "the calibration run's emulated link): RATE,lat=LATENCY or a profile (gige, "
-              "fast-ethernet, fddi)")
+@click.option("--link", default=None, help=f"the link between hosts (default {DEFAULT_LINK}; "
+              "calibrating: the run's emulated rate or its peak, its smallest latency): "
+              "RATE,lat=LATENCY or a profile (gige, fast-ethernet, fddi)")
 @click.option("--ranks-per-node", type=click.IntRange(min=1), default=1, show_default=True,
               help="ranks sharing one simulated host")
 @click.option("--calibrate-from", help="RUN[:VARIANT]: fit SMPI's latency and bandwidth factors "
@@ -136,7 +136,7 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
                  sync: str, timeout: float, simulate_computation: bool, db: str) -> None:
     """Simulate the core's cells on SimGrid SMPI: a cluster of hosts at any rank count, with a
     library's collective selection logic (not the library itself), deterministic."""
-    from ..analysis.simulated import fit_factors, pingpong_medians, validate
+    from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians, validate
     from ..build import build_simulated
     from ..cluster import smpi
     from ..report import simulated as words
@@ -172,13 +172,15 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
     build = build_simulated(sim.smpicc, sim.version)
 
     source = _calibration_source(db, calibrate_from) if calibrate_from else None
-    topology = source[0].settings.topology if source else ""
-    the_link = smpi.parse_link(link or (topology if topology.startswith("emulated:")
-                                        else DEFAULT_LINK))
+    the_link = smpi.parse_link(link or DEFAULT_LINK)
     factors, calibrated = smpi.Factors(), ""
     if source is not None:
         data, variant = source
         measured = pingpong_medians(data, variant)
+        if link is None:
+            topology = data.settings.topology
+            the_link = nominal_link(measured, smpi.parse_link(topology).bits
+                                    if topology.startswith("emulated:") else None)
         bare = bare_pingpong(sim, build, the_link, sorted(measured), timeout)
         factors = fit_factors(measured, bare, the_link)
         calibrated = f"{data.run_id}:{variant}"

@@ -159,7 +159,7 @@ class Simulator:
                 job.start(self.request.timeout)
             except JobError as e:
                 _bad_algorithm(job.log)
-                why = f"smpirun did not start: {_incomplete(e)}"
+                why = f"smpirun did not start: {_incomplete(e, job.log)}"
                 for cell in pending:
                     on_cell(cell, why, job_id)
                 self._ended(job, job_id, on_cell, why)
@@ -171,7 +171,7 @@ class Simulator:
                                    64, False, False, self.request.timeout, 0.0,
                                    self.timing(cell[0]), 1)
                 except JobError as e:
-                    on_cell(cell, _incomplete(e), job_id)
+                    on_cell(cell, _incomplete(e, job.log), job_id)
                     break
                 on_cell(cell, res, job_id)
             else:
@@ -200,12 +200,16 @@ def _bad_algorithm(log: Path) -> None:
             raise ArenaError(f"--algorithm: {line.split('] ', 1)[-1].strip()}")
 
 
-def _incomplete(e: JobError) -> str:
-    """A launch that ended before its answer: SMPI says why on stderr and may still exit 0."""
-    text = str(e)
-    if "exit status 0" in text:
-        return f"incomplete smpirun output (it exited 0 without finishing the cell): {text}"
-    return text
+def _incomplete(e: JobError, log: Path) -> str:
+    """A launch that ended before its answer: SMPI says why on stderr (a CRITICAL line, such
+    as its deadlock detection) and may still exit 0."""
+    said = log.read_text(errors="replace") if log.exists() else ""
+    critical = [ln.split("] ", 1)[-1].split("/CRITICAL] ", 1)[-1].strip()
+                for ln in said.splitlines() if "CRITICAL]" in ln]
+    why = critical[0] if critical else str(e)
+    if "exit status 0" in str(e):
+        return f"incomplete smpirun output (it exited 0 without finishing the cell): {why}"
+    return f"{why} ({e})" if critical else why
 
 
 def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store,
