@@ -54,6 +54,17 @@ def test_a_simulation_is_stored_as_a_simulated_run_naming_its_selector(simulated
     assert not leftovers()
 
 
+def test_report_and_compare_say_simulated_not_measured(simulated, tmp_path):
+    db = simulated[0]
+    out = tmp_path / "sim.md"
+    assert mpiarena("report", "1", "--db", db, "--format", "md", "-o", str(out)).returncode == 0
+    text = out.read_text()
+    assert "(simulated)" in text and "simulated, deterministic" in text
+    assert "oversubscribed" not in text and "launches" not in text.replace("one launch", "")
+    refused = mpiarena("compare", "1", "1", "--db", db)
+    assert refused.returncode == 2 and "--validate-against" in refused.stderr
+
+
 def test_two_selectors_give_different_allreduce_at_64_ranks(simulated):
     data = load(Store(Path(simulated[0])), 1)
     at = {f.variant: f.seconds for f in figures(data) if f.key == Key("allreduce", 1 << 20, 64)}

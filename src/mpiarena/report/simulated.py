@@ -4,6 +4,7 @@ per model, and the error against a measured run."""
 from __future__ import annotations
 
 import math
+from html import escape
 
 from ..analysis.simulated import Error, SimFigure, figures
 from ..benchmarks import BENCHMARKS
@@ -78,3 +79,21 @@ def validation(errors: list[Error], against: int) -> list[str]:
     out.append(f"  worst: {worst.key.bench} {worst.key.size} B at {worst.key.np} ranks, "
                f"{worst.error:+.0%}")
     return out
+
+
+def markdown(data: RunData) -> str:
+    """The Markdown summary of a simulated run: the same words as `show`."""
+    head, cells = header(data), table(data)
+    return "\n".join([f"# mpiarena run {data.run_id} (simulated)", "",
+                      f"`{data.run.command}`", "", *(f"{line}  " for line in head), "",
+                      "```", *cells, "```", ""])
+
+
+def html(data: RunData) -> str:
+    """A self-contained HTML page of a simulated run: the same words as `show`."""
+    head = "".join(f"<p>{escape(line)}</p>\n" for line in header(data))
+    cells = escape("\n".join(table(data)))
+    title = f"mpiarena run {data.run_id} (simulated)"
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
+            f"</head><body>\n<h1>{title}</h1>\n<p><code>{escape(data.run.command)}</code></p>\n"
+            f"{head}<pre>{cells}</pre>\n</body></html>\n")
