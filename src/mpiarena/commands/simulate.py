@@ -169,6 +169,7 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
         smpi.platform_for(np_, smpi.Link(1e9, 1e-6), ranks_per_node)  # the rank count's check
     _check_memory(benches, chosen_sizes, nps)
     sim = smpi.find()
+    options.sweep()
     build = build_simulated(sim.smpicc, sim.version)
 
     source = _calibration_source(db, calibrate_from) if calibrate_from else None

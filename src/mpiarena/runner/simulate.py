@@ -23,6 +23,7 @@ from ..owners import Owner
 from ..records import ImplementationRecord
 from ..status import CellStatus, JobStatus, RunStatus
 from ..store import Store
+from ..tags import OWNER_VAR
 from .job import CellResult, Job, JobError
 
 MAX_RESTARTS = 3  # fresh launches a model gets after a launch ends early
@@ -113,6 +114,7 @@ class Simulated:
 
 
 OnCell = Callable[[tuple[str, int], CellResult | str, int | None], None]  # cell, result, job
+OnEnd = Callable[[int | None, str | None], None]  # job, why it failed (None: it did not)
 
 
 class Simulator:
@@ -120,11 +122,11 @@ class Simulator:
 
     def __init__(self, sim: SimGrid, build: SimulatedBuild, request: Request):
         self.sim, self.build, self.request = sim, build, request
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"simulate-{Owner.me()}-",
+        # named as a run's, so that a later mpiarena sweeps it if this one is killed outright
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-sim-",
                                              dir=paths.scratch_dir()))
         self.live: Job | None = None
         self.jobs = 0
-        self.finished: list[tuple[int | None, str | None]] = []  # (job id, why it failed)
 
     def close(self) -> None:
         if self.live is not None:
@@ -145,12 +147,14 @@ class Simulator:
         (where / "hosts").write_text(platform.hostfile(np))
         argv = command(self.sim, self.build.binary, np, where / "platform.xml", where / "hosts",
                        self.request.cfg(model))
-        return Job(argv, {**os.environ, "TMPDIR": str(where / "tmp")}, where, None,
-                   where / "smpirun.err")
+        env = {**os.environ, "TMPDIR": str(where / "tmp"), OWNER_VAR: str(Owner.me())}
+        return Job(argv, env, where, None, where / "smpirun.err")
 
     def run(self, np: int, model: Model, cells: list[tuple[str, int]],
-            on_start: Callable[[Job], int | None], on_cell: OnCell) -> None:
-        """The model's cells at np ranks, in order, in as few launches as they allow."""
+            on_start: Callable[[Job], int | None], on_cell: OnCell,
+            on_end: OnEnd = lambda _job, _why: None) -> None:
+        """The model's cells at np ranks, in order, in as few launches as they allow; on_end
+        hears how each launch ended (None: well)."""
         pending, restarts = list(cells), 0
         while pending:
             job = self.live = self._job(np, model)
@@ -158,16 +162,16 @@ class Simulator:
             try:
                 job.start(self.request.timeout)
             except JobError as e:
-                _bad_algorithm(job.log)
                 why = f"smpirun did not start: {_incomplete(e, job.log)}"
+                self._ended(job, job_id, on_end, why)
+                _bad_algorithm(job.log)
                 for cell in pending:
                     on_cell(cell, why, job_id)
-                self._ended(job, job_id, on_cell, why)
                 return
             while pending:
                 cell = pending.pop(0)
                 try:
-                    res = job.cell(0, cell[0], cell[1], self.request.observations, 1e-9, 1e9,
+                    res = job.cell(0, cell[0], cell[1], self.request.observations, 0.0, 1e9,
                                    64, False, False, self.request.timeout, 0.0,
                                    self.timing(cell[0]), 1)
                 except JobError as e:
@@ -177,19 +181,19 @@ class Simulator:
             else:
                 with contextlib.suppress(JobError):  # every cell was answered: a failed
                     job.quit(self.request.timeout)     # shutdown loses nothing
-                self._ended(job, job_id, on_cell, None)
+                self._ended(job, job_id, on_end, None)
                 return
-            self._ended(job, job_id, on_cell, "ended early")
+            self._ended(job, job_id, on_end, "ended before its cell did")
             restarts += 1
             if restarts > MAX_RESTARTS:
                 for cell in pending:
                     on_cell(cell, f"skipped: {MAX_RESTARTS} fresh launches ended early", None)
                 return
 
-    def _ended(self, job: Job, job_id: int | None, on_cell: OnCell, why: str | None) -> None:
+    def _ended(self, job: Job, job_id: int | None, on_end: OnEnd, why: str | None) -> None:
         job.kill()
         self.live = None
-        self.finished.append((job_id, why))
+        on_end(job_id, why)
 
 
 def _bad_algorithm(log: Path) -> None:
@@ -261,12 +265,12 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
                                        res.observations, seq, 0, simulator.timing(cell[0]))
                     seq += 1
 
-                simulator.finished = []
-                simulator.run(np, m, cells, started, done)
-                for job_id, why in simulator.finished:
+                def ended(job_id: int | None, why: str | None) -> None:
                     if job_id is not None:
                         store.update_job(job_id, status=JobStatus.OK if why is None else
                                          JobStatus.FAILED, reason=why)
+
+                simulator.run(np, m, cells, started, done, ended)
     except KeyboardInterrupt:
         status = RunStatus.INCOMPLETE
     except ArenaError:
