@@ -215,8 +215,8 @@ def _compile_into(impl: Implementation, tmp: Path) -> None:
 
 
 # SMPI's smpicc force-includes a header that redefines malloc, which clashes with driver.c's
-# <malloc.h>; SMPI has no MPI_T, which mod_mpi.c then leaves out (engines-feasibility.md, A)
-SMPI_FLAGS = ("-DSMPI_NO_OVERRIDE_MALLOC", "-DARENA_NO_MPI_T")
+# <malloc.h>; ARENA_SMPI: mod_mpi.c leaves out MPI_T (SMPI has none) and its own communicator
+SMPI_FLAGS = ("-DSMPI_NO_OVERRIDE_MALLOC", "-DARENA_SMPI")
 
 
 @dataclass(frozen=True)

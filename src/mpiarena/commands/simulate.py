@@ -92,6 +92,12 @@ def _calibration_source(db: str, spec: str) -> tuple[RunData, str]:
     return data, with_pp[0]
 
 
+def _timings(real: RunData) -> dict[tuple[str, int], str]:
+    """How the measured run timed each benchmark at each rank count, for a like comparison."""
+    return {(k.bench, k.np): g.timing for k, groups in real.cells.items()
+            for g in groups.values() if g.values}
+
+
 def _run(db: str, ref: str) -> RunData:
     if not Path(db).exists():
         raise ArenaError(f"no store at {db}; give --db FILE or measure first with 'mpiarena run'")
@@ -123,8 +129,9 @@ def _run(db: str, ref: str) -> RunData:
 @click.option("--observations", type=click.IntRange(min=1), default=3, show_default=True,
               help="simulated calls per cell (they differ only where an algorithm depends on "
               "the calls before)")
-@click.option("--sync", type=click.Choice(["barrier", "window", "loop"]), default="barrier",
-              show_default=True, help="how a collective call is timed")
+@click.option("--sync", type=click.Choice(["barrier", "window", "loop"]),
+              help="how a collective call is timed (default: barrier; validating: as the "
+              "measured run timed each cell)")
 @click.option("--timeout", default=300.0, show_default=True, type=SECONDS,
               help="seconds of wall time one simulated cell may take")
 @click.option("--simulate-computation", is_flag=True,
@@ -133,7 +140,7 @@ def _run(db: str, ref: str) -> RunData:
 def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, selector: str,
                  algorithms: tuple[str, ...], link: str | None, ranks_per_node: int,
                  calibrate_from: str | None, validate_against: str | None, observations: int,
-                 sync: str, timeout: float, simulate_computation: bool, db: str) -> None:
+                 sync: str | None, timeout: float, simulate_computation: bool, db: str) -> None:
     """Simulate the core's cells on SimGrid SMPI: a cluster of hosts at any rank count, with a
     library's collective selection logic (not the library itself), deterministic."""
     from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians, validate
@@ -187,8 +194,9 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
         calibrated = f"{data.run_id}:{variant}"
         _say(words.calibration(calibrated, factors, measured))
     request = Request(benches, chosen_sizes, nps, tuple(models), the_link, factors,
-                      ranks_per_node, observations, sync, timeout, simulate_computation,
-                      calibrated)
+                      ranks_per_node, observations, sync or "barrier", timeout,
+                      simulate_computation, calibrated,
+                      _timings(real) if real is not None and sync is None else {})
     store = options.store(db)
     steps = len(nps) * len(models) * sum(
         len(chosen_sizes) if BENCHMARKS[b].sized else 1 for b in benches)

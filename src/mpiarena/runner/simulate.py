@@ -91,6 +91,8 @@ class Request:
     timeout: float = 300.0
     computation: bool = False  # smpi/simulate-computation (off: communication only)
     calibrated_from: str = ""  # a run's id and variant, where the factors came from
+    # (bench, np) -> how a measured run timed it, which a validation copies (else `sync`)
+    timed_as: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
     def cfg(self, model: Model) -> list[str]:
         return [f"--cfg=smpi/simulate-computation:{'yes' if self.computation else 'no'}",
@@ -134,7 +136,9 @@ class Simulator:
             self.live = None
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def timing(self, bench: str) -> str:
+    def timing(self, bench: str, np: int) -> str:
+        if (bench, np) in self.request.timed_as:
+            return self.request.timed_as[bench, np]
         return self.request.sync if BENCHMARKS[bench].kind == "coll" and bench != "bcast-ack" \
             else "loop"
 
@@ -173,7 +177,7 @@ class Simulator:
                 try:
                     res = job.cell(0, cell[0], cell[1], self.request.observations, 0.0, 1e9,
                                    64, False, False, self.request.timeout, 0.0,
-                                   self.timing(cell[0]), 1)
+                                   self.timing(cell[0], np), 1)
                 except JobError as e:
                     on_cell(cell, _incomplete(e, job.log), job_id)
                     break
@@ -258,11 +262,12 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
                         failed = CellStatus.SKIPPED if res.startswith("skipped") else \
                             CellStatus.FAILED
                         store.add_cell(run_id, job_id, variant, cell[0], cell[1], np, failed,
-                                       res, None, [], seq, 0, simulator.timing(cell[0]))
+                                       res, None, [], seq, 0, simulator.timing(cell[0], np))
                     else:
                         store.add_cell(run_id, job_id, variant, cell[0], cell[1], np,
                                        res.status, res.reason or None, res.iterations,
-                                       res.observations, seq, 0, simulator.timing(cell[0]))
+                                       res.observations, seq, 0,
+                                       simulator.timing(cell[0], np))
                     seq += 1
 
                 def ended(job_id: int | None, why: str | None) -> None:
