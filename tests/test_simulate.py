@@ -4,11 +4,14 @@ determinism, calibration from a real pingpong, and the bad input it refuses."""
 from __future__ import annotations
 
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers, mpiarena
+from conftest import IMPLS, leftovers, mpiarena, spawn
 
+from mpiarena import paths
 from mpiarena.analysis.simulated import figures, validate
 from mpiarena.results import Key, load
 from mpiarena.store import Store
@@ -143,3 +146,18 @@ def test_simgrid_missing_says_how_to_install(tmp_path):
     done = mpiarena("simulate", "--db", str(tmp_path / "x.db"), env={"PATH": str(tmp_path)})
     assert done.returncode == 2
     assert "apt-get install libsimgrid-dev" in done.stderr
+
+
+def test_stopped_midway_it_keeps_what_was_simulated_and_leaves_nothing(tmp_path):
+    db = tmp_path / "stop.db"
+    proc = spawn("simulate", "--np", "8,256", "--bench", "allreduce,bcast", "--sizes",
+                 "8,1K,64K,1M", "--selector", "mpich,ompi,mvapich2", "--db", str(db))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (db.exists() and Store(db).cells(1)):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 130
+    store = Store(db)
+    assert store.status(store.run(1)) == "incomplete" and store.cells(1)
+    assert not leftovers()
+    assert not list(paths.scratch_dir().glob("run-*-sim-*"))

@@ -85,8 +85,8 @@ def nominal_link(measured: dict[int, float], bits: float | None) -> Link:
 def fit_factors(measured: dict[int, float], bare: dict[int, float], link: Link) -> Factors:
     """SMPI's latency factor and a bandwidth factor per size that make the simulated pingpong
     the measured one: the simulation of the bare link (factors 1) gives the harness's offset
-    at each size beyond the link's own latency + size / rate; the smallest size fixes the
-    latency factor, each larger size its bandwidth factor (the feasibility note's fit2.py)."""
+    at each size beyond the link's own latency + size / rate; the quickest size fixes the
+    latency factor, each size its bandwidth factor (after the feasibility note's fit2.py)."""
     sizes = sorted(s for s in measured if s in bare)
     if len(sizes) < 2:
         raise ArenaError("calibration needs the measured and the simulated pingpong at 2 or "
@@ -96,11 +96,12 @@ def fit_factors(measured: dict[int, float], bare: dict[int, float], link: Link) 
     def offset(s: int) -> float:
         return bare[s] - (link.latency + s / rate)
 
-    first = sizes[0]
-    lat = (measured[first] - offset(first) - first / rate) / link.latency
-    lat = max(lat, 1e-6)
-    bw = [(first, MAX_BW_FACTOR)]
-    for s in sizes[1:]:
+    # the latency: what the quickest size leaves beyond the harness (on a loaded machine a
+    # larger message can beat the smallest one between launches); each size's bandwidth
+    # factor then makes up the rest of its time, exactly
+    lat = max(min(measured[s] - offset(s) for s in sizes) / link.latency, 1e-6)
+    bw = []
+    for s in sizes:
         left = measured[s] - offset(s) - lat * link.latency
         bw.append((s, min(MAX_BW_FACTOR, s / (rate * left)) if left > 0 else MAX_BW_FACTOR))
     return Factors(lat, tuple(bw))

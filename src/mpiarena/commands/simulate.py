@@ -11,6 +11,8 @@ from pathlib import Path
 import click
 
 from ..benchmarks import BENCHMARKS
+from ..build import SimulatedBuild
+from ..cluster.smpi import Factors, Link, SimGrid, parse_link
 from ..errors import ArenaError
 from ..results import RunData, load
 from ..status import RunStatus
@@ -92,6 +94,26 @@ def _calibration_source(db: str, spec: str) -> tuple[RunData, str]:
     return data, with_pp[0]
 
 
+def _calibrate(db: str, spec: str, link: str | None, sim: SimGrid, build: SimulatedBuild,
+               timeout: float) -> tuple[Link, Factors, str]:
+    """--calibrate-from: the link the factors correct, the factors fitted to the run's pingpong
+    (printed), and which run and variant they come from."""
+    from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians
+    from ..report.simulated import calibration
+    from ..runner.simulate import bare_pingpong
+
+    data, variant = _calibration_source(db, spec)
+    measured = pingpong_medians(data, variant)
+    topology = data.settings.topology
+    the_link = parse_link(link) if link else nominal_link(
+        measured, parse_link(topology).bits if topology.startswith("emulated:") else None)
+    bare = bare_pingpong(sim, build, the_link, sorted(measured), timeout)
+    factors = fit_factors(measured, bare, the_link)
+    source = f"{data.run_id}:{variant}"
+    _say(calibration(source, factors, measured))
+    return the_link, factors, source
+
+
 def _timings(real: RunData) -> dict[tuple[str, int], str]:
     """How the measured run timed each benchmark at each rank count, for a like comparison."""
     return {(k.bench, k.np): g.timing for k, groups in real.cells.items()
@@ -143,12 +165,12 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
                  sync: str | None, timeout: float, simulate_computation: bool, db: str) -> None:
     """Simulate the core's cells on SimGrid SMPI: a cluster of hosts at any rank count, with a
     library's collective selection logic (not the library itself), deterministic."""
-    from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians, validate
+    from ..analysis.simulated import validate
     from ..build import build_simulated
     from ..cluster import smpi
     from ..report import simulated as words
     from ..runner.session import progress_bar
-    from ..runner.simulate import Model, Request, bare_pingpong, refusal, simulate
+    from ..runner.simulate import Model, Request, refusal, simulate
 
     real = _run(db, validate_against) if validate_against else None
     benches = options.benchmarks(bench) or (
@@ -179,20 +201,9 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
     options.sweep()
     build = build_simulated(sim.smpicc, sim.version)
 
-    source = _calibration_source(db, calibrate_from) if calibrate_from else None
-    the_link = smpi.parse_link(link or DEFAULT_LINK)
-    factors, calibrated = smpi.Factors(), ""
-    if source is not None:
-        data, variant = source
-        measured = pingpong_medians(data, variant)
-        if link is None:
-            topology = data.settings.topology
-            the_link = nominal_link(measured, smpi.parse_link(topology).bits
-                                    if topology.startswith("emulated:") else None)
-        bare = bare_pingpong(sim, build, the_link, sorted(measured), timeout)
-        factors = fit_factors(measured, bare, the_link)
-        calibrated = f"{data.run_id}:{variant}"
-        _say(words.calibration(calibrated, factors, measured))
+    the_link, factors, calibrated = smpi.parse_link(link or DEFAULT_LINK), smpi.Factors(), ""
+    if calibrate_from:
+        the_link, factors, calibrated = _calibrate(db, calibrate_from, link, sim, build, timeout)
     request = Request(benches, chosen_sizes, nps, tuple(models), the_link, factors,
                       ranks_per_node, observations, sync or "barrier", timeout,
                       simulate_computation, calibrated,
@@ -206,10 +217,10 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
                                   shlex.join(["mpiarena", *sys.argv[1:]]),
                                   lambda what: progress.update(task, advance=1,
                                                                description=what))
-    data = load(store, run_id)
-    _say(words.render(data))
+    simulated = load(store, run_id)
+    _say(words.render(simulated))
     if real is not None:
-        _say(words.validation(validate(data, real), real.run_id))
+        _say(words.validation(validate(simulated, real), real.run_id))
     if status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {run_id} kept what was simulated (marked incomplete)")
         sys.exit(130)
