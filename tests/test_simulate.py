@@ -161,3 +161,13 @@ def test_stopped_midway_it_keeps_what_was_simulated_and_leaves_nothing(tmp_path)
     assert store.status(store.run(1)) == "incomplete" and store.cells(1)
     assert not leftovers()
     assert not list(paths.scratch_dir().glob("run-*-sim-*"))
+
+
+def test_a_forced_algorithm_is_a_model_of_its_own(tmp_path):
+    db = str(tmp_path / "forced.db")
+    done = mpiarena("simulate", "--np", "8", "--bench", "allreduce", "--sizes", "1M",
+                    "--selector", "mpich", "--algorithm", "allreduce=redbcast", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "MPICH's selection logic, allreduce forced to redbcast" in done.stdout
+    at = {f.variant: f.seconds for f in figures(load(Store(Path(db)), 1))}
+    assert at["smpi-3.32:mpich+allreduce=redbcast"] > 1.3 * at["smpi-3.32:mpich"], at
