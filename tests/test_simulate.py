@@ -44,6 +44,8 @@ def test_a_simulation_is_stored_as_a_simulated_run_naming_its_selector(simulated
     run = store.run(1)
     assert run.suite == "simulate"
     assert {j.topology.split(",")[0] for j in store.jobs(1)} == {"simulated: SimGrid 3.32 SMPI"}
+    assert {j.topology.split(",")[1] for j in store.jobs(1)} == {
+        " MPICH's selection logic", " Open MPI's selection logic"}
     assert {v.variant for v in store.variants(1)} == {"smpi-3.32:mpich", "smpi-3.32:ompi"}
     cells = store.cells(1)
     assert {(c.np, c.bench) for c in cells} == {(n, b) for n in (8, 64)

@@ -98,12 +98,14 @@ class Request:
         return [f"--cfg=smpi/simulate-computation:{'yes' if self.computation else 'no'}",
                 *self.factors.cfg(), *model.cfg()]
 
-    def topology(self, sim: SimGrid) -> str:
+    def topology(self, sim: SimGrid, model: Model | None = None) -> str:
+        """What the run (or one model's jobs) simulated on, as the store's topology says."""
         factors = f"calibrated from run {self.calibrated_from}" if self.calibrated_from else \
             f"link factors {self.factors.label()}"
         hosts = "one host a rank" if self.ranks_per_node == 1 else \
             f"{self.ranks_per_node} ranks a host"
-        return (f"simulated: {sim.title} SMPI, a cluster of {hosts}, link "
+        logic = f", {model.title()}" if model else ""
+        return (f"simulated: {sim.title} SMPI{logic}, a cluster of {hosts}, link "
                 f"{self.link.label()}, {factors}")
 
 
@@ -243,39 +245,13 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
     cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
              for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
     status = RunStatus.COMPLETE
-    seq = 0
     simulator = Simulator(sim, build, request)
+    recorder = _Recorder(store, run_id, simulator, advance)
     try:
         for np in request.nps:
             for m in request.models:
-                variant = f"{impl_id}:{m.name}"
-
-                def started(job: Job, np: int = np, variant: str = variant) -> int:
-                    return store.add_job(run_id, variant, np, request.topology(sim),
-                                         "simulated", job.argv)
-
-                def done(cell: tuple[str, int], res: CellResult | str, job_id: int | None,
-                         np: int = np, variant: str = variant) -> None:
-                    nonlocal seq
-                    advance(f"{variant} {cell[0]} {cell[1]} B, {np} ranks")
-                    if isinstance(res, str):
-                        failed = CellStatus.SKIPPED if res.startswith("skipped") else \
-                            CellStatus.FAILED
-                        store.add_cell(run_id, job_id, variant, cell[0], cell[1], np, failed,
-                                       res, None, [], seq, 0, simulator.timing(cell[0], np))
-                    else:
-                        store.add_cell(run_id, job_id, variant, cell[0], cell[1], np,
-                                       res.status, res.reason or None, res.iterations,
-                                       res.observations, seq, 0,
-                                       simulator.timing(cell[0], np))
-                    seq += 1
-
-                def ended(job_id: int | None, why: str | None) -> None:
-                    if job_id is not None:
-                        store.update_job(job_id, status=JobStatus.OK if why is None else
-                                         JobStatus.FAILED, reason=why)
-
-                simulator.run(np, m, cells, started, done, ended)
+                recorder.now(f"{impl_id}:{m.name}", np, request.topology(sim, m))
+                simulator.run(np, m, cells, recorder.started, recorder.done, recorder.ended)
     except KeyboardInterrupt:
         status = RunStatus.INCOMPLETE
     except ArenaError:
@@ -285,6 +261,41 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
         simulator.close()
     store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
     return run_id, status
+
+
+class _Recorder:
+    """Writes one model's launches and cells at one rank count into the run, in turn."""
+
+    def __init__(self, store: Store, run_id: int, simulator: Simulator,
+                 advance: Callable[[str], None]):
+        self.store, self.run_id, self.simulator, self.advance = store, run_id, simulator, advance
+        self.seq = 0
+        self.variant, self.np, self.topology = "", 0, ""
+
+    def now(self, variant: str, np: int, topology: str) -> None:
+        self.variant, self.np, self.topology = variant, np, topology
+
+    def started(self, job: Job) -> int:
+        return self.store.add_job(self.run_id, self.variant, self.np, self.topology,
+                                  "simulated", job.argv)
+
+    def done(self, cell: tuple[str, int], res: CellResult | str, job_id: int | None) -> None:
+        self.advance(f"{self.variant} {cell[0]} {cell[1]} B, {self.np} ranks")
+        timing = self.simulator.timing(cell[0], self.np)
+        if isinstance(res, str):
+            failed = CellStatus.SKIPPED if res.startswith("skipped") else CellStatus.FAILED
+            self.store.add_cell(self.run_id, job_id, self.variant, cell[0], cell[1], self.np,
+                                failed, res, None, [], self.seq, 0, timing)
+        else:
+            self.store.add_cell(self.run_id, job_id, self.variant, cell[0], cell[1], self.np,
+                                res.status, res.reason or None, res.iterations,
+                                res.observations, self.seq, 0, timing)
+        self.seq += 1
+
+    def ended(self, job_id: int | None, why: str | None) -> None:
+        if job_id is not None:
+            self.store.update_job(job_id, status=JobStatus.OK if why is None else
+                                  JobStatus.FAILED, reason=why)
 
 
 def bare_pingpong(sim: SimGrid, build: SimulatedBuild, link: Link, sizes: list[int],
