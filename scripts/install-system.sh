@@ -7,7 +7,8 @@ packages=(gcc g++ gfortran make python3 python3-venv procps iproute2 util-linux 
           netpipe-tcp netpipe-mpich2 netpipe-openmpi netpipe-lam netpipe-pvm
           chromium slurmd slurmctld slurm-client munge
           lmod tcl     # environment modules: Lmod; tclsh runs Environment Modules' modulecmd.tcl
-          cmake libgsl-dev)  # ReproMPI (tests/test_import.py builds shared/reprompi)
+          cmake libgsl-dev   # ReproMPI (tests/test_import.py builds shared/reprompi)
+          libsimgrid-dev)    # SimGrid's SMPI: mpiarena simulate
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -23,7 +23,7 @@ from mpiarena.runner.cleanup import sweep_stale
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
                   "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi", "lamd",
-                  "lamboot", "lamhalt", "pvmd", "pvmd3", "pvmgs"}
+                  "lamboot", "lamhalt", "pvmd", "pvmd3", "pvmgs", "smpirun", "smpimain"}
 # Every process this test session starts inherits the marker (launchers pass the environment
 # on to ranks and daemons), so a leftover is one of ours whatever else runs on the machine.
 MARKER = f"MPIARENA_TEST_SESSION={uuid.uuid4().hex}"

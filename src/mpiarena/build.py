@@ -14,6 +14,7 @@ from pathlib import Path
 from . import core_env, paths
 from .errors import ArenaError
 from .impls import Implementation, family_of
+from .impls.base import MPI_EXT
 from .impls.registry import reference
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -211,3 +212,35 @@ def _compile_into(impl: Implementation, tmp: Path) -> None:
                          f"{_first_error(probe.stderr + probe.stdout)}")
     version = core_env.unescape(line.split("\t", 1)[1]).strip()
     (tmp / "version.txt").write_text(version)
+
+
+# SMPI's smpicc force-includes a header that redefines malloc, which clashes with driver.c's
+# <malloc.h>; ARENA_SMPI: mod_mpi.c leaves out MPI_T (SMPI has none) and its own communicator
+SMPI_FLAGS = ("-DSMPI_NO_OVERRIDE_MALLOC", "-DARENA_SMPI")
+
+
+@dataclass(frozen=True)
+class SimulatedBuild:
+    binary: Path  # a shared object smpirun loads once per simulated rank
+    cflags: str
+
+
+def build_simulated(smpicc: Path, version: str) -> SimulatedBuild:
+    """The core built with SimGrid's smpicc (the MPI family's modules), cached by source."""
+    sources = [KERNELS / s for s in (*DRIVER, "mod_mpi.c", *MPI_EXT, "apps.c")]
+    flags = [*CFLAGS, *SMPI_FLAGS]
+    key = source_digest([*sources, *(KERNELS / h for h in HEADERS)], "smpi", version,
+                        str(smpicc.resolve()), *SMPI_FLAGS)
+    dest = paths.builds_dir() / f"smpi-{version}-{key}"
+    if not (dest / "arena").exists():
+        try:
+            with staged(dest) as tmp:
+                done = subprocess.run([str(smpicc), *flags, "-o", str(tmp / "arena"),
+                                       *map(str, sources), "-lm"], capture_output=True,
+                                      text=True, stdin=subprocess.DEVNULL, timeout=300, cwd=tmp)
+                if done.returncode != 0:
+                    raise ArenaError(f"building the core with {smpicc} failed: "
+                                     f"{_first_error(done.stderr + done.stdout)}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise ArenaError(f"building the core with {smpicc} failed: {e}") from e
+    return SimulatedBuild(dest / "arena", " ".join(flags))

@@ -28,11 +28,12 @@ from .reproduce import reproduce_cmd
 from .run import run_cmd
 from .setup import setup_cmd
 from .show import show_cmd
+from .simulate import simulate_cmd
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, import_cmd, list_cmd,
             show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd,
-            reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd)
+            reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd, simulate_cmd)
 
 
 @click.group()

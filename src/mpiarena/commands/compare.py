@@ -28,6 +28,7 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     --fail-on-regression the exit status is 1 when a regression is decided."""
     from ..analysis.compare import compare_runs, timed_differently
     from ..analysis.program import is_app_run
+    from ..analysis.simulated import is_simulated
     from ..report import terminal
 
     store_a = options.store(db)
@@ -36,6 +37,11 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
     if len(mapping) != len(pairs):
         raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
+    for store, run_id in ((store_a, id_a), (store_b, id_b)):
+        if is_simulated(store.run(run_id)):
+            raise ArenaError(f"run {run_id} is simulated (deterministic, one launch a cell): "
+                             "hold it against a measured run with 'mpiarena simulate "
+                             "--validate-against RUN', or show it with 'mpiarena show'")
     apps = is_app_run(store_a.run(id_a)), is_app_run(store_b.run(id_b))
     if apps[0] != apps[1]:
         app, kernel = (id_a, id_b) if apps[0] else (id_b, id_a)

@@ -21,6 +21,7 @@ from .options import check_baseline, db_option, existing_run, output_option, wri
 def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db: str) -> None:
     """A self-contained HTML report (or a Markdown summary) of one run."""
     from ..analysis.program import analyze, is_app_run
+    from ..analysis.simulated import is_simulated
 
     data, variants = existing_run(db, run)
     check_baseline(data, baseline)
@@ -32,6 +33,9 @@ def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db:
         else:
             from ..report.program_markdown import render_app_markdown
             text = render_app_markdown(result, data)
+    elif is_simulated(data.run):  # deterministic: no intervals, verdicts or oversubscription
+        from ..report import simulated
+        text = simulated.html(data) if fmt == "html" else simulated.markdown(data)
     elif fmt == "html":
         from ..report.html import render_html
         text = render_html(data, baseline, variants)

@@ -36,6 +36,7 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     default behaves like."""
     from ..analysis.fingerprint import fingerprints, tuned_of
     from ..analysis.program import analyze, is_app_run
+    from ..analysis.simulated import is_simulated
     from ..report import fingerprint, program, terminal
 
     store = options.store(db)
@@ -52,6 +53,12 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
         raise ArenaError(f"run {run_id} is not an app run: --output shows the output of an "
                          "'mpiarena app' run's launches")
     data = load(store, run_id)
+    if is_simulated(data.run):
+        from ..report.simulated import render
+
+        for line in render(data):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
+        return
     if config:
         from ..analysis.whatran import run_configs
         from ..report.summary import implementation_line

@@ -40,7 +40,12 @@ static void mpi_init(int *argc, char ***argv, int *rank, int *np, char *level, s
 {
     int provided = MPI_THREAD_SINGLE;
     start_library(argc, argv);
+#ifdef ARENA_SMPI /* SimGrid's SMPI sets up each communicator of a library selector's for about a
+                     minute at 1024 ranks: the core simulated has the world to itself */
+    comm = MPI_COMM_WORLD;
+#else
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+#endif
     MPI_Comm_rank(comm, rank);
     MPI_Comm_size(comm, np);
 #if MPI_VERSION >= 2 || defined(LAM_MPI)
@@ -55,7 +60,9 @@ static void mpi_init(int *argc, char ***argv, int *rank, int *np, char *level, s
 
 static void mpi_finalize(void)
 {
+#ifndef ARENA_SMPI
     MPI_Comm_free(&comm);
+#endif
     MPI_Finalize();
 }
 
@@ -237,7 +244,7 @@ static void mpi_stream(const void *sbuf, void *rbuf, size_t n, int peer, int w, 
     else MPI_Send(&ack, 1, MPI_BYTE, peer, tag, comm);
 }
 
-#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+#if MPI_VERSION >= 3 && !defined(LAM_MPI) && !defined(ARENA_SMPI) /* SMPI: no MPI_T */
 static const char *scope_name(int scope)
 {
     switch (scope) {
@@ -380,8 +387,10 @@ const arena_module arena_module_impl = {
     .start = mpi_start,
     .wait = mpi_wait,
     .stream = mpi_stream,
-#if MPI_VERSION >= 3 && !defined(LAM_MPI)
+#if MPI_VERSION >= 3 && !defined(LAM_MPI) && !defined(ARENA_SMPI)
     .config = mpi_config,
+#elif defined(ARENA_SMPI)
+    .no_config = "SimGrid's SMPI has no MPI_T tool interface",
 #elif defined(LAM_MPI)
     .no_config = "LAM/MPI 7.1.4 implements MPI 1.2: no MPI_T tool interface",
 #else

@@ -1,0 +1,321 @@
+"""`mpiarena simulate`'s runs: the core under smpirun, one launch of each model (selection logic,
+forced algorithms) per rank count, its cells taken in turn; a launch that ends before its cell
+does (SMPI's deadlock detection exits 0) fails that cell, and the model's other cells go on in
+a fresh launch."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__, machine, paths
+from ..analysis.simulated import SUITE
+from ..benchmarks import BENCHMARKS
+from ..build import SimulatedBuild
+from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
+from ..errors import ArenaError
+from ..owners import Owner
+from ..records import ImplementationRecord
+from ..status import CellStatus, JobStatus, RunStatus
+from ..store import Store
+from ..tags import OWNER_VAR
+from .job import CellResult, Job, JobError
+
+MAX_RESTARTS = 3  # fresh launches a model gets after a launch ends early
+# why a benchmark means nothing under SMPI (engines-feasibility.md, A); kinds, then names
+REFUSED_KINDS = {
+    "startup": "SMPI's start-up mixes the simulated and the real clock",
+    "timer": "the simulated clock costs nothing to read",
+    "app": "an application kernel's computation is not simulated (smpi/simulate-computation:no)",
+}
+REFUSED = {
+    "threads": "SMPI grants only MPI_THREAD_SINGLE: no threads",
+    "cpu": "SMPI runs every rank in one process: CPU figures would be the simulator's",
+    "memory": "SMPI runs every rank in one process: memory figures would be the simulator's",
+    "overlap": "overlap needs computation, which is not simulated",
+    "progress": "progress needs computation, which is not simulated",
+    "msgrate": "msgrate is not checked under SMPI",
+    "loggp": "LogGP's overheads need computation, which is not simulated",
+}
+
+
+def refusal(bench: str) -> str | None:
+    """Why `mpiarena simulate` cannot run a benchmark, or None."""
+    b = BENCHMARKS.get(bench)
+    if b is None:
+        return "no such benchmark ('mpiarena run --help' lists them)"
+    if b.group:
+        return f"MPI beyond MPI-1 ({b.group}) is not simulated"
+    return REFUSED.get(bench) or REFUSED_KINDS.get(b.kind)
+
+
+@dataclass(frozen=True)
+class Model:
+    """What SMPI is asked to copy: a library's selection logic (smpi/coll-selector), with some
+    collectives' algorithms forced (smpi/<collective>)."""
+
+    selector: str
+    forced: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.selector + "".join(f"+{c}={a}" for c, a in self.forced)
+
+    def cfg(self) -> list[str]:
+        return [f"--cfg=smpi/coll-selector:{self.selector}",
+                *(f"--cfg=smpi/{c}:{a}" for c, a in self.forced)]
+
+    def title(self) -> str:
+        forced = "".join(f", {c} forced to {a}" for c, a in self.forced)
+        return f"{SELECTORS[self.selector]}'s selection logic{forced}"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to simulate and on what."""
+
+    benchmarks: tuple[str, ...]
+    sizes: tuple[int, ...]
+    nps: tuple[int, ...]
+    models: tuple[Model, ...]
+    link: Link
+    factors: Factors = field(default_factory=Factors)
+    ranks_per_node: int = 1
+    observations: int = 3
+    sync: str = "barrier"
+    timeout: float = 300.0
+    computation: bool = False  # smpi/simulate-computation (off: communication only)
+    calibrated_from: str = ""  # a run's id and variant, where the factors came from
+    # (bench, np) -> how a measured run timed it, which a validation copies (else `sync`)
+    timed_as: Mapping[tuple[str, int], str] = field(default_factory=dict)
+
+    def cfg(self, model: Model) -> list[str]:
+        return [f"--cfg=smpi/simulate-computation:{'yes' if self.computation else 'no'}",
+                *self.factors.cfg(), *model.cfg()]
+
+    def topology(self, sim: SimGrid, model: Model | None = None) -> str:
+        """What the run (or one model's jobs) simulated on, as the store's topology says."""
+        factors = f"calibrated from run {self.calibrated_from}" if self.calibrated_from else \
+            f"link factors {self.factors.label()}"
+        hosts = "one host a rank" if self.ranks_per_node == 1 else \
+            f"{self.ranks_per_node} ranks a host"
+        logic = f", {model.title()}" if model else ""
+        return (f"simulated: {sim.title} SMPI{logic}, a cluster of {hosts}, link "
+                f"{self.link.label()}, {factors}")
+
+
+@dataclass
+class Simulated:
+    """A model's cells at one rank count: (bench, size) -> its result, or why it has none."""
+
+    results: dict[tuple[str, int], CellResult | str] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+
+
+OnCell = Callable[[tuple[str, int], CellResult | str, int | None], None]  # cell, result, job
+OnEnd = Callable[[int | None, str | None], None]  # job, why it failed (None: it did not)
+
+
+class Simulator:
+    """Runs models of a request in a scratch directory that goes when it ends."""
+
+    def __init__(self, sim: SimGrid, build: SimulatedBuild, request: Request):
+        self.sim, self.build, self.request = sim, build, request
+        # named as a run's, so that a later mpiarena sweeps it if this one is killed outright
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-sim-",
+                                             dir=paths.scratch_dir()))
+        self.live: Job | None = None
+        self.jobs = 0
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.kill()
+            self.live = None
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def timing(self, bench: str, np: int) -> str:
+        if (bench, np) in self.request.timed_as:
+            return self.request.timed_as[bench, np]
+        return self.request.sync if BENCHMARKS[bench].kind == "coll" and bench != "bcast-ack" \
+            else "loop"
+
+    def _job(self, np: int, model: Model) -> Job:
+        self.jobs += 1
+        where = self.workdir / f"job-{self.jobs}"
+        (where / "tmp").mkdir(parents=True)
+        platform = platform_for(np, self.request.link, self.request.ranks_per_node)
+        (where / "platform.xml").write_text(platform.xml())
+        (where / "hosts").write_text(platform.hostfile(np))
+        argv = command(self.sim, self.build.binary, np, where / "platform.xml", where / "hosts",
+                       self.request.cfg(model))
+        env = {**os.environ, "TMPDIR": str(where / "tmp"), OWNER_VAR: str(Owner.me())}
+        return Job(argv, env, where, None, where / "smpirun.err")
+
+    def run(self, np: int, model: Model, cells: list[tuple[str, int]],
+            on_start: Callable[[Job], int | None], on_cell: OnCell,
+            on_end: OnEnd = lambda _job, _why: None) -> None:
+        """The model's cells at np ranks, in order, in as few launches as they allow; on_end
+        hears how each launch ended (None: well)."""
+        pending, restarts = list(cells), 0
+        while pending:
+            job = self.live = self._job(np, model)
+            job_id = on_start(job)
+            try:
+                job.start(self.request.timeout)
+            except JobError as e:
+                why = f"smpirun did not start: {_incomplete(e, job.log)}"
+                self._ended(job, job_id, on_end, why)
+                _bad_algorithm(job.log)
+                for cell in pending:
+                    on_cell(cell, why, job_id)
+                return
+            while pending:
+                cell = pending.pop(0)
+                try:
+                    res = job.cell(0, cell[0], cell[1], self.request.observations, 0.0, 1e9,
+                                   64, False, False, self.request.timeout, 0.0,
+                                   self.timing(cell[0], np), 1)
+                except JobError as e:
+                    on_cell(cell, _incomplete(e, job.log), job_id)
+                    break
+                on_cell(cell, res, job_id)
+            else:
+                with contextlib.suppress(JobError):  # every cell was answered: a failed
+                    job.quit(self.request.timeout)     # shutdown loses nothing
+                self._ended(job, job_id, on_end, None)
+                return
+            self._ended(job, job_id, on_end, "ended before its cell did")
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                for cell in pending:
+                    on_cell(cell, f"skipped: {MAX_RESTARTS} fresh launches ended early", None)
+                return
+
+    def _ended(self, job: Job, job_id: int | None, on_end: OnEnd, why: str | None) -> None:
+        job.kill()
+        self.live = None
+        on_end(job_id, why)
+
+
+def _bad_algorithm(log: Path) -> None:
+    """SMPI aborts at start on an algorithm name it does not know, listing those it does."""
+    said = log.read_text(errors="replace") if log.exists() else ""
+    for line in said.splitlines():
+        if "has no algorithm" in line:
+            raise ArenaError(f"--algorithm: {line.split('] ', 1)[-1].strip()}")
+
+
+def _incomplete(e: JobError, log: Path) -> str:
+    """A launch that ended before its answer: SMPI says why on stderr (a CRITICAL line, such
+    as its deadlock detection) and may still exit 0."""
+    said = log.read_text(errors="replace") if log.exists() else ""
+    critical = [ln.split("] ", 1)[-1].split("/CRITICAL] ", 1)[-1].strip()
+                for ln in said.splitlines() if "CRITICAL]" in ln]
+    why = critical[0] if critical else str(e)
+    if "exit status 0" in str(e):
+        return f"incomplete smpirun output (it exited 0 without finishing the cell): {why}"
+    return f"{why} ({e})" if critical else why
+
+
+def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store,
+             command_line: str, advance: Callable[[str], None],
+             recorded: Mapping[str, object] | None = None) -> tuple[int, RunStatus]:
+    """Every model's cells at every rank count into a new run of the store; Ctrl-C ends it
+    incomplete, with what was simulated kept."""
+    impl_id = f"smpi-{sim.version}"
+    run_id = store.begin_run(SUITE, command_line, 0, __version__, machine.describe(), {
+        "benchmarks": request.benchmarks, "sizes": request.sizes, "nps": request.nps,
+        "observations": request.observations, "launches": 1, "sync": request.sync,
+        "timeout": request.timeout, "topology": request.topology(sim), "simgrid": sim.version,
+        "link": request.link.label(), "factors": request.factors.cfg(),
+        "ranks_per_node": request.ranks_per_node, "computation": request.computation,
+        "models": {f"{impl_id}:{m.name}": m.title() for m in request.models},
+        **(recorded or {})})
+    store.add_implementation(ImplementationRecord(
+        run_id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid", "",
+        str(sim.smpicc), str(sim.smpirun), "", build.cflags))
+    for m in request.models:
+        store.add_variant(run_id, f"{impl_id}:{m.name}", impl_id, m.name, {},
+                          request.cfg(m), "simulated")
+    cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
+             for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
+    status = RunStatus.COMPLETE
+    simulator = Simulator(sim, build, request)
+    recorder = _Recorder(store, run_id, simulator, advance)
+    try:
+        for np in request.nps:
+            for m in request.models:
+                recorder.now(f"{impl_id}:{m.name}", np, request.topology(sim, m))
+                simulator.run(np, m, cells, recorder.started, recorder.done, recorder.ended)
+    except KeyboardInterrupt:
+        status = RunStatus.INCOMPLETE
+    except ArenaError:
+        store.end_run(run_id, RunStatus.INCOMPLETE, "stopped by an error")
+        raise
+    finally:
+        simulator.close()
+    store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
+    return run_id, status
+
+
+class _Recorder:
+    """Writes one model's launches and cells at one rank count into the run, in turn."""
+
+    def __init__(self, store: Store, run_id: int, simulator: Simulator,
+                 advance: Callable[[str], None]):
+        self.store, self.run_id, self.simulator, self.advance = store, run_id, simulator, advance
+        self.seq = 0
+        self.variant, self.np, self.topology = "", 0, ""
+
+    def now(self, variant: str, np: int, topology: str) -> None:
+        self.variant, self.np, self.topology = variant, np, topology
+
+    def started(self, job: Job) -> int:
+        return self.store.add_job(self.run_id, self.variant, self.np, self.topology,
+                                  "simulated", job.argv)
+
+    def done(self, cell: tuple[str, int], res: CellResult | str, job_id: int | None) -> None:
+        self.advance(f"{self.variant} {cell[0]} {cell[1]} B, {self.np} ranks")
+        timing = self.simulator.timing(cell[0], self.np)
+        if isinstance(res, str):
+            failed = CellStatus.SKIPPED if res.startswith("skipped") else CellStatus.FAILED
+            self.store.add_cell(self.run_id, job_id, self.variant, cell[0], cell[1], self.np,
+                                failed, res, None, [], self.seq, 0, timing)
+        else:
+            self.store.add_cell(self.run_id, job_id, self.variant, cell[0], cell[1], self.np,
+                                res.status, res.reason or None, res.iterations,
+                                res.observations, self.seq, 0, timing)
+        self.seq += 1
+
+    def ended(self, job_id: int | None, why: str | None) -> None:
+        if job_id is not None:
+            self.store.update_job(job_id, status=JobStatus.OK if why is None else
+                                  JobStatus.FAILED, reason=why)
+
+
+def bare_pingpong(sim: SimGrid, build: SimulatedBuild, link: Link, sizes: list[int],
+                  timeout: float) -> dict[int, float]:
+    """size -> the simulated one-way pingpong on the bare link (factors 1) at 2 ranks, not
+    stored: the harness's offset that calibration subtracts."""
+    request = Request(("pingpong",), tuple(sizes), (2,), (Model("default"),), link,
+                      observations=1, timeout=timeout)
+    out: dict[int, float] = {}
+    simulator = Simulator(sim, build, request)
+
+    def done(cell: tuple[str, int], res: CellResult | str, _job: int | None) -> None:
+        if isinstance(res, str) or res.status != CellStatus.OK:
+            raise ArenaError(f"the bare-link pingpong of {cell[1]} B failed under smpirun: "
+                             f"{res if isinstance(res, str) else res.reason}")
+        out[cell[1]] = BENCHMARKS["pingpong"].observation(res.observations[0].per_rank)
+
+    try:
+        simulator.run(2, request.models[0], [("pingpong", s) for s in sizes],
+                      lambda _job: None, done)
+    finally:
+        simulator.close()
+    return out
