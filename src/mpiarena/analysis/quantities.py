@@ -116,8 +116,9 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
 
 
 def link_of(data: RunData) -> EmulatedSpec | None:
-    """The emulated link of the run, None on other topologies."""
-    label = data.settings.topology
+    """The emulated link of the run (a Slurm allocation's too: 'slurm:job3 on emulated:...'),
+    None on other topologies."""
+    label = data.settings.topology.rsplit(" on ", 1)[-1]
     return parse(label) if label.startswith("emulated:") else None
 
 

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import paths, users
@@ -50,6 +50,15 @@ def runtime_dir() -> Path:
     return paths.shared_dir(paths.machine_dir() / "runtime")
 
 
+@dataclass(frozen=True)
+class Daemons:
+    """The Slurm daemons of a cluster brought up with --slurm (cluster/emulated_slurm.py)."""
+
+    munged: int
+    slurmctld: int
+    slurmd: tuple[int, ...]  # one per node, in node order
+
+
 @dataclass
 class Emulated:
     name: str
@@ -57,6 +66,7 @@ class Emulated:
     nodes: tuple[Node, ...]
     sshd: tuple[int, ...]  # pid of each node's sshd
     owner: Owner | None  # the mpiarena that made it; None once kept up by `cluster up`
+    slurm: Daemons | None = None  # its Slurm, if brought up with one
 
     @property
     def label(self) -> str:
@@ -104,7 +114,8 @@ class Emulated:
         state = {"spec": self.spec.label(), "nodes": [[n.name, n.address] for n in self.nodes],
                  "sshd": list(self.sshd),
                  "owner": self.owner.pid if self.owner else 0,
-                 "owner_start": self.owner.start if self.owner else None}
+                 "owner_start": self.owner.start if self.owner else None,
+                 "slurm": asdict(self.slurm) if self.slurm else None}
         partial = (into or self.dir) / f".state.json.{os.getpid()}"
         partial.write_text(json.dumps(state))
         os.replace(partial, partial.with_name("state.json"))
@@ -264,8 +275,11 @@ def _state(name: str) -> Emulated | None:
     try:
         state = json.loads(path.read_text())
         owner = Owner(state["owner"], state.get("owner_start")) if state["owner"] else None
+        daemons = state.get("slurm")
+        slurm = Daemons(daemons["munged"], daemons["slurmctld"],
+                        tuple(daemons["slurmd"])) if daemons else None
         return Emulated(name, parse(state["spec"]), tuple(Node(*n) for n in state["nodes"]),
-                        tuple(state["sshd"]), owner)
+                        tuple(state["sshd"]), owner, slurm)
     except FileNotFoundError:
         return None
     except (ValueError, KeyError, TypeError, AttributeError) as e:

@@ -80,3 +80,13 @@ def pids_in(ns: str) -> list[int]:
     """Processes whose network namespace is ns."""
     out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
+
+
+def host_link(name: str, switch_ns: str, address: str) -> None:
+    """A veth from this (the root) namespace to the switch's bridge, address on the host end,
+    so that commands here reach the nodes; it goes when the switch namespace is deleted."""
+    _run("ip", "link", "add", name, "type", "veth", "peer", "name", "host", "netns", switch_ns)
+    _run("ip", "-n", switch_ns, "link", "set", "host", "master", "br0", "up")
+    _run("ip", "addr", "add", f"{address}/24", "dev", name)
+    _run("ip", "link", "set", name, "up")
+

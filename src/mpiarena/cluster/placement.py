@@ -23,6 +23,7 @@ class Placement:
     iface: str = "eth0"  # the interface of the cluster network on every node
     label: str = ""  # for the store and reports, e.g. emulated:nodes=4,link=100mbit,mtu=1500
     srun: Path | None = None  # inside a Slurm allocation: ranks start with srun
+    one_kernel: bool = False  # nodes emulated on one machine: shared memory reaches across
 
     @property
     def used(self) -> tuple[Node, ...]:

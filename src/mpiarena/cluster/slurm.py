@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ArenaError
+from .emulated_slurm import spec_of
 from .placement import Node, Placement, spread
 
 
@@ -19,10 +20,11 @@ class Slurm:
     srun: Path
     label: str
     cores: int  # the allocation's tasks
+    emulated: bool = False  # the Slurm of an emulated cluster (`cluster up --slurm`)
 
     def placement(self, np: int) -> Placement:
         return Placement(self.nodes, spread(self.nodes, np), Path("/bin/false"),
-                         label=self.label, srun=self.srun)
+                         label=self.label, srun=self.srun, one_kernel=self.emulated)
 
     def prepare(self, binary: Path) -> None:
         """Slurm clusters share the file system that holds the build directory."""
@@ -47,5 +49,7 @@ def open_allocation() -> Slurm:
         raise ArenaError(f"cannot read the nodes of Slurm job {job} (SLURM_JOB_NODELIST="
                          f"'{nodelist}')")
     tasks = os.environ.get("SLURM_NTASKS", "")
-    return Slurm(tuple(Node(n, n) for n in names), Path(srun), f"slurm:job{job}",
-                 int(tasks) if tasks.isdigit() else len(names))
+    spec = spec_of(Path(os.environ["SLURM_CONF"])) if os.environ.get("SLURM_CONF") else None
+    label = f"slurm:job{job}" + (f" on {spec.label()}" if spec else "")
+    return Slurm(tuple(Node(n, n) for n in names), Path(srun), label,
+                 int(tasks) if tasks.isdigit() else len(names), spec is not None)

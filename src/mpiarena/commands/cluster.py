@@ -1,4 +1,5 @@
-"""`mpiarena cluster up|status|down`: keep an emulated cluster up across runs."""
+"""`mpiarena cluster up|status|env|down`: keep an emulated cluster (and its Slurm) up across
+runs."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..cluster import emulated, netns
+from ..cluster import emulated, emulated_slurm, netns
 from ..cluster.spec import parse
 from ..errors import ArenaError
+from ..procs import alive
 
 console = Console(highlight=False)
 
@@ -23,28 +25,57 @@ def cluster_cmd() -> None:
 @cluster_cmd.command("up")
 @click.argument("spec", default="emulated:nodes=2")
 @click.option("--name", default="default", show_default=True, help="what runs call it")
-def up_cmd(spec: str, name: str) -> None:
+@click.option("--slurm", is_flag=True, help="also a Slurm: slurmctld on the first node, a "
+              "slurmd on every node, reached from here ('mpiarena cluster env NAME')")
+def up_cmd(spec: str, name: str, slurm: bool) -> None:
     """Emulate SPEC, e.g. emulated:nodes=4,link=100mbit,mtu=1500 or emulated:fddi,nodes=8."""
     started = time.monotonic()
-    cluster = emulated.up(parse(spec), name, keep=True)
-    console.print(f"cluster '{name}' is up in {time.monotonic() - started:.2f} s: "
-                  f"{cluster.label}; run with --cluster {name}")
+    cluster = emulated_slurm.up(parse(spec), name) if slurm else \
+        emulated.up(parse(spec), name, keep=True)
+    took = f"cluster '{name}' is up in {time.monotonic() - started:.2f} s: {cluster.label}"
+    if slurm:
+        console.print(f"{took}, Slurm on {cluster.nodes[0].name}; in your shell: "
+                      f"eval $(mpiarena cluster env {name}), then e.g. 'salloc -N "
+                      f"{len(cluster.nodes)} mpiarena run --slurm ...'")
+    else:
+        console.print(f"{took}; run with --cluster {name}")
 
 
 @cluster_cmd.command("status")
 def status_cmd() -> None:
     """Every emulated cluster: nodes, addresses, link shaping."""
-    table = Table("cluster", "node", "address", "mtu", "shaping (node side)")
+    table = Table("cluster", "node", "address", "mtu", "shaping (node side)", "Slurm")
     for name in emulated.names():
         cluster = emulated.load(name)
         if cluster is None:
-            table.add_row(name, "-", "-", "-", "left over: 'mpiarena cluster down --all'")
+            table.add_row(name, "-", "-", "-", "left over: 'mpiarena cluster down --all'", "-")
             continue
         for i, node in enumerate(cluster.nodes):
             table.add_row(name if i == 0 else "", node.name, node.address,
                           str(netns.mtu(cluster.ns(i), "eth0")),
-                          "rate" + netns.qdisc(cluster.ns(i), "eth0").split(" rate", 1)[-1])
+                          "rate" + netns.qdisc(cluster.ns(i), "eth0").split(" rate", 1)[-1],
+                          _daemons(cluster, i))
     console.print(table if table.rows else "no emulated cluster is up")
+
+
+def _daemons(cluster: emulated.Emulated, i: int) -> str:
+    """The Slurm daemons of node i (the head's munged and slurmctld too), each with its pid."""
+    d = cluster.slurm
+    if d is None:
+        return "-"
+    pids = [("slurmd", d.slurmd[i])] if i < len(d.slurmd) else []
+    if i == 0:
+        pids = [("munged", d.munged), ("slurmctld", d.slurmctld), *pids]
+    return ", ".join(f"{name} {pid}" + ("" if alive(pid) else " (gone)") for name, pid in pids)
+
+
+@cluster_cmd.command("env")
+@click.argument("name", default="default")
+def env_cmd(name: str) -> None:
+    """The shell exports that point salloc, srun and sbatch at cluster NAME's Slurm (default:
+    'default'): eval $(mpiarena cluster env NAME)."""
+    for line in emulated_slurm.env_lines(name):
+        click.echo(line)
 
 
 @cluster_cmd.command("down")

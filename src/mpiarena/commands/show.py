@@ -62,10 +62,11 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     if config:
         from ..analysis.whatran import run_configs
         from ..report.summary import implementation_line
+        from ..report.topology import rank_lines
         from ..report.whatran import config_lines
 
         for line in [*map(implementation_line, data.implementations),
-                     *config_lines(run_configs(data))]:
+                     *config_lines(run_configs(data)), *rank_lines(data)]:
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     if models:

@@ -167,6 +167,11 @@ class Family(Protocol):
         its proxies with srun itself (Intel's hydra); None: it has none (see srun_pmi)."""
         ...
 
+    def network_env(self, impl: Implementation, placement: Placement) -> dict[str, str]:
+        """Environment that keeps its messages between nodes on the placement's cluster network
+        (off shared memory that nodes emulated on one machine would find between them)."""
+        ...
+
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         """Arguments that make the compiler wrapper print the underlying command."""
         ...
@@ -237,6 +242,9 @@ class FamilyDefaults:
 
     def slurm_launch(self, impl: Implementation, placement: Placement) -> Launch | None:
         return None
+
+    def network_env(self, impl: Implementation, placement: Placement) -> dict[str, str]:
+        return {}
 
     def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
         return []

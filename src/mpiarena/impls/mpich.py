@@ -162,8 +162,11 @@ class Mpich(Daemonless):
         return Launch([str(impl.launcher), "-launcher", "ssh", "-launcher-exec",
                        str(placement.rsh), "-hosts", placement.host_list(), "-n",
                        str(sum(placement.ranks)), "-bind-to", "none"],
-                      {**NETWORK_ONLY, "UCX_NET_DEVICES": placement.iface,
-                       "FI_TCP_IFACE": placement.iface}, binding="none")
+                      self.network_env(impl, placement), binding="none")
+
+    def network_env(self, impl: Implementation, placement: Placement) -> dict[str, str]:
+        return {**NETWORK_ONLY, "UCX_NET_DEVICES": placement.iface,
+                "FI_TCP_IFACE": placement.iface}
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["-show"]

@@ -110,16 +110,19 @@ class OpenMpi(Daemonless):
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         major = int(impl.version.split(".")[0])
-        shm, agent = ("sm", "PRTE_MCA_plm_ssh_agent") if major >= 5 else \
-            ("vader", "OMPI_MCA_plm_rsh_agent")
+        agent = "PRTE_MCA_plm_ssh_agent" if major >= 5 else "OMPI_MCA_plm_rsh_agent"
         argv = [str(impl.launcher), "-n", str(sum(placement.ranks)), "--host",
                 placement.host_list(), "--bind-to", "none"]
         if impl.prefix:  # the remote daemons are found only through it
             argv += ["--prefix", str(impl.prefix)]
-        return Launch(argv, {agent: str(placement.rsh), "OMPI_MCA_pml": "ob1",
-                             "OMPI_MCA_btl": f"self,{shm},tcp",
-                             "OMPI_MCA_btl_tcp_if_include": placement.iface,
-                             "OMPI_MCA_oob_tcp_if_include": placement.iface}, binding="none")
+        return Launch(argv, {agent: str(placement.rsh), **self.network_env(impl, placement)},
+                      binding="none")
+
+    def network_env(self, impl: Implementation, placement: Placement) -> dict[str, str]:
+        shm = "sm" if int(impl.version.split(".")[0]) >= 5 else "vader"
+        return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": f"self,{shm},tcp",
+                "OMPI_MCA_btl_tcp_if_include": placement.iface,
+                "OMPI_MCA_oob_tcp_if_include": placement.iface}
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--showme"]

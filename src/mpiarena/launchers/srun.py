@@ -19,7 +19,8 @@ class Srun:
     def command(self, family: Family, impl: Implementation, np: int, binding: str,
                 as_root: bool) -> Launch:
         if family.srun_pmi:
-            return self._srun(family.srun_pmi)
+            return self._srun(family.srun_pmi, family.network_env(impl, self.placement)
+                              if self.placement.one_kernel else {})
         own = family.slurm_launch(impl, self.placement)
         if own is not None:
             return own
@@ -28,13 +29,16 @@ class Srun:
                              "allocation's nodes with --hosts instead, or allocate one node")
         return family.launch(impl, sum(self.placement.ranks), "none", as_root=False)
 
-    def _srun(self, pmi: str) -> Launch:
-        """srun for the placement's ranks in the current allocation, stdin to rank 0 only;
-        steps overlap, since every variant of a round keeps its job alive at once."""
-        assert self.placement.srun is not None
-        return Launch([str(self.placement.srun), "-n", str(sum(self.placement.ranks)),
+    def _srun(self, pmi: str, env: dict[str, str]) -> Launch:
+        """srun for the placement's ranks in the current allocation, on as many of its nodes
+        as the placement uses (ranks spread one per node first, as over ssh: --np 2 in a
+        3-node allocation runs on two nodes), filled in turn; stdin to rank 0 only; steps
+        overlap, since every variant of a round keeps its job alive at once."""
+        p = self.placement
+        assert p.srun is not None
+        return Launch([str(p.srun), "-N", str(len(p.used)), "-n", str(sum(p.ranks)),
                        f"--mpi={pmi}", "--input=0", "--kill-on-bad-exit=1", "--cpu-bind=none",
-                       "--overlap"], binding="none")
+                       "--overlap"], env, binding="none")
 
     def over_ssh(self) -> Placement | None:
         return None

@@ -32,6 +32,21 @@ def placement_lines(data: RunData) -> list[str]:
     lines = [f"Topology: {topology}; ranks per node:"]
     lines += [f"  {variant}, {np} ranks: {where}"
               for (variant, np), where in sorted(per_job.items())]
-    if topology.startswith("emulated"):
+    if link_of(data) is not None:
         lines.append(f"Note: {emulation_note(data)}")
     return lines
+
+
+def rank_lines(data: RunData) -> list[str]:
+    """The node each rank ran on, per variant and rank count (the first job of each)."""
+    if data.settings.topology == "local":
+        return []
+    seen: dict[tuple[str, int], str] = {}
+    for job in data.jobs:
+        if job.ranks and (job.variant, job.np) not in seen:
+            seen[job.variant, job.np] = ", ".join(
+                f"{r['rank']} {r['host']}" for r in sorted(job.ranks, key=lambda r: r["rank"]))
+    if not seen:
+        return []
+    return [f"Ranks ran on ({data.settings.topology}; rank node):"] + \
+        [f"  {variant}, {np} ranks: {where}" for (variant, np), where in sorted(seen.items())]
