@@ -24,6 +24,7 @@ from mpiarena.runner.cleanup import sweep_stale
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
                   "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi", "lamd",
                   "lamboot", "lamhalt", "pvmd", "pvmd3", "pvmgs", "smpirun", "smpimain"}
+SLURM_DAEMONS = {"munged", "slurmctld", "slurmd"}  # of `cluster up --slurm`: see _slurm_left
 # Every process this test session starts inherits the marker (launchers pass the environment
 # on to ranks and daemons), so a leftover is one of ours whatever else runs on the machine.
 MARKER = f"MPIARENA_TEST_SESSION={uuid.uuid4().hex}"
@@ -169,13 +170,23 @@ def _running() -> list[str]:
             try:
                 comm = (entry / "comm").read_text().strip()
                 state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                ours = comm in LEFTOVER_NAMES and MARKER.encode() in (
-                    entry / "environ").read_bytes().split(b"\0")
+                left = comm in LEFTOVER_NAMES or (comm in SLURM_DAEMONS and _slurm_left(entry))
+                ours = left and MARKER.encode() in (entry / "environ").read_bytes().split(b"\0")
             except (OSError, IndexError):
                 continue
             if ours and state not in ("Z", "X"):
                 found.append(f"{comm}[{entry.name}]")
     return found
+
+
+def _slurm_left(proc: Path) -> bool:
+    """A Slurm daemon of an emulated cluster (its files in the cluster's directory) that is no
+    longer up."""
+    args = (proc / "cmdline").read_bytes().decode(errors="replace")
+    top = f"{emulated.clusters_dir()}/"
+    if top not in args:
+        return False
+    return emulated.load(args.split(top, 1)[1].split("/", 1)[0]) is None
 
 
 def leftovers(grace: float = 2.0) -> list[str]:

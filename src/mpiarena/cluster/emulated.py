@@ -327,12 +327,16 @@ def _namespaces(name: str) -> list[str]:
 
 
 def teardown(name: str) -> None:
-    """Kill everything running on the nodes, delete the namespaces and the state."""
+    """Kill everything running on the nodes (its Slurm's daemons too), delete the namespaces,
+    the link from here a Slurm needs, and the state."""
     mine = _namespaces(name)
     for ns in mine:
         for pid in netns.pids_in(ns):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError, ValueError):  # gone with the switch, but only later
+        netns.delete_link(netns.host_link_name(int((clusters_dir() / name / "subnet")
+                                                   .read_text())))
     for ns in mine:
         netns.delete(ns)
     shutil.rmtree(clusters_dir() / name, ignore_errors=True)

@@ -67,7 +67,8 @@ def _start(c: Emulated) -> None:
     key.write_bytes(os.urandom(1024))
     key.chmod(0o400)
     prefix = c.nodes[0].address.rsplit(".", 1)[0]
-    netns.host_link(f"{netns.PREFIX}h{prefix.rsplit('.', 1)[1]}", c.ns(None), f"{prefix}.{HOST}")
+    netns.host_link(netns.host_link_name(int(prefix.rsplit(".", 1)[1])), c.ns(None),
+                    f"{prefix}.{HOST}")
     conf = conf_path(c)
     conf.write_text(conf_text(c, root))
     conf.chmod(0o644)
@@ -153,8 +154,11 @@ def _mount_cgroups(node_pid: int) -> None:
 
 def _idle(c: Emulated, env: dict[str, str]) -> bool:
     """Every node reports idle to the controller."""
-    done = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True,
-                          env=env, stdin=subprocess.DEVNULL, timeout=30)
+    try:
+        done = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True,
+                              text=True, env=env, stdin=subprocess.DEVNULL, timeout=5)
+    except subprocess.TimeoutExpired:
+        return False
     states = dict(line.split() for line in done.stdout.splitlines() if len(line.split()) == 2)
     return all(states.get(n.name) == "idle" for n in c.nodes)
 

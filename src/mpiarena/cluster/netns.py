@@ -82,6 +82,16 @@ def pids_in(ns: str) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def host_link_name(index: int) -> str:
+    """This (root) namespace's end of the link to cluster `index`'s switch."""
+    return f"{PREFIX}h{index}"
+
+
+def delete_link(name: str) -> None:
+    """Delete a link of this namespace if it exists (a veth takes its peer with it)."""
+    subprocess.run(["ip", "link", "del", name], capture_output=True, stdin=subprocess.DEVNULL)
+
+
 def host_link(name: str, switch_ns: str, address: str) -> None:
     """A veth from this (the root) namespace to the switch's bridge, address on the host end,
     so that commands here reach the nodes; it goes when the switch namespace is deleted."""

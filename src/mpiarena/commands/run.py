@@ -11,9 +11,11 @@ import click
 
 from .. import paths, users
 from ..build import Build, build_all
+from ..cluster.placement import Placement
 from ..cluster.topology import Where, opened
 from ..errors import ArenaError
-from ..impls import Implementation, discover, parse_user_impls, select
+from ..impls import Implementation, discover, family_of, parse_user_impls, select
+from ..launchers.srun import refusal
 from ..plan import check_variants, make_plan
 from ..results import load
 from ..status import RunStatus
@@ -43,6 +45,25 @@ def _fraction(text: str | None) -> float | None:
 
 def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
     return build_all(impls, explicit, lambda line: err.print(f"[yellow]{line}[/]"))
+
+
+def _startable(impls: list[Implementation], placement: Placement | None,
+               explicit: bool) -> list[Implementation]:
+    """The implementations whose ranks can start across the allocation's nodes; one named on
+    the command line that cannot is an error, others are left out with a note."""
+    kept = []
+    for impl in impls:
+        why = refusal(family_of(impl), impl, placement) if placement else None
+        if why is None:
+            kept.append(impl)
+        elif explicit:
+            raise ArenaError(f"{impl.id}: {why}")
+        else:
+            err.print(f"note: {impl.id} left out: {why}", soft_wrap=True, markup=False)
+    if not kept:
+        raise ArenaError("no implementation found can start ranks across this allocation's "
+                         "nodes: allocate one node, or run with --hosts")
+    return kept
 
 
 @dataclass(frozen=True)
@@ -186,6 +207,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
             chosen, note = fit_to_cores(chosen, topology.cores, place)
             if note:
                 err.print(f"note: {note}", soft_wrap=True, markup=False)
+        if where.slurm:
+            impls = _startable(impls, topology.placement(2), explicit=bool(ids))
         store = options.store(db)
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed)

@@ -24,9 +24,8 @@ class Srun:
         own = family.slurm_launch(impl, self.placement)
         if own is not None:
             return own
-        if len(self.placement.nodes) > 1:
-            raise ArenaError(f"{family.title} under Slurm needs ssh between the nodes: give the "
-                             "allocation's nodes with --hosts instead, or allocate one node")
+        if why := refusal(family, impl, self.placement):
+            raise ArenaError(why)
         return family.launch(impl, sum(self.placement.ranks), "none", as_root=False)
 
     def _srun(self, pmi: str, env: dict[str, str]) -> Launch:
@@ -42,3 +41,14 @@ class Srun:
 
     def over_ssh(self) -> Placement | None:
         return None
+
+
+def refusal(family: Family, impl: Implementation, placement: Placement) -> str | None:
+    """Why the family's ranks cannot start on the placement's nodes of an allocation: neither
+    srun nor its own launcher starts them there, and they span nodes (None: they can start)."""
+    if family.srun_pmi or family.slurm_launch(impl, placement) is not None or \
+            len(placement.used) <= 1:
+        return None
+    return (f"{family.title} under Slurm needs ssh between the nodes (srun starts no "
+            f"{family.title} ranks): give the allocation's nodes with --hosts instead, or "
+            "allocate one node")
