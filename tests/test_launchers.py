@@ -4,6 +4,7 @@ started (the families are launched for real in test_core, test_cluster and test_
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -187,10 +188,10 @@ def test_on_one_node_the_forking_families_need_no_remote_shell():
 
 SRUN_ARGS = ["--input=0", "--kill-on-bad-exit=1", "--cpu-bind=none", "--overlap"]
 SLURM = {  # srun with the family's PMI, or its own launcher that finds the allocation
-    "mpich-4.0.2": Launch([SRUN, "-n", "5", "--mpi=pmi2", *SRUN_ARGS], binding="none"),
-    "mpich-5.0.2": Launch([SRUN, "-n", "5", "--mpi=pmi2", *SRUN_ARGS], binding="none"),
-    "openmpi-4.1.4": Launch([SRUN, "-n", "5", "--mpi=pmix", *SRUN_ARGS], binding="none"),
-    "openmpi-5.0.8": Launch([SRUN, "-n", "5", "--mpi=pmix", *SRUN_ARGS], binding="none"),
+    "mpich-4.0.2": Launch([SRUN, "-N", "3", "-n", "5", "--mpi=pmi2", *SRUN_ARGS], binding="none"),
+    "mpich-5.0.2": Launch([SRUN, "-N", "3", "-n", "5", "--mpi=pmi2", *SRUN_ARGS], binding="none"),
+    "openmpi-4.1.4": Launch([SRUN, "-N", "3", "-n", "5", "--mpi=pmix", *SRUN_ARGS], binding="none"),
+    "openmpi-5.0.8": Launch([SRUN, "-N", "3", "-n", "5", "--mpi=pmix", *SRUN_ARGS], binding="none"),
     "impi-2021.16.0": Launch([exe("impi-2021.16.0"), "-n", "5"],
                              {"I_MPI_PIN": "0", "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS":
                               "--overlap"}, "none"),
@@ -208,6 +209,20 @@ def test_srun_starts_ranks_with_the_pmi_the_family_names(impl_id):
     title = family_of(IMPLS[impl_id]).title
     with pytest.raises(ArenaError, match=f"^{title} under Slurm needs ssh between the nodes"):
         built(many, impl_id, np)
+
+
+def test_srun_spreads_ranks_one_per_node_first_and_keeps_emulated_nodes_off_shared_memory():
+    """--np 2 in a 3-node allocation: srun -N 2; on an emulated cluster's Slurm (one kernel)
+    each library gets what keeps it on the network between nodes, as over ssh."""
+    mpich, ompi = (next((i for i in IMPLS if i.startswith(f)), None) for f in ("mpich", "openmpi"))
+    if mpich is None or ompi is None:
+        pytest.skip("needs MPICH and Open MPI")
+    two = slurm(NODES, 2)
+    assert built(two, mpich, 2).argv[:5] == [SRUN, "-N", "2", "-n", "2"]
+    assert built(two, mpich, 2).env == {}  # a real cluster's nodes: the library chooses
+    emulated = replace(two, one_kernel=True)
+    assert built(emulated, mpich, 2).env["UCX_TLS"] == "tcp,self"
+    assert built(emulated, ompi, 2).env["OMPI_MCA_btl_tcp_if_include"] == "eth0"
 
 
 @pytest.mark.parametrize("impl_id", IMPLS)
