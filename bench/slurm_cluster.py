@@ -4,13 +4,15 @@ srun beside the same over ssh.
 
 1. `mpiarena cluster up emulated:nodes=4 --slurm` until every slurmd reports idle, then
    `cluster down`, REPEATS times; after each down: no daemon, namespace or host link is left.
-2. On a 3-node cluster at 1 Gbit/s: `salloc -N 3 -n 6 mpiarena run --slurm` of pingpong
-   (--np 2: ranks on n0 and n1) with MPICH and Open MPI, then the same `run --cluster NAME`
-   (ssh, hydra and orterun) on the same nodes; the 1 MiB and 4 MiB NetPIPE throughput of each
-   in Mbit/s and as a share of the link's rate.
-Targets: up <= 30 s, down <= 10 s with nothing left, 1 MiB pingpong at 88-96% of the link over
-srun. Exit status 1 if one is missed. Two shared cores run the ranks, the daemons and whatever
-else runs: say what else ran when you quote figures.
+2. On a 3-node cluster (1 Gbit/s, or --link): `salloc -N 3 -n 6 mpiarena run --slurm` of
+   pingpong (--np 2: ranks on n0 and n1) with MPICH and Open MPI, then the same `run --cluster
+   NAME` (ssh, hydra and orterun) on the same nodes; the 1 MiB and 4 MiB NetPIPE throughput of
+   each in Mbit/s and as a share of the link's rate.
+Targets: up <= 30 s, down <= 10 s with nothing left; over srun each library's plateau (the best
+of 1 and 4 MiB) at 88-96% of the link's rate and within 5% of the same over ssh. Exit status 1
+if one is missed. Two shared cores run the ranks, the daemons, every frame's trip through veth,
+bridge and tbf, and whatever else runs: at 1 Gbit/s they, not the link, set the pace here (about
+270 Mbit/s on either path); --link 100mbit shows the link's plateau.
 """
 
 from __future__ import annotations
@@ -27,12 +29,11 @@ from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.quantities import throughput
 from mpiarena.cluster import emulated, emulated_slurm, netns
+from mpiarena.cluster.spec import parse
 from mpiarena.procs import alive, wait_until
 from mpiarena.results import load
 from mpiarena.store import Store
 
-LINK = "emulated:nodes=3,link=1gbit"
-RATE = 1000.0  # Mbit/s
 IMPLS = ("mpich-4.0.2", "openmpi-4.1.4")
 # named as a run's own cluster while this process lives: older mpiarenas on this machine, which
 # kept clusters under their own MPIARENA_HOME, spare such a cluster in their sweeps
@@ -83,9 +84,9 @@ def rates(db: Path) -> dict[str, dict[int, float]]:
     return {v: throughput(data, v) for v in data.variants}
 
 
-def compare(launches: int, tmp: Path) -> dict[str, dict[str, dict[int, float]]]:
+def compare(link: str, launches: int, tmp: Path) -> dict[str, dict[str, dict[int, float]]]:
     """Throughput per path (srun, ssh), variant and size."""
-    must(mpiarena("cluster", "up", LINK, "--slurm", "--name", NAME), "up")
+    must(mpiarena("cluster", "up", link, "--slurm", "--name", NAME), "up")
     try:
         cluster = emulated.load(NAME)
         assert cluster is not None
@@ -105,25 +106,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="bring-ups timed")
     parser.add_argument("--launches", type=int, default=3, help="launches of each run")
+    parser.add_argument("--link", default="1gbit", help="the link's rate (default 1gbit)")
     args = parser.parse_args()
+    link = f"emulated:nodes=3,link={args.link}"
+    rate = parse(link).rate_bits / 1e6
     ups, downs, left = up_down(args.repeats)
     print(f"4-node cluster with Slurm: up (all idle) {', '.join(f'{t:.2f}' for t in ups)} s "
           f"(target <= 30); down {', '.join(f'{t:.2f}' for t in downs)} s (target <= 10); "
           f"left after down: {', '.join(left) or 'nothing'}")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        found = compare(args.launches, Path(tmp))
-    print(f"pingpong, 2 ranks on n0 and n1 of {LINK} (NetPIPE Mbit/s, % of the link):")
+        found = compare(link, args.launches, Path(tmp))
+    print(f"pingpong, 2 ranks on n0 and n1 of {link} (NetPIPE Mbit/s, % of the link):")
     print(f"{'variant':<16}{'path':<6}{'1 MiB':>18}{'4 MiB':>18}")
     for variant in IMPLS:
         for path in ("srun", "ssh"):
             got = found[path].get(variant, {})
-            cells = [f"{got[s]:>9.1f} ({got[s] / RATE:>4.0%})" if s in got else f"{'-':>16}"
+            cells = [f"{got[s]:>9.1f} ({got[s] / rate:>4.0%})" if s in got else f"{'-':>16}"
                      for s in (1 << 20, 4 << 20)]
             print(f"{variant:<16}{path:<6}{cells[0]:>18}{cells[1]:>18}")
-    srun = [found["srun"].get(v, {}).get(1 << 20, 0.0) / RATE for v in IMPLS]
-    ok = max(ups) <= 30 and max(downs) <= 10 and not left and all(.88 <= s <= .96 for s in srun)
-    print(f"targets (up <= 30 s, down <= 10 s, nothing left, 1 MiB over srun at 88-96%): "
-          f"{'PASS' if ok else 'FAIL'}")
+    plateau = {path: [max(found[path].get(v, {}).values(), default=0.0) / rate for v in IMPLS]
+               for path in ("srun", "ssh")}
+    ok = max(ups) <= 30 and max(downs) <= 10 and not left and \
+        all(.88 <= s <= .96 and abs(s / h - 1) <= .05 if h else False
+            for s, h in zip(plateau["srun"], plateau["ssh"], strict=True))
+    print("targets (up <= 30 s, down <= 10 s, nothing left, plateau over srun at 88-96% of the "
+          f"link and within 5% of ssh's): {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 
