@@ -42,3 +42,11 @@ def slurm_cluster_fixture() -> Iterator[EmulatedSlurm]:
                                       "SLURM_CONF": str(emulated_slurm.conf_path(cluster))})
     finally:
         emulated.teardown(name)
+
+
+@pytest.fixture(scope="module", name="slurm_env")
+def slurm_env_fixture(slurm_cluster: EmulatedSlurm) -> dict[str, str]:
+    """The emulated Slurm's environment under the name of tests/slurm_local.py's fixture: a
+    module that imports slurm_cluster_fixture and this instead of slurm_local's runs its tests
+    on three emulated nodes."""
+    return slurm_cluster.env

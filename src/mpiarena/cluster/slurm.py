@@ -33,6 +33,12 @@ class Slurm:
         return 0  # srun ends its steps; slurmd cleans up after them
 
 
+def of_job(topology: str, job: int | str) -> bool:
+    """Whether a run's topology is Slurm job `job`'s ('slurm:job3', or 'slurm:job3 on
+    emulated:...' on an emulated cluster's Slurm)."""
+    return topology.split(" on ", 1)[0] == f"slurm:job{job}"
+
+
 def open_allocation() -> Slurm:
     """The allocation mpiarena runs in; ArenaError says how to get one."""
     job = os.environ.get("SLURM_JOB_ID")

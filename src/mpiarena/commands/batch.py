@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..cluster import sbatch
 from ..cluster.batch import BatchJob, Written, write
+from ..cluster.slurm import of_job
 from ..errors import ArenaError
 from ..store import Store
 from .options import SBATCH_FLAGS, SBATCH_VALUED, Submit, err
@@ -69,11 +70,10 @@ class Submitted:
         """The run the job stored (its topology is slurm:jobID), newest first."""
         if not self.db.exists():
             return None
-        label = f"slurm:job{self.job}"
         store = Store(self.db)
         try:
             return next((run.id for run, _ in reversed(store.runs())
-                         if run.settings.get("topology") == label), None)
+                         if of_job(str(run.settings.get("topology", "")), self.job)), None)
         finally:
             store.close()
 
