@@ -443,9 +443,12 @@ needs_net = pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
 
 
 @needs_net
-@pytest.mark.skipif(not {"lam", "mpich", "pvm", "tcp"} <= FAMILIES, reason="needs all four")
+@pytest.mark.skipif("tcp" not in FAMILIES, reason="needs raw TCP")
 def test_chau2001_short_mode(tmp_path: Path) -> None:
-    report, stdout = _short("chau2001", tmp_path, *_ids("lam", "mpich", "pvm", "tcp"))
+    """Raw TCP alone, enough for what is asserted here: every conclusion gets a row and the
+    published tables stand beside ours (12 s; LAM/MPI's lamd and short-message variants, MPICH
+    and PVM as the study ran them: bench/studies_short.py, 100 s)."""
+    report, stdout = _short("chau2001", tmp_path, *_ids("tcp"))
     study = studies.load("chau2001")
     rows = _claim_rows(report)
     assert len(rows) == len(study.claims)

@@ -13,6 +13,7 @@ import ast
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ WRAPPERS = ("mpicc",)
 LAUNCHERS = ("mpiexec", "mpirun")
 INSTALL = ("no environment module system found: install lmod (apt-get install lmod) or "
            "Environment Modules, or export LMOD_CMD / MODULES_CMD naming its command")
+# CPython 3.11's ast.parse is not safe in threads at once ("AST constructor recursion depth
+# mismatch", seen here): the loads run in a pool, their parses one at a time
+_PARSING = threading.Lock()
 _ANNOTATION = re.compile(r"\s*(\(.*\)|<.*>)\s*$")  # (default), (D), <aL> after a name
 
 
@@ -95,7 +99,9 @@ def _assigned(code: str) -> tuple[dict[str, str], bool]:
     """The os.environ assignments of the code a load printed, and its _mlstatus."""
     env: dict[str, str] = {}
     ok = True
-    for node in ast.parse(code).body:
+    with _PARSING:
+        tree = ast.parse(code)
+    for node in tree.body:
         match node:
             case ast.Assign(targets=[ast.Subscript(
                     value=ast.Attribute(value=ast.Name(id="os"), attr="environ"),
