@@ -25,8 +25,8 @@ SUITE = """description = "history test: Open MPI as it comes and a probe variant
 benchmarks = ["pingpong"]
 sizes = "8"
 np = [2]
-launches = 8
-observations = 9
+launches = 6
+observations = 5
 init_launches = 0
 
 [[variant]]
@@ -34,7 +34,7 @@ impl = "{impl}"
 name = "probe"
 env = {{ {env} }}
 """
-RUNS = 5
+RUNS = 4
 SLOW_FROM = 3  # runs from here on carry the probe's messages over TCP
 PERFLOG = re.compile(r"^(?P<time>[^|]+)\|mpiarena [^|]+\|(?P<test>\w+) on [^|:]+:default using "
                      r"(?P<env>[^|]+)\|jobid=(?P<job>\d+)\|(?P<var>\w+)=(?P<value>[0-9.e+-]+)\|"
@@ -45,7 +45,7 @@ needs_ompi = pytest.mark.skipif(OMPI not in {i.id for i in IMPLS}, reason=f"need
 
 @pytest.fixture(scope="module")
 def series(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Five short runs in one store; the probe variant is slow from run 3 on."""
+    """Four short runs in one store; the probe variant is slow from run 3 on."""
     where = tmp_path_factory.mktemp("history")
     fast, slow = where / "fast.toml", where / "slow.toml"
     fast.write_text(SUITE.format(impl=OMPI, env=""))
@@ -104,7 +104,7 @@ def test_identical_runs_pass_and_compare_fails_on_the_regression(series: Path, t
     calm = mpiarena("history", "--db", str(series), "--db", str(twin), "--since", str(RUNS),
                     "--fail-on-regression", "--junit", str(junit))
     assert calm.returncode == 0, calm.stderr
-    assert "h:5" in calm.stdout and "twin:5" in calm.stdout and "0 regression" in calm.stdout
+    assert f"h:{RUNS}" in calm.stdout and f"twin:{RUNS}" in calm.stdout and "0 regression" in calm.stdout
     assert ET.parse(junit).getroot().get("failures") == "0"
     since = mpiarena("history", "--db", str(series), "--since", "2", "--fail-on-regression")
     assert since.returncode == 1 and "run 2 -> run 3: regression" in since.stderr
