@@ -104,7 +104,8 @@ def test_identical_runs_pass_and_compare_fails_on_the_regression(series: Path, t
     calm = mpiarena("history", "--db", str(series), "--db", str(twin), "--since", str(RUNS),
                     "--fail-on-regression", "--junit", str(junit))
     assert calm.returncode == 0, calm.stderr
-    assert f"h:{RUNS}" in calm.stdout and f"twin:{RUNS}" in calm.stdout and "0 regression" in calm.stdout
+    assert f"h:{RUNS}" in calm.stdout and f"twin:{RUNS}" in calm.stdout
+    assert "0 regression" in calm.stdout
     assert ET.parse(junit).getroot().get("failures") == "0"
     since = mpiarena("history", "--db", str(series), "--since", "2", "--fail-on-regression")
     assert since.returncode == 1 and "run 2 -> run 3: regression" in since.stderr
