@@ -11,9 +11,12 @@ be that limit, not the rate.
 Runs raw TCP (the family with the least software between the ranks) and the given MPI
 libraries over `emulated:PROFILE,nodes=2`, ping-pong at 1 and 4 MiB, 3 launches, and prints per
 profile and implementation the plateau (best of the sizes, NetPIPE's size over half the round
-trip), the medium's limit and their ratio. Target: raw TCP between 0.97 and 1.005 of the limit
-on every profile (Gigabit Ethernet may fall short on a loaded 2-core machine: the ranks' CPU,
-not the link, then sets its pace; the CPU load is printed). Exit status 1 if one misses.
+trip), the medium's limit and their ratio. It first measures what this machine itself moves
+through the emulated path (raw TCP over a 40 Gbit/s link the host cannot fill): a profile whose
+limit is above 80% of that is host-bound, reported but not judged (on this 2-core VM every frame
+crosses veth, bridge and two tbf in software: Gigabit Ethernet is host-bound here). Target: raw
+TCP between 0.97 and 1.005 of the limit on every profile the host can fill. Exit status 1 if one
+misses.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from mpiarena.store import Store
 
 SIZES = (1 << 20, 4 << 20)
 LOW, HIGH = 0.97, 1.005
+
+
+HOST_PATH = "nodes=2,link=40gbit"  # a rate no 2-core host fills: what the host itself moves
+HOST_BOUND = 0.8  # a limit above this share of the host's own ceiling is not the link's to set
 
 
 def plateaus(profile: str, impls: list[str], db: Path) -> dict[str, float]:
@@ -65,25 +72,30 @@ def main() -> int:
     args = parser.parse_args()
     impls = ["tcp", *(args.impl or ["openmpi-4.1.4"])]
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores)")
-    print(f"{'profile':<15}{'medium':<10}{'rate':>10}{'limit':>12}{'implementation':>18}"
-          f"{'plateau':>12}{'of limit':>10}")
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
+        ceiling = plateaus(HOST_PATH, ["tcp"], Path(tmp) / "host.db")["tcp"]
+        print(f"this machine moves {ceiling:.0f} Mbit/s of raw TCP through the emulated path "
+              f"unshaped: limits above {HOST_BOUND * ceiling:.0f} Mbit/s are host-bound")
+        print(f"{'profile':<15}{'medium':<10}{'rate':>10}{'limit':>12}{'implementation':>18}"
+              f"{'plateau':>12}{'of limit':>10}")
         for profile in args.profile or list(PROFILES):
             spec = parse(f"emulated:{profile}")
             limit = spec.payload_limit / 1e6
+            host_bound = limit > HOST_BOUND * ceiling
             for variant, plateau in sorted(plateaus(profile, impls,
                                                     Path(tmp) / f"{profile}.db").items()):
                 ratio = plateau / limit
-                judged = variant == "tcp"
+                judged = variant == "tcp" and not host_bound
                 passed = LOW <= ratio <= HIGH
                 ok &= passed or not judged
-                mark = ("PASS" if passed else "FAIL") if judged else ""
+                mark = ("PASS" if passed else "FAIL") if judged else \
+                    ("host-bound" if variant == "tcp" else "")
                 print(f"{profile:<15}{spec.medium.name:<10}{spec.rate_bits / 1e6:>6g} Mbit"
                       f"{limit:>7.1f} Mbit{variant:>18}{plateau:>7.1f} Mbit{ratio:>9.3f} "
                       f"{mark}")
     print(f"load average after: {os.getloadavg()[0]:.2f}; raw TCP within {LOW}-{HIGH} of the "
-          f"medium's limit on every profile: {'PASS' if ok else 'FAIL'}")
+          f"medium's limit on every profile the host can fill: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 
