@@ -39,7 +39,7 @@ SIZES = (1 << 20, 4 << 20)
 LOW, HIGH = 0.97, 1.005
 
 
-HOST_PATH = "nodes=2,link=40gbit"  # a rate no 2-core host fills: what the host itself moves
+HOST_PATH = "link=40gbit"  # a rate no 2-core host fills: what the host itself moves
 HOST_BOUND = 0.8  # a limit above this share of the host's own ceiling is not the link's to set
 
 
