@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
+from .records import Choices, Figure, Parsed, bad, found, integer, number
 
 FIGURES = ("t_max", "t_avg", "t_min")
 BANNER = re.compile(r"Intel\(R\) MPI Benchmarks \S+, (.+?) part")
@@ -101,13 +101,9 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
         elif table is not None and table.columns and not line:
             table = None
     runs = [_pure_first(r) for r in runs]
-    if not runs:
-        raise bad(path, 1, "no IMB banner ('Intel(R) MPI Benchmarks VERSION, PART part'): not "
-                  "IMB output")
-    if not any(runs):
-        raise bad(path, 1, "no IMB table mpiarena can import (tables: "
-                  f"{', '.join(unmapped) or 'none'})")
-    return Parsed(path, "imb", tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped))
+    return found(path, "imb", runs, unmapped, "no IMB banner ('Intel(R) MPI Benchmarks "
+                 "VERSION, PART part'): not IMB output",
+                 "IMB tables")
 
 
 def _pure_first(figures: list[Figure]) -> list[Figure]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
+from .records import Choices, Figure, Parsed, bad, found, integer, number
 
 WINDOW = 64  # OSU's default window of bandwidth tests
 # OSU's name of a collective in its title (5.x: "Broadcast", "All-to-All Personalized
@@ -124,17 +124,12 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
             runs[-1].append(_figure(path, n, line, test, bench, reads, figure, choices.np))
             if reads.startswith("mbs-window"):
                 windows.add(test.window)
-    if not runs:
-        raise bad(path, 1, "no OSU title line ('# OSU MPI ... Test vN'): not the output of an "
-                  "OSU micro-benchmark")
-    if not any(runs):
-        raise bad(path, 1, "no OSU figures mpiarena can import (tests: "
-                  f"{', '.join(unmapped) or 'none with figures'})")
     if len(windows) > 1:
         raise bad(path, 0, f"bandwidth tests with different windows ({sorted(windows)}): import "
                   "them separately")
-    return Parsed(path, "osu", tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped),
-                  windows.pop() if windows else None)
+    return found(path, "osu", runs, unmapped, "no OSU title line ('# OSU MPI ... Test vN'): "
+                 "not the output of an OSU micro-benchmark",
+                 "OSU tests", windows.pop() if windows else None)
 
 
 def _figure(path: Path, n: int, line: str, test: _Test, bench: str, reads: str, figure: str,

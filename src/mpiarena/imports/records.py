@@ -92,6 +92,18 @@ class Choices:
     np: int | None = None
 
 
+def found(path: Path, suite: str, runs: list[list[Figure]], unmapped: list[str], header: str,
+          parts: str, window: int | None = None) -> Parsed:
+    """What a parser found, or one line: `header` when no run of the suite began in the file;
+    when none of its runs has a figure to import, the `parts` (IMB tables...) it held."""
+    if not runs:
+        raise bad(path, 1, header)
+    if not any(runs):
+        raise bad(path, 1, f"no figures mpiarena can import ({parts}: "
+                  f"{', '.join(unmapped) or 'none'})")
+    return Parsed(path, suite, tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped), window)
+
+
 def bad(path: Path, line: int, what: str) -> ArenaError:
     """A file that is not what it claims: one line naming the file and line."""
     where = f"{path}:{line}" if line else str(path)

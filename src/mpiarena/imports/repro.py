@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
+from .records import Choices, Figure, Parsed, bad, found, integer, number
 
 CALLS = {"MPI_Allreduce": "allreduce", "MPI_Bcast": "bcast", "MPI_Reduce": "reduce",
          "MPI_Allgather": "allgather", "MPI_Alltoall": "alltoall", "MPI_Gather": "gather",
@@ -77,13 +77,9 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                     unmapped.append(figure)
             else:
                 runs[-1].append(figure)
-    if not runs:
-        raise bad(path, 1, "no ReproMPI header ('#MPI calls:', '#@nprocs=N'): not ReproMPI's "
-                  "output")
-    if not any(runs):
-        raise bad(path, 1, "no ReproMPI repetitions mpiarena can import (calls: "
-                  f"{', '.join(unmapped) or 'none'})")
-    return Parsed(path, "repro", tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped))
+    return found(path, "repro", runs, unmapped, "no ReproMPI header ('#MPI calls:', "
+                 "'#@nprocs=N'): not ReproMPI's output",
+                 "ReproMPI calls")
 
 
 def _row(path: Path, n: int, line: str, run: _Run, np: int | None) -> Figure | str:
