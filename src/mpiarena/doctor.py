@@ -63,7 +63,7 @@ def checks() -> list[Check]:
     out: list[Check] = []
     cc = shutil.which("gcc") or shutil.which("cc")
     out.append(Check("C compiler", bool(cc), cc or "none", "" if cc else "apt-get install gcc"))
-    found: list[Found] = discover({}, paths.impls_dir())
+    found: list[Found] = discover({}, paths.impls_dir(), with_modules=True)
     found_families = {f.impl.family for f in found if f.impl}
     for f in found:
         if f.impl:

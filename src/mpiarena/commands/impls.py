@@ -19,7 +19,7 @@ def impls_cmd(impl_specs: tuple[str, ...]) -> None:
     PyPI, a prefix, an environment module), wrapper, launcher, usable or not."""
     _, user = parse_user_impls(impl_specs)
     table = Table("id", "usable", "library version", "origin", "wrapper", "launcher")
-    for f in discover(user, paths.impls_dir()):
+    for f in discover(user, paths.impls_dir(), with_modules=True):
         if f.impl is None:
             table.add_row(f.name, "[red]no[/]", f"{f.problem}; {f.fix}", "", "", "")
             continue

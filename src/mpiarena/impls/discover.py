@@ -46,12 +46,15 @@ def _candidates(user: dict[str, Path], impls_dir: Path) -> Iterator[_Candidate]:
         yield _Candidate(name, "user", bin_dir / "mpicc", bin_dir / "mpiexec", prefix, env)
 
 
-def discover(user: dict[str, Path], impls_dir: Path) -> list[Found]:
-    """Every implementation found, usable or not, each under a unique stable id."""
+def discover(user: dict[str, Path], impls_dir: Path, with_modules: bool = False
+             ) -> list[Found]:
+    """Every implementation found, usable or not, each under a unique stable id; with_modules,
+    also those every module on MODULEPATH offers (each loaded once: the listings only, since a
+    command that runs one names it, --impl module:NAME, and select loads that one alone)."""
     found = _mpi_wrappers(user, impls_dir)
     for family in families():
         found += family.detect()
-    return found + modules.discover_modules()
+    return found + (modules.discover_modules() if with_modules else [])
 
 
 def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:

@@ -201,9 +201,9 @@ def discover_modules() -> list[Found]:
 
 
 def resolve(impl_id: str) -> Implementation:
-    """The implementation --impl module:NAME names though discovery did not list it (a short
-    name such as mpich for its default version, a hidden module), or the one line saying why
-    there is none."""
+    """The implementation --impl module:NAME names (a full name, a short one such as mpich for
+    its default version, or one `impls` listed as NAME-SYSTEM since two systems offer it), or
+    the one line saying why there is none."""
     name = impl_id.removeprefix(MODULE_PREFIX)
     if not (have := systems()):
         raise ArenaError(f"--impl {impl_id}: {INSTALL}")
@@ -211,6 +211,9 @@ def resolve(impl_id: str) -> Implementation:
         raise ArenaError(f"--impl {impl_id}: MODULEPATH is empty; export MODULEPATH=DIR naming "
                          "where your site's modulefiles are (as 'module use DIR' does)")
     listed = {s: available(s) for s in have}
+    named = [s for s in have if name.endswith(f"-{s.name}")]  # as _offered tells them apart
+    if named:
+        have, name = named, name.removesuffix(f"-{named[0].name}")
     for system in have:
         if any(n == name or n.startswith(f"{name}/") for n in listed[system]):
             found = _found(impl_id, system, name, listing=False)
