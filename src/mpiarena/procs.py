@@ -39,20 +39,37 @@ def as_user(user: RankUser | None, placement: Head | None) -> UserArgs:
 def run_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
            timeout: float = 30.0, placement: Head | None = None) -> int:
     """Exit status of argv, output appended to log (daemons it starts then keep no pipe of ours)."""
-    if user is not None:
-        env = {**env, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}
     if placement is not None:
         argv = placement.on_head(argv, cwd)
     with open(log, "a") as out:
         try:
-            return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
-                                  cwd=cwd, timeout=timeout,
+            return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                  env=_user_env(env, user), cwd=cwd, timeout=timeout,
                                   **as_user(user, placement)).returncode
         except subprocess.TimeoutExpired:
             return -1
         except OSError as e:
             out.write(f"cannot run {argv[0]}: {e}\n")
             return -1
+
+
+def start_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None,
+             log: Path) -> subprocess.Popen[bytes] | None:
+    """argv started on this machine as run_as would run it; None (said in the log) if it
+    cannot start."""
+    with open(log, "a") as out:
+        try:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                    env=_user_env(env, user), cwd=cwd, **as_user(user, None))
+        except OSError as e:
+            out.write(f"cannot run {argv[0]}: {e}\n")
+            return None
+
+
+def _user_env(env: dict[str, str], user: RankUser | None) -> dict[str, str]:
+    if user is None:
+        return env
+    return {**env, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}
 
 
 def last_words(log: Path) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import core_env, tags, users
 from ..cluster.placement import Placement
-from ..procs import last_words, run_as, wait_until
+from ..procs import alive, last_words, run_as, start_as, wait_until
 from ..users import RankUser
 from ..whatran import Cvar
 from .base import MPI_EXT, FamilyDefaults, Found, Implementation, Launch
@@ -37,7 +37,8 @@ EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD
 
 
 class LamUniverse:
-    """lamboot before the first rank, lamhalt after the last, lamwipe if halting fails."""
+    """lamboot before the first rank; after the last, tkill on this machine, lamhalt across
+    nodes (lamwipe if halting fails)."""
 
     def __init__(self, bin_dir: Path, np: int, workdir: Path, user: RankUser | None,
                  placement: Placement | None):
@@ -68,17 +69,40 @@ class LamUniverse:
         return {SESSION_VAR: self.suffix}
 
     def down(self) -> None:
-        if run_as([str(self.bin_dir / "lamhalt")], self.env, self.workdir, self.user, self.log,
-                  timeout=15, placement=self.placement) != 0:
-            run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
-                   self.user, self.log, timeout=15, placement=self.placement)
-        # lamhalt returns before its lamd has exited
-        wait_until(lambda: self.suffix not in live_session_suffixes(), within=5.0)
+        if self.placement is not None or not self._terminate_here():
+            self._halt()
         # ranks killed outright leave usysv's shared memory and semaphores behind; another
         # universe still up may own the new ones, so they are left to its own halt
         if not _other_universes(self.suffix):
             for kind, ident in _sysv_ipc(self.user) - self.ipc_before:
                 subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
+
+    def _halt(self) -> None:
+        """lamhalt on every node (lamwipe if it fails); it returns before its lamd has exited."""
+        if run_as([str(self.bin_dir / "lamhalt")], self.env, self.workdir, self.user, self.log,
+                  timeout=15, placement=self.placement) != 0:
+            run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
+                   self.user, self.log, timeout=15, placement=self.placement)
+        wait_until(lambda: self.suffix not in live_session_suffixes(), within=5.0)
+
+    def _terminate_here(self) -> bool:
+        """A universe on this machine only: LAM's own tkill signals every process of the
+        session (its kill file: the lamd and what it started) and the session is done once none
+        runs. lamhalt takes 3 s here for the same end: its lamd sleeps a second before it runs
+        tkill, tkill waits out its signals' backoff until the zombie lamd is reaped, and
+        lamhalt polls all the while on one core. tkill is stopped once the session's processes
+        are gone, and its directory removed as sweep_stale would. False if they outlive 5 s."""
+        tkill = start_as([str(self.bin_dir / "tkill")], self.env, self.workdir, self.user,
+                         self.log)
+        if tkill is None:
+            return False
+        ended = wait_until(lambda: not _session_pids(self.suffix) - {tkill.pid}, within=5.0)
+        tkill.kill()
+        tkill.wait()
+        if ended:
+            for session in Path("/tmp").glob(f"lam-*-{self.suffix}"):
+                shutil.rmtree(session, ignore_errors=True)
+        return ended
 
 
 class Lam(FamilyDefaults):
@@ -158,6 +182,21 @@ def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:
         column = 7 if kind == "m" else 4  # uid
         found |= {(kind, f[1]) for f in (ln.split() for ln in lines) if int(f[column]) == uid}
     return found
+
+
+def _session_pids(suffix: str) -> set[int]:
+    """The live processes of a session: its lamd, and every process started in it."""
+    tag = f"{SESSION_VAR}={suffix}".encode()
+    found = set()
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (pid_dir / "cmdline").read_bytes().split(b"\0")
+            if (b"-sessionsuffix" in args[:-1] and args[args.index(b"-sessionsuffix") + 1]
+                    == suffix.encode()) or tag in (pid_dir / "environ").read_bytes().split(b"\0"):
+                found.add(int(pid_dir.name))
+        except (OSError, ValueError):  # gone, or another user's
+            continue
+    return {pid for pid in found if alive(pid)}
 
 
 def live_session_suffixes() -> set[str]:
