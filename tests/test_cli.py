@@ -158,6 +158,17 @@ def test_wrapper_that_cannot_compile(tmp_path, db):
     assert not list(Path(tmp_path).glob("**/.build-*"))
 
 
+def test_a_data_directory_that_is_a_file_is_one_line(tmp_path, db):
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    done = mpiarena("run", "--impl", TWO[0], "--bench", "pingpong", "--db", db,
+                    env={"MPIARENA_HOME": str(home)})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"mpiarena: error: {home} is not a directory, so mpiarena cannot keep {home / 'impls'} "
+        "there: remove it, or set MPIARENA_HOME to a directory"]
+
+
 def test_store_survives_bad_input(db):
     assert mpiarena("run", "--launches", "2",
                     "--impl", TWO[0], "--bench", "pingpong", "--sizes", "8",

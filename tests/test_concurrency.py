@@ -64,7 +64,7 @@ def test_two_runs_at_once_complete_and_a_killed_third_takes_only_its_own(tmp_pat
     on_cluster = start(runs, tmp_path / "a.db", "--cluster", "emulated:nodes=2", "--impl", "tcp",
                        "--sizes", "8,1K", "--observations", "200")
     with_daemons = start(runs, tmp_path / "b.db", "--impl", str(LAM), "--sizes", "8,1K",
-                         "--observations", "200")
+                         "--launches", "4", "--observations", "400")
     victim = start(runs, tmp_path / "c.db", "--impl", "tcp", "--sizes", "8,1K,64K",
                    "--launches", "50", "--observations", "2000")
     owners = [owner_of(proc) for proc in runs]

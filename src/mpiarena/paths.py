@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import ArenaError
+
 
 def data_dir() -> Path:
     """MPIARENA_HOME, else /var/lib/mpiarena for root (ranks may run as another user), else XDG."""
@@ -25,6 +27,10 @@ def machine_dir() -> Path:
 
 def shared_dir(path: Path) -> Path:
     """Create path readable and searchable by every user (the rank user included); return it."""
+    if blocked := next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()),
+                       None):
+        raise ArenaError(f"{blocked} is not a directory, so mpiarena cannot keep {path} there: "
+                         "remove it, or set MPIARENA_HOME to a directory")
     missing = [p for p in [path, *path.parents] if not p.exists()]
     for p in reversed(missing):
         p.mkdir()
