@@ -48,7 +48,7 @@ def _forced_default(impl: Implementation, coll: str, forced: str, other: str,
 def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
     assert MPICH4 is not None
     sizes = (65536, 2**20)
-    done = _forced_default(MPICH4, "bcast", "binomial", "scatter_ring_allgather", sizes, 50,
+    done = _forced_default(MPICH4, "bcast", "binomial", "scatter_ring_allgather", sizes, 20,
                            shared_dir, db)
     assert [f.size for f in done.prints] == list(sizes)
     for f in done.prints:
@@ -57,7 +57,8 @@ def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
         assert f.unlike[0].ci_high < 0.8 and f.fastest == "binomial", f  # 1.5-2.2x here
     # MPICH's launches agree within a few % on a quiet machine: 20 launches reach 'same' in 7
     # cells of 8, but under the whole suite's load 20, 30 and 50 launches each left both cells
-    # undecided at times. Each cell's line says what was decided, whichever it was.
+    # undecided at times. Each cell's line says what was decided, whichever it was (the
+    # equivalence rule itself is checked in simulation: test_stats).
     shown = mpiarena("show", str(done.run_id), "--db", db)
     assert shown.returncode == 0, shown.stderr
     for f in done.prints:
