@@ -88,8 +88,8 @@ def test_every_collective_delivers_correct_data(impl, np_):
     if impl.family == "tcp":
         pytest.skip("raw TCP has two processes and no collective")
     with running(impl, np_) as job:
-        for bench in COLLECTIVES:  # correctness: a few calls and a quarter second a cell
-            res = measure(job, bench, 1000, obs=3, target=1e-5, max_time=0.25)
+        for bench in COLLECTIVES:  # correctness: 0.1 ms of calls, a quarter second a cell
+            res = measure(job, bench, 1000, obs=3, target=1e-4, max_time=0.25)
             if bench not in expressible(impl):
                 assert res.status == "na" and "not expressible" in res.reason
                 continue

@@ -20,6 +20,9 @@ IO = [f"io-{rw}-{mode}{layout}" for rw in ("write", "read") for layout in ("", "
       for mode in ("coll", "indep")]
 MPI = [i for i in IMPLS if i.family not in ("pvm", "tcp")]
 FIRST = MPI[0]
+# across emulated nodes: not Debian's MPICH 4.0.2, whose ch4:ucx over TCP hangs in MPI_Finalize
+# now and then there (docs/clusters.md), costing the job's timeout
+ACROSS = next((i for i in MPI if not (i.family == "mpich" and i.origin == "debian")), FIRST)
 # 8 B: one short piece; 20000 B: four 4 KiB pieces and a short fifth, interleaved
 SIZES = (8, 20000)
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
@@ -105,14 +108,14 @@ init_launches = 0
 max_cell_time = 0.5
 
 [[variant]]
-impl = "{FIRST.family}"
+impl = "{ACROSS.family}"
 name = "tmp"
 env = {{ ARENA_IO_DIR = "/tmp" }}
 ''')
-    done = mpiarena("run", "--suite", str(suite), "--impl", FIRST.id, "--launches", "1",
-                    "--validate", "--cluster", "emulated:nodes=2", "--db", db)
+    done = mpiarena("run", "--suite", str(suite), "--impl", ACROSS.id, "--launches", "1",
+                    "--validate", "--cluster", "emulated:nodes=2", "--timeout", "20", "--db", db)
     assert done.returncode == 0, done.stderr
     cells = dict(sqlite3.connect(db).execute("SELECT variant, status || ': ' || "
                                              "COALESCE(reason, '') FROM cells"))
-    assert cells == {FIRST.id: "ok: ", f"{FIRST.id}:tmp": "na: the ranks do not share /tmp "
+    assert cells == {ACROSS.id: "ok: ", f"{ACROSS.id}:tmp": "na: the ranks do not share /tmp "
                      "(hosts without a common file system)"}

@@ -484,8 +484,12 @@ def test_cleary2006_short_mode_on_this_machine(tmp_path: Path) -> None:
 @needs_net
 def test_dimitrov2002_short_mode(tmp_path: Path) -> None:
     """MPICH alone on Gigabit Ethernet, enough for what is asserted here (its LAM/MPI and Intel
-    MPI variants and the study's Fast Ethernet: bench/studies_short.py)."""
-    report, _ = _short("dimitrov2002", tmp_path, *_ids("mpich"), "--cluster", "emulated:gige")
+    MPI variants and the study's Fast Ethernet: bench/studies_short.py). The PyPI MPICH where
+    installed: Debian's 4.0.2 (ch4:ucx over TCP) hangs in MPI_Finalize across emulated nodes now
+    and then (docs/clusters.md), which cost the test its 20 s timeout."""
+    pypi = [f"--impl={i.id}" for i in IMPLS if i.family == "mpich" and i.origin == "pypi"]
+    report, _ = _short("dimitrov2002", tmp_path, *(pypi[:1] or _ids("mpich")),
+                       "--cluster", "emulated:gige")
     rows = _claim_rows(report)
     assert len(rows) == len(studies.load("dimitrov2002").claims)
     memory = re.search(r"MPICH 1.2.4 .*? \| 10 MB \| mpich-[\d.]+: ([\d.]+) MB", report)
