@@ -79,10 +79,10 @@ size=$(stat -c %s report.html)
 ((size > 50000)) && grep -q "openmpi-4.1.4" report.html \
   && grep -q '<img src="data:image' report.html || fail "report.html is $size bytes, without the run's variants or figures"
 
-step "mpiarena reproduce cleary2006 --quick (MPICH 4.0.2: LAM adds 25 s)"
-local_only=()
-[[ $(id -u) -eq 0 ]] || local_only=(--cluster local)  # an emulated network needs root
-"$arena" reproduce cleary2006 --quick --impl mpich-4.0.2 "${local_only[@]}" \
+step "mpiarena reproduce cleary2006 --quick --cluster local (MPICH 4.0.2)"
+# The study's data from the wheel, on this machine: across emulated nodes MPICH 4.0.2 (UCX over
+# TCP) hangs in MPI_Finalize now and then, which cost a job its 60 s timeout here
+"$arena" reproduce cleary2006 --quick --impl mpich-4.0.2 --cluster local \
   >reproduce.txt 2>reproduce.err || { cat reproduce.err; fail "mpiarena reproduce"; }
 grep -q "conclusions: " reproduce.txt && [[ -s reproduce-cleary2006.md ]] \
   || { cat reproduce.txt; fail "no conclusions or no reproduce-cleary2006.md"; }

@@ -7,12 +7,14 @@ import io
 import json
 import re
 import sqlite3
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
+from mpiarena.build import Build, build_cores
+from mpiarena.errors import ArenaError
 from mpiarena.records import RunSettings
 
 TWO = [i.id for i in IMPLS[:2]]
@@ -167,6 +169,15 @@ def test_a_data_directory_that_is_a_file_is_one_line(tmp_path, db):
     assert done.stderr.strip().splitlines() == [
         f"mpiarena: error: {home} is not a directory, so mpiarena cannot keep {home / 'impls'} "
         "there: remove it, or set MPIARENA_HOME to a directory"]
+
+
+def test_cores_build_side_by_side_each_with_its_own_outcome(tmp_path, monkeypatch):
+    monkeypatch.setenv("MPIARENA_HOME", str(tmp_path / "home"))  # nothing built yet
+    broken = replace(IMPLS[0], id="broken", wrapper=Path("/bin/false"))
+    built = build_cores([IMPLS[0], broken, IMPLS[1]])
+    assert [type(b) for b in built] == [Build, ArenaError, Build]
+    assert [b.impl.id for b in built if isinstance(b, Build)] == [IMPLS[0].id, IMPLS[1].id]
+    assert "broken: building the core with /bin/false failed" in str(built[1])
 
 
 def test_store_survives_bad_input(db):

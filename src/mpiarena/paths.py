@@ -33,7 +33,7 @@ def shared_dir(path: Path) -> Path:
                          "remove it, or set MPIARENA_HOME to a directory")
     missing = [p for p in [path, *path.parents] if not p.exists()]
     for p in reversed(missing):
-        p.mkdir()
+        p.mkdir(exist_ok=True)  # another thread or mpiarena may make it meanwhile
         p.chmod(0o755)
     if path.stat().st_uid == os.geteuid():
         path.chmod(path.stat().st_mode | 0o755)

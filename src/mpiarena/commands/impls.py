@@ -6,7 +6,7 @@ import click
 from rich.table import Table
 
 from .. import paths
-from ..build import build_core
+from ..build import build_cores
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls
 from .options import console, impl_option
@@ -19,15 +19,17 @@ def impls_cmd(impl_specs: tuple[str, ...]) -> None:
     PyPI, a prefix, an environment module), wrapper, launcher, usable or not."""
     _, user = parse_user_impls(impl_specs)
     table = Table("id", "usable", "library version", "origin", "wrapper", "launcher")
-    for f in discover(user, paths.impls_dir(), with_modules=True):
+    found = discover(user, paths.impls_dir(), with_modules=True)
+    built = iter(build_cores([f.impl for f in found if f.impl is not None]))
+    for f in found:
         if f.impl is None:
             table.add_row(f.name, "[red]no[/]", f"{f.problem}; {f.fix}", "", "", "")
             continue
-        try:
-            version = build_core(f.impl).version_string.splitlines()[0][:60]
-            usable = "[green]yes[/]"
-        except ArenaError as e:
-            version, usable = str(e), "[red]no[/]"
+        core = next(built)
+        if isinstance(core, ArenaError):
+            version, usable = str(core), "[red]no[/]"
+        else:
+            version, usable = core.version_string.splitlines()[0][:60], "[green]yes[/]"
         table.add_row(f.name, usable, version, f.impl.origin, str(f.impl.wrapper),
                       str(f.impl.launcher))
     console.print(table)
