@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from mpiarena.procs import alive
+
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 HAVE_SLURM = os.geteuid() == 0 and all(Path(d).exists() for d in DAEMONS) and \
     shutil.which("salloc") is not None
@@ -80,7 +82,7 @@ def one_node_slurm(root: Path) -> Iterator[dict[str, str]]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
                 deadline = time.monotonic() + 15
-                while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+                while alive(pid) and time.monotonic() < deadline:  # a zombie is gone
                     time.sleep(0.05)
 
 
