@@ -9,8 +9,11 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
 from conftest import IMPLS, leftovers, mpiarena
 from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
+
+from mpiarena import doctor
 
 WANTED = [i.id for i in IMPLS if i.family in ("mpich", "openmpi", "tcp")][:3]
 
@@ -44,3 +47,13 @@ def test_slurm_outside_an_allocation_says_how_to_get_one(db):
     assert done.returncode == 2
     assert "--slurm runs inside an allocation: 'salloc -n 4 mpiarena run --slurm" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_doctor_lists_slurms_mpi_plugins_where_its_configuration_is(
+        slurm_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLURM_CONF", slurm_env["SLURM_CONF"])
+    check = doctor.slurm()
+    assert check.ok and "MPI plugins cray_shasta, none, pmi2, pmix;" in check.detail, check
+    monkeypatch.delenv("SLURM_CONF")  # and no /etc/slurm here: srun reaches no controller
+    check = doctor.slurm()
+    assert "no Slurm configuration reachable now" in check.detail and "SLURM_CONF" in check.fix

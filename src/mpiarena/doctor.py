@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths, users
+from .cluster import smpi
+from .errors import ArenaError
 from .impls import Found, discover, families
 
 
@@ -81,19 +83,56 @@ def checks() -> list[Check]:
                          "" if user else "mpiarena setup"))
     out.append(emulation())
     out.append(slurm())
+    out.append(simgrid())
     return out
 
 
 def slurm() -> Check:
-    """Can runs go through Slurm, and which families can."""
+    """Can runs go through Slurm, which families can, and whether its MPI plugins are there."""
     if not shutil.which("srun"):
         return Check("slurm", False, "srun not found: --slurm unavailable",
                      "apt-get install slurm-client (and a Slurm cluster to submit to)")
     inside = "inside allocation " + os.environ["SLURM_JOB_ID"] if "SLURM_JOB_ID" in \
         os.environ else "not inside an allocation now"
-    return Check("slurm", True, f"srun found, {inside}; MPICH starts with srun --mpi=pmi2, Open "
-                 "MPI with --mpi=pmix, Intel MPI through its hydra; LAM, PVM and raw TCP on "
-                 "one-node allocations only (more need ssh: --hosts)")
+    how = ("MPICH starts with srun --mpi=pmi2, Open MPI with --mpi=pmix, Intel MPI through its "
+           "hydra; LAM, PVM and raw TCP on one-node allocations only (more need ssh: --hosts)")
+    plugins = _mpi_plugins()
+    if plugins is None:
+        return Check("slurm", True, f"srun found, {inside}, no Slurm configuration reachable "
+                     f"now (srun --mpi=list failed); {how}",
+                     "set SLURM_CONF, or run where the cluster's configuration is")
+    missing = sorted({"pmi2", "pmix"} - plugins)
+    listed = f"MPI plugins {', '.join(sorted(plugins))}"
+    if missing:
+        return Check("slurm", False, f"srun found, {inside}; {listed}, no {' or '.join(missing)}: "
+                     "under srun MPICH needs pmi2 and Open MPI pmix",
+                     "ask the site for Slurm's pmi2 and pmix plugins, or run with --hosts")
+    return Check("slurm", True, f"srun found, {inside}; {listed}; {how}")
+
+
+def _mpi_plugins() -> set[str] | None:
+    """The MPI plugins `srun --mpi=list` names ('pmix_v4' counts as pmix), None where srun
+    reaches no Slurm configuration."""
+    try:  # srun retries a configuration file it cannot read for a minute
+        done = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or not lines or "MPI plugin types" not in lines[0]:
+        return None
+    return {line.strip() for line in lines[1:] if line.startswith("\t")}
+
+
+def simgrid() -> Check:
+    """Can `mpiarena simulate` run: SimGrid's smpicc and smpirun."""
+    try:
+        found = smpi.find()
+    except ArenaError as e:
+        return Check("simgrid", False, f"{e}".split("; ")[0] + ": simulate unavailable",
+                     smpi.INSTALL)
+    return Check("simgrid", True, f"{found.title}: {found.smpicc}, {found.smpirun}; "
+                 "mpiarena simulate runs")
 
 
 def data_location() -> Path:
