@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -111,17 +112,20 @@ def slurm() -> Check:
 
 
 def _mpi_plugins() -> set[str] | None:
-    """The MPI plugins `srun --mpi=list` names ('pmix_v4' counts as pmix), None where srun
-    reaches no Slurm configuration."""
+    """The MPI plugins `srun --mpi=list` names, versions dropped ('pmix_v3' is pmix); None where
+    srun reaches no Slurm configuration. Slurm 22 prints them tab-indented under 'MPI plugin
+    types are...', older releases each on a line of its own after 'srun: MPI types are...'."""
     try:  # srun retries a configuration file it cannot read for a minute
         done = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = done.stdout.splitlines()
-    if done.returncode != 0 or not lines or "MPI plugin types" not in lines[0]:
+    lines = [ln.removeprefix("srun:").strip() for ln in (done.stdout + done.stderr).splitlines()]
+    start = next((i for i, ln in enumerate(lines) if re.match(r"MPI (plugin )?types", ln)), None)
+    if done.returncode != 0 or start is None:
         return None
-    return {line.strip() for line in lines[1:] if line.startswith("\t")}
+    return {re.sub(r"_v\d+$", "", ln).removeprefix("mpi/") for ln in lines[start + 1:]
+            if ln and " " not in ln}
 
 
 def simgrid() -> Check:
@@ -129,7 +133,7 @@ def simgrid() -> Check:
     try:
         found = smpi.find()
     except ArenaError as e:
-        return Check("simgrid", False, f"{e}".split("; ")[0] + ": simulate unavailable",
+        return Check("simgrid", False, f"{str(e).partition('; ')[0]}: simulate unavailable",
                      smpi.INSTALL)
     return Check("simgrid", True, f"{found.title}: {found.smpicc}, {found.smpirun}; "
                  "mpiarena simulate runs")

@@ -186,32 +186,31 @@ def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:
 
 def _session_pids(suffix: str) -> set[int]:
     """The live processes of a session: its lamd, and every process started in it."""
-    tag = f"{SESSION_VAR}={suffix}".encode()
-    found = set()
-    for pid_dir in Path("/proc").glob("[0-9]*"):
-        try:
-            args = (pid_dir / "cmdline").read_bytes().split(b"\0")
-            if (b"-sessionsuffix" in args[:-1] and args[args.index(b"-sessionsuffix") + 1]
-                    == suffix.encode()) or tag in (pid_dir / "environ").read_bytes().split(b"\0"):
-                found.add(int(pid_dir.name))
-        except (OSError, ValueError):  # gone, or another user's
-            continue
-    return {pid for pid in found if alive(pid)}
+    return {pid for pid, of in _sessions_of_processes().items() if of == suffix and alive(pid)}
 
 
 def live_session_suffixes() -> set[str]:
     """Session suffixes of the lamd daemons running now and of the processes started in a
     session (lamboot while it boots, mpirun, ranks)."""
-    found, tag = set(), f"{SESSION_VAR}=".encode()
+    return set(_sessions_of_processes().values())
+
+
+def _sessions_of_processes() -> dict[int, str]:
+    """pid -> the LAM session suffix of every process in one: a lamd's by its -sessionsuffix
+    argument, another's by SESSION_VAR in its environment (readable for root and its owner)."""
+    found, tag = {}, f"{SESSION_VAR}=".encode()
     for pid_dir in Path("/proc").glob("[0-9]*"):
         try:
             args = (pid_dir / "cmdline").read_bytes().split(b"\0")
             if b"-sessionsuffix" in args[:-1]:
-                found.add(args[args.index(b"-sessionsuffix") + 1].decode(errors="replace"))
+                found[int(pid_dir.name)] = args[args.index(b"-sessionsuffix") + 1].decode(
+                    errors="replace")
+                continue
             environ = (pid_dir / "environ").read_bytes().split(b"\0")
         except OSError:  # gone, or another user's
             continue
-        found |= {e[len(tag):].decode(errors="replace") for e in environ if e.startswith(tag)}
+        if said := next((e[len(tag):] for e in environ if e.startswith(tag)), None):
+            found[int(pid_dir.name)] = said.decode(errors="replace")
     return found
 
 
