@@ -469,3 +469,15 @@ def test_runs_in_one_file_are_launches_unless_per_file(netpipe: NetPipe, where: 
     assert [len(x) for x in split.nested] == [1, 1]
     assert [len(x) for x in joined.nested] == [2]
     assert sorted(split.values) == sorted(joined.values)
+
+
+def test_a_figure_the_suite_does_not_give_is_one_line(db: str):
+    osu_bw = RECORDED / "osu-5.3" / "osu_bw.out"
+    for suite, figures in (("imb", "t_max, t_avg, t_min"), ("osu", "avg, min, max")):
+        done = mpiarena("import", suite, str(osu_bw), "--impl", "mpich-4.0.2", "--figure", "p99",
+                        "--db", db)
+        assert done.returncode == 2
+        assert done.stderr.strip().splitlines() == [
+            f"mpiarena: error: {osu_bw}: {suite.upper()} has no figure 'p99'; --figure takes "
+            f"{figures}"]
+    assert not Path(db).exists()

@@ -60,9 +60,7 @@ class _Table:
 
 
 def parse(path: Path, text: str, choices: Choices) -> Parsed:
-    figure = choices.figure or "t_max"
-    if figure not in FIGURES:
-        raise bad(path, 0, f"IMB has no figure '{figure}'; --figure takes {', '.join(FIGURES)}")
+    figure = choices.figure_of(path, "IMB", FIGURES)
     runs: list[list[Figure]] = []
     unmapped: list[str] = []
     part: str | None = None

@@ -85,9 +85,7 @@ def _columns(line: str) -> list[str]:
 
 
 def parse(path: Path, text: str, choices: Choices) -> Parsed:
-    figure = choices.figure or "avg"
-    if figure not in FIGURES:
-        raise bad(path, 0, f"OSU has no figure '{figure}'; --figure takes {', '.join(FIGURES)}")
+    figure = choices.figure_of(path, "OSU", FIGURES)
     runs: list[list[Figure]] = []
     unmapped: list[str] = []
     windows: set[int] = set()

@@ -91,6 +91,15 @@ class Choices:
     figure: str | None = None
     np: int | None = None
 
+    def figure_of(self, path: Path, suite: str, figures: tuple[str, ...]) -> str:
+        """The chosen figure among the suite's (the first is its default); one line if it has
+        no such figure."""
+        figure = self.figure or figures[0]
+        if figure not in figures:
+            raise bad(path, 0, f"{suite} has no figure '{figure}'; --figure takes "
+                      f"{', '.join(figures)}")
+        return figure
+
 
 def found(path: Path, suite: str, runs: list[list[Figure]], unmapped: list[str], header: str,
           parts: str, window: int | None = None) -> Parsed:
