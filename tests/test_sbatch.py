@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -96,23 +96,11 @@ def test_no_wait_prints_the_job_id_only(slurm_env, db):
 
 
 def test_a_cancelled_job_says_slurms_reason_and_keeps_its_run(slurm_env, db):
-    follower = subprocess.Popen(
-        [*ARGV, "run", "--sbatch", "--impl", MPI[0], *SMALL, "--launches", "500", "--db", db],
-        env=slurm_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while cells_stored(db) < 2:
-            assert time.monotonic() < deadline and follower.poll() is None
-            time.sleep(0.2)
-        [job] = in_queue(slurm_env)
+    def cancel(_: subprocess.Popen[str], job: str) -> None:
         subprocess.run(["scancel", job], env=slurm_env, check=True)
-        out, err = follower.communicate(timeout=120)
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
-    assert follower.returncode == 1, err
+
+    job, code, out, err = follow_then(slurm_env, db, cancel, cells=2)
+    assert code == 1, err
     assert re.search(rf"^job {job}: CANCELLED \(Reason=\S+, ExitCode=\d+:\d+\)$", err, re.M), err
     assert f"job {job} CANCELLED: run 1 kept what it measured (marked incomplete)" in err
     assert out.startswith("Run 1 (incomplete)"), out
@@ -155,25 +143,35 @@ def test_sbatch_refuses_other_places_and_needs_slurms_commands(db, tmp_path):
                     "--sbatch needs sbatch on PATH")
 
 
-def interrupted_follower(env: dict[str, str], db: str, *flags: str) -> tuple[str, str, str]:
-    """Ctrl-C to `run --sbatch` once its job has stored a cell: the job id, stdout, stderr."""
+def follow_then(env: dict[str, str], db: str,
+                act: Callable[[subprocess.Popen[str], str], object], *flags: str,
+                cells: int = 1) -> tuple[str, int, str, str]:
+    """`run --sbatch` followed until its job has stored `cells` cells, then act(follower, job):
+    the job id, the follower's exit status, stdout and stderr."""
     follower = subprocess.Popen(
         [*ARGV, "run", "--sbatch", *flags, "--impl", MPI[0], *SMALL, "--launches", "500",
          "--db", db], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while cells_stored(db) < 1:
+        while cells_stored(db) < cells:
             assert time.monotonic() < deadline and follower.poll() is None
             time.sleep(0.2)
         [job] = in_queue(env)
-        follower.send_signal(signal.SIGINT)
+        act(follower, job)
         out, err = follower.communicate(timeout=120)
     finally:
         if follower.poll() is None:
             follower.kill()
             follower.wait()
-    assert follower.returncode == 130, err
+    return job, follower.returncode, out, err
+
+
+def interrupted_follower(env: dict[str, str], db: str, *flags: str) -> tuple[str, str, str]:
+    """Ctrl-C to `run --sbatch` once its job has stored a cell: the job id, stdout, stderr."""
+    job, code, out, err = follow_then(env, db, lambda f, _: f.send_signal(signal.SIGINT),
+                                      *flags)
+    assert code == 130, err
     return job, out, err
 
 
