@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import signal
 import subprocess
@@ -36,14 +37,41 @@ from mpiarena.results import load
 from mpiarena.store import Store
 
 
-def decided_between_libraries(store: Store, run_id: int) -> tuple[int, int]:
-    """(decided, all) comparisons of the run's report whose two variants are MPI libraries."""
+def between_libraries(store: Store, run_id: int) -> dict[tuple[object, ...], str]:
+    """The run's report's verdicts whose two variants are MPI libraries: (cell, the pair in
+    name order) -> 'X faster' | 'indistinguishable' | 'undecided'."""
     data = load(store, run_id)
     mpi = {f.name for f in families() if f.pmpi}
     family = {i.impl_id: i.family for i in data.implementations}
-    judged = [v for vs in analyse(data).judged.values() for v in vs
-              if family.get(v.fast) in mpi and family.get(v.slow) in mpi]
-    return sum(v.outcome != "undecided" for v in judged), len(judged)
+    return {(key, *sorted((v.fast, v.slow))): f"{v.fast} faster" if v.outcome == "faster"
+            else v.outcome
+            for key, vs in analyse(data).judged.items() for v in vs
+            if family.get(v.fast) in mpi and family.get(v.slow) in mpi}
+
+
+def decided_between_libraries(store: Store, run_id: int) -> tuple[int, int]:
+    """(decided, all) comparisons of the run's report whose two variants are MPI libraries."""
+    judged = between_libraries(store, run_id)
+    return sum(v != "undecided" for v in judged.values()), len(judged)
+
+
+def agreement(runs: list[dict[tuple[object, ...], str]]) -> None:
+    """Print how often two runs' verdicts on the same comparison agree: identical, the same
+    where either run decided, opposite 'faster' verdicts (every pair of runs)."""
+    both = same = either = agreed = opposite = 0
+    for a, b in itertools.combinations(runs, 2):
+        for key in set(a) & set(b):
+            both += 1
+            same += a[key] == b[key]
+            if (a[key], b[key]) != ("undecided", "undecided"):
+                either += 1
+                agreed += a[key] == b[key]
+            opposite += a[key].endswith("faster") and b[key].endswith("faster") and \
+                a[key] != b[key]
+    print(f"  reruns: identical verdicts {same / max(both, 1):.1%} of {both} comparisons both "
+          f"runs made (target 90%), the same verdict where either run decided "
+          f"{agreed / max(either, 1):.1%} of {either} (target 90%), opposite 'faster' "
+          f"{opposite / max(both, 1):.1%} (target at most 1%)")
 
 
 def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, int, str]:
@@ -65,9 +93,11 @@ def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[flo
 
 
 def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str],
-            limit: float, wanted: float = 0.0) -> bool:
+            limit: float, wanted: float = 0.0,
+            verdicts: list[dict[tuple[object, ...], str]] | None = None) -> bool:
     """Run the suite once, print its figures; True if it completed every cell within limit
-    and decided at least `wanted` of the comparisons between libraries."""
+    and decided at least `wanted` of the comparisons between libraries (their verdicts added
+    to `verdicts`)."""
     argv = [*mpiarena_argv(), "run", "--suite", suite, *(a for i in ids for a in ("--impl", i)),
             "--db", str(db)]
     wall, code, err = timed_run(argv, env, 3 * limit)
@@ -81,6 +111,8 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
             cells = Counter(str(c.status) for c in store.cells(run_id))
             nobs = sum(len(o) for o in store.observations(run_id).values())
             decided, compared = decided_between_libraries(store, run_id)
+            if verdicts is not None:
+                verdicts.append(between_libraries(store, run_id))
         finally:
             store.close()
     share = decided / max(compared, 1)
@@ -106,6 +138,8 @@ def main() -> int:
     parser.add_argument("--decided", type=float, default=0.7,
                         help="share of comparisons between MPI libraries to decide (0.7)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-cache run")
+    parser.add_argument("--runs", type=int, default=1, help="warm runs (default 1); from 2, how "
+                        "often their verdicts agree")
     args = parser.parse_args()
 
     impls_dir = paths.impls_dir()
@@ -121,8 +155,11 @@ def main() -> int:
     try:
         print(f"mpiarena run --suite {args.suite} --impl {' --impl '.join(ids)} "
               f"({os.cpu_count()} cores)")
-        ok = measure("warm (cores cached)", ids, args.suite, tmp / "warm.db", env, args.limit,
-                     args.decided)
+        verdicts: list[dict[tuple[object, ...], str]] = []
+        ok = all([measure(f"warm (cores cached) {r + 1}", ids, args.suite, tmp / f"warm{r}.db",
+                          env, args.limit, args.decided, verdicts) for r in range(args.runs)])
+        if len(verdicts) > 1:
+            agreement(verdicts)
         if not args.no_cold:
             home = tmp / "home"
             home.mkdir(mode=0o755)

@@ -58,7 +58,9 @@ def test_the_budget_decides_more_per_launch_than_launches_spent_uniformly():
     decided = [sum(_decided(r[i]) for r in runs) for i in (0, 1)]
     launches = [sum(_launches(r[i]) for r in runs) for i in (0, 1)]
     assert decided[1] >= decided[0] - 2, decided
-    assert decided[1] / launches[1] >= 1.3 * decided[0] / launches[0], (decided, launches)
+    # 1.2x here under the false discovery rate's correction (which decides more from uniform
+    # launches than Holm's did, 1.3x then)
+    assert decided[1] / launches[1] >= 1.15 * decided[0] / launches[0], (decided, launches)
 
 
 def test_the_budget_calls_no_identical_pair_faster():

@@ -3,22 +3,26 @@
 import math
 
 import numpy as np
+import pytest
 from scipy import stats as st
 
 from mpiarena.analysis.stats import (
+    ALPHA,
     INTERVAL_HOLDS_RERUN,
     MIN_LAUNCHES,
     RERUN_SURE_FROM,
     Pair,
+    benjamini_hochberg,
     center,
     center_ci,
     center_coverage,
+    decidable,
     difference_p,
-    holm,
     judge,
     ratio_ci,
     rerun_coverage,
     rerun_range,
+    smallest_p,
     summarize,
     variance_share,
     verdicts,
@@ -95,9 +99,22 @@ def test_variance_share_finds_where_the_variance_lives():
     assert (s.launches, s.n) == (8, 80) and s.ci_low <= s.median <= s.ci_high
 
 
-def test_holm_is_monotone_and_bounded():
-    assert holm([0.01, 0.04, 0.03]) == [0.03, 0.06, 0.06]
-    assert holm([0.9, 0.8]) == [1.0, 1.0]
+def test_benjamini_hochberg_steps_up_and_is_bounded():
+    # sorted 0.01, 0.03, 0.04 of 3: 0.03, 0.045, 0.04 -> stepped up from the largest
+    assert benjamini_hochberg([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.04, 0.04])
+    assert benjamini_hochberg([0.9, 0.8]) == [0.9, 0.9]
+    assert benjamini_hochberg([]) == []
+
+
+def test_a_family_knows_before_measuring_what_it_can_decide():
+    # the 16-core node's run: 52 comparisons at 6 launches a side; the exact test's floor at
+    # 6+6 is 2/C(12,6) = 0.0022: above 0.05/52, so no comparison is decided on its own there
+    d = decidable(52, 6)
+    assert smallest_p(6, 6) == pytest.approx(2 / 924)
+    assert d.anything and not d.on_its_own and d.alone == 7
+    assert smallest_p(7, 7) < ALPHA / 52 <= smallest_p(6, 6)
+    assert not decidable(52, 3).anything and decidable(52, 3).least == MIN_LAUNCHES
+    assert decidable(1, 4).on_its_own
 
 
 def test_clear_difference_is_called_and_identical_ones_are_equivalent():
@@ -195,6 +212,7 @@ def test_the_ratio_interval_holds_the_truth_with_slow_launches():
 
 def test_the_rule_text_states_the_constants_the_code_decides_by():
     text = rule_text("the report")
-    assert "Holm-corrected across the report" in text and "p < 0.05" in text
+    assert "Benjamini-Hochberg-corrected across the report" in text and "q < 0.05" in text
+    assert "at most 5% of the 'faster' verdicts of the report" in text
     assert "95% interval" in text and "beyond 5%" in text and "within 5%" in text
     assert f"{MIN_LAUNCHES} launches a side" in text

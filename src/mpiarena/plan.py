@@ -1,8 +1,8 @@
 """Turn a suite and a set of implementations into the ordered list of measurements to take.
 
 Each variant is measured in several independent launches per rank count: launch i of every
-variant, started in a shuffled order, before launch i + 1 of any. Inside a launch the
-variants take turns cell by cell, in an order shuffled with a recorded seed, so that drift on
+variant, one job at a time in a shuffled order, before launch i + 1 of any; a launch measures
+its cells back to back in the session's order, shuffled with a recorded seed, so that drift on
 a shared machine does not favour whichever ran first.
 """
 
@@ -83,6 +83,21 @@ class Plan:
     @property
     def total_steps(self) -> int:
         return sum(len(r.startups) + sum(len(s.turns) for s in r.sessions) for r in self.rounds)
+
+    @property
+    def comparisons(self) -> int:
+        """How many comparisons its report judges as one family: in every timed cell, the
+        fastest variant against each other one that measures it."""
+        measured: dict[tuple[Cell, int], set[str]] = {}
+        for rnd in self.rounds:
+            for v in rnd.startups:
+                for bench in ("init", "finalize"):
+                    measured.setdefault((Cell(bench, 0, rnd.np), rnd.np), set()).add(v.id)
+            for session in rnd.sessions:
+                for cell, v in session.turns:
+                    if BENCHMARKS[cell.bench].kind != "cost":
+                        measured.setdefault((cell, rnd.np), set()).add(v.id)
+        return sum(max(0, len(ids) - 1) for ids in measured.values())
 
 
 def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) -> list[Variant]:

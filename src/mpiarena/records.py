@@ -38,7 +38,7 @@ class _Record:
 class RunRecord(_Record):
     """A run: when, what, where; `status` as stored (see Store.status for a dead owner)."""
 
-    JSON = ("machine", "settings")
+    JSON = ("machine", "settings", "harness")
     id: int
     started: str
     finished: str | None
@@ -52,6 +52,29 @@ class RunRecord(_Record):
     pid: int
     host: str
     note: str | None
+    # where the measuring time went: {"wall": seconds, "variants": {id: HarnessTime}};
+    # None: an older run, or one that measured nothing yet
+    harness: dict[str, Any] | None = None
+
+
+@dataclass
+class HarnessTime:
+    """Where a variant's measuring time went, in seconds (the runner adds as it goes): starting
+    launches (the launcher to the core's hello, daemons included), reading what a library runs
+    with (its first launch), quitting them (finalize and exit), cells as the harness saw them
+    (a command sent to its done line), of which rank 0 spent in warm-up and calibration, in
+    observation steps, and in the observations' timed calls, and storing what was measured."""
+
+    launches: int = 0
+    cells: int = 0
+    launching: float = 0.0
+    configuring: float = 0.0
+    quitting: float = 0.0
+    cell_wall: float = 0.0
+    calibrating: float = 0.0
+    observing: float = 0.0
+    timed: float = 0.0
+    storing: float = 0.0
 
 
 @dataclass(frozen=True)

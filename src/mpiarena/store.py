@@ -28,25 +28,32 @@ import numpy as np
 from .errors import ArenaError
 from .procs import alive
 from .programs import AppLaunch, RankCalls
-from .records import CellRecord, ImplementationRecord, JobRecord, RunRecord, VariantRecord
+from .records import (
+    CellRecord,
+    HarnessTime,
+    ImplementationRecord,
+    JobRecord,
+    RunRecord,
+    VariantRecord,
+)
 from .status import CellStatus, JobStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
-SCHEMA_VERSION = 7  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 8  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
 # summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch);
 # 6: app_launches and app_calls (`mpiarena app`: a program's launches, the MPI calls profiled);
 # 7: configs (what a library ran with, whatran.WhatRan, one row per distinct content) and
-# jobs.config (its hash; NULL: not read for this job)
+# jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL,
   suite TEXT NOT NULL, command TEXT NOT NULL, seed INTEGER NOT NULL, version TEXT NOT NULL,
   machine TEXT NOT NULL, settings TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
-  note TEXT);
+  note TEXT, harness TEXT);
 CREATE TABLE IF NOT EXISTS implementations (
   run_id INTEGER NOT NULL REFERENCES runs(id), impl_id TEXT NOT NULL, family TEXT NOT NULL,
   version TEXT NOT NULL, version_string TEXT NOT NULL, origin TEXT NOT NULL, prefix TEXT,
@@ -153,9 +160,16 @@ def _configs(db: sqlite3.Connection) -> None:
 
 
 # What upgrades a store of schema v to v + 1, all in one transaction.
+def _harness(db: sqlite3.Connection) -> None:
+    """Schema 7 -> 8: runs stored before recorded no harness time (a store an earlier step
+    re-created the runs table of has the column already)."""
+    if "harness" not in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+        db.execute("ALTER TABLE runs ADD COLUMN harness TEXT")
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
-    6: _configs}
+    6: _configs, 7: _harness}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -178,6 +192,25 @@ class Obs:
     index: int
     per_rank: list[float]
     extras: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One cell as stored: where it ran, how it ended, what it measured."""
+
+    run_id: int
+    job_id: int | None
+    variant: str
+    bench: str
+    size: int
+    np: int
+    status: CellStatus
+    reason: str | None
+    iterations: int | None
+    observations: list[Obs]
+    seq: int
+    launch: int = 0  # the variant's launches at this rank count, from 0
+    timing: str = "loop"  # how a call was timed
 
 
 class Store:
@@ -246,6 +279,13 @@ class Store:
                  json.dumps(settings), os.getpid(), socket.gethostname()))
             return int(cur.lastrowid or 0)
 
+    def set_harness(self, run_id: int, wall: float, variants: Mapping[str, HarnessTime]) -> None:
+        """Where the run's measuring time went: its wall seconds, and per variant."""
+        with self.tx() as db:
+            db.execute("UPDATE runs SET harness=? WHERE id=?",
+                       (json.dumps({"wall": wall, "variants": {v: asdict(h) for v, h in
+                                                               variants.items()}}), run_id))
+
     def end_run(self, run_id: int, status: RunStatus, note: str | None = None) -> None:
         with self.tx() as db:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
@@ -311,20 +351,30 @@ class Store:
                  timing: str = "loop") -> int:
         """One cell and all its observations, in one transaction; `launch` counts the
         variant's launches at this rank count from 0, `timing` names how a call was timed."""
+        return self.add_cells([CellRow(run_id, job_id, variant, bench, size, np, status, reason,
+                                       iterations, observations, seq, launch, timing)])[0]
+
+    def add_cells(self, rows: Sequence[CellRow]) -> list[int]:
+        """Cells and all their observations, in one transaction (a launch's cells are written
+        together once its job has ended, so that no write runs beside a measurement)."""
+        ids = []
         with self.tx() as db:
-            cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
-                             "iterations, status, reason, seq, launch, timing) "
-                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                             (run_id, job_id, variant, bench, size, np, iterations, status,
-                              reason, seq, launch, timing))
-            cell_id = int(cur.lastrowid or 0)
-            db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
-                           [(cell_id, o.index, _blob(o.per_rank)) for o in observations])
-            db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
-                           [(cell_id, o.index, name, _blob(values)) for o in observations
-                            for name, values in o.extras.items()
-                            if any(math.isfinite(v) for v in values)])
-            return cell_id
+            for row in rows:
+                cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
+                                 "iterations, status, reason, seq, launch, timing) "
+                                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                                 (row.run_id, row.job_id, row.variant, row.bench, row.size,
+                                  row.np, row.iterations, row.status, row.reason, row.seq,
+                                  row.launch, row.timing))
+                cell_id = int(cur.lastrowid or 0)
+                db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
+                               [(cell_id, o.index, _blob(o.per_rank)) for o in row.observations])
+                db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
+                               [(cell_id, o.index, name, _blob(values))
+                                for o in row.observations for name, values in o.extras.items()
+                                if any(math.isfinite(v) for v in values)])
+                ids.append(cell_id)
+        return ids
 
     def add_app_launch(self, run_id: int, launch: AppLaunch) -> int:
         """One launch of a program and its figures, in one transaction."""

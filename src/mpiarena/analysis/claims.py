@@ -15,7 +15,7 @@ the whole interval lies within what the conclusion needs, contradicts it when th
 lies outside, and is undecided otherwise; a conclusion with undecided comparisons and no
 contradicted ones (or no backed ones) is undecided, and says how many launches its comparisons
 had. A claim's range is its own (a stated magnitude, or the margin), so claims are not a family
-of the verdicts' Holm-corrected test: each interval speaks for its comparison alone.
+of the verdicts' corrected test: each interval speaks for its comparison alone.
 """
 
 from __future__ import annotations

@@ -1,21 +1,51 @@
 """Two runs compared: the two are two sets of launches, and every shared cell timed by the
-same method gets the verdicts' ratio, interval, launch test and decision."""
+same method gets the verdicts' ratio, interval, launch test and decision, held against the
+drift between the two runs that the shared cells show together (`Drift`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
 from .groups import measured
-from .stats import ALPHA, THRESHOLD, Pair, judge
+from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Judged, Pair, judge, median
 
 Outcome = Literal["regression", "improvement", "indistinguishable", "undecided"]
 # stats.judge of b's figure over a's -> what it means for run b
 OUTCOMES: dict[str, Outcome] = {"above": "regression", "below": "improvement",
                                 "same": "indistinguishable", "open": "undecided"}
+Z = NORMAL.inv_cdf((1 + CONFIDENCE) / 2)  # how many sds a normal's 95% range reaches either way
+MIN_CELLS = 3  # log ratios before drift is measured: a median that one real change cannot move
+MAD_SD = 1 / NORMAL.inv_cdf(0.75)  # a normal's sd over its median absolute deviation
+# a ratio of medians of launch medians spreads more than Moses' interval (a Hodges-Lehmann
+# shift) says: their asymptotic efficiencies are 2/pi and 3/pi
+MEDIAN_OVER_SHIFT = math.sqrt(1.5)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """How far figures moved between the runs beyond their launches' noise, as all the cells
+    judged together show it: the robust sd (MAD about no change) of their log ratios, less the
+    part their launches' intervals explain. Unchanged cells move by it too, so no launch sees
+    it; a run-level drift common to a variant's cells counts once per variant."""
+
+    spread: float  # sd of the log ratio that drift alone gives (0: the launches explain it all)
+    cells: int  # log ratios it was measured on
+    variants: int
+
+    @property
+    def covered(self) -> bool:
+        """Whether there were enough cells to measure it (else drift is not covered)."""
+        return self.cells >= MIN_CELLS
+
+    @property
+    def allowance(self) -> float:
+        """How far drift alone moves a log ratio, 95% of the time; 0 when not covered."""
+        return Z * self.spread if self.covered else 0.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +62,8 @@ class Change:
     outcome: Outcome
     n_a: int  # launches
     n_b: int
+    drift: Drift  # between the runs, as the cells judged with this one show it
+    held: bool  # the launches decided it, the drift between the runs leaves it undecided
 
 
 Shared = tuple[Key, str, str, Group, Group]  # key, variant in a, variant in b, their groups
@@ -42,21 +74,65 @@ def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,
     """Every cell measured in both runs for the same variant (or the `pairs` a -> b, to follow
     an upgrade such as mpich-4.0.2 -> mpich-5.0.2): the two runs are two sets of launches, and
     the ratio, its interval, the launch test (Holm-corrected across all cells) and the
-    decision are those of `stats.judge`. Drift between the two runs that no launch saw is
-    outside every interval: an A/A pair of runs shows how much there is. Cells whose calls were
-    timed by different methods are not compared (see `timed_differently`)."""
+    decision are those of `stats.judge`, held against the drift between the runs that all
+    shared cells show (`judged`); with fewer than MIN_CELLS of them drift is not covered. Cells
+    whose calls were timed by different methods are not compared (see `timed_differently`)."""
     return judged([s for s in _shared(a, b, pairs) if s[3].timing == s[4].timing], alpha,
                   threshold)
 
 
-def judged(shared: list[Shared], alpha: float = ALPHA,
-           threshold: float = THRESHOLD) -> list[Change]:
+def judged(shared: list[Shared], alpha: float = ALPHA, threshold: float = THRESHOLD,
+           gauges: Sequence[bool] | None = None) -> list[Change]:
     """Each cell's group before against after, judged by `stats.judge` as one family (a
-    history's changes across many runs go through here too)."""
+    history's changes across many runs go through here too), then held against the drift that
+    the changes `gauges` marks (all by default) show together (`drift_of`): a regression or
+    improvement stands only where its interval widened by the drift still excludes no change,
+    and indistinguishable only where it still lies within the threshold."""
     verdicts = judge([Pair(ga.nested, gb.nested) for *_, ga, gb in shared], alpha, threshold)
-    return [Change(key, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted, OUTCOMES[j.outcome],
-                   j.launches_a, j.launches_b)
-            for (key, va, vb, _, _), j in zip(shared, verdicts, strict=True)]
+    marks = gauges if gauges is not None else [True] * len(shared)
+    drift = drift_of([(s[1], j) for s, j, mark in zip(shared, verdicts, marks, strict=True)
+                      if mark])
+    out = []
+    for (key, va, vb, _, _), j in zip(shared, verdicts, strict=True):
+        held = _held(j, drift.allowance, threshold)
+        out.append(Change(key, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
+                          "undecided" if held else OUTCOMES[j.outcome], j.launches_a,
+                          j.launches_b, drift, held))
+    return out
+
+
+def drift_of(reads: Sequence[tuple[str, Judged]]) -> Drift:
+    """The drift between runs that these changes (variant, verdict) show together: the robust
+    sd of their log ratios about no change (a median, so that changes of under half of them
+    leave it), less the typical variance their launches' intervals account for."""
+    logs = [abs(math.log(j.ratio)) for _, j in reads if 0 < j.ratio < math.inf]
+    variants = len({variant for variant, _ in reads})
+    if len(logs) < MIN_CELLS:
+        return Drift(0.0, len(logs), variants)
+    noise = [(MEDIAN_OVER_SHIFT * math.log(j.ci_high / j.ci_low) / (2 * Z)) ** 2
+             for _, j in reads if 0 < j.ci_low <= j.ci_high < math.inf]
+    moved = MAD_SD * median(logs)
+    return Drift(math.sqrt(max(0.0, moved**2 - (median(noise) if noise else 0.0))),
+                 len(logs), variants)
+
+
+def widened(ratio: float, low: float, high: float, allowance: float) -> tuple[float, float]:
+    """Moses' interval of a ratio widened by the drift: each side's log distance from the ratio
+    (held within the interval) and the drift's `allowance` added in quadrature."""
+    if not 0 < low <= high < math.inf:
+        return low, high
+    mid = min(max(math.log(ratio), math.log(low)), math.log(high))
+    return (math.exp(mid - math.hypot(mid - math.log(low), allowance)),
+            math.exp(mid + math.hypot(math.log(high) - mid, allowance)))
+
+
+def _held(j: Judged, allowance: float, threshold: float) -> bool:
+    """Whether the drift undoes the launches' decision: a change whose widened interval
+    reaches no change, or an indistinguishable one whose widened interval reaches beyond the
+    threshold."""
+    low, high = widened(j.ratio, j.ci_low, j.ci_high, allowance)
+    return {"above": low <= 1, "below": high >= 1,
+            "same": low < 1 / (1 + threshold) or high > 1 + threshold}.get(j.outcome, False)
 
 
 def timed_differently(a: RunData, b: RunData,
@@ -80,4 +156,3 @@ def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None) -> Iterator[Sh
             if measured(ga) and measured(gb):
                 assert ga is not None and gb is not None
                 yield key, va, vb, ga, gb
-

@@ -2,7 +2,7 @@
 
 One column per figure, from the cost benchmarks and from the CPU figures every observation
 carries. Lower-is-better figures (and message rates) get verdicts with the same statistics as
-the time tables (stats.judge: the launch test, Holm across this section, the ratio's
+the time tables (stats.judge: the launch test, corrected across this section, the ratio's
 interval over launches, the threshold) among the variants of one implementation (its
 completion modes against its default: the table compares libraries); overlap and progress
 have their median and its 95% interval. `report/costs.py` puts it into words.

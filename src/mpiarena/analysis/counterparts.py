@@ -2,7 +2,7 @@
 collective against the blocking call, a non-blocking one against the blocking one, a derived
 datatype against a contiguous buffer of the same payload, a vector collective against the even
 one, a neighbourhood collective against the same exchange written by hand, collective MPI-IO
-against independent. Decided by the verdicts' rule, every comparison of the run one Holm
+against independent. Decided by the verdicts' rule, every comparison of the run one corrected
 family."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The sizes are cut where either variant's model changes regime. In each range the
 are judged on the geometric mean of their cells per launch (one figure per launch, so the
 launch stays the unit), and the models' parameters (start-up alpha in the first regime, cost
 per byte beta everywhere) on their per-launch fits: all through `stats.judge` as one family
-(Holm across the whole explanation), with LogGP's overheads and gap where both ran the loggp
+(corrected across the whole explanation), with LogGP's overheads and gap where both ran the loggp
 benchmark. For a collective, each cell's closest algorithm shape
 under the variant's pingpong model (analysis/predict.py) comes with it. Each clause names the
 stored cells it rests on."""
@@ -71,7 +71,7 @@ class Explanation:
         return [k for r in self.ranges for k in r.cells]
 
     def judged(self) -> list[Judged]:
-        """Every comparison of the explanation (one Holm family)."""
+        """Every comparison of the explanation (one corrected family)."""
         return [j for r in self.ranges for j in (r.measured, *(p.judged for p in r.parameters))] \
             + [p.judged for p in self.loggp]
 

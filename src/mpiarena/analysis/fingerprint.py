@@ -2,10 +2,10 @@
 
 A tuning run measures each algorithm a library offers, forced, beside the library's default.
 Per collective, size and rank count, the default is judged against every forced algorithm by
-`stats.judge`, all pairs of the run one family (Holm): 'like' an algorithm where the two are
-indistinguishable, 'unlike' where the default is decidedly faster or slower, 'open' otherwise.
-An algorithm that failed, hung or gave wrong data in a launch of the cell is not compared there;
-a cell whose default did not measure has no fingerprint.
+`stats.judge`, all pairs of the run one family (corrected together): 'like' an algorithm where
+the two are indistinguishable, 'unlike' where the default is decidedly faster or slower, 'open'
+otherwise. An algorithm that failed, hung or gave wrong data in a launch of the cell is not
+compared there; a cell whose default did not measure has no fingerprint.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
                      threshold: float = THRESHOLD) -> list[GuidelineCheck]:
     """Every guideline in every cell where a variant measured both the collective and its
     mock-up. Violated: the mock-up ran faster by the verdicts' rule (the whole ratio interval
-    beyond `threshold` and the launch test, Holm-corrected across every check of the run, backing
+    beyond `threshold` and the launch test, corrected across every check of the run, backing
     it); held: the collective ran faster by that rule, or the two are indistinguishable;
     anything else is undecided."""
     found = [(g, *pair) for g in GUIDELINES for pair in beside(data, g.collective, g.mockup)]

@@ -3,7 +3,8 @@ between consecutive runs (and the first against the last) judged by `compare`'s 
 runs' launches (`compare.judged`, through `stats.judge`). Every change a history shows is one
 family, as every verdict of one report is: the Holm correction spans them all, so a long history
 with many cells calls fewer changes than `compare` of one pair (narrow it with --since, --bench);
-a history of two runs over the same cells is `compare` of those runs."""
+every change is held against the drift between runs that all steps of all series show together
+(`compare.Drift`); a history of two runs over the same cells is `compare` of those runs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
-from .compare import Change, Outcome, Shared, judged
+from .compare import Change, Drift, Outcome, Shared, drift_of, judged
 from .groups import measured
 from .interference import finding
 from .stats import THRESHOLD, summarize
@@ -108,6 +109,7 @@ class History:
     runs: list[RunData]  # in time order
     series: list[Series]
     threshold: float
+    drift: Drift  # between consecutive runs, from every step of every series
     busy: list[Busy] = field(default_factory=list)
 
     def regressions(self) -> list[tuple[Series, Step]]:
@@ -134,7 +136,8 @@ def _cells(run: RunData, follow: dict[str, str]) -> dict[Cell, tuple[str, Group]
 def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
             threshold: float = THRESHOLD, follow: dict[str, str] | None = None) -> History:
     """The runs (in time order) as one series per cell that `keep` selects, every change
-    judged in one family: the launches, interval, test and rule of `compare`. `follow` maps a
+    judged in one family: the launches, interval, test and rule of `compare`, held against the
+    drift that every step between consecutive runs of every series shows. `follow` maps a
     variant to an earlier one whose series it continues (mpich-5.0.2 -> mpich-4.0.2 after an
     upgrade), as `compare --pair` does. A change between runs that timed the cell by different
     methods is not judged (the method changes the figure)."""
@@ -149,28 +152,46 @@ def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
                 groups[cell, index] = variant, group
     ordered = sorted(series.values(), key=lambda s: (list(BENCHMARKS).index(s.cell.bench),
                                                      s.cell.np, s.cell.size, s.cell.variant))
-    wanted: list[tuple[Series, int, int]] = []
-    for s in ordered:
-        runs_of = [p.run for p in s.points]
-        wanted += [(s, a, b) for a, b in itertools.pairwise(runs_of)]
-        if len(runs_of) >= 3:
-            wanted.append((s, runs_of[0], runs_of[-1]))
-    shared: list[Shared] = []
-    for s, a, b in wanted:
-        (va, ga), (vb, gb) = groups[s.cell, a], groups[s.cell, b]
-        if ga.timing == gb.timing:
-            shared.append((s.cell.key, va, vb, ga, gb))
-    changes = iter(judged(shared, threshold=threshold))
-    for s, a, b in wanted:
-        same = groups[s.cell, a][1].timing == groups[s.cell, b][1].timing
-        step = Step(a, b, next(changes) if same else None)
-        if len(s.steps) == len(s.points) - 1:
-            s.overall = step
-        else:
-            s.steps.append(step)
+    wanted = [Wanted(s, a, b, False) for s in ordered
+              for a, b in itertools.pairwise(p.run for p in s.points)]
+    wanted += [Wanted(s, s.points[0].run, s.points[-1].run, True) for s in ordered
+               if len(s.points) >= 3]
+    drift = _judge(wanted, groups, threshold)
     shown = {p.run for s in ordered for p in s.points}
-    return History(list(runs), ordered, threshold, [b for b in map(_busy, range(len(runs)), runs)
-                                                    if b and b.run in shown])
+    return History(list(runs), ordered, threshold, drift,
+                   [b for b in map(_busy, range(len(runs)), runs) if b and b.run in shown])
+
+
+@dataclass(frozen=True, eq=False)  # each one its own key
+class Wanted:
+    """A change a history judges: a series from run `before` to run `after`."""
+
+    series: Series
+    before: int
+    after: int
+    overall: bool  # its first run against its last
+
+
+def _judge(wanted: list[Wanted], groups: dict[tuple[Cell, int], tuple[str, Group]],
+           threshold: float) -> Drift:
+    """Every wanted change judged as one family and put in its series (none where the two runs
+    timed the cell differently), held against the drift that the changes between consecutive
+    runs show; that drift."""
+    shared: dict[Wanted, Shared] = {}
+    for w in wanted:
+        (va, ga), (vb, gb) = groups[w.series.cell, w.before], groups[w.series.cell, w.after]
+        if ga.timing == gb.timing:
+            shared[w] = w.series.cell.key, va, vb, ga, gb
+    judgements = judged(list(shared.values()), threshold=threshold,
+                        gauges=[not w.overall for w in shared])
+    changes = dict(zip(shared, judgements, strict=True))
+    for w in wanted:
+        step = Step(w.before, w.after, changes.get(w))
+        if w.overall:
+            w.series.overall = step
+        else:
+            w.series.steps.append(step)
+    return judgements[0].drift if judgements else drift_of([])
 
 
 def _busy(index: int, run: RunData) -> Busy | None:

@@ -1,5 +1,5 @@
 """Two app runs compared: per figure and library, run b's launches against run a's, judged by
-`stats.judge` (Holm-corrected across every pair of the comparison)."""
+`stats.judge` (corrected across every pair of the comparison)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A run analysed once for every report: `analyse` computes the tables in order, the verdicts
-(Holm-corrected across the whole report), per-cell statistics, protocol switches, derived
+(corrected across the whole report), per-cell statistics, protocol switches, derived
 figures, every warning and the scoreboard's standings, so that all reports say the same;
 `report/` only renders them."""
 

@@ -22,7 +22,13 @@ import numpy as np
 
 CONFIDENCE = 0.95
 THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable", within it
-ALPHA = 0.05  # the chance of one false "faster" in a whole report (Holm)
+# the expected share of false verdicts among the "faster" verdicts of one family (a report):
+# the false discovery rate, held by Benjamini and Hochberg's step-up over the family's tests of
+# "faster by more than THRESHOLD". A table of hundreds of comparisons keeps its power, and a
+# cell decides the same whether the run around it is small or large (a family-wise rule such
+# as Holm's asks p < ALPHA / m of its first comparison: 0.0002 over a quick run's 219).
+ALPHA = 0.05
+CORRECTION = "Benjamini-Hochberg"  # how a family's tests are corrected, as reports name it
 NORMAL = statistics.NormalDist()  # the standard normal (not scipy.stats: half a second to import)
 MIN_LAUNCHES = 4  # launches a side before any decision (the test's smallest p at 3: 0.1)
 
@@ -282,13 +288,17 @@ class _Read:
         lo, hi = _moses(self.d, self.n, self.m, confidence)
         return math.exp(lo), math.exp(hi)
 
-    def p(self) -> float:
-        """The two-sided exact Mann-Whitney p of a difference; 1 under MIN_LAUNCHES a side."""
+    def p(self, threshold: float = 0.0) -> float:
+        """The two-sided exact Mann-Whitney p that the ratio lies beyond +-threshold: the
+        smaller of the one-sided tests of b slower by more than `threshold` (b's launch medians
+        shifted down by log(1 + threshold) against a's) and of b faster by more than it,
+        doubled; with threshold 0 the test of a difference. 1 under MIN_LAUNCHES a side."""
         if min(self.n, self.m) < MIN_LAUNCHES:
             return 1.0
-        u = _above(self.d, 0.0)
-        return min(1.0, 2 * min(_u_at_most(u, self.n, self.m),
-                                1 - _u_at_most(u - 1, self.n, self.m)))
+        margin = math.log1p(threshold)
+        slower = 1 - _u_at_most(_above(self.d, margin) - 1, self.n, self.m)
+        faster = _u_at_most(_above(self.d, -margin), self.n, self.m)
+        return min(1.0, 2 * min(slower, faster))
 
 
 def ratio_ci(fast: Sample, slow: Sample,
@@ -299,16 +309,55 @@ def ratio_ci(fast: Sample, slow: Sample,
     return (read.ratio, *read.interval(confidence))
 
 
-def holm(pvalues: list[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values, in the input order."""
+def benjamini_hochberg(pvalues: list[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (q-values), in the input order: rejecting those
+    under ALPHA holds the expected share of false rejections among all rejections at ALPHA
+    (independent or positively dependent tests, as comparisons sharing a cell's fastest are)."""
     m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
+    order = sorted(range(m), key=lambda i: pvalues[i], reverse=True)
     adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+    running = 1.0
+    for rank, i in zip(range(m, 0, -1), order, strict=True):
+        running = min(running, m * pvalues[i] / rank)
         adjusted[i] = running
     return adjusted
+
+
+def smallest_p(launches_a: int, launches_b: int) -> float:
+    """The test's floor: the smallest two-sided p that launches_a and launches_b launches can
+    give (every launch of one side beyond every launch of the other); 1 under MIN_LAUNCHES."""
+    if min(launches_a, launches_b) < MIN_LAUNCHES:
+        return 1.0
+    return min(1.0, 2 / math.comb(launches_a + launches_b, launches_a))
+
+
+@dataclass(frozen=True)
+class Decidable:
+    """What a family of `comparisons` at `launches` a side can decide, known before measuring:
+    nothing below `least` launches a side (the test's floor lies above ALPHA); every comparison
+    on its own from `alone` (the floor reaches ALPHA / comparisons, the first step of the
+    correction); in between, a comparison only where enough others are decided too."""
+
+    comparisons: int
+    launches: int
+    least: int
+    alone: int
+
+    @property
+    def anything(self) -> bool:
+        return self.launches >= self.least
+
+    @property
+    def on_its_own(self) -> bool:
+        return self.launches >= self.alone
+
+
+def decidable(comparisons: int, launches: int, alpha: float = ALPHA) -> Decidable:
+    """What `comparisons` judged as one family at `launches` launches a side can decide."""
+    least = next(n for n in range(MIN_LAUNCHES, 1000) if smallest_p(n, n) < alpha)
+    alone = next(n for n in range(least, 1000)
+                 if smallest_p(n, n) < alpha / max(1, comparisons))
+    return Decidable(comparisons, launches, least, alone)
 
 
 @dataclass(frozen=True)
@@ -326,7 +375,7 @@ class Judged:
     ratio: float
     ci_low: float
     ci_high: float
-    p_adjusted: float  # the launch test, Holm-corrected across the family
+    p_adjusted: float  # the launch test of a ratio beyond the threshold, corrected (CORRECTION)
     outcome: str  # above | below (b slower / faster by more than the threshold) | same | open
     launches_a: int
     launches_b: int
@@ -335,7 +384,7 @@ class Judged:
 
 
 # why a comparison is open: too few launches a side for any decision; the interval lies beyond
-# the threshold but the Holm-corrected test does not back it; the interval reaches within the
+# the threshold but the corrected test does not back it; the interval reaches within the
 # threshold; the ratio sits on the threshold (no number of launches would decide it)
 WHY = ("launches", "test", "interval", "threshold")
 
@@ -354,21 +403,20 @@ def difference_p(a: Sample, b: Sample) -> float:
     return _Read.of(a, b).p()
 
 
-def launches_to_decide(a: Sample, b: Sample, open_comparisons: int, alpha: float = ALPHA,
+def launches_to_decide(a: Sample, b: Sample, level: float, alpha: float = ALPHA,
                        threshold: float = THRESHOLD, power: float = 0.8) -> int:
     """About how many launches per variant would decide the pair with `power`, from the launches
     so far (normal approximation of the Mann-Whitney test on log launch medians, efficiency
-    3/pi); 0 when the ratio sits on the threshold (no number of launches would)."""
+    3/pi), its test held to `level` (two-sided; the correction's step it would take); 0 when the
+    ratio sits on the threshold (no number of launches would)."""
     la, lb = np.log(launch_medians(a)), np.log(launch_medians(b))
     if min(len(la), len(lb)) < 2:
         return 0
     spread = math.sqrt((np.var(la, ddof=1) * (len(la) - 1) + np.var(lb, ddof=1) * (len(lb) - 1))
                        / (len(la) + len(lb) - 2)) or 1e-3
     shift, margin = abs(math.log(center(b) / center(a))), math.log1p(threshold)
-    tests = ((shift, alpha / (2 * max(open_comparisons, 1))),  # the Holm-corrected test
-             (shift - margin, (1 - CONFIDENCE) / 2))  # the interval beyond the threshold
     options = [] if shift - margin <= 0.1 * margin else \
-        [max(_n_for(effect, tail, spread, power) for effect, tail in tests)]
+        [_n_for(shift - margin, min(level, 1 - CONFIDENCE) / 2, spread, power)]
     if margin - shift > 0.1 * margin:  # the interval within the threshold
         options.append(_n_for(margin - shift, (1 - CONFIDENCE) / 2, spread, power))
     if not options:
@@ -385,14 +433,17 @@ def _n_for(effect: float, tail: float, spread: float, power: float) -> float:
 def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
           threshold: float = THRESHOLD) -> list[Judged]:
     """Every pair judged by one rule. above / below: b is slower / faster by more than the
-    threshold: the launch test, Holm-corrected across the pairs (one family), says they differ,
-    and the whole 95% interval of the ratio lies beyond the threshold. same: the whole 95%
-    interval lies within +-threshold (two one-sided tests at 2.5% each, per pair). open:
-    anything else, with about how many launches would decide it. No decision from under
-    MIN_LAUNCHES launches a side."""
+    threshold: the launch test of a ratio beyond the threshold (exact Mann-Whitney on launch
+    medians, one margin each way), corrected across the pairs (one family, CORRECTION), backs
+    it at `alpha`; the whole 95% interval of the ratio then lies beyond the threshold too (the
+    interval and the test read the same pairs of launches). same: the whole 95% interval lies
+    within +-threshold (two one-sided tests at 2.5% each, per pair). open: anything else, with
+    about how many launches would decide it. No decision from under MIN_LAUNCHES launches a
+    side."""
     reads = [_Read.of(p.a, p.b) for p in pairs]
-    adjusted = holm([r.p() for r in reads])
-    still_open = sum(1 for q in adjusted if q >= alpha)
+    adjusted = benjamini_hochberg([r.p(threshold) for r in reads])
+    # the correction's next step: the level an open comparison's test would have to reach
+    level = alpha * (sum(1 for q in adjusted if q < alpha) + 1) / max(1, len(pairs))
     out = []
     for pair, q, read in zip(pairs, adjusted, reads, strict=True):
         ratio, n, m = read.ratio, read.n, read.m
@@ -403,7 +454,7 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
             outcome = "same"
         else:
             outcome = "open"
-        needed = launches_to_decide(pair.a, pair.b, still_open, alpha, threshold) \
+        needed = launches_to_decide(pair.a, pair.b, level, alpha, threshold) \
             if outcome == "open" else 0
         why = _why(lo, hi, min(n, m), needed, threshold) if outcome == "open" else ""
         out.append(Judged(ratio, lo, hi, q, outcome, n, m, needed, why))

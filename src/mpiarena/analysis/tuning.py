@@ -4,8 +4,8 @@ tuning file against the default.
 
 Everything here reads a `RunData`; the statistics are the run's own (stats.py): a cell's figure
 is the median of its launch medians, and every comparison goes through `stats.judge`: a switch
-away from the default needs the verdict 'faster' (the launch test backing it after Holm across
-every cell of the run, and the whole interval beyond the threshold).
+away from the default needs the verdict 'faster' (the launch test backing it after the
+correction across every cell of the run, and the whole interval beyond the threshold).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def own_losses(cell: dict[str, Group], variant: str, impl: str) -> dict[int, tup
 
 def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
     """For every cell and implementation, its fastest algorithm judged against the default;
-    the launch tests Holm-corrected together across the run. An algorithm that failed, hung or
+    the launch tests corrected together across the run. An algorithm that failed, hung or
     gave wrong data in any launch of the cell is not a candidate there."""
     unjudged, judged_at = [], []
     impls = sorted({t.impl for t in tuned.values()})

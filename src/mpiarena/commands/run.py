@@ -16,7 +16,7 @@ from ..cluster.topology import Where, opened
 from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
-from ..plan import check_variants, make_plan
+from ..plan import Plan, check_variants, make_plan
 from ..results import load
 from ..status import RunStatus
 from ..store import Store
@@ -129,6 +129,29 @@ class Output:
     method: bool
 
 
+def _say_what_it_can_decide(plan: Plan) -> None:
+    """Before measuring, one line where the plan's launches cannot decide a comparison on its
+    own, or cannot decide any (a smoke run: launches are kept as asked, the line says so)."""
+    from ..analysis.stats import ALPHA, CORRECTION, decidable, smallest_p
+
+    launches = min([plan.suite.launches, *([plan.suite.init_launches]
+                                           if plan.suite.init_launches else [])])
+    d = decidable(plan.comparisons, launches)
+    floor = f"the exact test's smallest p at {launches} launches a side is " \
+        f"{smallest_p(launches, launches):.2g}"
+    if d.comparisons and not d.anything:
+        err.print(f"note: {d.comparisons} comparisons: {launches} launches a side cannot decide "
+                  f"any ({floor}, the rule needs below {ALPHA:g}): every verdict will be "
+                  f"undecided; --launches {d.least} at least can decide", soft_wrap=True,
+                  markup=False)
+    elif d.comparisons > 1 and not d.on_its_own:
+        err.print(f"note: {d.comparisons} comparisons at {launches} launches a side: a "
+                  f"comparison is decided only where others are too ({floor}, above "
+                  f"{ALPHA:g}/{d.comparisons}, the first step of {CORRECTION}'s correction); "
+                  f"from {d.alone} launches (--launches {d.alone}) each can be on its own",
+                  soft_wrap=True, markup=False)
+
+
 @click.command("run")
 @options.grouped(
     "selection", Selection.parse,
@@ -212,6 +235,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         store = options.store(db)
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed)
+        _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)

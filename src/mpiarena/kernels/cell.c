@@ -25,6 +25,12 @@ static const char *extra_names[X_COUNT] = {
 
 enum step_kind { STEP_RUN, STEP_OBS, STEP_END };
 
+/* Where rank 0's time in a cell went: steps that warmed up or calibrated, steps that observed
+ * (their barriers and relays included), and the observations' timed calls (k x time per call). */
+struct spent {
+    double calibrating, observing, timed;
+};
+
 struct step {
     int64_t k;
     int32_t kind, idx;
@@ -72,22 +78,24 @@ static double timed(const struct cmd *c, const struct bufs *b, const struct step
 /* Rank 0 decides each step (warm-up, calibration, observations, end); all ranks follow.
  * `factor` is the cell's planted slowdown (faults.c), 1 outside tests. */
 static long run_steps(const struct cmd *c, const struct bufs *b, double *times, double *xs,
-                      int64_t *k, double factor)
+                      int64_t *k, double factor, struct spent *spent)
 {
     int hinted = c->k > 0 && c->k <= KMAX;
-    struct step st = {hinted ? c->k : 1, STEP_RUN, 0, 0, 0};
+    /* an earlier launch's k is checked on a warm-up of a quarter of its calls */
+    struct step st = {hinted ? (c->k + 3) / 4 : 1, STEP_RUN, 0, 0, 0};
     long nobs = 0, rounds = 0;
-    /* k must reach the target twice in a row (one hiccup must not fix it); an earlier launch's
-     * k has reached it twice already */
-    int confirmed = hinted;
+    /* k must reach the target twice in a row (one hiccup must not fix it) */
+    int confirmed = 0;
     int window = c->sync == SYNC_WINDOW;
     double start = M->now(), wiped = 0; /* window: calls of observations that kept none */
     if (window)
         arena_clock_refresh(M, arena_rank, arena_np);
     for (;;) {
+        double began = arena_monotonic();
         relay_step(&st);
         if (st.kind == STEP_END)
             break;
+        int observing = st.kind == STEP_OBS;
         arena_barrier();
         double w0 = arena_monotonic(), c0 = cpu_seconds();
         double t = timed(c, b, &st), wall = arena_monotonic() - w0;
@@ -109,6 +117,7 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
                 xs[(size_t)x * (size_t)c->nobs + (size_t)nobs] = extra_now[x];
             times[nobs++] = t;
             *k = st.k;
+            spent->timed += t * (double)st.k;
         }
         if (arena_rank != 0)
             continue;
@@ -123,11 +132,21 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             st.kind = STEP_OBS;
             continue;
         }
-        if (st.kind == STEP_RUN && hinted && rounds > 1 && st.k > 1
-            && tk * (double)st.k > 4 * c->target) {
-            double k1 = c->target * 1.25 / (tk > 1e-12 ? tk : 1e-12);
-            st.k = k1 < 1 ? 1 : (int64_t)k1;
-            hinted = confirmed = 0;
+        if (st.kind == STEP_RUN && hinted) {
+            /* the warm-up: an earlier launch's k is kept where its calls would last a quarter
+             * to 4 targets here (it reached the target twice there, and the same k runs the
+             * same loop in every launch: launch levels differ up to 3x on this kind of
+             * machine), and where one call lasts longer (k = 1 cannot shrink); otherwise
+             * calibration starts from this step's time per call */
+            double at_k = tk * (double)c->k;
+            hinted = 0;
+            if (at_k >= c->target / 4 && (at_k <= 4 * c->target || c->k == 1)) {
+                st.k = c->k;
+                st.kind = STEP_OBS;
+            } else {
+                double k1 = c->target * 1.25 / (tk > 1e-12 ? tk : 1e-12);
+                st.k = k1 < 1 ? 1 : k1 > (double)KMAX ? KMAX : (int64_t)k1;
+            }
         } else if (st.kind == STEP_RUN && rounds > 1 && tk * (double)st.k < c->target
                    && st.k < KMAX) {
             double grow = c->target / (tk * (double)st.k > 1e-9 ? tk * (double)st.k : 1e-9)
@@ -136,8 +155,9 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             st.k = (int64_t)((double)st.k * grow);
             st.k = st.k > KMAX ? KMAX : st.k;
             confirmed = 0;
-        } else if (st.kind == STEP_RUN && rounds > 1 && !confirmed && st.k < KMAX) {
-            confirmed = 1;
+        } else if (st.kind == STEP_RUN && rounds > 1 && !confirmed && st.k > 1
+                   && st.k < KMAX) {
+            confirmed = 1; /* (one call that lasts the target needs no second look) */
         } else if (st.kind == STEP_RUN && rounds > 1) {
             st.kind = STEP_OBS;
         } else if (st.kind == STEP_OBS) {
@@ -145,6 +165,7 @@ static long run_steps(const struct cmd *c, const struct bufs *b, double *times, 
             if (st.idx >= c->nobs || M->now() - start > c->max_time)
                 st.kind = STEP_END;
         }
+        *(observing ? &spent->observing : &spent->calibrating) += arena_monotonic() - began;
     }
     return nobs;
 }
@@ -164,7 +185,7 @@ static void print_extras(const struct cmd *c, long i, double **xs)
 /* Rank 0: every rank's observations and extras, printed; the first wrong answer any rank
  * reports ends the cell invalid. */
 static void report(const struct cmd *c, long n, int64_t k, double *times, double *xs,
-                   const char *bad)
+                   const char *bad, const struct spent *spent)
 {
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
     double **all = arena_xcalloc((size_t)arena_np, sizeof *all, "observations");
@@ -186,6 +207,8 @@ static void report(const struct cmd *c, long n, int64_t k, double *times, double
         putchar('\n');
         print_extras(c, i, allx);
     }
+    printf("spent\t%lld\t%.6e\t%.6e\t%.6e\n", (long long)c->id, spent->calibrating,
+           spent->observing, spent->timed);
     printf("done\t%lld\t%s\t%s\n", (long long)c->id, bad ? "invalid" : "ok", bad ? bad : "");
     for (int p = 1; p < arena_np; p++) free(all[p]), free(allx[p]);
     free(all);
@@ -212,7 +235,8 @@ void arena_run_cell(const struct cmd *c)
     double *times = arena_xcalloc((size_t)c->nobs, sizeof *times, "observations");
     double *xs = arena_xcalloc(nx, sizeof *xs, "observations");
     int64_t k = 0;
-    long n = run_steps(c, &b, times, xs, &k, arena_fault_factor(c->bench, c->size));
+    struct spent spent = {0, 0, 0};
+    long n = run_steps(c, &b, times, xs, &k, arena_fault_factor(c->bench, c->size), &spent);
     const char *bad = c->validate && !is_app(c->bench)
         ? arena_validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
     if (!bad && arena_app_bad()[0]) bad = arena_app_bad();
@@ -222,7 +246,7 @@ void arena_run_cell(const struct cmd *c)
         arena_ext_teardown(c->bench);
     }
     if (arena_rank == 0) {
-        report(c, n, k, times, xs, bad);
+        report(c, n, k, times, xs, bad, &spent);
     } else {
         char out[256] = "";
         if (bad) snprintf(out, sizeof out, "%s", bad);

@@ -13,6 +13,8 @@
  *   rank    R HOST PID CPUS INIT_SECONDS LAUNCH_TO_INIT_SECONDS NUMA_NODE (-1: unknown)
  *   obs     CELL I K T_RANK0 T_RANK1 ...
  *   extra   CELL I NAME V_RANK0 V_RANK1 ...   (after its obs line: figures besides time)
+ *   spent   CELL CALIBRATING OBSERVING TIMED  (rank 0's seconds in the cell: warm-up and
+ *           calibration steps, observation steps, the observations' timed calls)
  *   done    CELL ok|na|invalid MESSAGE
  *   finalize R SECONDS          (every rank, after the library is shut down)
  *   cvar    NAME VALUE SCOPE    (answering `config`, escaped like version; VALUE ? if unread)
@@ -22,8 +24,9 @@
  * offcache=0|1 validate=0|1 hold=S sync=loop|barrier|window [k=K]`, `config` (the library's
  * control variables, rank 0 only, never inside a cell) and `quit`. End of input
  * means quit. No statistics are computed here. `k` is the iteration count an earlier launch
- * calibrated for the same cell: calibration starts there and needs one round that reaches the
- * target (a launch more than 4x faster than the one that set it calibrates again from there).
+ * calibrated for the same cell: a warm-up of a quarter of its calls checks it, and the
+ * observations follow at k where k calls would last 1-4 targets (else calibration starts again
+ * from the warm-up's time per call).
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
  *
  * How an observation's calls are timed (`sync`): timing_loop.c, timing_barrier.c,

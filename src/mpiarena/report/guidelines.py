@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import units
 from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_unchecked
-from ..analysis.stats import CONFIDENCE
+from ..analysis.stats import CONFIDENCE, CORRECTION
 from ..guidelines import BY_MOCKUP, GUIDELINES
 from ..results import RunData
 from ..sizes import format_size
@@ -57,7 +57,7 @@ def violation_text(c: GuidelineCheck) -> str:
     return (f"{c.guideline.text} at {format_size(size)}, {np_} ranks: {bench} "
             f"{units.seconds(c.collective)}, the mock-up {units.seconds(c.mockup)}, "
             f"{c.ratio:.2f}x ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
-            f"p={c.p_adjusted:.2g} after Holm, {c.launches} launches)")
+            f"q={c.p_adjusted:.2g} after {CORRECTION}, {c.launches} launches)")
 
 
 def _span(values: list[int]) -> str:

@@ -21,6 +21,7 @@ from ..machine_load import BUSY
 from . import drawing
 from .html import png_image, template_env
 from .plots import Maker, Plot, _axes, _figure, _set_title, _time_axis
+from .terminal import HELD, drift_line
 
 # compare's outcome -> the word a history uses ("undecided": the launches cannot tell)
 WORDS = {"regression": "regression", "improvement": "improvement",
@@ -62,7 +63,7 @@ def change_text(c: Change | None) -> str:
     if c is None:
         return "not compared (timed by different methods)"
     return (f"{WORDS[c.outcome]} x{c.ratio:.2f} ({LEVEL} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
-            f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b})")
+            f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b}{HELD if c.held else ''})")
 
 
 def _coloured(c: Change | None) -> str:
@@ -101,6 +102,7 @@ def render(h: History, labels: Sequence[str], console: Console) -> None:
                           f"{labels[s.overall.after]}): {_coloured(s.overall.change)}")
     console.print()
     console.print(tally(h))
+    console.print(escape(history_drift(h)), soft_wrap=True)
     if h.busy:
         console.print(busy_line(h, labels), style="yellow")
 
@@ -115,13 +117,20 @@ def tally(h: History) -> str:
             f"family by compare's rule (by over {h.threshold:.0%}, Holm across them all): "
             + ", ".join(f"{n} {w}" for w, n in counts.items()))
     beyond = sum(1 for step in steps if step.change and step.outcome == "undecided"
-                 and (step.change.ci_low > 1 + h.threshold
+                 and not step.change.held and (step.change.ci_low > 1 + h.threshold
                       or step.change.ci_high < 1 / (1 + h.threshold)))
     if beyond:
         text += (f". {beyond} inconclusive changes lie beyond {h.threshold:.0%} but the test "
                  f"across all {judged} does not back them: judge fewer at once (--since, "
                  "--bench, --impl, --size) or take more launches per run")
     return text
+
+
+def history_drift(h: History) -> str:
+    """The drift between consecutive runs that the history's steps show, and how it widened the
+    rule."""
+    held = sum(1 for s in h.series for step in s.judged() if step.change and step.change.held)
+    return drift_line(h.drift, held, "consecutive runs", "steps")
 
 
 def busy_line(h: History, labels: Sequence[str]) -> str:
@@ -199,6 +208,6 @@ def render_html(h: History, labels: Sequence[str], dpi: int = 100) -> str:
               "regressions": len(s.regressions())}
              for s, image in zip(h.series, images, strict=True)]
     return template_env().get_template(TEMPLATE).render(
-        version=__version__, tally=tally(h), cells=cells, level=LEVEL,
+        version=__version__, tally=tally(h), drift=history_drift(h), cells=cells, level=LEVEL,
         busy=busy_line(h, labels) if h.busy else "",
         runs=[(labels[i], r.run.started, r.run.command) for i, r in enumerate(h.runs)])

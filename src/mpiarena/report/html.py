@@ -1,7 +1,7 @@
 """The HTML report: one self-contained file (figures as base64 PNG, CSS inline, no script).
 
-It holds what the terminal summary says (the same verdict lines, Holm-corrected across the
-report) and everything behind it: the machine, the implementations and their wrapper flags, the
+It holds what the terminal summary says (the same verdict lines, corrected across the report)
+and everything behind it: the machine, the implementations and their wrapper flags, the
 variants, each job's rank binding, the figures, full statistics per cell, the method and every
 warning.
 """

@@ -1,7 +1,7 @@
 """JUnit XML of a comparison or a history, as Jenkins' junit step and GitLab's
 `artifacts:reports:junit` read it: <testsuites> holding one <testsuite> holding one <testcase>
 per cell; a <failure> for a decided regression, <skipped> where the launches cannot tell, the
-figures in <system-out>."""
+figures in <system-out>, and the drift between the runs it was held against as <properties>."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ..analysis.compare import Change
+from ..analysis.compare import Change, Drift
 from ..analysis.history import History
 from ..analysis.program_compare import AppChange
 from ..benchmarks import BENCHMARKS
@@ -28,6 +28,14 @@ class Case:
     failure: str = ""  # a decided regression: the message
     skipped: str = ""  # the launches cannot tell: why
     out: list[str] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+def drift_properties(drift: Drift) -> dict[str, str]:
+    """The drift a change was held against: its sd and allowance (log ratios), and whether there
+    were enough cells to measure it."""
+    return {"run_drift_sd": f"{drift.spread:.4g}", "run_drift_allowance": f"{drift.allowance:.4g}",
+            "run_drift_covered": str(drift.covered).lower(), "run_drift_cells": str(drift.cells)}
 
 
 def _name(key: Key, variant: str) -> str:
@@ -36,10 +44,12 @@ def _name(key: Key, variant: str) -> str:
     return f"{where}, {key.np} ranks, {variant}"
 
 
-def _case(name: str, classname: str, outcome: str, text: str) -> Case:
+def _case(name: str, classname: str, outcome: str, text: str,
+          properties: dict[str, str] | None = None) -> Case:
     """Failed by a decided regression, skipped when undecided."""
     return Case(name, classname, failure=text if outcome == "regression" else "",
-                skipped=text if outcome == "undecided" else "", out=[text])
+                skipped=text if outcome == "undecided" else "", out=[text],
+                properties=properties or {})
 
 
 def compare_cases(changes: Sequence[Change]) -> list[Case]:
@@ -47,7 +57,8 @@ def compare_cases(changes: Sequence[Change]) -> list[Case]:
     out = []
     for c in changes:
         name = _name(c.key, c.variant if c.variant == c.other else f"{c.variant} -> {c.other}")
-        out.append(_case(name, f"mpiarena.{c.key.bench}", c.outcome, change_text(c)))
+        out.append(_case(name, f"mpiarena.{c.key.bench}", c.outcome, change_text(c),
+                         drift_properties(c.drift)))
     return out
 
 
@@ -71,7 +82,8 @@ def history_cases(h: History, labels: Sequence[str]) -> list[Case]:
             f"first against last, {step_text(labels, overall)}"
             if overall.outcome == "undecided" else "")
         out.append(Case(title(s), f"mpiarena.{s.cell.bench}", "; ".join(failed),
-                        skipped, [step_text(labels, step) for step in judged]))
+                        skipped, [step_text(labels, step) for step in judged],
+                        drift_properties(h.drift)))
     return out
 
 
@@ -87,6 +99,10 @@ def to_xml(suite: str, cases: Sequence[Case]) -> str:
     for c in cases:
         case = ET.SubElement(testsuite, "testcase", {"name": c.name, "classname": c.classname,
                                                      "time": "0"})
+        if c.properties:
+            listed = ET.SubElement(case, "properties")
+            for name, value in c.properties.items():
+                ET.SubElement(listed, "property", {"name": name, "value": value})
         if c.failure:
             ET.SubElement(case, "failure", {"message": c.failure, "type": "regression"}).text = \
                 c.failure

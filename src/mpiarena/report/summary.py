@@ -11,6 +11,7 @@ from ..analysis.run import Analysis, Stretch, bandwidth, late_calls, standings, 
 from ..analysis.stats import (
     ALPHA,
     CONFIDENCE,
+    CORRECTION,
     INTERVAL_HOLDS_RERUN,
     MIN_LAUNCHES,
     RERUN_SURE_FROM,
@@ -25,7 +26,9 @@ from ..sizes import format_size
 from ..status import CellStatus
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
-          "across variants. Each observation times k calls (k chosen so that they last at least "
+          "across variants (launch i of every variant, one job at a time in a shuffled order, "
+          "before launch i + 1 of any; a launch's cells back to back). Each observation "
+          "times k calls (k chosen so that they last at least "
           "{target}), after a warm-up, preceded by mpiarena's own dissemination barrier; "
           "point-to-point: ranks 0 and 1 (pingpong: half the round trip); collectives and "
           "start-up: the slowest rank. Cells show the median of the launch medians; every "
@@ -39,11 +42,14 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
     """The verdict rule in words, from the constants `stats.judge` decides by: every report,
     docs/statistics.md and the tests read it here."""
     c, t = f"{CONFIDENCE:.0%}", f"{THRESHOLD:.0%}"
-    return (f"'{subject}' needs a Mann-Whitney test on launch medians, Holm-corrected across "
-            f"{family}, to find a difference (p < {ALPHA:g}) and the whole {c} interval of the "
-            f"time ratio (Moses', over launches) beyond {t}; 'indistinguishable' needs the "
-            f"whole {c} interval within {t} either way (not corrected across {family}); both "
-            f"need {MIN_LAUNCHES} launches a side; anything else is undecided.")
+    return (f"'{subject}' means by more than {t}: it needs the exact Mann-Whitney test on "
+            f"launch medians of a time ratio beyond {t}, {CORRECTION}-corrected across "
+            f"{family} (q < {ALPHA:g}: at most {ALPHA:.0%} of the '{subject}' verdicts of "
+            f"{family} are expected to be false, its false discovery rate), and the whole "
+            f"{c} interval of the ratio (Moses', over launches) beyond {t}; "
+            f"'indistinguishable' needs the whole {c} interval within {t} either way (not "
+            f"corrected across {family}); both need {MIN_LAUNCHES} launches a side; anything "
+            "else is undecided.")
 
 
 TIMING = {
@@ -82,7 +88,8 @@ def undecided_why(v: Verdict) -> str:
             if v.needed else "")
     return {"launches": f"{min(v.launches_fast, v.launches_slow)} launches cannot decide "
                         f"anything (--launches {MIN_LAUNCHES} at least)",
-            "test": f"the launch test does not back it after Holm (p={v.p_adjusted:.2g}){more}",
+            "test": f"the launch test does not back it after {CORRECTION} "
+                    f"(q={v.p_adjusted:.2g}){more}",
             "threshold": f"the ratio sits on the {THRESHOLD:.0%} line: no number of launches "
                          "would decide it",
             }.get(v.why, f"the interval reaches within {THRESHOLD:.0%}{more}")
@@ -149,7 +156,8 @@ def short_method(data: RunData) -> list[str]:
         else ", interleaved"
     return [f"{base} launches a variant{how}{more}; a cell is the median of its launch "
             f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
-            "Holm-corrected across the run (--method for the full rule).",
+            f"{CORRECTION}-corrected across the run, at most {ALPHA:.0%} of such verdicts "
+            "expected false (--method for the full rule).",
             *([f"Timed {timed} (--method says how)."] if timed else [])]
 
 

@@ -3,12 +3,14 @@ table per benchmark with verdict lines in hyperfine's manner."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..analysis.compare import Change
+from ..analysis.compare import MIN_CELLS, Change, Drift, Z
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
 from ..analysis.stats import CONFIDENCE
@@ -38,6 +40,7 @@ from .topology import placement_lines
 from .whatran import binding_line
 
 COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
+HELD = "; within the run drift"  # after a change that the launches decided and the drift did not
 
 
 def render(data: RunData, console: Console, all_verdicts: bool = False,
@@ -250,6 +253,28 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
         colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
                       f"time ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
-                      f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b})")
+                      f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b}{HELD if c.held else ''})")
     counts = {k: sum(c.outcome == k for c in changes) for k in order}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")
+    if changes:
+        console.print(escape(drift_line(changes[0].drift, sum(c.held for c in changes))),
+                      soft_wrap=True)
+
+
+def drift_line(drift: Drift, held: int, between: str = "the runs",
+               measured: str = "cells") -> str:
+    """How far figures drifted between runs beyond their launches' noise, and how that widened
+    the rule (or that drift is not covered)."""
+    if not drift.covered:
+        return (f"Run drift between {between}: not covered (only {drift.cells} of the "
+                f"{MIN_CELLS} {measured} it takes to measure it): drift that no launch saw lies "
+                "outside every interval")
+    where = f"robust sd over {drift.cells} {measured} of {drift.variants} variants" + (
+        ", so a change common to all of them counts as drift" if drift.variants == 1 else "")
+    if drift.spread == 0:
+        return (f"Run drift between {between}: none beyond the launches' noise ({where}): the "
+                "launches' rule alone")
+    return (f"Run drift between {between}: {drift.spread:.1%} beyond the launches' noise "
+            f"({where}); each interval widened by x{math.exp(drift.allowance):.2f} ({Z:.2f} sd, "
+            f"in quadrature) before a change or indistinguishable is called: {held} that the "
+            "launches alone decided stay undecided")

@@ -25,8 +25,9 @@ from ..errors import ArenaError
 from ..impls import family_of
 from ..owners import Owner
 from ..plan import Cell, Plan, Round, Variant, timing
+from ..records import HarnessTime
 from ..status import CellStatus, JobStatus
-from ..store import Obs, Store
+from ..store import CellRow, Obs, Store
 from ..suites import Suite
 from ..tags import RUN_VAR
 from ..users import RankUser
@@ -60,6 +61,9 @@ class Running:
 
 MAX_RESTARTS = 3  # fresh launches a session gives a variant whose cells keep failing
 MAX_EXTRA_LAUNCHES = 32  # adaptive sampling: launches added at most, whatever the time left
+# seconds a launcher may take to exit once every rank has finalized before the next launch goes
+# on beside it (Open MPI's mpirun exits 7 ms after its ranks, LAM's 0.5 s: measured here)
+LINGER = 0.02
 
 
 class Executor:
@@ -81,11 +85,14 @@ class Executor:
         self.configured: set[tuple[str, int]] = set()  # (variant id, np) whose library said
         # what it runs with: read once a run, on the first launch that starts
         self.seq = 0
+        self.unstored: list[CellRow] = []  # cells recorded, written when their job has ended
+        self.spent: dict[str, HarnessTime] = {}  # variant id -> where its time goes
         self.began = time.monotonic()  # the budget counts from here
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
         self.workdir: Path | None = None
         self.live: list[Job] = []
+        self.lingering: dict[Job, int] = {}  # quit jobs whose launcher still runs -> job id
         self.beside: dict[int, machine_load.Snapshot] = {}  # job id -> the machine at its start
 
     def run(self) -> None:
@@ -100,6 +107,8 @@ class Executor:
             for i, rnd in enumerate(self.plan.rounds):
                 self._round(rnd, len(self.plan.rounds) - i - 1)
         finally:
+            self._flush()
+            self.store.set_harness(self.run_id, time.monotonic() - self.began, self.spent)
             for job in self.live:
                 job.kill()
             self.daemons.stop_all()
@@ -119,21 +128,34 @@ class Executor:
             self._refine(rnd)
         elif self.plan.suite.budget:  # keep what the later rounds' own launches will take
             self._spend(rnd, self.began + self.plan.suite.budget - rounds_after * base, base)
+        self._reap(self.settings.timeout)
         self.daemons.stop_all()
         self.topology.reap()
 
     def _session(self, turns: list[tuple[Cell, Variant]], np_: int) -> None:
-        """One launch of each variant in `turns`, started in the order they first appear, cells
-        taken in turn; a failed cell ends its launch, and the variant's remaining cells go on
-        in a fresh one."""
-        jobs: dict[str, Running | str] = {}  # variant id -> its job, or why it has none
-        for variant in dict.fromkeys(v for _, v in turns):
-            jobs[variant.id] = self._start(variant, np_)
+        """One launch of each variant in `turns`, one job at a time in the order the variants
+        first appear, each job's cells back to back in the session's order. No idle job shares
+        the cores with a measuring one, and no cell waits for another job's turn (interleaved
+        cell by cell, an idle job's ranks took up to 20 ms to wake for their next cell: 20 ms
+        of a 28 ms cell-launch, measured here)."""
+        cells: dict[str, list[Cell]] = {}
+        variants: dict[str, Variant] = {}
         for cell, variant in turns:
-            self._turn(cell, variant, jobs)
-        for running in jobs.values():  # on Ctrl-C, run() kills what is live instead
-            if isinstance(running, Running):
-                self._finish(running)
+            cells.setdefault(variant.id, []).append(cell)
+            variants[variant.id] = variant
+        for vid, its_cells in cells.items():
+            self._launch(variants[vid], its_cells, np_)
+
+    def _launch(self, variant: Variant, cells: list[Cell], np_: int) -> None:
+        """The variant's next launch measuring `cells` in order; a failed cell ends the job, and
+        the cells after it go on in a fresh one. Its cells are stored once its job has ended."""
+        self._reap(0.0)
+        running = self._start(variant, np_)
+        for cell in cells:
+            running = self._turn(cell, variant, running)
+        if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
+            self._finish(variant, running)
+        self._flush()
 
     def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
         """A started job, or JobError (its daemons are then halted: they start again when next
@@ -152,11 +174,15 @@ class Executor:
                                     job.argv)
         self.beside[job_id] = before
         self.live.append(job)
+        began = time.monotonic()
         try:
             hello = job.start(self.settings.timeout)
         except JobError as e:
             self._drop(variant, job, job_id, f"start-up failed: {e}")
             raise JobError(f"start-up failed: {e}") from e
+        finally:
+            self._spent(variant).launches += 1
+            self._spent(variant).launching += time.monotonic() - began
         self.store.update_job(job_id, status=JobStatus.RUNNING, tick=hello.tick,
                               resolution=hello.resolution, thread_level=hello.thread_level,
                               ranks=[r.__dict__ for r in hello.ranks])
@@ -169,8 +195,10 @@ class Executor:
         try:
             job, job_id, hello = self._launched(variant, np)
             if (variant.id, np) not in self.configured:
+                began = time.monotonic()
                 self._what_ran(variant, job, job_id, hello)
                 self.configured.add((variant.id, np))
+                self._spent(variant).configuring += time.monotonic() - began
         except JobError as e:
             return f"launch {launch} did not start: {e}"
         return Running(job, job_id, launch, restarts)
@@ -211,13 +239,34 @@ class Executor:
             self._retire(job)
         return "\n".join([*job.other, log.read_text(errors="replace")])
 
-    def _finish(self, running: Running) -> None:
+    def _finish(self, variant: Variant, running: Running) -> None:
+        began = time.monotonic()
         try:
-            running.job.quit(self.settings.timeout)
+            running.job.quit(self.settings.timeout, LINGER)
             self._ended(running.job_id, status=JobStatus.OK)
         except JobError as e:
             self._ended(running.job_id, status=JobStatus.FAILED, reason=str(e))
-        self._retire(running.job)
+        self._release(running.job, running.job_id)
+        self._spent(variant).quitting += time.monotonic() - began
+
+    def _release(self, job: Job, job_id: int) -> None:
+        """A job that quit: retired, or, while its launcher lingers, kept until `_reap`."""
+        if job.lingering:
+            self.lingering[job] = job_id
+        else:
+            self._retire(job)
+
+    def _reap(self, wait: float) -> None:
+        """Retire the lingering launchers that have exited; with `wait`, every one, each
+        waited for up to `wait` seconds (a failed exit is recorded against its job)."""
+        for job, job_id in list(self.lingering.items()):
+            if wait or job.exited():
+                try:
+                    job.reap(wait)
+                except JobError as e:
+                    self.store.update_job(job_id, status=JobStatus.FAILED, reason=str(e))
+                del self.lingering[job]
+                self._retire(job)
 
     def _drop(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
         """The job failed: record why, kill it, halt the variant's daemons."""
@@ -240,6 +289,7 @@ class Executor:
         that fails is a failed start-up, not a failed variant: the measurements run in jobs of
         their own (MPICH 4.0.2 over an emulated TCP link hung in MPI_Finalize in 1 of 40)."""
         self.advance(f"{variant.id} start-up, {np} ranks")
+        self._flush()  # the launches counted below
         n = self.store.count_cells(self.run_id, "init", variant.id, np)
         cell = Cell("init", 0, np)
         try:
@@ -247,30 +297,32 @@ class Executor:
         except JobError as e:
             self._record(variant, cell, None, CellStatus.FAILED, str(e), launch=n)
             return
+        began = time.monotonic()
         try:
-            finalize, _ = job.quit(self.settings.timeout)
+            finalize, _ = job.quit(self.settings.timeout, LINGER)
+            self._spent(variant).quitting += time.monotonic() - began
         except JobError as e:
             self._drop(variant, job, job_id, f"shut-down failed: {e}")
             self._record(variant, cell, job_id, CellStatus.FAILED, f"shut-down failed: {e}",
                          launch=n)
             return
-        finally:
-            self._retire(job)
+        self._release(job, job_id)
         self._ended(job_id, status=JobStatus.OK)
         self._record(variant, cell, job_id, CellStatus.OK, "", 1,
                      [Obs(0, [r.since_launch for r in hello.ranks])], launch=n)
         self._record(variant, Cell("finalize", 0, np), job_id, CellStatus.OK, "", 1,
                      [Obs(0, finalize)], launch=n)
 
-    def _turn(self, cell: Cell, variant: Variant, jobs: dict[str, Running | str]) -> None:
+    def _turn(self, cell: Cell, variant: Variant, running: Running | str) -> Running | str:
+        """One cell in the variant's running job; the job the next cell goes to (a fresh one
+        where this cell failed), or why there is none."""
         self.advance(f"{variant.id} {cell.bench}")
         if (cell, variant.id) in self.broken:
-            return
-        running = jobs[variant.id]
+            return running
         if isinstance(running, str):
             launch = self.launches.get((variant.id, cell.np), 1) - 1
             self._record(variant, cell, None, CellStatus.SKIPPED, running, launch=launch)
-            return
+            return running
         s = self.plan.suite
         began = time.monotonic()
         try:
@@ -286,11 +338,12 @@ class Executor:
             self._record(variant, cell, running.job_id, CellStatus.FAILED, str(e),
                          launch=running.launch)
             self.broken[cell, variant.id] = str(e)
-            jobs[variant.id] = (self._start(variant, cell.np, running.restarts + 1)
-                                if running.restarts < MAX_RESTARTS else
-                                f"launch {running.launch} gave up after {MAX_RESTARTS} "
-                                "fresh launches failed")
-            return
+            self._flush()
+            return (self._start(variant, cell.np, running.restarts + 1)
+                    if running.restarts < MAX_RESTARTS else
+                    f"launch {running.launch} gave up after {MAX_RESTARTS} "
+                    "fresh launches failed")
+        self._count(self._spent(variant), res, time.monotonic() - began)
         if cell.bench == "memory" and res.status == CellStatus.OK:
             res = with_baseline(res, cell)
         self._record(variant, cell, running.job_id, res.status, res.reason, res.iterations,
@@ -304,6 +357,7 @@ class Executor:
                 v for o in res.observations
                 if math.isfinite(v := bench.observation(o.per_rank, o.extras)))
             self.sampled[cell, variant.id] = by_launch, spent + time.monotonic() - began
+        return running
 
     def _refine(self, rnd: Round) -> None:
         """Adaptive sampling: more launches, still interleaved, of every cell whose figure is
@@ -372,10 +426,34 @@ class Executor:
     def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: CellStatus,
                 reason: str, iterations: int | None = None,
                 observations: list[Obs] | None = None, launch: int = 0) -> None:
-        self.store.add_cell(self.run_id, job_id, variant.id, cell.bench, cell.size, cell.np,
-                            status, reason or None, iterations, observations or [], self.seq,
-                            launch, timing(cell, self.plan.suite, variant.impl))
+        """The cell as it ended, stored at the next `_flush`."""
+        self.unstored.append(CellRow(self.run_id, job_id, variant.id, cell.bench, cell.size,
+                                     cell.np, status, reason or None, iterations,
+                                     observations or [], self.seq, launch,
+                                     timing(cell, self.plan.suite, variant.impl)))
         self.seq += 1
+
+    def _spent(self, variant: Variant) -> HarnessTime:
+        return self.spent.setdefault(variant.id, HarnessTime())
+
+    @staticmethod
+    def _count(spent: HarnessTime, res: CellResult, wall: float) -> None:
+        """Add a measured cell to where the variant's time went."""
+        spent.cells += 1
+        spent.cell_wall += wall
+        spent.calibrating += res.spent.calibrating
+        spent.observing += res.spent.observing
+        spent.timed += res.spent.timed
+
+    def _flush(self) -> None:
+        """Store the cells recorded since the last flush, in one transaction (its time is
+        the variant's whose launch ended)."""
+        if self.unstored:
+            began = time.monotonic()
+            rows, self.unstored = self.unstored, []
+            self.store.add_cells(rows)
+            spent = self.spent.setdefault(rows[-1].variant, HarnessTime())
+            spent.storing += time.monotonic() - began
 
 
 def _max_time(cell: Cell, batch: int, suite: Suite) -> float:

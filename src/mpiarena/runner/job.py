@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import queue
 import signal
@@ -60,11 +61,21 @@ class Reported:
 
 
 @dataclass(frozen=True)
+class CoreSpent:
+    """Rank 0's seconds in one cell, as the core counted them."""
+
+    calibrating: float = 0.0  # warm-up and calibration steps
+    observing: float = 0.0  # observation steps, their barriers and relays included
+    timed: float = 0.0  # the observations' timed calls: iterations x time per iteration
+
+
+@dataclass(frozen=True)
 class CellResult:
     status: CellStatus  # ok | na | invalid
     reason: str
     iterations: int | None
     observations: list[Obs]
+    spent: CoreSpent = CoreSpent()
 
 
 class Job:
@@ -80,6 +91,8 @@ class Job:
         self.proc: subprocess.Popen[str] | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.launched = 0.0
+        self.np = 0  # ranks, from the core's hello
+        self.lingering = False  # every rank finalized, the launcher still runs (quit's linger)
         self.other: list[str] = []  # what the job printed on stdout before the core's lines
 
     # --- life cycle ----------------------------------------------------------------------
@@ -98,17 +111,21 @@ class Job:
         deadline = time.monotonic() + timeout
         head = self._expect("hello", deadline).split("\t")
         version = self._expect("version", deadline).split("\t", 1)[1]
-        np = int(head[2])
+        np = self.np = int(head[2])
         ranks = [self._rank(self._expect("rank", deadline)) for _ in range(np)]
         return Hello(head[1], np, float(head[3]), head[4], float(head[5]),
                      core_env.unescape(version), ranks)
 
-    def quit(self, timeout: float) -> tuple[list[float], float]:
-        """Ask the ranks to finalize; every rank's MPI_Finalize seconds and launch-to-exit time."""
+    def quit(self, timeout: float, linger: float | None = None) -> tuple[list[float], float]:
+        """Ask the ranks to finalize; every rank's MPI_Finalize seconds and launch-to-exit time.
+        With `linger`, return once every rank has finalized and the launcher has not exited
+        within `linger` seconds after (LAM's mpirun waits half a second in select before it
+        exits: measured here, 0.5 s of every LAM launch); `lingering` then says so, the time is
+        NaN, and `reap` checks the exit later."""
         self._send("quit\n")
         deadline = time.monotonic() + timeout
         finalize: dict[int, float] = {}
-        while True:
+        while linger is None or len(finalize) < self.np:
             line = self._line(deadline, eof_ok=True)
             if line is None:
                 break
@@ -117,14 +134,35 @@ class Job:
                 with contextlib.suppress(ValueError):
                     finalize[int(parts[1])] = float(parts[2])
         assert self.proc is not None
+        wait = deadline - time.monotonic() if linger is None else min(
+            linger, deadline - time.monotonic())
         try:
-            code = self.proc.wait(max(0.1, deadline - time.monotonic()))
+            code = self.proc.wait(max(0.01, wait))
         except subprocess.TimeoutExpired as e:
-            raise JobError(f"the job did not exit within {timeout:.0f} s after quit") from e
+            if linger is None or len(finalize) < self.np:
+                raise JobError(f"the job did not exit within {timeout:.0f} s after quit") from e
+            self.lingering = True
+            return [finalize[r] for r in sorted(finalize)], math.nan
         ended = time.time() - self.launched
         if code != 0:
             raise JobError(self._death(code))
         return [finalize[r] for r in sorted(finalize)], ended
+
+    def exited(self) -> bool:
+        return self.proc is not None and self.proc.poll() is not None
+
+    def reap(self, timeout: float) -> None:
+        """A lingering launcher's exit, waited for up to `timeout` seconds: JobError if it did not
+        exit in time or exited with a failure."""
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired as e:
+            raise JobError(f"its launcher did not exit within {timeout:.0f} s after every rank "
+                           "finalized") from e
+        self.lingering = False
+        if code != 0:
+            raise JobError(self._death(code))
 
     def kill(self) -> None:
         """Stop the job and everything it started, whatever state it is in."""
@@ -170,16 +208,19 @@ class Job:
         deadline = time.monotonic() + timeout + (hold * obs if bench == "cpu" else 0.0)
         observations: list[Obs] = []
         iterations = None
+        spent = CoreSpent()
         while True:
             parts = self._line(deadline).split("\t")
-            if parts[0] == "obs" and int(parts[1]) == cell_id:
+            if parts[0] == "spent" and int(parts[1]) == cell_id and len(parts) == 5:
+                spent = CoreSpent(*(float(x) for x in parts[2:]))
+            elif parts[0] == "obs" and int(parts[1]) == cell_id:
                 iterations = int(parts[3])
                 observations.append(Obs(int(parts[2]), [float(x) for x in parts[4:]]))
             elif parts[0] == "extra" and int(parts[1]) == cell_id and observations:
                 observations[-1].extras[parts[3]] = [float(x) for x in parts[4:]]
             elif parts[0] == "done" and int(parts[1]) == cell_id:
                 return CellResult(CellStatus(parts[2]), parts[3] if len(parts) > 3 else "",
-                                  iterations, observations)
+                                  iterations, observations, spent)
             elif parts[0] == "error":
                 raise JobError(f"the core rejected a command: {parts[1:]}")
 
