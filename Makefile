@@ -27,6 +27,7 @@ test: install
 
 bench: install
 	$(BIN)/python bench/quick_suite.py
+	$(BIN)/python bench/launch_cost.py
 	$(BIN)/python bench/harness_overhead.py
 	$(BIN)/python bench/netpipe_reference.py
 	$(BIN)/python bench/emulated_link.py
@@ -38,7 +39,6 @@ bench: install
 	$(BIN)/python bench/imb_io.py
 	$(BIN)/python bench/repeatability.py
 	$(BIN)/python bench/hog_verdicts.py
-	$(BIN)/python bench/idle_variants_cost.py
 	$(BIN)/python bench/core_same_observations.py
 	$(BIN)/python bench/studies_short.py
 	$(BIN)/python bench/report_speed.py

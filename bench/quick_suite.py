@@ -5,10 +5,12 @@ implementation found, end to end.
 Times the real command with the core builds cached (warm; the verdict) and, unless --no-cold,
 again with MPIARENA_HOME pointing at an empty directory that only links the installed
 implementations, so the cores are compiled inside the timed run (cold). Prints wall time,
-cells and their statuses, and how many of the warm run's comparisons between MPI libraries
+cells and their statuses, how many of the warm run's comparisons between MPI libraries
 (pairs with raw TCP or PVM are easy and do not count) it decided: faster, or
-indistinguishable within the threshold. Exit status 1 if the warm run takes longer than
---limit seconds, does not complete with every cell measured, or decides under --decided.
+indistinguishable within the threshold, and where its time went (bench/launch_cost.py's
+table); with --runs 2 or more, how often the warm runs' verdicts agree. Exit status 1 if the
+warm run takes longer than --limit seconds, does not complete with every cell measured, or
+decides under --decided.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
             "--db", str(db)]
     wall, code, err = timed_run(argv, env, 3 * limit)
     status, nobs, decided, compared = "missing", 0, 0, 0
+    harness = None
     cells: Counter[str] = Counter()
     if db.exists():
         store = Store(db)
@@ -113,6 +116,7 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
             decided, compared = decided_between_libraries(store, run_id)
             if verdicts is not None:
                 verdicts.append(between_libraries(store, run_id))
+            harness = store.run(run_id).harness
         finally:
             store.close()
     share = decided / max(compared, 1)
@@ -126,6 +130,10 @@ def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str
           f"target {wanted:.0%})")
     if code != 0:
         print(f"  mpiarena said: {err.strip().splitlines()[-1] if err.strip() else '-'}")
+    if harness is not None:
+        from launch_cost import report  # it runs its own suite with this module's runner
+
+        report(harness, 0.5, 0.008)
     return ok
 
 
@@ -135,8 +143,8 @@ def main() -> int:
                         "default: every usable one found")
     parser.add_argument("--suite", default="quick", help="suite to time (default quick)")
     parser.add_argument("--limit", type=float, default=180.0, help="seconds (default 180)")
-    parser.add_argument("--decided", type=float, default=0.7,
-                        help="share of comparisons between MPI libraries to decide (0.7)")
+    parser.add_argument("--decided", type=float, default=0.85,
+                        help="share of comparisons between MPI libraries to decide (0.85)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-cache run")
     parser.add_argument("--runs", type=int, default=1, help="warm runs (default 1); from 2, how "
                         "often their verdicts agree")

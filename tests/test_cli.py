@@ -6,7 +6,9 @@ import csv
 import io
 import json
 import re
+import shutil
 import sqlite3
+import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -253,3 +255,19 @@ def test_where_options_reach_each_command_as_one_choice(tmp_path, db):
         assert bad.stderr.strip() == ("mpiarena: error: choose one of --cluster, --hosts and "
                                       "--slurm"), (argv, bad.stderr)
     assert not Path(db).exists()
+
+
+def test_a_run_without_iproute2_compares_and_says_nothing_of_ip(db, tmp_path):
+    """Containers and minimal images have no `ip`: a run that makes no emulated cluster must not
+    need it (the orphan sweep asked `ip netns list` unconditionally: a traceback)."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for folder in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+        for exe in Path(folder).iterdir() if Path(folder).is_dir() else ():
+            if exe.name != "ip" and not (bare / exe.name).exists():
+                (bare / exe.name).symlink_to(exe)
+    assert shutil.which("ip", path=str(bare)) is None
+    done = mpiarena("run", "--impl", "tcp", "--bench", "pingpong", "--sizes", "8", "--launches",
+                    "1", "--db", db, env={"PATH": f"{Path(sys.executable).parent}:{bare}"})
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "pingpong" in done.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 from ..errors import ArenaError
@@ -18,7 +19,10 @@ def _run(*argv: str) -> str:
 
 
 def existing() -> list[str]:
-    """Every network namespace whose name mpiarena gave."""
+    """Every network namespace whose name mpiarena gave; none where iproute2 is missing (no
+    emulated cluster can have been made there: containers and minimal images lack `ip`)."""
+    if shutil.which("ip") is None:
+        return []
     out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True).stdout
     return [n["name"] for n in json.loads(out or "[]") if n["name"].startswith(PREFIX)]
 
