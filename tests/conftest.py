@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -11,6 +13,8 @@ import tempfile
 import time
 import traceback
 import uuid
+from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -19,6 +23,7 @@ import pytest
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
 from mpiarena.impls import Implementation, discover
+from mpiarena.runner import presence
 from mpiarena.runner.cleanup import sweep_stale
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
@@ -29,6 +34,19 @@ SLURM_DAEMONS = {"munged", "slurmctld", "slurmd"}  # of `cluster up --slurm`: se
 # on to ranks and daemons), so a leftover is one of ours whatever else runs on the machine.
 MARKER = f"MPIARENA_TEST_SESSION={uuid.uuid4().hex}"
 os.environ["MPIARENA_TEST_SESSION"] = MARKER.partition("=")[2]
+# The runs of this session count only each other as measuring beside them (another test
+# session's runs, or anyone's, would add a warning line to what a test checks); runs outside it
+# still see these
+GROUP = f"tests-{MARKER.partition('=')[2]}"
+os.environ[presence.GROUP_VAR] = GROUP
+# Emulated clusters a test names carry this session's tag: two test sessions on one machine
+# never ask for the same name (cluster_name)
+SESSION = str(os.getpid())
+
+
+def cluster_name(what: str) -> str:
+    """A name for a test's emulated cluster that no other test session on this machine uses."""
+    return f"t-{what}-{SESSION}"
 
 
 ARGV = [sys.executable, "-c", "from mpiarena.commands import main; main()"]
@@ -111,16 +129,19 @@ def spawn(*args: str) -> Started:
 def mpiarena(*args: str, cwd: Path | None = None, timeout: float = 600,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real mpiarena command line: forked (see Forked), else in a fresh interpreter."""
+    proc: Started
     if _fresh():
-        return subprocess.run([*ARGV, *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=timeout, env={**os.environ, **(env or {})},
-                              stdin=subprocess.DEVNULL)
-    proc = Forked(args, cwd, env)
+        proc = subprocess.Popen([*ARGV, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=cwd, env={**os.environ, **(env or {})},
+                                stdin=subprocess.DEVNULL)
+        CHILDREN.append(proc.pid)
+    else:
+        proc = Forked(args, cwd, env)
     try:
-        out, err = proc.communicate(timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+        proc.communicate()
         raise
     return subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
 
@@ -163,19 +184,39 @@ def _as_command(argv: list[str], out: int, err: int, cwd: Path | None,
         os._exit(code)
 
 
+def _comm(pid: str) -> str:
+    """The process's name ("" if gone): os.open and os.read, a tenth of the time of Path's
+    read_text, as every process on the machine is read after every test."""
+    try:
+        fd = os.open(f"/proc/{pid}/comm", os.O_RDONLY)
+    except OSError:
+        return ""
+    try:
+        return os.read(fd, 64).decode(errors="replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
 def _running() -> list[str]:
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                comm = (entry / "comm").read_text().strip()
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                left = comm in LEFTOVER_NAMES or (comm in SLURM_DAEMONS and _slurm_left(entry))
-                ours = left and MARKER.encode() in (entry / "environ").read_bytes().split(b"\0")
-            except (OSError, IndexError):
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        comm = _comm(pid)
+        if comm not in LEFTOVER_NAMES and comm not in SLURM_DAEMONS:
+            continue
+        entry = Path("/proc", pid)
+        try:
+            if comm in SLURM_DAEMONS and not _slurm_left(entry):
                 continue
-            if ours and state not in ("Z", "X"):
-                found.append(f"{comm}[{entry.name}]")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            ours = MARKER.encode() in (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, IndexError):
+            continue
+        if ours and state not in ("Z", "X"):
+            found.append(f"{comm}[{pid}]")
     return found
 
 
@@ -224,19 +265,120 @@ def nothing_left_behind():
     assert ours(netns.existing()) == []  # no emulated cluster outlives the tests
 
 
-def ours(namespaces: list[str]) -> list[str]:
-    """The namespaces this session made: those of the commands it started, and of the clusters
-    named t-... that this process made or a test kept up; other test sessions on this machine
-    may have theirs up."""
-    made = {f"{netns.PREFIX}doctor-{pid}" for pid in CHILDREN}
+# --- after each test: nothing of it is left ---------------------------------------------------
 
-    def test_made(ns: str) -> bool:
+LEFT_GRACE = 3.0  # seconds a test's processes, namespaces and files have to go once it ended
+
+
+def _listed(folder: Path) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
+
+
+def _traces() -> tuple[set[str], set[str], set[str]]:
+    """The machine's network namespaces, presence registrations and scratch entries, by name:
+    a few directory listings (netns.existing runs `ip`)."""
+    return (_listed(Path("/run/netns")), _listed(paths.machine_dir() / "measuring"),
+            _listed(paths.data_dir() / "scratch"))
+
+
+def _in_group(registration: str) -> bool:
+    """A presence registration of this session's runs (GROUP)."""
+    try:
+        path = paths.machine_dir() / "measuring" / registration
+        return bool(json.loads(path.read_text()).get("group") == GROUP)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _scratch_of(entry: str, pids: list[int]) -> bool:
+    """A run's scratch directory (run-PID.START-..., or run-PID-... as earlier versions named
+    them) of one of pids."""
+    parts = entry.split("-")
+    return parts[0] == "run" and len(parts) > 2 and parts[1].split(".")[0] in map(str, pids)
+
+
+def _left_since(before: tuple[set[str], set[str], set[str]], pids: list[int]) -> list[str]:
+    """What the test left: this session's launchers, daemons and cores still running, and the
+    namespaces, registrations as measuring and scratch directories that came since `before`
+    and are the test's (pids: the commands it started, and this process)."""
+    namespaces, registrations, scratch = _traces()
+    return (_running() + [f"namespace {ns}" for ns in
+                          ours(sorted(namespaces - before[0]), pids)]
+            + [f"registered as measuring: {r}" for r in sorted(registrations - before[1])
+               if r.endswith(".json") and _in_group(r)]
+            + [f"scratch {paths.data_dir() / 'scratch' / d}" for d in sorted(scratch - before[2])
+               if _scratch_of(d, pids)])
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_by_the_test() -> Iterator[None]:
+    """After each test: none of this session's launchers, daemons or cores runs, and no network
+    namespace, registration as measuring (/run/mpiarena/measuring) or scratch directory of the
+    test's (of the commands it started, or of this process) is left, after a grace of LEFT_GRACE
+    for exits. About a millisecond a test where nothing is left: cheaper than telling which
+    tests started processes (an audit hook on process starts cost 0.2 us an audited call, 1.4 ms
+    in each command the tests fork)."""
+    children = len(CHILDREN)
+    before = _traces()
+    yield
+    pids = [*CHILDREN[children:], os.getpid()]
+    deadline = time.monotonic() + LEFT_GRACE
+    while (left := _left_since(before, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"left behind by this test: {', '.join(left)}"
+
+
+def ours(namespaces: list[str], pids: list[int] | None = None) -> list[str]:
+    """The namespaces this session made: those of the commands it started (or of pids), of the
+    clusters it named (cluster_name), and of the cluster named for this process as a run's
+    would be (slurm_fixture's); other test sessions on this machine may have theirs up."""
+    pids = CHILDREN if pids is None else pids
+    clusters = {emulated.run_name(pid) for pid in [*pids, os.getpid()]}
+    doctors = {f"{netns.PREFIX}doctor-{pid}" for pid in pids}
+
+    def named(ns: str) -> bool:
         name = ns[len(netns.PREFIX):].rsplit("-", 1)[0]
-        cluster = emulated.load(name) if name.startswith("t-") else None
-        return cluster is not None and (cluster.owner is None or cluster.owner.pid == os.getpid())
+        return name in clusters or (name.startswith("t-") and name.endswith(f"-{SESSION}"))
 
-    return [ns for ns in namespaces if ns in made or test_made(ns)
-            or any(ns.startswith(f"{netns.PREFIX}run{pid}-") for pid in CHILDREN)]
+    return [ns for ns in namespaces if ns in doctors or named(ns)]
+
+
+@contextlib.contextmanager
+def keeping_clusters(down_all: bool = False) -> Iterator[None]:
+    """Between this machine's test sessions: `cluster down --all` takes every cluster that no
+    live mpiarena owns, so a test with one up that no live process owns (kept by `cluster
+    up`, or a claim being made) holds this shared, and the test that runs `cluster down --all`
+    holds it alone (down_all)."""
+    with open(paths.shared_dir(paths.machine_dir()) / "tests-clusters.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if down_all else fcntl.LOCK_SH)
+        yield
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """With --durations (make test): each test file's time (its tests' setup, call and
+    teardown), the slowest first, after the slowest tests; pytest's short summary, which names
+    each FAILED test, stays last."""
+    if terminalreporter.config.option.durations is None:
+        return
+    per_file: dict[str, float] = defaultdict(float)
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                per_file[report.nodeid.split("::")[0]] += report.duration
+    if not per_file:
+        return
+    terminalreporter.write_sep("=", f"time per file, {sum(per_file.values()):.0f} s in all")
+    ranked = sorted(per_file.items(), key=lambda kv: -kv[1])
+    shown = [(path, s) for path, s in ranked if s >= 1.0]
+    for path, seconds in shown:
+        terminalreporter.write_line(f"{seconds:7.1f}s {path}")
+    if rest := ranked[len(shown):]:
+        terminalreporter.write_line(f"{sum(s for _, s in rest):7.1f}s {len(rest)} more files, "
+                                    "under 1 s each")
 
 
 def watchdog_of(pid: int) -> int:

@@ -115,7 +115,7 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--bench", "pingpong,warp"], "unknown benchmark warp"),
     (["run", "--suite", "/no/such.toml"], "suite '/no/such.toml' not found"),
     (["run", "--suite", "/"], "cannot read suite file"),
-    (["show", "42"], "no run '42'"),
+    (["show", "42"], "no store at"),
     (["run", "--sizes", ""], "empty size list"),
     (["run", "--bench", ""], "--bench '' has an empty benchmark name"),
     (["run", "--bench", "pingpong,,bcast"], "has an empty benchmark name"),
@@ -271,3 +271,13 @@ def test_a_run_without_iproute2_compares_and_says_nothing_of_ip(db, tmp_path):
                     "1", "--db", db, env={"PATH": f"{Path(sys.executable).parent}:{bare}"})
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "pingpong" in done.stdout
+
+
+@pytest.mark.parametrize("command", [("list",), ("show", "latest"), ("export", "latest"),
+                                     ("compare", "1", "2"), ("history",),
+                                     ("explain", "latest", "a", "b")])
+def test_a_reading_command_never_makes_a_store(tmp_path, command):
+    db = tmp_path / "missing.db"
+    done = mpiarena(*command, "--db", str(db))
+    assert done.returncode == 2 and f"no store at {db}" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not db.exists()

@@ -3,6 +3,7 @@ across a shaped link, MTUs show in the interfaces, and nothing stays after any e
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -16,7 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, Started, leftovers, mpiarena, ours, spawn, watchdog_of
+from conftest import (
+    IMPLS,
+    Started,
+    cluster_name,
+    keeping_clusters,
+    leftovers,
+    mpiarena,
+    ours,
+    spawn,
+    watchdog_of,
+)
 
 from mpiarena import paths, users
 from mpiarena.analysis.quantities import trusted_from
@@ -30,6 +41,8 @@ from mpiarena.plan import Variant
 from mpiarena.records import RunSettings
 from mpiarena.report.topology import emulation_note
 from mpiarena.results import RunData
+from mpiarena.runner.cleanup import sweep_stale
+from mpiarena.runner.job import JobError
 from mpiarena.runner.launch import Daemons, job_for
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
@@ -84,35 +97,46 @@ def test_ranks_spread_round_robin_within_slots():
 
 @needs_root
 def test_a_cluster_comes_up_shaped_with_its_mtu_and_goes_without_a_trace():
-    done = mpiarena("cluster", "up", "emulated:fddi,nodes=3", "--name", "t-up")
-    assert done.returncode == 0, done.stderr
-    try:
-        cluster = emulated.load("t-up")
-        assert cluster is not None
-        for i in range(len(cluster.nodes)):
-            assert netns.mtu(cluster.ns(i), "eth0") == 4352
-            assert "rate 100Mbit" in netns.qdisc(cluster.ns(i), "eth0")
-            assert "rate 100Mbit" in netns.qdisc(cluster.ns(None), f"p{i}")
-        head = cluster.placement(1)
-        seen = subprocess.run(head.on_head([str(head.rsh), "n2", "hostname; ls -A /tmp | wc -l"],
-                                           Path("/")), capture_output=True, text=True, timeout=30)
-        assert seen.stdout.split() == ["n2", "0"], seen.stderr  # its own name, its own /tmp
-        status = mpiarena("cluster", "status")
-        assert "t-up" in status.stdout and "4352" in status.stdout
-    finally:
-        down = mpiarena("cluster", "down", "t-up")
+    name = cluster_name("up")
+    with keeping_clusters():  # kept up: no other test session's `cluster down --all` meanwhile
+        done = mpiarena("cluster", "up", "emulated:fddi,nodes=3", "--name", name)
+        assert done.returncode == 0, done.stderr
+        try:
+            cluster = emulated.load(name)
+            assert cluster is not None
+            for i in range(len(cluster.nodes)):
+                assert netns.mtu(cluster.ns(i), "eth0") == 4352
+                assert "rate 100Mbit" in netns.qdisc(cluster.ns(i), "eth0")
+                assert "rate 100Mbit" in netns.qdisc(cluster.ns(None), f"p{i}")
+            head = cluster.placement(1)
+            seen = subprocess.run(head.on_head([str(head.rsh), "n2",
+                                                "hostname; ls -A /tmp | wc -l"], Path("/")),
+                                  capture_output=True, text=True, timeout=30)
+            assert seen.stdout.split() == ["n2", "0"], seen.stderr  # its own name and /tmp
+            status = mpiarena("cluster", "status")
+            assert name in status.stdout and "4352" in status.stdout
+        finally:
+            down = mpiarena("cluster", "down", name)
     assert down.returncode == 0, down.stderr
-    assert not [ns for ns in netns.existing() if "t-up" in ns]
-    assert not (emulated.clusters_dir() / "t-up").exists()
+    assert not [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}{name}-")]
+    assert not (emulated.clusters_dir() / name).exists()
 
 
 @pytest.fixture(scope="module")
 def two_nodes():
     if not CAN_EMULATE:
         pytest.skip("needs root and sshd")
-    cluster = emulated.up(parse("emulated:fast-ethernet,nodes=2"), "t-two")
+    name = cluster_name("two")
+    cluster = emulated.up(parse("emulated:fast-ethernet,nodes=2"), name)
     yield cluster
-    emulated.teardown("t-two")
+    emulated.teardown(name)
+
+
+def finalize_may_hang(impl) -> bool:
+    """Debian's MPICH 4.0.2 (ch4:ucx over TCP) hangs in MPI_Finalize across emulated nodes now
+    and then (docs/clusters.md): in 5 of 60 of pingpong_across's jobs here, each past quit's
+    30 s. Its cell is measured by then; a run keeps it and says why the job failed."""
+    return impl.family == "mpich" and impl.origin == "debian"
 
 
 def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[str], float, int]:
@@ -130,7 +154,11 @@ def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[s
             crossed = netns.bytes_sent(cluster.ns(None), "p1") - before
             assert res.status == "ok", res.reason
             best = min(BENCHMARKS["pingpong"].observation(o.per_rank) for o in res.observations)
-            job.quit(timeout=30)
+            try:
+                job.quit(timeout=5 if finalize_may_hang(impl) else 30)
+            except JobError:
+                if not finalize_may_hang(impl):
+                    raise
         finally:
             job.kill()
     finally:
@@ -200,8 +228,29 @@ def made_for_runs(pid: int | None = None) -> list[str]:
     return [ns for ns in ours(netns.existing()) if ns.startswith(f"{netns.PREFIX}run")]
 
 
+STARTED: list[Started] = []
+
+
+@pytest.fixture(autouse=True)
+def stop_runs_left_by_a_failed_test():
+    """A run a failed test left going is stopped (its cluster with it), not left to the tests
+    after it."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate(timeout=60)
+
+
+def start(*args: str) -> Started:
+    proc = spawn(*args)
+    STARTED.append(proc)
+    return proc
+
+
 def start_run(db: str) -> Started:
-    return spawn("run", "--cluster", "emulated:nodes=2", "--impl", MPI, "--bench", "pingpong",
+    return start("run", "--cluster", "emulated:nodes=2", "--impl", MPI, "--bench", "pingpong",
                  "--sizes", "8,1K,64K", "--observations", "300", "--db", db)
 
 
@@ -233,19 +282,27 @@ def test_sigterm_mid_run_tears_the_cluster_down(db):
 def test_the_cluster_of_a_crashed_run_is_removed_by_cluster_down_all(db):
     proc = start_run(db)
     wait_for_cells(db, proc)
-    os.kill(watchdog_of(proc.pid), signal.SIGKILL)  # its watchdog would take the cluster down
-    proc.kill()  # SIGKILL: no chance to tear down
-    proc.communicate(timeout=60)
-    assert made_for_runs(proc.pid)
-    status = mpiarena("cluster", "status")
-    assert "run" in status.stdout
-    done = mpiarena("cluster", "down", "--all")
+    # From its crash to `cluster down --all`: the clusters' lock, so that no other mpiarena's
+    # sweep takes the orphaned cluster first (every run starts with one), and this machine's
+    # other test sessions keep no cluster up that --all would take (keeping_clusters)
+    with keeping_clusters(down_all=True), \
+            open(emulated.runtime_dir() / "clusters.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        os.kill(watchdog_of(proc.pid), signal.SIGKILL)  # its watchdog would take it down
+        proc.kill()  # SIGKILL: no chance to tear down
+        proc.communicate(timeout=60)
+        assert made_for_runs(proc.pid)
+        status = mpiarena("cluster", "status")
+        assert emulated.run_name(proc.pid) in status.stdout
+        done = mpiarena("cluster", "down", "--all")
     assert done.returncode == 0, done.stderr
     # the crashed run's cluster is gone; one this test process keeps up (a module fixture's)
     # belongs to a live owner and stays
     assert not made_for_runs(proc.pid)
     assert not (emulated.clusters_dir() / emulated.run_name(proc.pid)).exists()
     assert leftovers() == []
+    sweep_stale(paths.scratch_dir())  # its scratch directory and registration: the next run's
+    assert not list(paths.scratch_dir().glob(f"run-{proc.pid}.*"))
 
 
 @needs_root
@@ -291,7 +348,7 @@ def test_a_bad_hosts_file_is_one_line_naming_the_host(tmp_path, db, lines, said)
 @needs_root
 def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(db):
     victim = MPI
-    proc = spawn("run", "--cluster", "emulated:nodes=2", "--impl", victim, "--impl", "tcp",
+    proc = start("run", "--cluster", "emulated:nodes=2", "--impl", victim, "--impl", "tcp",
                  "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "2",
                  "--observations", "100", "--db", db)
     wait_for_cells(db, proc)

@@ -14,7 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, Started, leftovers, mpiarena, spawn
+from conftest import (
+    GROUP,
+    IMPLS,
+    Started,
+    cluster_name,
+    keeping_clusters,
+    leftovers,
+    mpiarena,
+    spawn,
+)
 
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
@@ -95,27 +104,37 @@ def test_two_runs_at_once_complete_and_a_killed_third_takes_only_its_own(tmp_pat
     assert leftovers() == []
 
 
-def test_a_registration_is_only_counted_while_its_run_lives(tmp_path):
+def test_a_registration_is_only_counted_while_its_run_lives(monkeypatch):
     """A live process other than this one counts; one whose pid died or was reused does not,
-    and the sweep removes its file."""
-    sleeper = subprocess.Popen(["sleep", "60"])
+    and the sweep removes its file. A run in a group (this test session's) counts only its
+    group's; one in none counts every group's."""
+    sleeper, elsewhere = (subprocess.Popen(["sleep", "60"]) for _ in range(2))
     try:
         folder = presence._dir()
         live = Owner(sleeper.pid, start_time(sleeper.pid))
         reused = Owner(sleeper.pid, (live.start or 0) + 1)
-        for owner in (live, reused):
+        other = Owner(elsewhere.pid, start_time(elsewhere.pid))
+        for owner, group in ((live, GROUP), (reused, GROUP), (other, f"{GROUP}-other")):
             (folder / f"{owner}.json").write_text(json.dumps(
-                {"owner": str(owner), "since": 1.0, "command": "mpiarena run", "where": "local"}))
-        assert [m.owner for m in presence.others_measuring() if m.owner.pid == sleeper.pid] \
-            == [live]
+                {"owner": str(owner), "since": 1.0, "command": "mpiarena run", "where": "local",
+                 "group": group}))
+        mine = {sleeper.pid, elsewhere.pid}
+        assert [m.owner for m in presence.others_measuring() if m.owner.pid in mine] == [live]
+        with monkeypatch.context() as ungrouped:
+            ungrouped.delenv(presence.GROUP_VAR)
+            assert {m.owner for m in presence.others_measuring()
+                    if m.owner.pid in mine} == {live, other}
         sleeper.kill()
         sleeper.wait()
         assert sleeper.pid not in {m.owner.pid for m in presence.others_measuring()}
         presence.forget_stale()
         assert not (folder / f"{live}.json").exists() and not (folder / f"{reused}.json").exists()
+        assert (folder / f"{other}.json").exists()  # alive, in its group
     finally:
-        sleeper.kill()
-        sleeper.wait()
+        for proc in (sleeper, elsewhere):
+            proc.kill()
+            proc.wait()
+        presence.forget_stale()
 
 
 def a_claim(name: str, owner: Owner, with_state: bool = True) -> Path:
@@ -131,6 +150,9 @@ def a_claim(name: str, owner: Owner, with_state: bool = True) -> Path:
     return folder
 
 
+MAKING, NOSTATE, REUSED = (cluster_name(what) for what in ("making", "nostate", "reused"))
+
+
 @pytest.fixture
 def maker() -> Iterator[subprocess.Popen[bytes]]:
     """A live process that stands for an mpiarena making a cluster."""
@@ -138,29 +160,34 @@ def maker() -> Iterator[subprocess.Popen[bytes]]:
     yield proc
     proc.kill()
     proc.wait()
-    for name in ("t-making", "t-nostate", "t-reused", emulated.run_name(proc.pid)):
+    for name in (MAKING, NOSTATE, REUSED, emulated.run_name(proc.pid)):
         emulated.teardown(name)
 
 
 @needs_root
 def test_a_cluster_being_made_is_not_swept_until_its_maker_is_gone(maker):
-    alive = Owner(maker.pid, start_time(maker.pid))
-    made = a_claim("t-making", alive)
-    reused = a_claim("t-reused", Owner(maker.pid, (alive.start or 0) + 1))  # pid reused since
-    stateless = a_claim("t-nostate", alive, with_state=False)  # as earlier versions made them
-    slow = a_claim(emulated.run_name(maker.pid), alive, with_state=False)  # named for its maker
-    os.utime(slow, (time.time() - emulated.GRACE - 1,) * 2)
-    sweep_stale(paths.scratch_dir())
-    assert made.exists() and stateless.exists() and slow.exists() and not reused.exists()
-    assert f"{netns.PREFIX}t-making-sw" in netns.existing()
-    assert f"{netns.PREFIX}t-reused-sw" not in netns.existing()
-    os.utime(stateless, (time.time() - emulated.GRACE - 1,) * 2)  # its maker had time enough
-    maker.kill()
-    maker.wait()
-    sweep_stale(paths.scratch_dir())
+    with keeping_clusters():  # owned by no live mpiarena: no `cluster down --all` meanwhile
+        alive = Owner(maker.pid, start_time(maker.pid))
+        made = a_claim(MAKING, alive)
+        reused = a_claim(REUSED, Owner(maker.pid, (alive.start or 0) + 1))  # pid reused since
+        stateless = a_claim(NOSTATE, alive, with_state=False)  # as earlier versions made them
+        slow = a_claim(emulated.run_name(maker.pid), alive, with_state=False)  # named for it
+        os.utime(slow, (time.time() - emulated.GRACE - 1,) * 2)
+        # listed while being made (its nodes' links not there yet), not an error
+        status = mpiarena("cluster", "status")
+        assert status.returncode == 0, status.stderr
+        assert "changing" in status.stdout
+        sweep_stale(paths.scratch_dir())
+        assert made.exists() and stateless.exists() and slow.exists() and not reused.exists()
+        assert f"{netns.PREFIX}{MAKING}-sw" in netns.existing()
+        assert f"{netns.PREFIX}{REUSED}-sw" not in netns.existing()
+        os.utime(stateless, (time.time() - emulated.GRACE - 1,) * 2)  # its maker had time
+        maker.kill()
+        maker.wait()
+        sweep_stale(paths.scratch_dir())
     assert not made.exists() and not stateless.exists() and not slow.exists()
-    assert not [ns for ns in netns.existing() if "t-making" in ns or "t-nostate" in ns
-                or f"{slow.name}-" in ns]
+    assert not [ns for ns in netns.existing() if ns.startswith(
+        (f"{netns.PREFIX}{MAKING}-", f"{netns.PREFIX}{NOSTATE}-", f"{netns.PREFIX}{slow.name}-"))]
 
 
 def holds(pid: int, path: Path) -> bool:
@@ -173,33 +200,36 @@ def holds(pid: int, path: Path) -> bool:
 
 @needs_root
 def test_clusters_made_at_once_take_turns_and_never_share_a_subnet():
+    names = [cluster_name("first"), cluster_name("second")]
     path = emulated.runtime_dir() / "clusters.lock"
-    lock = open(path, "a")  # noqa: SIM115 (held across the calls)
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    ups = [subprocess.Popen([sys.executable, "-c", "from mpiarena.commands import main; main()",
-                             "cluster", "up", "--name", name], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-           for name in ("t-first", "t-second")]
-    try:
-        assert wait_until(lambda: all(holds(up.pid, path) for up in ups), within=30)
-        time.sleep(0.5)  # both wait for the lock: neither has claimed anything
-        assert not [n for n in emulated.names() if n in ("t-first", "t-second")]
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        for up in ups:
-            _out, err = up.communicate(timeout=60)
-            assert up.returncode == 0, err
-        subnets = {(emulated.clusters_dir() / n / "subnet").read_text() for n in
-                   ("t-first", "t-second")}
-        assert len(subnets) == 2
-    finally:
-        lock.close()
-        for up in ups:
-            if up.poll() is None:
-                up.kill()
-                up.communicate()
-        for name in ("t-first", "t-second"):
-            mpiarena("cluster", "down", name)
-    assert not [ns for ns in netns.existing() if "t-first" in ns or "t-second" in ns]
+    with keeping_clusters():  # kept up: no other test session's `cluster down --all` meanwhile
+        lock = open(path, "a")  # noqa: SIM115 (held across the calls)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ups = [subprocess.Popen([sys.executable, "-c",
+                                 "from mpiarena.commands import main; main()", "cluster", "up",
+                                 "--name", name], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+               for name in names]
+        try:
+            assert wait_until(lambda: all(holds(up.pid, path) for up in ups), within=30)
+            time.sleep(0.5)  # both wait for the lock: neither has claimed anything
+            assert not [n for n in emulated.names() if n in names]
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            for up in ups:
+                _out, err = up.communicate(timeout=60)
+                assert up.returncode == 0, err
+            subnets = {(emulated.clusters_dir() / n / "subnet").read_text() for n in names}
+            assert len(subnets) == 2
+        finally:
+            lock.close()
+            for up in ups:
+                if up.poll() is None:
+                    up.kill()
+                    up.communicate()
+            for name in names:
+                mpiarena("cluster", "down", name)
+    assert not [ns for ns in netns.existing()
+                if ns.startswith(tuple(f"{netns.PREFIX}{n}-" for n in names))]
 
 
 def test_the_owner_of_a_pid_is_told_from_the_next_holder_of_that_pid():
@@ -215,12 +245,14 @@ def test_a_cluster_kept_up_survives_the_sweep_of_an_mpiarena_with_another_home(t
                                                                                monkeypatch):
     """Namespaces are the machine's, so their state is too: an mpiarena with another
     MPIARENA_HOME sees the cluster kept up, lists it, and its sweep leaves it alone."""
-    assert mpiarena("cluster", "up", "--name", "t-homes").returncode == 0
-    try:
-        monkeypatch.setenv("MPIARENA_HOME", str(tmp_path / "elsewhere"))
-        assert "t-homes" not in emulated.sweep_orphans()
-        assert f"{netns.PREFIX}t-homes-n0" in netns.existing()
-        cluster = emulated.load("t-homes")
-        assert cluster is not None and cluster.owner is None
-    finally:
-        emulated.teardown("t-homes")
+    name = cluster_name("homes")
+    with keeping_clusters():  # kept up: no other test session's `cluster down --all` meanwhile
+        assert mpiarena("cluster", "up", "--name", name).returncode == 0
+        try:
+            monkeypatch.setenv("MPIARENA_HOME", str(tmp_path / "elsewhere"))
+            assert name not in emulated.sweep_orphans()
+            assert f"{netns.PREFIX}{name}-n0" in netns.existing()
+            cluster = emulated.load(name)
+            assert cluster is not None and cluster.owner is None
+        finally:
+            emulated.teardown(name)

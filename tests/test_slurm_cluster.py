@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, leftovers, mpiarena
+from conftest import IMPLS, keeping_clusters, leftovers, mpiarena
 from slurm_fixture import HAVE_SLURM, EmulatedSlurm, slurm_cluster_fixture  # noqa: F401
 
 from mpiarena.analysis.quantities import throughput
@@ -42,22 +42,23 @@ def links() -> list[str]:
 def test_cluster_up_slurm_env_status_and_down_leave_nothing():
     # first in the module: the name is the fixture's (see slurm_fixture), free until it is up
     name = emulated.run_name(os.getpid())
-    up = mpiarena("cluster", "up", "emulated:nodes=2", "--slurm", "--name", name)
-    try:
-        assert up.returncode == 0, up.stderr
-        cluster = emulated.load(name)
-        assert cluster is not None and cluster.slurm is not None
-        daemons = [cluster.slurm.munged, cluster.slurm.slurmctld, *cluster.slurm.slurmd]
-        env = mpiarena("cluster", "env", name)
-        assert env.stdout == f"export SLURM_CONF={emulated_slurm.conf_path(cluster)}\n"
-        status = mpiarena("cluster", "status")
-        assert f"slurmctld {cluster.slurm.slurmctld}" in status.stdout, status.stdout
-        link = netns.host_link_name(int(cluster.nodes[0].address.split(".")[2]))
-        assert link in links()  # this machine's side of the cluster network
-        down = mpiarena("cluster", "down", name)
-        assert down.returncode == 0, down.stderr
-    finally:
-        emulated.teardown(name)
+    with keeping_clusters():  # kept up: no other test session's `cluster down --all` meanwhile
+        up = mpiarena("cluster", "up", "emulated:nodes=2", "--slurm", "--name", name)
+        try:
+            assert up.returncode == 0, up.stderr
+            cluster = emulated.load(name)
+            assert cluster is not None and cluster.slurm is not None
+            daemons = [cluster.slurm.munged, cluster.slurm.slurmctld, *cluster.slurm.slurmd]
+            env = mpiarena("cluster", "env", name)
+            assert env.stdout == f"export SLURM_CONF={emulated_slurm.conf_path(cluster)}\n"
+            status = mpiarena("cluster", "status")
+            assert f"slurmctld {cluster.slurm.slurmctld}" in status.stdout, status.stdout
+            link = netns.host_link_name(int(cluster.nodes[0].address.split(".")[2]))
+            assert link in links()  # this machine's side of the cluster network
+            down = mpiarena("cluster", "down", name)
+            assert down.returncode == 0, down.stderr
+        finally:
+            emulated.teardown(name)
     assert wait_until(lambda: not any(map(alive, daemons)), within=5.0), daemons
     assert not [ns for ns in netns.existing() if ns.startswith(f"{netns.PREFIX}{name}-")]
     assert link not in links()

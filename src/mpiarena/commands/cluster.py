@@ -52,11 +52,16 @@ def status_cmd() -> None:
         if cluster is None:
             table.add_row(name, "-", "-", "-", "left over: 'mpiarena cluster down --all'", "-")
             continue
-        for i, node in enumerate(cluster.nodes):
-            table.add_row(name if i == 0 else "", node.name, node.address,
-                          str(netns.mtu(cluster.ns(i), "eth0")),
-                          "rate" + netns.qdisc(cluster.ns(i), "eth0").split(" rate", 1)[-1],
-                          _daemons(cluster, i))
+        try:
+            rows = [(node.name, node.address, str(netns.mtu(cluster.ns(i), "eth0")),
+                     "rate" + netns.qdisc(cluster.ns(i), "eth0").split(" rate", 1)[-1],
+                     _daemons(cluster, i)) for i, node in enumerate(cluster.nodes)]
+        except ArenaError:  # its links went, or are not there yet, as it was read
+            table.add_row(name, "-", "-", "-", "changing: another mpiarena is making or "
+                          "tearing it down", "-")
+            continue
+        for i, row in enumerate(rows):
+            table.add_row(name if i == 0 else "", *row)
     console.print(table if table.rows else "no emulated cluster is up")
 
 

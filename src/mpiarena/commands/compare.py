@@ -31,8 +31,8 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     from ..analysis.simulated import is_simulated
     from ..report import terminal
 
-    store_a = options.store(db)
-    store_b = options.store(db_b) if db_b else store_a
+    store_a = options.existing_store(db)
+    store_b = options.existing_store(db_b) if db_b else store_a
     id_a, id_b = store_a.resolve(run_a), store_b.resolve(run_b)
     mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
     if len(mapping) != len(pairs):

@@ -26,7 +26,7 @@ def explain_cmd(run: str, variant_a: str, variant_b: str, bench: str, np_: int |
     from ..analysis.explain import explain
     from ..report.explain import explanation_lines
 
-    store = options.store(db)
+    store = options.existing_store(db)
     data = load(store, store.resolve(run))
     for line in explanation_lines(explain(data, variant_a, variant_b, bench, np_)):
         console.print(line, soft_wrap=True, markup=False, highlight=False)

@@ -32,7 +32,7 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
     from ..analysis.program import analyze, is_app_run
     from ..report import program_export
 
-    store = options.store(db)
+    store = options.existing_store(db)
     run_id = store.resolve(run)
     app = is_app_run(store.run(run_id))
     if fmt == "perflog" and app:

@@ -52,7 +52,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     for db in dbs:
         if not Path(db).exists():
             raise ArenaError(f"no store at {db}; give --db FILE (repeatable)")
-    stores = [options.store(db) for db in dbs]
+    stores = [options.existing_store(db) for db in dbs]
     cut = Since.parse(since, stores[0])
     found = []
     for db, store in zip(dbs, stores, strict=True):

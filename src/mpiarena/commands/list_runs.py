@@ -15,7 +15,7 @@ def list_cmd(db: str) -> None:
     """The runs in the store (an app run: its launches instead of cells)."""
     from ..analysis.program import is_app_run
 
-    store = options.store(db)
+    store = options.existing_store(db)
     table = Table("id", "started", "status", "suite", "cells", "command")
     for run, ncells in store.runs():
         size = f"{store.app_launch_count(run.id)} launches" if is_app_run(run) else str(ncells)

@@ -133,11 +133,16 @@ def store(db: str) -> Store:
     return Store(Path(db))
 
 
-def existing_run(db: str, run: str) -> tuple[RunData, list[VariantRecord]]:
-    """Run `run` of the store `db`, which must exist, and its variants' rows."""
+def existing_store(db: str) -> Store:
+    """The store in file `db`, which must exist: a command that only reads never makes one."""
     if not Path(db).exists():
         raise ArenaError(f"no store at {db}; give --db FILE or start one with 'mpiarena run'")
-    opened = store(db)
+    return store(db)
+
+
+def existing_run(db: str, run: str) -> tuple[RunData, list[VariantRecord]]:
+    """Run `run` of the store `db`, which must exist, and its variants' rows."""
+    opened = existing_store(db)
     run_id = opened.resolve(run)
     return load(opened, run_id), opened.variants(run_id)
 

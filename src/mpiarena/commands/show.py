@@ -39,7 +39,7 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     from ..analysis.simulated import is_simulated
     from ..report import fingerprint, program, terminal
 
-    store = options.store(db)
+    store = options.existing_store(db)
     run_id = store.resolve(run)
     if is_app_run(store.run(run_id)):
         result = analyze(store, run_id)

@@ -85,7 +85,6 @@ class Executor:
         self.configured: set[tuple[str, int]] = set()  # (variant id, np) whose library said
         # what it runs with: read once a run, on the first launch that starts
         self.seq = 0
-        self.unstored: list[CellRow] = []  # cells recorded, written when their job has ended
         self.spent: dict[str, HarnessTime] = {}  # variant id -> where its time goes
         self.began = time.monotonic()  # the budget counts from here
         self.jobs_started = itertools.count()
@@ -107,7 +106,6 @@ class Executor:
             for i, rnd in enumerate(self.plan.rounds):
                 self._round(rnd, len(self.plan.rounds) - i - 1)
         finally:
-            self._flush()
             self.store.set_harness(self.run_id, time.monotonic() - self.began, self.spent)
             for job in self.live:
                 job.kill()
@@ -148,14 +146,13 @@ class Executor:
 
     def _launch(self, variant: Variant, cells: list[Cell], np_: int) -> None:
         """The variant's next launch measuring `cells` in order; a failed cell ends the job, and
-        the cells after it go on in a fresh one. Its cells are stored once its job has ended."""
+        the cells after it go on in a fresh one."""
         self._reap(0.0)
         running = self._start(variant, np_)
         for cell in cells:
             running = self._turn(cell, variant, running)
         if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
             self._finish(variant, running)
-        self._flush()
 
     def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
         """A started job, or JobError (its daemons are then halted: they start again when next
@@ -289,7 +286,6 @@ class Executor:
         that fails is a failed start-up, not a failed variant: the measurements run in jobs of
         their own (MPICH 4.0.2 over an emulated TCP link hung in MPI_Finalize in 1 of 40)."""
         self.advance(f"{variant.id} start-up, {np} ranks")
-        self._flush()  # the launches counted below
         n = self.store.count_cells(self.run_id, "init", variant.id, np)
         cell = Cell("init", 0, np)
         try:
@@ -338,7 +334,6 @@ class Executor:
             self._record(variant, cell, running.job_id, CellStatus.FAILED, str(e),
                          launch=running.launch)
             self.broken[cell, variant.id] = str(e)
-            self._flush()
             return (self._start(variant, cell.np, running.restarts + 1)
                     if running.restarts < MAX_RESTARTS else
                     f"launch {running.launch} gave up after {MAX_RESTARTS} "
@@ -426,12 +421,15 @@ class Executor:
     def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: CellStatus,
                 reason: str, iterations: int | None = None,
                 observations: list[Obs] | None = None, launch: int = 0) -> None:
-        """The cell as it ended, stored at the next `_flush`."""
-        self.unstored.append(CellRow(self.run_id, job_id, variant.id, cell.bench, cell.size,
-                                     cell.np, status, reason or None, iterations,
-                                     observations or [], self.seq, launch,
-                                     timing(cell, self.plan.suite, variant.impl)))
+        """Store the cell as it ended, between cells: no write runs beside a measurement, and
+        what was measured is kept whenever the run ends."""
+        began = time.monotonic()
+        self.store.add_cells([CellRow(self.run_id, job_id, variant.id, cell.bench, cell.size,
+                                      cell.np, status, reason or None, iterations,
+                                      observations or [], self.seq, launch,
+                                      timing(cell, self.plan.suite, variant.impl))])
         self.seq += 1
+        self._spent(variant).storing += time.monotonic() - began
 
     def _spent(self, variant: Variant) -> HarnessTime:
         return self.spent.setdefault(variant.id, HarnessTime())
@@ -444,16 +442,6 @@ class Executor:
         spent.calibrating += res.spent.calibrating
         spent.observing += res.spent.observing
         spent.timed += res.spent.timed
-
-    def _flush(self) -> None:
-        """Store the cells recorded since the last flush, in one transaction (its time is
-        the variant's whose launch ended)."""
-        if self.unstored:
-            began = time.monotonic()
-            rows, self.unstored = self.unstored, []
-            self.store.add_cells(rows)
-            spent = self.spent.setdefault(rows[-1].variant, HarnessTime())
-            spent.storing += time.monotonic() - began
 
 
 def _max_time(cell: Cell, batch: int, suite: Suite) -> float:

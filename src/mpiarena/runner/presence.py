@@ -1,7 +1,11 @@
 """Which mpiarena runs measure on this machine now. A run registers while it measures (a file
 per run in the machine's folder, paths.machine_dir, whatever its MPIARENA_HOME; removed when it
 ends, or by its watchdog's sweep if the run was killed), so that another run can warn that its
-figures share the machine with someone else's load."""
+figures share the machine with someone else's load.
+
+A run started with MPIARENA_PRESENCE_GROUP set registers in that group and counts only the runs
+of its group (two test sessions on one machine, say, each checking what its own runs record);
+every run still counts it, as one without the variable counts every run."""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from pathlib import Path
 from .. import paths
 from ..owners import Owner
 
+GROUP_VAR = "MPIARENA_PRESENCE_GROUP"
+
 
 @dataclass(frozen=True)
 class Measuring:
@@ -25,6 +31,11 @@ class Measuring:
     since: float  # when it began, seconds since the epoch
     command: str  # its command line
     where: str  # its topology: local, an emulated cluster's label, a hosts file
+    group: str = ""  # its MPIARENA_PRESENCE_GROUP ("": none)
+
+
+def _group() -> str:
+    return os.environ.get(GROUP_VAR, "")
 
 
 def _dir() -> Path:
@@ -34,10 +45,13 @@ def _dir() -> Path:
 @contextlib.contextmanager
 def measuring(command: str, where: str) -> Iterator[Measuring]:
     """Registered as measuring for the life of the block."""
-    me = Measuring(Owner.me(), time.time(), command, where)
+    me = Measuring(Owner.me(), time.time(), command, where, _group())
     path = _dir() / f"{me.owner}.json"
     partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps({**asdict(me), "owner": str(me.owner)}))
+    fields = {**asdict(me), "owner": str(me.owner)}
+    if not me.group:  # as earlier versions, which refuse a field they do not know, wrote it
+        del fields["group"]
+    partial.write_text(json.dumps(fields))
     os.replace(partial, path)
     try:
         yield me
@@ -58,9 +72,12 @@ def _registered() -> Iterator[tuple[Path, Measuring]]:
 
 
 def others_measuring() -> list[Measuring]:
-    """The other mpiarena runs measuring now from this data directory, earliest first; those
-    whose process is gone (killed, or its pid reused) are not counted."""
-    found = [m for _, m in _registered() if m.owner.pid != os.getpid() and m.owner.alive()]
+    """The other mpiarena runs measuring now on this machine, earliest first (in a group: those
+    of the group only); those whose process is gone (killed, or its pid reused) are not
+    counted."""
+    group = _group()
+    found = [m for _, m in _registered() if m.owner.pid != os.getpid() and m.owner.alive()
+             and (not group or m.group == group)]
     return sorted(found, key=lambda m: m.since)
 
 
