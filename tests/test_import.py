@@ -481,3 +481,21 @@ def test_a_figure_the_suite_does_not_give_is_one_line(db: str):
             f"mpiarena: error: {osu_bw}: {suite.upper()} has no figure 'p99'; --figure takes "
             f"{figures}"]
     assert not Path(db).exists()
+
+
+def test_netpipe_stdout_with_counters_split_from_their_lines_reads_the_same():
+    """NetPIPE's counter "N:" and the rest of its line are two writes: another process's output
+    (its other rank's, the launcher's) may split or stack them (once here: '15: 0: vm')."""
+    from mpiarena.imports import netpipe
+    from mpiarena.imports.records import Choices
+
+    clean = ("0: vm\n1: vm\nNow starting the main loop\n"
+             "  0:       1 bytes  28433 times -->      0.35 Mbps in      21.73 usec\n"
+             "  1:       2 bytes   4602 times -->      0.70 Mbps in      21.66 usec\n")
+    split = ("0: vm\n1: vm\n15: 0: vm\n15: Now starting the main loop\n  0:\n"
+             "      1 bytes  28433 times -->      0.35 Mbps in      21.73 usec\n"
+             "15: 16:  1:       2 bytes   4602 times -->      0.70 Mbps in      21.66 usec\n")
+    read = [netpipe.parse(Path("np.stdout"), text, Choices()).runs for text in (clean, split)]
+    assert [[(f.size, f.value) for f in r.figures] for r in read[0]] == \
+        [[(f.size, f.value) for f in r.figures] for r in read[1]] == \
+        [[(1, pytest.approx(21.73e-6)), (2, pytest.approx(21.66e-6))]]

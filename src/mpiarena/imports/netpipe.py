@@ -12,6 +12,7 @@ from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
 
 # the counter "N:" and the rest are two writes: another process's output may split them
 STDOUT = re.compile(r"^\s*(?:\d+:)?\s*(\d+) bytes\s+\d+ times -->\s+(\S+) Mbps in\s+(\S+) usec")
+COUNTERS = re.compile(r"^(\d+:\s*)+")
 NOISE = ("Sending output to", "Now starting", "Receiving", "Latency:", "Sync Time:",
          "Starting", "Using", "Send and receive", "Printing", "Preposting")
 
@@ -23,9 +24,10 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     last = None
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line or line.startswith(NOISE) or re.match(r"^\d+:( \S+)?$", line):
-            continue  # blank, NetPIPE's chatter, "0: host", a counter split from its line
-        if m := STDOUT.match(line):
+        bare = COUNTERS.sub("", line)  # a counter, or counters split from their lines
+        if not bare or bare.startswith(NOISE) or (bare != line and re.match(r"^\S+$", bare)):
+            continue  # blank, NetPIPE's chatter, "0: host", counters split from their lines
+        if m := STDOUT.match(line) or STDOUT.match(bare):
             size, seconds = int(m.group(1)), number(path, n, m.group(3), "usec") * 1e-6
         else:
             words = line.split()
