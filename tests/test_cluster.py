@@ -3,6 +3,7 @@ across a shaped link, MTUs show in the interfaces, and nothing stays after any e
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -351,12 +352,21 @@ def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(d
     proc = start("run", "--cluster", "emulated:nodes=2", "--impl", victim, "--impl", "tcp",
                  "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "2",
                  "--observations", "100", "--db", db)
-    wait_for_cells(db, proc)
     cluster = emulated.run_name(proc.pid)  # not another test session's
-    on_n1 = [pid for pid in netns.pids_in(f"{netns.PREFIX}{cluster}-n1")
-             if f"/{victim}-" in exe_of(pid)]
-    assert on_n1, "no rank of the victim on n1"
-    os.kill(on_n1[0], signal.SIGKILL)
+
+    def on_n1() -> list[int]:
+        """The victim's ranks on n1 now: a session runs one job at a time, so the victim's
+        runs only while its own launch measures (its cells last tenths of a second)."""
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            return [pid for pid in netns.pids_in(f"{netns.PREFIX}{cluster}-n1")
+                    if f"/{victim}-" in exe_of(pid)]
+        return []
+
+    deadline = time.monotonic() + 120
+    while not (ranks := on_n1()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ranks, "no rank of the victim on n1"
+    os.kill(ranks[0], signal.SIGKILL)
     _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     statuses = dict(sqlite3.connect(db).execute(

@@ -151,7 +151,10 @@ def follow_then(env: dict[str, str], db: str,
     follower = subprocess.Popen(
         [*ARGV, "run", "--sbatch", *flags, "--impl", MPI[0], *SMALL, "--launches", "500",
          "--db", db], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        stdin=subprocess.DEVNULL)
+        stdin=subprocess.DEVNULL,
+        # a test run started in the background of a script inherits SIGINT ignored, and Python
+        # then keeps it ignored: Ctrl-C is what these tests send
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while cells_stored(db) < cells:
