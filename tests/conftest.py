@@ -116,6 +116,21 @@ def _fresh() -> bool:
     return sys.stdout.isatty() or sys.stderr.isatty()
 
 
+STARTED: list[Started] = []  # runs a test started in the background, to stop if it fails
+
+
+@pytest.fixture(autouse=True)
+def stop_runs_left_by_a_failed_test() -> Iterator[None]:
+    """A run a failed test left going (STARTED) is stopped, its cluster with it, not left to
+    the tests after it."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate(timeout=60)
+
+
 def spawn(*args: str) -> Started:
     """Start the real mpiarena command line: forked (see Forked), else in a fresh interpreter."""
     if not _fresh():

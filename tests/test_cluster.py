@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import (
     IMPLS,
+    STARTED,
     Started,
     cluster_name,
     keeping_clusters,
@@ -229,19 +230,7 @@ def made_for_runs(pid: int | None = None) -> list[str]:
     return [ns for ns in ours(netns.existing()) if ns.startswith(f"{netns.PREFIX}run")]
 
 
-STARTED: list[Started] = []
 
-
-@pytest.fixture(autouse=True)
-def stop_runs_left_by_a_failed_test():
-    """A run a failed test left going is stopped (its cluster with it), not left to the tests
-    after it."""
-    yield
-    while STARTED:
-        proc = STARTED.pop()
-        if proc.poll() is None:
-            proc.terminate()
-            proc.communicate(timeout=60)
 
 
 def start(*args: str) -> Started:

@@ -9,7 +9,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, MARKER, Started, leftovers, mpiarena, spawn, watchdog_of
+from conftest import (
+    IMPLS,
+    MARKER,
+    STARTED,
+    Started,
+    leftovers,
+    mpiarena,
+    spawn,
+    watchdog_of,
+)
 
 from mpiarena import paths, users
 from mpiarena.cluster import netns
@@ -28,17 +37,7 @@ DAEMON_FAMILIES = [i.id for i in IMPLS if i.family in ("lam", "pvm")]  # lamd, p
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 
-STARTED: list[Started] = []
 
-
-@pytest.fixture(autouse=True)
-def stop_runs_left_by_a_failed_test():
-    yield
-    while STARTED:
-        proc = STARTED.pop()
-        if proc.poll() is None:
-            proc.terminate()
-            proc.communicate(timeout=60)
 
 
 def start(db: str, *extra: str, first: str = FIRST,

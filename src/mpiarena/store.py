@@ -351,30 +351,26 @@ class Store:
                  timing: str = "loop") -> int:
         """One cell and all its observations, in one transaction; `launch` counts the
         variant's launches at this rank count from 0, `timing` names how a call was timed."""
-        return self.add_cells([CellRow(run_id, job_id, variant, bench, size, np, status, reason,
-                                       iterations, observations, seq, launch, timing)])[0]
+        return self.add_cell_row(CellRow(run_id, job_id, variant, bench, size, np, status,
+                                         reason, iterations, observations, seq, launch, timing))
 
-    def add_cells(self, rows: Sequence[CellRow]) -> list[int]:
-        """Cells and all their observations, in one transaction (a launch's cells are written
-        together once its job has ended, so that no write runs beside a measurement)."""
-        ids = []
+    def add_cell_row(self, row: CellRow) -> int:
+        """One cell and all its observations, in one transaction."""
         with self.tx() as db:
-            for row in rows:
-                cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
-                                 "iterations, status, reason, seq, launch, timing) "
-                                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                                 (row.run_id, row.job_id, row.variant, row.bench, row.size,
-                                  row.np, row.iterations, row.status, row.reason, row.seq,
-                                  row.launch, row.timing))
-                cell_id = int(cur.lastrowid or 0)
-                db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
-                               [(cell_id, o.index, _blob(o.per_rank)) for o in row.observations])
-                db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
-                               [(cell_id, o.index, name, _blob(values))
-                                for o in row.observations for name, values in o.extras.items()
-                                if any(math.isfinite(v) for v in values)])
-                ids.append(cell_id)
-        return ids
+            cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
+                             "iterations, status, reason, seq, launch, timing) "
+                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                             (row.run_id, row.job_id, row.variant, row.bench, row.size, row.np,
+                              row.iterations, row.status, row.reason, row.seq, row.launch,
+                              row.timing))
+            cell_id = int(cur.lastrowid or 0)
+            db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
+                           [(cell_id, o.index, _blob(o.per_rank)) for o in row.observations])
+            db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
+                           [(cell_id, o.index, name, _blob(values)) for o in row.observations
+                            for name, values in o.extras.items()
+                            if any(math.isfinite(v) for v in values)])
+            return cell_id
 
     def add_app_launch(self, run_id: int, launch: AppLaunch) -> int:
         """One launch of a program and its figures, in one transaction."""

@@ -424,10 +424,10 @@ class Executor:
         """Store the cell as it ended, between cells: no write runs beside a measurement, and
         what was measured is kept whenever the run ends."""
         began = time.monotonic()
-        self.store.add_cells([CellRow(self.run_id, job_id, variant.id, cell.bench, cell.size,
-                                      cell.np, status, reason or None, iterations,
-                                      observations or [], self.seq, launch,
-                                      timing(cell, self.plan.suite, variant.impl))])
+        self.store.add_cell_row(CellRow(self.run_id, job_id, variant.id, cell.bench, cell.size,
+                                        cell.np, status, reason or None, iterations,
+                                        observations or [], self.seq, launch,
+                                        timing(cell, self.plan.suite, variant.impl)))
         self.seq += 1
         self._spent(variant).storing += time.monotonic() - began
 
