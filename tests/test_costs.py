@@ -146,7 +146,9 @@ def test_extras_reach_the_store_and_every_report(tmp_path):
     assert any("6 MB more than the baseline after init" in n for n in c.notes)
     console = Console(record=True, width=200)
     render(data, console)
-    assert "costs: CPU, memory" in console.export_text()
+    assert "costs:" not in console.export_text()  # behind --costs
+    render(data, console, costs=True)
+    assert "costs: thread level, CPU" in console.export_text()
     assert "## Costs" in render_markdown(data)
 
 

@@ -127,8 +127,10 @@ def test_the_method_is_stored_per_cell_and_named_in_the_report(tmp_path: Path):
     assert "Timed by loop (k calls back to back" in text and "): pingpong." in text
     assert "Timed by barrier (mpiarena's own barrier before every call" in text
     assert "IMB's t\\_max): bcast." in text
-    assert "Timed by loop: pingpong; by barrier: bcast (--method says how)." in \
-        " ".join(done.stdout.split())
+    assert "Timed by" not in done.stdout  # the method is behind --method
+    shown = mpiarena("show", "latest", "--method", "--db", db)
+    assert "Timed by barrier (mpiarena's own barrier before every call" in \
+        " ".join(shown.stdout.split())
 
 
 def test_a_bad_sync_is_one_line_and_exit_2(tmp_path: Path):

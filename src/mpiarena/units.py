@@ -24,3 +24,13 @@ def bandwidth(bytes_per_s: float) -> str:
     """3 significant digits in bit/s, kbit/s, Mbit/s or Gbit/s."""
     return _scaled(bytes_per_s * 8, (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3),
                                      ("bit/s", 1.0)))
+
+
+def duration(t: float) -> str:
+    """A wall time as a person says it: 45 s, 2 min 50 s, 1 h 3 min."""
+    s = round(t)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"

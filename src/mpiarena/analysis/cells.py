@@ -66,6 +66,16 @@ def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
 LAUNCH_SPREAD = 1.25  # launch medians this far apart, with most variance between launches
 
 
+def _spread(medians: np.ndarray) -> str:
+    """'1.1, 1.5, 1.2 us' for a few launch medians; their range and middle half for more."""
+    us = np.sort(medians) * 1e6
+    if len(us) <= 6:
+        return ", ".join(f"{v:.3g}" for v in medians * 1e6) + " us"
+    q1, q3 = np.percentile(us, [25, 75])
+    return (f"{us[0]:.3g}-{us[-1]:.3g} us over {len(us)} launches, the middle half "
+            f"{q1:.3g}-{q3:.3g} us")
+
+
 def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
     sample = group.nested
     share = variance_share(sample)
@@ -73,9 +83,9 @@ def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
     if share is None or share < 0.5 or medians.min() <= 0 \
             or medians.max() / medians.min() < LAUNCH_SPREAD:
         return None
-    figures = ", ".join(f"{v * 1e6:.3g}" for v in medians)
     return CellWarning(key, variant, f"its launches disagree: {share:.0%} of the variance lies "
-                       f"between launches, launch medians {figures} us; the level is set when a "
+                       f"between launches, launch medians {_spread(medians)}; the level is set "
+                       "when a "
                        "job starts, so only more launches narrow it", "launches")
 
 

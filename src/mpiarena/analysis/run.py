@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -264,21 +265,25 @@ def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
     return out
 
 
-def standings(a: Analysis, rounds: int = 1000) -> list[Standing]:
-    """Every variant that measured at least half of the run's point-to-point and collective
-    time cells, against the leader (the lowest geometric mean) over the cells all of them
-    measured, best first. The interval resamples each variant's launches jointly across the
-    cells (one launch measures all its cells), so shared launch levels are not counted as
-    independent evidence."""
-    cells = [comparable(a.data.cells[k]) for keys in a.tables.values() for k in keys
-             if BENCHMARKS[k.bench].kind in ("p2p", "coll")]
-    counts = {v: sum(v in c for c in cells) for v in a.data.variants}
+def standings(a: Analysis, variants: Sequence[str] | None = None,
+              keys: Sequence[Key] | None = None, leader: str | None = None,
+              rounds: int = 1000) -> list[Standing]:
+    """Every variant (of `variants`, default all) that measured at least half of the cells
+    (`keys`, default the run's point-to-point and collective time cells), against the leader
+    (`leader`, default the lowest geometric mean) over the cells all of them measured, best
+    first. The interval resamples each variant's launches jointly across the cells (one launch
+    measures all its cells), so shared launch levels are not counted as independent evidence."""
+    if keys is None:
+        keys = [k for ks in a.tables.values() for k in ks
+                if BENCHMARKS[k.bench].kind in ("p2p", "coll")]
+    cells = [comparable(a.data.cells[k]) for k in keys]
+    counts = {v: sum(v in c for c in cells) for v in variants or a.data.variants}
     ranked = [v for v, n in counts.items() if n and n >= max(counts.values()) / 2]
     common = [c for c in cells if all(v in c for v in ranked)]
-    if len(ranked) < 2 or not common:
+    if len(ranked) < 2 or not common or (leader is not None and leader not in ranked):
         return []
     logs = {v: np.array([math.log(center(c[v])) for c in common]) for v in ranked}
-    leader = min(ranked, key=lambda v: logs[v].mean())
+    leader = leader or min(ranked, key=lambda v: logs[v].mean())
     rng = np.random.default_rng(0)
     boot = {}
     for v in ranked:
@@ -296,10 +301,13 @@ def standings(a: Analysis, rounds: int = 1000) -> list[Standing]:
     return sorted(out, key=lambda s: s.geomean)
 
 
-def strongest(a: Analysis, count: int = 5) -> list[tuple[Key, Verdict]]:
+def strongest(a: Analysis, count: int = 5, among: set[str] | None = None
+              ) -> list[tuple[Key, Verdict]]:
     """The decided differences that matter most: the largest lower bounds of the ratio, one per
-    pair of variants (a pair that differs a thousandfold everywhere would fill the list)."""
-    decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == "faster"]
+    pair of variants (a pair that differs a thousandfold everywhere would fill the list), of
+    pairs within `among` where given."""
+    decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == "faster"
+               and (among is None or {v.fast, v.slow} <= among)]
     best: dict[tuple[str, str], tuple[Key, Verdict]] = {}
     for key, v in sorted(decided, key=lambda kv: -kv[1].ci_low):
         best.setdefault((v.fast, v.slow), (key, v))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,8 +27,11 @@ from ..runner.cleanup import sweep_stale
 from ..sizes import parse_sizes
 from ..store import Store
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 150)
+# piped: COLUMNS where set, else 150 columns (rich's 80 would break most lines)
+console = Console(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ
+                  else 150)
+err = Console(stderr=True, highlight=False,
+              width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
 DB_HELP = "results store (SQLite file)"
 
 F = TypeVar("F", bound=Callable[..., Any])

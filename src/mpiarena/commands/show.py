@@ -16,7 +16,10 @@ from .options import console, db_option
               help="the tables with a verdict line for every size, and every warning in full")
 @click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, after the "
               "scoreboard")
-@click.option("--method", is_flag=True, help="the method and the verdict rule in full")
+@click.option("--method", is_flag=True, help="the machine, each library's version, the method "
+              "and the verdict rule in full")
+@click.option("--costs", is_flag=True, help="what each library costs: thread level, CPU while "
+              "waiting, memory, overlap, progress, message rate (where the suite measured them)")
 @click.option("--output", "output", is_flag=True, help="app runs: every launch (library, kind, "
               "status, wall) and the end of its stored stdout and stderr")
 @click.option("--lines", type=click.IntRange(min=1), default=20, show_default=True,
@@ -27,10 +30,12 @@ from .options import console, db_option
               "each variant's pingpong, LogGP from the loggp benchmark, collectives predicted "
               "from the models")
 @db_option
-def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: bool, lines: int,
-             config: bool, models: bool, db: str) -> None:
-    """The summary of one run (an id from 'list', or 'latest'): the scoreboard and a line per
-    kind of warning; --tables adds a table per benchmark, --all every verdict and warning;
+def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bool, output: bool,
+             lines: int, config: bool, models: bool, db: str) -> None:
+    """The summary of one run (an id from 'list', or 'latest'): the answer (the fastest MPI
+    library, where that holds, the ranking), a line per kind of warning and who won each
+    benchmark; --tables adds a table per benchmark, --method the machine, versions and method,
+    --costs the costs, --all every verdict and warning;
     --config what ran; --models the fitted models. An app run: its medians, verdicts and
     decompositions; --output each launch's output. A tune run: also what each library's
     default behaves like."""
@@ -85,5 +90,5 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
         for line in said:
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
-    terminal.render(data, console, all_verdicts, tables, method)
+    terminal.render(data, console, all_verdicts, tables, method, costs)
     fingerprint.render(fingerprints(data, tuned_of(data)), console)

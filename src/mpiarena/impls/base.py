@@ -130,6 +130,7 @@ class Family(Protocol):
     start_fixes: tuple[str, ...]  # kernels/ sources any program of it needs preloaded to start
     # here (LAM 7.1.4 on current kernels); the profiler carries them too
     reference: bool  # the reference every library is held against (raw TCP)
+    mpi: bool  # an MPI library (ranked as one); PVM and raw TCP are measured beside them
     lineage: str  # what studies and suites may call it: a derivative says whose (MVAPICH: mpich)
     srun_pmi: str | None  # the PMI srun starts its ranks with (pmi2, pmix); None: srun cannot
 
@@ -224,6 +225,7 @@ class FamilyDefaults:
     pmpi = False
     start_fixes: tuple[str, ...] = ()
     reference = False
+    mpi = True
     srun_pmi: str | None = None
     name: str  # each family's own
 

@@ -93,6 +93,7 @@ class Pvm(FamilyDefaults):
     name = "pvm"
     title = "PVM"
     order = 50
+    mpi = False
     kernel_modules = ("mod_pvm.c", "ext_none.c", "apps.c")
     link_flags = ("-lgpvm3", "-lpvm3")
     install_hint = "apt-get install pvm pvm-dev"

@@ -18,6 +18,7 @@ class Tcp(Daemonless):
     title = "raw TCP"
     order = 60
     reference = True
+    mpi = False
     kernel_modules = ("mod_tcp.c", "ext_none.c", "apps.c")
     install_hint = "apt-get install gcc"
     max_np = 2

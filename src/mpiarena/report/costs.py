@@ -15,8 +15,14 @@ from .summary import ci_text, undecided_why
 MB = 1e6
 
 
+KIND_NAMES = {"cpu": "CPU", "memory": "memory", "overlap": "overlap", "progress": "progress",
+              "rate": "message rate"}
+POLLING = 95.0  # % of a core used while waiting: the library polls for messages
+
+
 @dataclass
 class CostsText:
+    title: str = "costs"  # what the columns hold: "costs: thread level, CPU"
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)  # as the header says
     verdicts: list[str] = field(default_factory=list)  # differences called or not backed
@@ -87,8 +93,11 @@ def costs_text(data: RunData) -> CostsText | None:
     c = costs(data)
     if c is None:
         return None
-    out = CostsText(["variant", "thread level", *(_title(col) for col in c.columns)],
-                    same=c.same)
+    kinds = dict.fromkeys(KIND_NAMES[col.kind] if col.kind != "rate" or
+                          (col.key and col.key.bench == "msgrate") else "threads"
+                          for col in c.columns)
+    out = CostsText(f"costs: {', '.join(['thread level', *kinds])}",
+                    ["variant", "thread level", *(_title(col) for col in c.columns)], same=c.same)
     summaries = [col.summaries for col in c.columns]
     for variant in c.variants:
         row = [variant, c.levels.get(variant, "-")]
@@ -105,6 +114,12 @@ def costs_text(data: RunData) -> CostsText | None:
         at = format_size(c.overlap_key[1])
         out.notes += [f"{v}: overlap " + ", ".join(f"{op} {_percent(x)}" for op, x in ops.items())
                       + f" at {at}" for v, ops in c.overlap.items()]
+    polling = sorted({v for col, s in zip(c.columns, summaries, strict=True) if col.kind == "cpu"
+                      for v, x in s.items() if x.median >= POLLING})
+    if polling:
+        out.notes.append(f"{', '.join(polling)}: {POLLING:.0f}% of a core or more while "
+                         "waiting for messages: the library polls (busy-waits) instead of "
+                         "sleeping, which takes that core from any other work")
     if c.oversubscribed_threads:
         out.notes.append(f"threads: {', '.join(map(str, c.oversubscribed_threads))} threads per "
                          f"rank on {c.cores} cores are oversubscribed; libraries that spin on "

@@ -42,6 +42,7 @@ from .models import heading as models_heading
 from .models import loggp_lines, prediction_lines, regime_text
 from .overlap import overlap_text
 from .summary import (
+    answer_lines,
     cell_text,
     machine_line,
     method_lines,
@@ -310,7 +311,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "scoreboard": board, "n_judged": len(a.judged), "costs": costs_text(data),
         "guidelines": guidelines(data), "counterparts": counterparts(data),
         "overlap": overlap_text(data),
-        "method": method, "answer": scoreboard_lines(a),
+        "method": method, "headline": answer_lines(a), "answer": scoreboard_lines(a),
         "interference": warning_lines(found),
         "variant_names": data.variants,
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},

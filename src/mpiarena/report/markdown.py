@@ -12,6 +12,7 @@ from .counterparts import counterparts
 from .guidelines import guidelines
 from .overlap import overlap_text
 from .summary import (
+    answer_lines,
     cell_text,
     machine_line,
     method_lines,
@@ -86,6 +87,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
            f"Suite **{run.suite}**, {run.started}, {data.status}, seed {run.seed}, "
            f"mpiarena {run.version}  ",
            f"`{run.command}`", "",
+           *(f"{_md(line)}  " for line in answer_lines(a)), "",
            *(f"**{_md(line)}**  " for line in interference.run_lines(data)), "",
            f"**Machine**: {_md(machine_line(data))}, topology "
            f"{data.settings.topology}", "",

@@ -5,9 +5,19 @@ scoreboard, switches and derived figures. The figures and decisions come from
 from __future__ import annotations
 
 from .. import units
+from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.curves import Derived, Switch
-from ..analysis.groups import figure
-from ..analysis.run import Analysis, Stretch, bandwidth, late_calls, standings, stretches, strongest
+from ..analysis.groups import figure, measured
+from ..analysis.run import (
+    Analysis,
+    Standing,
+    Stretch,
+    bandwidth,
+    late_calls,
+    standings,
+    stretches,
+    strongest,
+)
 from ..analysis.stats import (
     ALPHA,
     CONFIDENCE,
@@ -20,7 +30,7 @@ from ..analysis.stats import (
 )
 from ..benchmarks import BENCHMARKS
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
-from ..records import ImplementationRecord, VariantRecord
+from ..records import ImplementationRecord, VariantRecord, impl_of
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
@@ -125,6 +135,8 @@ def _timed(data: RunData) -> dict[str, list[str]]:
     for (bench, _, np_), cell in data.cells.items():
         if BENCHMARKS[bench].kind in ("timer", "p2p", "coll"):
             for variant, group in cell.items():
+                if not measured(group):  # n/a or failed: nothing was timed
+                    continue
                 uses.setdefault(group.timing, {}).setdefault((bench, np_), set()).add(variant)
                 everyone.setdefault((bench, np_), set()).add(variant)
                 methods.setdefault(bench, set()).add(group.timing)
@@ -141,24 +153,6 @@ def _timed(data: RunData) -> dict[str, list[str]]:
                     "" if who == everyone[key] else f" ({', '.join(sorted(who))})"))
         out[method] = names
     return out
-
-
-def short_method(data: RunData) -> list[str]:
-    """The method in two lines, for the terminal (`--method` gives `method_lines`): launches
-    and the rule, and how each benchmark's calls were timed."""
-    base = data.settings.launches
-    most = max((len(g.nested) for cell in data.cells.values() for g in cell.values()),
-               default=base)
-    more = f", up to {most} where a comparison was still open" if most > base else ""
-    timed = "; ".join(f"by {method}: {', '.join(names)}"
-                      for method, names in _timed(data).items())
-    how = f" (runs of imported {suite} output)" if (suite := imported_suite(data.run.suite)) \
-        else ", interleaved"
-    return [f"{base} launches a variant{how}{more}; a cell is the median of its launch "
-            f"medians; 'faster' means by over {THRESHOLD:.0%}, backed by a launch test "
-            f"{CORRECTION}-corrected across the run, at most {ALPHA:.0%} of such verdicts "
-            "expected false (--method for the full rule).",
-            *([f"Timed {timed} (--method says how)."] if timed else [])]
 
 
 def _late_lines(data: RunData) -> list[str]:
@@ -198,9 +192,11 @@ def variant_rows(data: RunData, rows: list[VariantRecord] | None) -> list[Varian
 
 
 def switch_text(variant: str, s: Switch) -> str:
-    """One protocol switch, in words."""
+    """One protocol switch, in words: how much the time jumps (fixed cost) or the slope
+    changes (cost per byte)."""
+    change = s.jump if s.kind == "fixed cost" or s.before <= 0 else s.after / s.before
     return (f"{variant} switches protocol between {format_size(s.last_before)} and "
-            f"{format_size(s.size)}: {s.kind} changes x{s.jump:.1f}")
+            f"{format_size(s.size)}: {s.kind} changes x{change:.1f}")
 
 
 def derived_text(variant: str, d: Derived) -> str:
@@ -225,11 +221,80 @@ def stretch_text(bench: str, s: Stretch) -> str:
     return f"{where + ': ' if where else ''}{s.winner}{sure}"
 
 
+def standing_text(s: Standing) -> str:
+    """'1.20x (1.16-1.24)': a standing against its leader as the answer prints it."""
+    if (s.ci_low, s.ci_high) == (1.0, 1.0):
+        return f"{s.geomean:.2f}x"
+    return f"{s.geomean:.2f}x ({s.ci_low:.2f}-{s.ci_high:.2f})"
+
+
+def _kind_text(k: KindAnswer) -> str:
+    """'for point-to-point, openmpi-4.1.4 or mpich-4.0.2 (1.03x, 0.98-1.08), mpich-4.0.2 at
+    512 B-4 KiB'."""
+    close = [s for s in k.ranked[1:] if s.variant in k.close]
+    text = f"for {k.kind}, {k.leader}" + "".join(
+        f" or {s.variant} ({standing_text(s).replace(' (', ', ').rstrip(')')})"
+        for s in close)
+    return text + "".join(f", {r.leader} at {format_size(r.first)}" + (
+        f"-{format_size(r.last)}" if r.last != r.first else "") for r in k.exceptions)
+
+
+def _fastest_sentence(ans: Answer) -> str:
+    """'Fastest MPI library here: X, for point-to-point and collectives alike.', or per kind;
+    of a library's own variants (a tuning run) 'Fastest variant here'."""
+    names = [s.variant for s in ans.ranked]
+    whole = len({impl_of(v) for v in names}) == len(names) and \
+        all(impl_of(v) == v for v in names)
+    head = f"Fastest {'MPI library' if whole else 'variant'} here: "
+    if len(ans.kinds) == 2 and len({k.leader for k in ans.kinds}) == 1 and \
+            not any(k.exceptions or k.close for k in ans.kinds):
+        return f"{head}{ans.kinds[0].leader}, for point-to-point and collectives alike."
+    if not ans.kinds:
+        return f"{head}{ans.ranked[0].variant}."
+    return head + "; ".join(map(_kind_text, ans.kinds)) + "."
+
+
+def _scope_text(scope: Scope, cores: int) -> str:
+    ranks = ", ".join(map(str, scope.nps))
+    hosts = "1 host (this machine: messages stay in its memory)" \
+        if scope.topology == "local" and scope.hosts == 1 else \
+        f"{scope.hosts} hosts ({scope.topology})"
+    polling = (f"; above {cores} ranks on {cores} cores, libraries that poll measure the "
+               "scheduler" if scope.nps and max(scope.nps) > cores else "")
+    return f"Holds for {ranks} ranks on {hosts}{polling}."
+
+
+def answer_lines(a: Analysis) -> list[str]:
+    """The answer first, in at most a dozen lines for the quick suite: the fastest MPI library
+    for point-to-point and for collectives, where it holds, the MPI libraries ranked with
+    intervals, what is not MPI beside them, and how many comparisons were decided."""
+    ans = answer(a)
+    if ans is None:
+        return []
+    width = max(len(s.variant) for s in ans.ranked)
+    lines = [_fastest_sentence(ans), _scope_text(ans.scope, a.cores),
+             f"MPI libraries, time relative to {ans.ranked[0].variant} (geometric mean over "
+             f"{ans.ranked[0].cells} cells, {CONFIDENCE:.0%} CI over launches):"]
+    lines += [f"  {s.variant.ljust(width)}  {standing_text(s)}" for s in ans.ranked]
+    if ans.unranked:
+        lines.append(f"  left out: {', '.join(ans.unranked)} (measured under half of the "
+                     "cells the others did)")
+    beside = [f"{b.variant} {standing_text(b.standing)} over {b.standing.cells} cells"
+              if b.standing else f"{b.variant} (no cell in common)" for b in ans.beside]
+    if beside:
+        lines.append("Not MPI, so beside the ranking: " + "; ".join(beside) + ".")
+    if ans.compared:
+        lines.append(f"Decided: {ans.decided} of {ans.compared} comparisons between MPI "
+                     f"libraries; {ans.compared - ans.decided} need more launches.")
+    return lines
+
+
 def scoreboard_lines(a: Analysis) -> list[str]:
-    """The answer on one screen: who wins each benchmark over which sizes and how sure that is,
-    each variant's standing against the leader, and the strongest decided differences."""
-    lines = ["Who is fastest (lowest median of launch medians; a name alone: decided against "
-             "every other variant):"]
+    """Who wins each benchmark over which sizes and how sure that is, and the strongest decided
+    differences (between MPI libraries where the run has two); where `answer_lines` has
+    nothing to rank, each variant's standing against the leader."""
+    lines = ["Who is fastest per benchmark (lowest median of launch medians, every variant; a "
+             "name alone: decided against every other variant):"]
     for (bench, np_), _keys in a.tables.items():
         if BENCHMARKS[bench].kind not in ("p2p", "coll", "startup", "timer"):
             continue
@@ -238,16 +303,16 @@ def scoreboard_lines(a: Analysis) -> list[str]:
             lines.append(f"  {bench} ({np_} ranks{a.oversub(np_)}): " + "; ".join(parts))
     if counts := decided_counts(a):
         lines.append(counts)
-    ranked = standings(a)
+    mpi = set(mpi_variants(a.data))
+    ranked = standings(a) if len(mpi) < 2 else []
     if len(ranked) > 1:
         lines.append(f"Overall, time relative to {ranked[0].variant} over the {ranked[0].cells} "
                      "point-to-point and collective cells every variant below measured "
                      f"(geometric mean, {CONFIDENCE:.0%} CI over launches):")
-        lines += [f"  {s.variant}: {s.geomean:.2f}x" + (
-            f" ({s.ci_low:.2f}-{s.ci_high:.2f})" if s.variant != ranked[0].variant else "")
-            for s in ranked]
-    if top := strongest(a):
-        lines.append("Largest decided differences:")
+        lines += [f"  {s.variant}: {standing_text(s)}" for s in ranked]
+    if top := strongest(a, among=mpi if len(mpi) > 1 else None):
+        lines.append("Largest decided differences" +
+                     (" between MPI libraries:" if len(mpi) > 1 else ":"))
         lines += [f"  {verdict_text(a.label(k), v)}" for k, v in top]
     return lines
 

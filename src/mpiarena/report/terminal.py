@@ -9,7 +9,10 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from .. import units
+from ..analysis.answer import wall_seconds
 from ..analysis.compare import MIN_CELLS, Change, Drift, Z
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
@@ -25,17 +28,18 @@ from .counterparts import counterparts
 from .guidelines import guidelines
 from .overlap import overlap_text
 from .summary import (
+    answer_lines,
     cell_text,
     derived_text,
     implementation_line,
     machine_line,
     method_lines,
     scoreboard_lines,
-    short_method,
     switch_text,
     verdict_text,
 )
 from .tables import show
+from .text import wrapped
 from .topology import placement_lines
 from .whatran import binding_line
 
@@ -44,46 +48,72 @@ HELD = "; within the run drift"  # after a change that the launches decided and 
 
 
 def render(data: RunData, console: Console, all_verdicts: bool = False,
-           tables: bool = False, method: bool = False) -> None:
-    """The answer first (what shared the machine, the scoreboard, one line per kind of
-    warning), then the machine and the method in two lines (in full with `method`); the tables
-    per benchmark with their verdicts with `tables`; with `all_verdicts` also every size's
-    verdict and every warning's details."""
+           tables: bool = False, method: bool = False, costs: bool = False) -> None:
+    """The answer first (the fastest MPI library, where that holds, the ranking, what is not MPI
+    beside it), then one line per kind of warning and who won each benchmark; the machine, the
+    versions and the method with `method`; the tables per benchmark with their verdicts with
+    `tables`; the costs table with `costs`; with `all_verdicts` all of it, and also every
+    size's verdict and every warning's details."""
     a = analyse(data)
     run = data.run
-    console.print(f"[bold]Run {data.run_id}[/] ({data.status}) suite [bold]{run.suite}[/], "
-                  f"{run.started}, seed {run.seed}")
+    took = wall_seconds(data)
+    say(console, f"Run {data.run_id} ({data.status}) suite {run.suite}, {run.started}"
+                 + (f", took {units.duration(took)}" if took is not None else "")
+                 + f", seed {run.seed}", "bold")
+    for line in answer_lines(a):
+        say(console, line, "" if line.startswith(" ") else "bold")
     for line in interference.run_lines(data):
-        console.print(f"[yellow]{escape(line)}[/]")
-    for line in scoreboard_lines(a):
-        console.print(escape(line) if line.startswith(" ") else f"[bold]{escape(line)}[/]")
+        say(console, line, "yellow")
     notices = a.warnings if all_verdicts else notice_kinds(a.warnings)
     for notice in notices:
-        console.print(f"[{COLOURS[notice.level]}]{notice.level}:[/] {escape(notice.text)}")
-    took = run_configs(data)
-    for line in [*took.warnings, *map(binding_line, took.binding)]:
-        console.print(f"[{COLOURS['warn']}]warn:[/] {escape(line)} (mpiarena show "
-                      f"{data.run_id} --config)")
-    console.print(f"[dim]Machine: {escape(machine_line(data))}[/]")
-    for impl in data.implementations:
-        console.print(f"[dim]  {escape(implementation_line(impl))}[/]")
-    for line in placement_lines(data):
-        console.print(f"[dim]{escape(line)}[/]")
-    for line in method_lines(data) if method else short_method(data):
-        console.print(f"[dim]{escape(line)}[/]")
+        say(console, notice.text, lead=(f"{notice.level}:", COLOURS[notice.level]))
+    configs = run_configs(data)
+    for line in [*configs.warnings, *map(binding_line, configs.binding)]:
+        say(console, f"{line} (mpiarena show {data.run_id} --config)",
+            lead=("warn:", COLOURS["warn"]))
+    for line in scoreboard_lines(a):
+        say(console, line, "" if line.startswith(" ") else "bold")
+    if method or all_verdicts:
+        _setup(data, console)
     if tables or all_verdicts:
         _tables(a, console, all_verdicts)
-    elif a.tables:
-        console.print(f"[dim]Tables per benchmark and their verdicts: mpiarena show "
-                      f"{data.run_id} --tables (--all: every size's verdict and every warning); "
-                      f"HTML report: mpiarena report {data.run_id}[/]")
-    _costs(data, console)
+    if costs or all_verdicts:
+        _costs(data, console)
     _overlap(data, console)
     _guidelines(data, console)
     _counterparts(data, console)
     _apps(data, console)
     if precision := data.settings.precision:
         _precision_summary(data, precision, console)
+    more = [f"{flag} ({what})" for flag, what, shown in (
+        ("--tables", "a table per benchmark with its verdicts", tables),
+        ("--method", "machine, versions, how calls were timed", method),
+        ("--costs", "CPU, memory, threads", costs)) if not (shown or all_verdicts)]
+    if more:
+        say(console, f"More: mpiarena show {data.run_id} {', '.join(more)}; --all for every "
+                     f"verdict and warning; HTML report: mpiarena report {data.run_id}", "dim")
+
+
+def _setup(data: RunData, console: Console) -> None:
+    """The machine, each implementation's version, where the ranks ran and the method."""
+    say(console, f"Machine: {machine_line(data)}", "dim")
+    for impl in data.implementations:
+        say(console, f"  {implementation_line(impl)}", "dim")
+    for line in [*placement_lines(data), *method_lines(data)]:
+        say(console, line, "dim")
+
+
+def say(console: Console, text: str, style: str = "",
+        lead: tuple[str, str] | None = None) -> None:
+    """One line of plain text wrapped to the console's width, its continuation lines indented
+    two more than it, a size or time never split from its unit; `lead` a word before it in its
+    own style ("warn:", "yellow")."""
+    head = f"{lead[0]} " if lead else ""
+    for i, line in enumerate(wrapped(head + text, console.width)):
+        out = Text(line, style=style)
+        if i == 0 and lead:
+            out = Text.assemble((lead[0], lead[1]), Text(line[len(lead[0]):], style=style))
+        console.print(out, soft_wrap=True)
 
 
 def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
@@ -132,8 +162,7 @@ def _costs(data: RunData, console: Console) -> None:
     c = costs_text(data)
     if c is None:
         return
-    show(console, "costs: CPU, memory, overlap, progress, threads, message rate",
-         text_table(c.header, c.rows, left=2))
+    show(console, c.title, text_table(c.header, c.rows, left=2))
     for line in c.verdicts:
         console.print(f"  {escape(line)}")
     if c.same:

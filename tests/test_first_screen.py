@@ -1,0 +1,92 @@
+"""The first screen of `mpiarena show` answers the question a person asks ("which MPI library
+should I use here?") in at most 12 lines at 100 columns, read from a real run as a person
+would: the sentence, its scope, the ranking with intervals, what is not MPI and why."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ARGV, IMPLS, mpiarena
+from rich.console import Console
+
+from mpiarena.report import terminal
+from mpiarena.report.text import wrapped
+from mpiarena.results import load
+from mpiarena.store import Store
+
+MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
+TCP = [i.id for i in IMPLS if i.family == "tcp"]
+pytestmark = pytest.mark.skipif(len(MPI) < 2 or not TCP, reason="needs two MPI libraries and tcp")
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("first") / "r.db"
+    done = mpiarena("run", *[f"--impl={i}" for i in [*MPI, *TCP]], "--bench",
+                    "pingpong,allreduce", "--sizes", "8,64K", "--launches", "5",
+                    "--observations", "3", "--budget", "off", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def _screen(db: Path, width: int = 100, **flags: bool) -> list[str]:
+    out = io.StringIO()
+    terminal.render(load(Store(db), 1), Console(file=out, width=width, highlight=False), **flags)
+    return out.getvalue().splitlines()
+
+
+def test_the_first_twelve_lines_answer(run_db: Path) -> None:
+    lines = _screen(run_db)
+    first = lines[:12]
+    text = "\n".join(first)
+    assert all(len(line) <= 100 for line in lines), [x for x in lines if len(x) > 100]
+    assert re.match(r"Run 1 \(complete\) suite .*, took \d+ (s|min)", first[0]), first[0]
+    # the sentence names an MPI library for point-to-point and collectives
+    sentence = next(line for line in first if line.startswith("Fastest MPI library here: "))
+    named = [m for m in MPI if m in sentence]
+    assert named and not any(t in sentence for t in TCP), sentence
+    assert "Holds for 2 ranks on 1 host (this machine" in text
+    # the ranking: both MPI libraries with a time ratio, the leader at 1.00x, the other with its
+    # interval; the leader is the one the sentence names first
+    heading = next(i for i, line in enumerate(first) if line.startswith("MPI libraries, time "))
+    ranked = [re.match(r"  (\S+) +(\d+\.\d\d)x(?: \((\d+\.\d\d)-(\d+\.\d\d)\))?$", line)
+              for line in first[heading + 1:heading + 3]]
+    assert all(ranked), first
+    assert {m.group(1) for m in ranked if m} == set(MPI)
+    leader, other = ranked[0], ranked[1]
+    assert leader and other and leader.group(2) == "1.00" and other.group(3) is not None
+    assert float(other.group(3)) <= float(other.group(2)) <= float(other.group(4))
+    assert leader.group(1) == named[0] or sentence.index(leader.group(1)) < sentence.index(
+        other.group(1))
+    # raw TCP is not MPI: beside the ranking, not in it, and said why
+    beside = next(line for line in first if line.startswith("Not MPI, so beside the ranking: "))
+    assert TCP[0] in beside and re.search(rf"{TCP[0]} \d+\.\d\dx", beside)
+    assert re.search(r"Decided: \d+ of \d+ comparisons between MPI libraries", text)
+    # versions, the machine and the method wait for --method
+    assert not any(line.startswith(("Machine:", "Timed by")) for line in lines)
+    assert any(line.startswith("Machine:") for line in _screen(run_db, method=True))
+
+
+def test_a_wrapped_line_hangs_and_keeps_sizes_whole() -> None:
+    text = ("  pingpong (2 ranks): 0 B: lam-7.1.4; 1 B-8 B: openmpi-4.1.4; 64 B-4 KiB: "
+            "lam-7.1.4; 32 KiB: openmpi-4.1.4; 256 KiB-1 MiB: openmpi-4.1.4 (undecided vs "
+            "mpich-5.0.2, mpich-4.0.2)")
+    for width in range(30, 110):
+        lines = wrapped(text, width)
+        assert " ".join(" ".join(lines).split()) == " ".join(text.split())
+        assert all(line.startswith("    ") for line in lines[1:])  # two more than the first
+        for before, after in itertools.pairwise(lines):
+            assert not (re.search(r"\d$", before) and re.match(r" *(B|KiB|MiB)\b", after)), \
+                (width, before, after)
+
+
+def test_piped_output_honours_columns(run_db: Path) -> None:
+    shown = subprocess.run([*ARGV, "show", "latest", "--db", str(run_db)], capture_output=True,
+                           text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "72"}, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert max(map(len, shown.stdout.splitlines())) <= 72
