@@ -24,7 +24,7 @@ def test_the_core_reads_exactly_the_settings_python_defines():
 
 
 def test_the_drivers_benchmarks_are_the_ones_python_knows():
-    table = re.search(r"bench_names\[B_COUNT\] = \{(.*?)\};", SOURCES["driver.c"], re.S)
+    table = re.search(r"bench_names\[B_COUNT\] = \{(.*?)\};", SOURCES["benchmarks.c"], re.S)
     assert table is not None
     in_c = re.findall(r'"([^"]+)"', table.group(1))
     assert "ARENA_EXT_BENCHES(EXT_NAME)" in table.group(1)
