@@ -156,8 +156,8 @@ static void calibrate(const struct cmd *c, struct calibration *cal, struct step 
     }
 }
 
-/* Rank 0, after a step whose figure is t (the slowest rank's under the window method) and
- * wall its seconds: the next step. */
+/* Rank 0, after a step: the next step, from the step's figure t (rank 0's time per call; a
+ * window method's calibration step: the slowest rank's) and wall, its seconds. */
 static void next_step(const struct cmd *c, struct calibration *cal, struct step *st, double t,
                       double wall)
 {
@@ -192,7 +192,7 @@ static void run_steps(const struct cmd *c, const struct bufs *b, struct observat
     if (c->sync == SYNC_WINDOW)
         arena_clock_refresh(M, arena_rank, arena_np);
     for (;;) {
-        double began = arena_monotonic();
+        double step_began = arena_monotonic();
         relay_step(&st);
         if (st.kind == STEP_END)
             return;
@@ -208,7 +208,7 @@ static void run_steps(const struct cmd *c, const struct bufs *b, struct observat
             continue;
         }
         next_step(c, &cal, &st, t, tm.wall);
-        *(observing ? &spent->observing : &spent->calibrating) += arena_monotonic() - began;
+        *(observing ? &spent->observing : &spent->calibrating) += arena_monotonic() - step_began;
     }
 }
 
