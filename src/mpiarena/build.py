@@ -16,17 +16,18 @@ from pathlib import Path
 from . import core_env, paths
 from .errors import ArenaError
 from .impls import Implementation, family_of
-from .impls.base import MPI_EXT
+from .impls.base import MPI_EXT, Family
 from .impls.registry import reference
 
 KERNELS = Path(__file__).parent / "kernels"
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
-# The driver every family's core is built from (core.h lists what each file does); a family adds
-# its transport module and whatever else it needs (impls/: kernel_modules).
-DRIVER = ("driver.c", "commands.c", "cell.c", "buffers.c", "timing_loop.c", "timing_barrier.c",
-          "timing_window.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c", "bench_loggp.c",
-          "bench_app.c", "ext.c",
-          "validate.c", "faults.c", "clock.c")
+# The driver every family's core is built from, each file using only those after it (core.h lists
+# what each does; tests/test_kernel_calls.py checks that none uses a file that uses it); a family
+# adds its transport module and whatever else it needs (impls/: kernel_modules).
+DRIVER = ("driver.c", "cell.c", "commands.c", "validate.c", "timing_loop.c", "timing_barrier.c",
+          "timing_window.c", "clock.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c",
+          "bench_loggp.c", "bench_app.c", "buffers.c", "ext.c", "sync.c", "extras.c", "faults.c",
+          "benchmarks.c", "job.c")
 HEADERS = ("arena.h", "core.h", "ext.h")
 
 
@@ -45,8 +46,13 @@ def run_with(argv: list[str], impl: Implementation, cwd: Path | None = None
                           stdin=subprocess.DEVNULL, timeout=300)
 
 
+def core_sources(family: Family) -> list[Path]:
+    """The C files of a core of family: the driver's and the family's modules."""
+    return [KERNELS / s for s in (*DRIVER, *family.kernel_modules)]
+
+
 def _sources(impl: Implementation) -> list[Path]:
-    return [KERNELS / s for s in (*DRIVER, *family_of(impl).kernel_modules)]
+    return core_sources(family_of(impl))
 
 
 def source_digest(sources: list[Path], *words: str) -> str:
@@ -133,7 +139,7 @@ def build_all(impls: list[Implementation], explicit: bool,
 def build_baseline() -> Path:
     """The core without any library (cc, the reference family's modules): `--baseline` is the
     memory baseline."""
-    sources = [KERNELS / s for s in (*DRIVER, *reference().kernel_modules)]
+    sources = core_sources(reference())
     headers = [KERNELS / h for h in HEADERS]
     dest = paths.builds_dir() / f"baseline-{source_digest([*sources, *headers], 'cc')}"
     if (dest / "arena").exists():

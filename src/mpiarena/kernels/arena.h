@@ -10,6 +10,8 @@
 #define ARENA_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* Collective operations the driver can ask of a module. */
@@ -59,8 +61,9 @@ typedef struct arena_module {
     void (*recv_idle)(void *buf, size_t n, int peer);
     /* Simultaneous exchange of n bytes with peer. */
     void (*sendrecv)(const void *sbuf, void *rbuf, size_t n, int peer);
-    /* Post w receives and w non-blocking sends of n bytes each with peer, wait for all. */
-    void (*window)(const void *sbuf, void *rbuf, size_t n, int peer, int w);
+    /* A burst: post w receives and w non-blocking sends of n bytes each with peer, wait for
+     * all. */
+    void (*burst)(const void *sbuf, void *rbuf, size_t n, int peer, int w);
     /* Non-zero if the family can express this collective at this size. */
     int (*has_coll)(enum arena_coll op, size_t size);
     /* Non-zero if a 0-byte point-to-point message exists (not on a byte stream). */
@@ -112,10 +115,29 @@ extern const unsigned arena_app_calls[ARENA_NAPP]; /* bit k: the kernel makes ca
 const char *arena_app_unrunnable(enum arena_app app, long size, int np);
 void arena_app_run(enum arena_app app, long size, int rank, int np, struct arena_app_out *out);
 
-/* Zeroed memory from malloc's family (LAM replaces it, not aligned_alloc); out of memory ends
- * the job through the module's abort: "out of memory for WHAT" on stderr, non-zero exit
- * (buffers.c). */
-void *arena_xcalloc(size_t n, size_t each, const char *what);
+/* Memory from malloc's family (LAM replaces it, not aligned_alloc); out of memory ends the job
+ * through the module's abort: "out of memory for WHAT" on stderr, non-zero exit. Inline, so
+ * that a file allocating uses the module and the module uses no other file. */
+static inline void *arena_checked(void *p, const char *what)
+{
+    if (!p) {
+        char why[128];
+        snprintf(why, sizeof why, "out of memory for %s", what);
+        arena_module_impl.abort(why);
+    }
+    return p;
+}
+
+static inline void *arena_xmalloc(size_t n, const char *what)
+{
+    return arena_checked(malloc(n ? n : 1), what);
+}
+
+/* Zeroed. */
+static inline void *arena_xcalloc(size_t n, size_t each, const char *what)
+{
+    return arena_checked(calloc(n ? n : 1, each ? each : 1), what);
+}
 
 /* The clock for modules whose library has none of its own (PVM, raw TCP). */
 static inline double arena_monotonic(void)

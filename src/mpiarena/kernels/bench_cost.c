@@ -10,9 +10,9 @@
  *   progress  rank 0 posts a send, rank 1 a receive of size bytes, both compute 4x the
  *             transfer time without library calls, then wait: transfer (post + wait alone)
  *             and after (the wait after the compute), seconds
- *   threads   size = T threads per rank (MPI_THREAD_MULTIPLE), each streaming windows of
+ *   threads   size = T threads per rank (MPI_THREAD_MULTIPLE), each streaming bursts of
  *             8-byte messages on its own tag; time per message
- *   msgrate   windows of W non-blocking sends of size bytes, acknowledged; time per message
+ *   msgrate   bursts of W non-blocking sends of size bytes, acknowledged; time per message
  *   loggp     LogGP's round trips and overheads: bench_loggp.c
  */
 #define _POSIX_C_SOURCE 200809L
@@ -118,25 +118,25 @@ static void progress_loop(size_t size, long k, const struct bufs *b)
 struct stream_arg {
     const struct bufs *b;
     long k;
-    int window, thread;
+    int burst, thread;
 };
 
 static void *stream_thread(void *p)
 {
     const struct stream_arg *a = p;
     for (long i = 0; i < a->k; i++)
-        M->stream(a->b->s, a->b->r + 64 * (size_t)a->thread, 8, 1 - arena_rank, a->window,
+        M->stream(a->b->s, a->b->r + 64 * (size_t)a->thread, 8, 1 - arena_rank, a->burst,
                   10 + a->thread, arena_rank == 0);
     return NULL;
 }
 
-/* n threads per rank, each streaming windows of 8-byte messages on its own tag. */
-static void threads_loop(int n, long k, const struct bufs *b, int window)
+/* n threads per rank, each streaming bursts of 8-byte messages on its own tag. */
+static void threads_loop(int n, long k, const struct bufs *b, int burst)
 {
     pthread_t th[MAX_THREADS];
     struct stream_arg args[MAX_THREADS];
     for (int t = 0; t < n; t++) {
-        args[t] = (struct stream_arg){b, k, window, t};
+        args[t] = (struct stream_arg){b, k, burst, t};
         if (t > 0 && pthread_create(&th[t], NULL, stream_thread, &args[t]) != 0)
             M->abort("cannot start a thread");
     }
@@ -145,16 +145,16 @@ static void threads_loop(int n, long k, const struct bufs *b, int window)
         pthread_join(th[t], NULL);
 }
 
-/* A window of sends from rank 0 to rank 1, acknowledged (OSU's and Sandia's message rate). */
-static void msgrate_window(size_t size, const struct bufs *b, int window)
+/* A burst of sends from rank 0 to rank 1, acknowledged (OSU's and Sandia's message rate). */
+static void msgrate_burst(size_t size, const struct bufs *b, int burst)
 {
     unsigned char ack = 0;
     int rank = arena_rank;
     if (M->stream) {
-        M->stream(b->s, b->r, size, 1 - rank, window, 3, rank == 0);
+        M->stream(b->s, b->r, size, 1 - rank, burst, 3, rank == 0);
         return;
     }
-    for (int i = 0; i < window; i++) {
+    for (int i = 0; i < burst; i++) {
         if (rank == 0) M->send(b->s, size, 1);
         else M->recv(b->r, size, 0);
     }
@@ -163,12 +163,11 @@ static void msgrate_window(size_t size, const struct bufs *b, int window)
 }
 
 /* k iterations of a cost benchmark; its extras are noted. */
-void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, int window,
-                    double hold)
+void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, struct bench_args a)
 {
     double rss, peak;
     switch (bench) {
-    case B_CPU: for (long i = 0; i < k; i++) blocked_receive(hold); break;
+    case B_CPU: for (long i = 0; i < k; i++) blocked_receive(a.hold); break;
     case B_MEMORY:
         for (long i = 0; i < k; i++) exchange_all(size, b);
         arena_resident(&rss, &peak);
@@ -178,8 +177,8 @@ void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, int wi
         for (int op = 0; op < 3; op++) overlap_op(op, size, k, b, (enum extra)(X_PURE + 3 * op));
         break;
     case B_PROGRESS: progress_loop(size, k, b); break;
-    case B_THREADS: threads_loop((int)size, k, b, window); break;
+    case B_THREADS: threads_loop((int)size, k, b, a.burst); break;
     case B_LOGGP: arena_run_loggp(size, k, b); break;
-    default: for (long i = 0; i < k; i++) msgrate_window(size, b, window); break;
+    default: for (long i = 0; i < k; i++) msgrate_burst(size, b, a.burst); break;
     }
 }

@@ -1,14 +1,14 @@
 /*
  * bench_p2p.c - the timer and point-to-point benchmarks, one iteration at a time: wtime (a read
  * of the library's clock), pingpong, ping (a stream from rank 0 to rank 1, acknowledged at its
- * end), sendrecv and bibw (a window of W non-blocking exchanges), run by ranks 0 and 1.
+ * end), sendrecv and bibw (a burst of W non-blocking exchanges, the cell's `burst`), run by ranks 0 and 1.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
 
 static volatile double sink; /* the wtime benchmark's clock readings go here */
 
-void arena_p2p_call(int bench, size_t size, unsigned char *s, unsigned char *r, int window)
+void arena_p2p_call(int bench, size_t size, unsigned char *s, unsigned char *r, int burst)
 {
     int rank = arena_rank, peer = rank == 0 ? 1 : 0;
     switch (bench) {
@@ -22,7 +22,7 @@ void arena_p2p_call(int bench, size_t size, unsigned char *s, unsigned char *r, 
         else M->recv(r, size, 0);
         break;
     case B_SENDRECV: M->sendrecv(s, r, size, peer); break;
-    case B_BIBW: M->window(s, r, size, peer, window); break;
+    case B_BIBW: M->burst(s, r, size, peer, burst); break;
     default: break;
     }
 }

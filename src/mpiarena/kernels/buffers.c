@@ -1,6 +1,6 @@
 /*
  * buffers.c - a cell's send and receive buffers, page-aligned, in slots that rotate when the
- * cell is off-cache; allocation that ends the job when memory runs out; the process's memory.
+ * cell is off-cache; the process's memory.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -11,29 +11,6 @@
 #include "core.h"
 
 #define OFFCACHE_BYTES (64L << 20)
-
-/* malloc's family only (LAM replaces malloc/free but not aligned_alloc); out of memory ends the
- * job through the module, which says so on stderr ("arena: out of memory for WHAT") and exits
- * non-zero. */
-static void *checked(void *p, const char *what)
-{
-    if (!p) {
-        char why[128];
-        snprintf(why, sizeof why, "out of memory for %s", what);
-        M->abort(why);
-    }
-    return p;
-}
-
-void *arena_xmalloc(size_t n, const char *what)
-{
-    return checked(malloc(n ? n : 1), what);
-}
-
-void *arena_xcalloc(size_t n, size_t each, const char *what)
-{
-    return checked(calloc(n ? n : 1, each ? each : 1), what);
-}
 
 /* Bytes of the send and receive buffer a benchmark needs per slot. */
 static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)

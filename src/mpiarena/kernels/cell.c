@@ -12,17 +12,6 @@
 
 #include "core.h"
 
-static const char *extra_names[X_COUNT] = {
-    "cpu", "rss_init", "rss", "peak",
-    "pure", "compute", "overlapped", "pure_iallreduce", "compute_iallreduce",
-    "overlapped_iallreduce", "pure_ialltoall", "compute_ialltoall", "overlapped_ialltoall",
-    "transfer", "after",
-    "t_send", "t_recv", "t_sendrecv", "t_scatter", "t_reduce",
-    "pi_error", "checksum_error", "primes", "energy_drift",
-    "late", "clock_offset", "clock_drift",
-    "prtt1", "prttn", "prttd", "delay", "o_s", "o_r", "prtt_n",
-};
-
 enum step_kind { STEP_RUN, STEP_OBS, STEP_END };
 
 /* Where rank 0's time in a cell went: steps that warmed up or calibrated, steps that observed
@@ -31,20 +20,33 @@ struct spent {
     double calibrating, observing, timed;
 };
 
+/* A cell's observations on this rank: time per call, and each extra (xs[x * nobs + i]). */
+struct observations {
+    double *times, *xs;
+    long n;
+    int64_t k; /* the calls per observation */
+};
+
 struct step {
     int64_t k;
     int32_t kind, idx;
     double start, len; /* window method: the first window's start (global clock), its length */
 };
 
-static double extra_now[X_COUNT]; /* this observation's extras, set by the loop that ran */
-static int extra_set[X_COUNT];    /* which extras the current cell has */
+/* One step's calls as this rank timed them. */
+struct step_time {
+    double per_call; /* seconds per call, the cell's planted factor applied */
+    double began;    /* when the calls began (monotonic clock) */
+    double wall;     /* seconds of the whole step on this rank, the method's own waits included */
+};
 
-void arena_note(enum extra x, double v)
-{
-    extra_now[x] = v;
-    extra_set[x] = 1;
-}
+/* What rank 0 decides the next step from. */
+struct calibration {
+    int hinted;     /* an earlier launch's k is still to be checked */
+    int confirmed;  /* k reached the target once: a second time fixes it */
+    long rounds;    /* steps decided */
+    double started; /* when the cell began (the library's clock) */
+};
 
 static double cpu_seconds(void)
 {
@@ -67,115 +69,155 @@ static void relay_step(struct step *st)
 static double timed(const struct cmd *c, const struct bufs *b, const struct step *st)
 {
     size_t size = (size_t)c->size;
+    struct bench_args args = c->args;
     if (c->sync == SYNC_WINDOW && st->kind == STEP_OBS)
         return arena_window_calls(c->bench, size, st->k, b, st->start, st->len);
     if (c->sync != SYNC_LOOP)
         return arena_barrier_calls(c->bench, size, st->k, b);
-    return arena_loop_calls(c->bench, size, st->k, b, c->window,
-                            st->kind == STEP_OBS ? c->hold : 0);
+    if (st->kind != STEP_OBS)
+        args.hold = 0;
+    return arena_loop_calls(c->bench, size, st->k, b, args);
+}
+
+/* One step on this rank: the driver's barrier, then the calls timed, the cell's planted
+ * slowdown `factor` (faults.c, 1 outside tests) applied; the CPU share of the calls noted. */
+static struct step_time run_step(const struct cmd *c, const struct bufs *b,
+                                 const struct step *st, double factor)
+{
+    arena_barrier();
+    double w0 = arena_monotonic(), c0 = cpu_seconds();
+    double t = timed(c, b, st), wall = arena_monotonic() - w0;
+    arena_note(X_CPU, (cpu_seconds() - c0) / wall);
+    return (struct step_time){t * factor, w0, wall};
+}
+
+/* The window method's figure of a step. A calibration step's is the slowest rank's (it sizes
+ * the window). An observation that kept no call (NaN) is redone, its calls counted in the next
+ * one's late share (*wiped); one that kept calls notes its late share, clock offset and drift. */
+static double window_figure(const struct step *st, struct step_time tm, double *wiped)
+{
+    if (st->kind != STEP_OBS)
+        return arena_slowest(tm.per_call);
+    if (isnan(tm.per_call)) {
+        *wiped += (double)st->k;
+        return tm.per_call;
+    }
+    double k1 = (double)st->k;
+    arena_note(X_LATE, (arena_noted(X_LATE) * k1 + *wiped) / (k1 + *wiped));
+    arena_note(X_CLOCK_OFFSET, arena_clock_offset(tm.began));
+    arena_note(X_CLOCK_DRIFT, arena_clock_drift());
+    *wiped = 0;
+    return tm.per_call;
+}
+
+/* Keep an observation's time per call t and its extras. */
+static void keep(const struct cmd *c, struct observations *obs, const struct step *st, double t,
+                 struct spent *spent)
+{
+    for (int x = 0; x < X_COUNT; x++)
+        obs->xs[(size_t)x * (size_t)c->nobs + (size_t)obs->n] = arena_noted((enum extra)x);
+    obs->times[obs->n++] = t;
+    obs->k = st->k;
+    spent->timed += t * (double)st->k;
+}
+
+/* The warm-up that checks an earlier launch's k: the k is kept where its calls would last a
+ * quarter to 4 targets here (it reached the target twice there, and the same k runs the same
+ * loop in every launch: launch levels differ up to 3x on this kind of machine), and where one
+ * call lasts longer (k = 1 cannot shrink); otherwise calibration starts from this step's time
+ * per call tk. */
+static void check_hint(const struct cmd *c, struct step *st, double tk)
+{
+    double at_k = tk * (double)c->k;
+    if (at_k >= c->target / 4 && (at_k <= 4 * c->target || c->k == 1)) {
+        st->k = c->k;
+        st->kind = STEP_OBS;
+    } else {
+        double k1 = c->target * 1.25 / (tk > 1e-12 ? tk : 1e-12);
+        st->k = k1 < 1 ? 1 : k1 > (double)KMAX ? KMAX : (int64_t)k1;
+    }
+}
+
+/* A calibration step after the first: k grows until its calls last the target, then must
+ * reach it twice in a row (one hiccup must not fix it) before the observations begin. */
+static void calibrate(const struct cmd *c, struct calibration *cal, struct step *st, double tk)
+{
+    double at_k = tk * (double)st->k;
+    if (at_k < c->target && st->k < KMAX) {
+        double grow = c->target / (at_k > 1e-9 ? at_k : 1e-9) * 1.25;
+        grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
+        st->k = (int64_t)((double)st->k * grow);
+        st->k = st->k > KMAX ? KMAX : st->k;
+        cal->confirmed = 0;
+    } else if (!cal->confirmed && st->k > 1 && st->k < KMAX) {
+        cal->confirmed = 1; /* (one call that lasts the target needs no second look) */
+    } else {
+        st->kind = STEP_OBS;
+    }
+}
+
+/* Rank 0, after a step: the next step, from the step's figure t (rank 0's time per call; a
+ * window method's calibration step: the slowest rank's) and wall, its seconds. */
+static void next_step(const struct cmd *c, struct calibration *cal, struct step *st, double t,
+                      double wall)
+{
+    cal->rounds++;
+    if (c->sync == SYNC_WINDOW)
+        arena_next_window(st->kind == STEP_RUN, &st->start, &st->len, &t);
+    /* the barrier method sizes k by the step's wall time, its barriers included: timed alone,
+     * an oversubscribed call of microseconds behind a barrier of milliseconds grew k until an
+     * observation took seconds, far past the cell's time limit */
+    double tk = c->sync == SYNC_BARRIER ? wall / (double)st->k : t;
+    if (st->kind == STEP_OBS) {
+        st->idx += !isnan(t);
+        if (st->idx >= c->nobs || M->now() - cal->started > c->max_time)
+            st->kind = STEP_END;
+    } else if (cal->hinted) {
+        cal->hinted = 0;
+        check_hint(c, st, tk);
+    } else if (cal->rounds > 1) {
+        calibrate(c, cal, st, tk);
+    }
 }
 
 /* Rank 0 decides each step (warm-up, calibration, observations, end); all ranks follow.
  * `factor` is the cell's planted slowdown (faults.c), 1 outside tests. */
-static long run_steps(const struct cmd *c, const struct bufs *b, double *times, double *xs,
-                      int64_t *k, double factor, struct spent *spent)
+static void run_steps(const struct cmd *c, const struct bufs *b, struct observations *obs,
+                      double factor, struct spent *spent)
 {
-    int hinted = c->k > 0 && c->k <= KMAX;
+    struct calibration cal = {c->k > 0 && c->k <= KMAX, 0, 0, M->now()};
     /* an earlier launch's k is checked on a warm-up of a quarter of its calls */
-    struct step st = {hinted ? (c->k + 3) / 4 : 1, STEP_RUN, 0, 0, 0};
-    long nobs = 0, rounds = 0;
-    /* k must reach the target twice in a row (one hiccup must not fix it) */
-    int confirmed = 0;
-    int window = c->sync == SYNC_WINDOW;
-    double start = M->now(), wiped = 0; /* window: calls of observations that kept none */
-    if (window)
+    struct step st = {cal.hinted ? (c->k + 3) / 4 : 1, STEP_RUN, 0, 0, 0};
+    double wiped = 0; /* window method: calls of observations that kept none */
+    if (c->sync == SYNC_WINDOW)
         arena_clock_refresh(M, arena_rank, arena_np);
     for (;;) {
-        double began = arena_monotonic();
+        double step_began = arena_monotonic();
         relay_step(&st);
         if (st.kind == STEP_END)
-            break;
+            return;
         int observing = st.kind == STEP_OBS;
-        arena_barrier();
-        double w0 = arena_monotonic(), c0 = cpu_seconds();
-        double t = timed(c, b, &st), wall = arena_monotonic() - w0;
-        arena_note(X_CPU, (cpu_seconds() - c0) / wall);
-        t *= factor;
-        if (window && st.kind == STEP_OBS && isnan(t)) {
-            wiped += (double)st.k; /* no observation: redone, its calls counted as dropped */
-        } else if (window && st.kind == STEP_OBS) {
-            double k1 = (double)st.k;
-            arena_note(X_LATE, (extra_now[X_LATE] * k1 + wiped) / (k1 + wiped));
-            arena_note(X_CLOCK_OFFSET, arena_clock_offset(w0));
-            arena_note(X_CLOCK_DRIFT, arena_clock_drift());
-            wiped = 0;
-        } else if (window) {
-            t = arena_slowest(t);
-        }
-        if (st.kind == STEP_OBS && !isnan(t)) {
-            for (int x = 0; x < X_COUNT; x++)
-                xs[(size_t)x * (size_t)c->nobs + (size_t)nobs] = extra_now[x];
-            times[nobs++] = t;
-            *k = st.k;
-            spent->timed += t * (double)st.k;
-        }
+        struct step_time tm = run_step(c, b, &st, factor);
+        double t = c->sync == SYNC_WINDOW ? window_figure(&st, tm, &wiped) : tm.per_call;
+        if (observing && !isnan(t))
+            keep(c, obs, &st, t, spent);
         if (arena_rank != 0)
             continue;
-        rounds++;
-        if (window)
-            arena_next_window(st.kind == STEP_RUN, &st.start, &st.len, &t);
-        /* the barrier method sizes k by the step's wall time, its barriers included: timed
-         * alone, an oversubscribed call of microseconds behind a barrier of milliseconds grew k
-         * until an observation took seconds, far past the cell's time limit */
-        double tk = c->sync == SYNC_BARRIER ? wall / (double)st.k : t;
-        if ((c->bench == B_CPU || is_app(c->bench)) && st.kind == STEP_RUN) { /* k = 1 */
-            st.kind = STEP_OBS;
+        if (!observing && (c->bench == B_CPU || is_app(c->bench))) {
+            st.kind = STEP_OBS; /* k = 1; this warm-up is left out of spent */
             continue;
         }
-        if (st.kind == STEP_RUN && hinted) {
-            /* the warm-up: an earlier launch's k is kept where its calls would last a quarter
-             * to 4 targets here (it reached the target twice there, and the same k runs the
-             * same loop in every launch: launch levels differ up to 3x on this kind of
-             * machine), and where one call lasts longer (k = 1 cannot shrink); otherwise
-             * calibration starts from this step's time per call */
-            double at_k = tk * (double)c->k;
-            hinted = 0;
-            if (at_k >= c->target / 4 && (at_k <= 4 * c->target || c->k == 1)) {
-                st.k = c->k;
-                st.kind = STEP_OBS;
-            } else {
-                double k1 = c->target * 1.25 / (tk > 1e-12 ? tk : 1e-12);
-                st.k = k1 < 1 ? 1 : k1 > (double)KMAX ? KMAX : (int64_t)k1;
-            }
-        } else if (st.kind == STEP_RUN && rounds > 1 && tk * (double)st.k < c->target
-                   && st.k < KMAX) {
-            double grow = c->target / (tk * (double)st.k > 1e-9 ? tk * (double)st.k : 1e-9)
-                * 1.25;
-            grow = grow < 2 ? 2 : grow > 1024 ? 1024 : grow;
-            st.k = (int64_t)((double)st.k * grow);
-            st.k = st.k > KMAX ? KMAX : st.k;
-            confirmed = 0;
-        } else if (st.kind == STEP_RUN && rounds > 1 && !confirmed && st.k > 1
-                   && st.k < KMAX) {
-            confirmed = 1; /* (one call that lasts the target needs no second look) */
-        } else if (st.kind == STEP_RUN && rounds > 1) {
-            st.kind = STEP_OBS;
-        } else if (st.kind == STEP_OBS) {
-            st.idx += !isnan(t);
-            if (st.idx >= c->nobs || M->now() - start > c->max_time)
-                st.kind = STEP_END;
-        }
-        *(observing ? &spent->observing : &spent->calibrating) += arena_monotonic() - began;
+        next_step(c, &cal, &st, t, tm.wall);
+        *(observing ? &spent->observing : &spent->calibrating) += arena_monotonic() - step_began;
     }
-    return nobs;
 }
 
 static void print_extras(const struct cmd *c, long i, double **xs)
 {
     for (int x = 0; x < X_COUNT; x++) {
-        if (!extra_set[x])
+        if (!arena_in_cell((enum extra)x))
             continue;
-        printf("extra\t%lld\t%ld\t%s", (long long)c->id, i, extra_names[x]);
+        printf("extra\t%lld\t%ld\t%s", (long long)c->id, i, arena_extra_name((enum extra)x));
         for (int p = 0; p < arena_np; p++)
             printf("\t%.9e", xs[p][(size_t)x * (size_t)c->nobs + (size_t)i]);
         putchar('\n');
@@ -184,25 +226,25 @@ static void print_extras(const struct cmd *c, long i, double **xs)
 
 /* Rank 0: every rank's observations and extras, printed; the first wrong answer any rank
  * reports ends the cell invalid. */
-static void report(const struct cmd *c, long n, int64_t k, double *times, double *xs,
-                   const char *bad, const struct spent *spent)
+static void report(const struct cmd *c, const struct observations *obs, const char *bad,
+                   const struct spent *spent)
 {
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
     double **all = arena_xcalloc((size_t)arena_np, sizeof *all, "observations");
     double **allx = arena_xcalloc((size_t)arena_np, sizeof *allx, "observations");
     char peer_msg[256], msg[256];
-    all[0] = times;
-    allx[0] = xs;
+    all[0] = obs->times;
+    allx[0] = obs->xs;
     for (int p = 1; p < arena_np; p++) {
         all[p] = arena_xcalloc((size_t)c->nobs, sizeof **all, "observations");
         allx[p] = arena_xcalloc(nx, sizeof **allx, "observations");
-        M->recv(all[p], (size_t)n * sizeof **all, p);
+        M->recv(all[p], (size_t)obs->n * sizeof **all, p);
         M->recv(allx[p], nx * sizeof **allx, p);
         M->recv(peer_msg, sizeof peer_msg, p);
         if (!bad && peer_msg[0]) { snprintf(msg, sizeof msg, "%s", peer_msg); bad = msg; }
     }
-    for (long i = 0; i < n; i++) {
-        printf("obs\t%lld\t%ld\t%lld", (long long)c->id, i, (long long)k);
+    for (long i = 0; i < obs->n; i++) {
+        printf("obs\t%lld\t%ld\t%lld", (long long)c->id, i, (long long)obs->k);
         for (int p = 0; p < arena_np; p++) printf("\t%.9e", all[p][i]);
         putchar('\n');
         print_extras(c, i, allx);
@@ -223,22 +265,21 @@ void arena_run_cell(const struct cmd *c)
         if (arena_rank == 0) printf("done\t%lld\tna\t%s\n", (long long)c->id, why);
         return;
     }
-    memset(extra_set, 0, sizeof extra_set);
+    arena_extras_new_cell();
     arena_app_reset();
     if (c->bench == B_MEMORY)
         arena_memory_fresh();
     struct bufs b;
     arena_bufs_alloc(&b, c->bench, (size_t)c->size, c->offcache);
     if (is_ext(c->bench))
-        arena_ext_setup(c->bench, (size_t)c->size, c->window, &b);
+        arena_ext_setup(c->bench, (size_t)c->size, c->args.burst, &b);
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;
-    double *times = arena_xcalloc((size_t)c->nobs, sizeof *times, "observations");
-    double *xs = arena_xcalloc(nx, sizeof *xs, "observations");
-    int64_t k = 0;
+    struct observations obs = {arena_xcalloc((size_t)c->nobs, sizeof *obs.times, "observations"),
+                               arena_xcalloc(nx, sizeof *obs.xs, "observations"), 0, 0};
     struct spent spent = {0, 0, 0};
-    long n = run_steps(c, &b, times, xs, &k, arena_fault_factor(c->bench, c->size), &spent);
+    run_steps(c, &b, &obs, arena_fault_factor(c->bench, c->size), &spent);
     const char *bad = c->validate && !is_app(c->bench)
-        ? arena_validate(c->bench, (size_t)c->size, &b, c->window, msg, sizeof msg) : NULL;
+        ? arena_validate(c->bench, (size_t)c->size, &b, c->args.burst, msg, sizeof msg) : NULL;
     if (!bad && arena_app_bad()[0]) bad = arena_app_bad();
     if (is_ext(c->bench)) { /* when every rank is done with the cell (a rank may still check
                               * a file), and before its end is printed (its files gone by then) */
@@ -246,15 +287,15 @@ void arena_run_cell(const struct cmd *c)
         arena_ext_teardown(c->bench);
     }
     if (arena_rank == 0) {
-        report(c, n, k, times, xs, bad, &spent);
+        report(c, &obs, bad, &spent);
     } else {
         char out[256] = "";
         if (bad) snprintf(out, sizeof out, "%s", bad);
-        M->send(times, (size_t)n * sizeof *times, 0);
-        M->send(xs, nx * sizeof *xs, 0);
+        M->send(obs.times, (size_t)obs.n * sizeof *obs.times, 0);
+        M->send(obs.xs, nx * sizeof *obs.xs, 0);
         M->send(out, sizeof out, 0);
     }
-    free(times);
-    free(xs);
+    free(obs.times);
+    free(obs.xs);
     arena_bufs_free(&b);
 }

@@ -11,13 +11,6 @@
 
 static const char *sync_names[SYNC_COUNT] = {"loop", "barrier", "window"};
 
-int arena_bench_index(const char *name)
-{
-    for (int i = 0; i < B_COUNT; i++)
-        if (strcmp(name, arena_bench_names[i]) == 0) return i;
-    return -1;
-}
-
 static int sync_index(const char *name)
 {
     for (int i = 0; i < SYNC_COUNT; i++)
@@ -30,10 +23,10 @@ int arena_parse_cmd(char *line, struct cmd *c)
 {
     memset(c, 0, sizeof *c);
     c->nobs = 10;
-    c->window = 64;
+    c->args.burst = 64;
     c->target = 1e-3;
     c->max_time = 10;
-    c->hold = 1;
+    c->args.hold = 1;
     char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
     if (!tok) return -1;
     if (strcmp(tok, "quit") == 0) { c->kind = CMD_QUIT; return 0; }
@@ -50,10 +43,10 @@ int arena_parse_cmd(char *line, struct cmd *c)
         else if (!strcmp(tok, "obs")) c->nobs = atoi(eq);
         else if (!strcmp(tok, "target")) c->target = atof(eq);
         else if (!strcmp(tok, "max")) c->max_time = atof(eq);
-        else if (!strcmp(tok, "window")) c->window = atoi(eq);
+        else if (!strcmp(tok, "window")) c->args.burst = atoi(eq);
         else if (!strcmp(tok, "offcache")) c->offcache = atoi(eq);
         else if (!strcmp(tok, "validate")) c->validate = atoi(eq);
-        else if (!strcmp(tok, "hold")) c->hold = atof(eq);
+        else if (!strcmp(tok, "hold")) c->args.hold = atof(eq);
         else if (!strcmp(tok, "sync")) c->sync = sync_index(eq);
         else if (!strcmp(tok, "k")) c->k = atoll(eq);
         else return -1;
@@ -81,7 +74,7 @@ const char *arena_unrunnable(const struct cmd *c, char *msg, size_t len)
         return c->size == 0 && M->has_coll(coll_of(b), 1)
             ? "this family cannot express a 0-byte message in this collective"
             : "not expressible in this family";
-    if (c->size < 0 || c->nobs < 1 || c->window < 1 || c->hold < 0) return "bad cell parameters";
+    if (c->size < 0 || c->nobs < 1 || c->args.burst < 1 || c->args.hold < 0) return "bad cell parameters";
     if (c->sync < 0) return "unknown timing method: sync is loop, barrier or window";
     if (c->sync != SYNC_LOOP && !is_synced(b))
         return "the barrier and window methods time collectives only (not bcast-ack)";

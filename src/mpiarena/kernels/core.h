@@ -1,18 +1,27 @@
 /*
  * core.h - what the driver's files share (arena.h is the interface to a transport module).
  *
- * driver.c      main: start-up, the rank lines, the serve loop, the benchmark table
- * commands.c    the control protocol: parsing a command, whether its cell can run here
+ * The files, each using only files listed below it (tests/test_kernel_calls.py checks that no
+ * file reaches back up a chain of files that reaches it):
+ * driver.c      main: start-up, the rank lines, the serve loop
  * cell.c        one cell: warm-up, calibration, observations, the lines rank 0 prints
- * buffers.c     a cell's buffers (off-cache slots), checked allocation, memory figures
- * timing_*.c    the timing methods: loop, barrier, window (see each file)
+ * commands.c    the control protocol: parsing a command, whether its cell can run here
+ * validate.c    one untimed iteration with patterned data, checked
+ * timing_*.c    the timing methods: loop, barrier, window (see each file), and clock.c, the
+ *               window method's global clock
  * bench_*.c     the benchmark groups: p2p (and wtime), coll (and mock-ups, bcast-ack),
  *               cost (cpu, memory, overlap, progress, threads, msgrate), loggp (LogGP's
  *               round trips), app (apps.c's kernels)
+ * buffers.c     a cell's buffers (off-cache slots), memory figures
  * ext.c         MPI beyond MPI-1 (one-sided, non-blocking collectives...): each step of a
- *               cell asked of the family's group (ext.h)
- * validate.c    one untimed iteration with patterned data, checked
+ *               cell asked of the family's group (ext.h), whose files come next
+ * sync.c        the driver's own barrier, the slowest rank's figure
+ * extras.c      the figures an observation carries besides its time (arena_note)
  * faults.c      the test-only hooks, decided before any timed region
+ * benchmarks.c  the benchmarks' names
+ * job.c         the job: rank, rank count, thread level, memory after init
+ * and below them all the family's module (arena.h; apps.c, the application kernels, uses
+ * only the module).
  *
  * Every symbol with external linkage is prefixed arena_: the core links against libraries
  * (LAM, PVM) that export short unprefixed names, and an executable's definition wins.
@@ -60,10 +69,19 @@ enum extra {
 enum cmd_kind { CMD_CELL, CMD_QUIT, CMD_CONFIG };
 enum sync { SYNC_LOOP, SYNC_BARRIER, SYNC_WINDOW, SYNC_COUNT };
 
+/* What a cell asks of the benchmarks that take more than a size. */
+struct bench_args {
+    int burst;   /* operations per iteration: bibw's exchanges, msgrate's sends per
+                  * acknowledgement, threads' messages per stream, put-bw's and get-bw's per
+                  * epoch (the command's `window=`) */
+    double hold; /* cpu: seconds rank 0 sleeps while rank 1 waits (0 outside observations) */
+};
+
 struct cmd {
     int64_t id, size, k;
-    int32_t kind, bench, nobs, window, offcache, validate, sync;
-    double target, max_time, hold;
+    int32_t kind, bench, nobs, offcache, validate, sync;
+    double target, max_time;
+    struct bench_args args;
 };
 
 struct bufs {
@@ -74,7 +92,7 @@ struct bufs {
     long nslots;
 };
 
-/* The job, set once at start-up (driver.c). */
+/* job.c: the job, set once at start-up (driver.c). */
 extern int arena_rank, arena_np;
 extern char arena_thread_level[32];
 extern double arena_rss_init;
@@ -82,7 +100,8 @@ extern double arena_rss_init;
 static inline int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
 static inline int is_ext(int b) { return b >= B_EXT && b < B_COUNT; }
 static inline int is_cost(int b) { return b >= B_CPU && b <= B_LOGGP; }
-int arena_ext_flags(int b); /* ext.c: an ext.h benchmark's EXT_ flags, 0 for any other */
+/* An ext.h benchmark's EXT_ flags, 0 for any other. */
+static inline int ext_flags(int b) { return is_ext(b) ? arena_ext_bench_flags(b - B_EXT) : 0; }
 static inline int is_mock(int b) { return b >= B_M_ALLREDUCE_RB && b <= B_M_SCAN_ER; }
 /* Collectives: B_BARRIER..B_EXSCAN map one to one onto arena_coll; bcast-ack is a bcast; a
  * mock-up is timed as the collective it stands in for. */
@@ -94,13 +113,13 @@ static inline int is_coll(int b)
  * benchmark of all ranks that the core times). */
 static inline int is_synced(int b)
 {
-    return (is_coll(b) && b != B_BCAST_ACK) || (is_ext(b) && !(arena_ext_flags(b) & (EXT_PAIR | EXT_SELF)));
+    return (is_coll(b) && b != B_BCAST_ACK) || (is_ext(b) && !(ext_flags(b) & (EXT_PAIR | EXT_SELF)));
 }
 /* Benchmarks run by ranks 0 and 1 only. */
 static inline int is_pair(int b)
 {
     return is_p2p(b) || b == B_CPU || (b >= B_PROGRESS && b <= B_LOGGP) ||
-           (arena_ext_flags(b) & EXT_PAIR);
+           (ext_flags(b) & EXT_PAIR);
 }
 static inline int is_app(int b) { return b >= B_APP_PI && b <= B_APP_STENCIL; }
 static inline enum arena_coll coll_of(int b)
@@ -108,17 +127,28 @@ static inline enum arena_coll coll_of(int b)
     return b == B_BCAST_ACK ? ARENA_BCAST : (enum arena_coll)(b - B_BARRIER);
 }
 
-/* commands.c */
+/* benchmarks.c: a benchmark's index in arena_bench_names, or -1 */
 int arena_bench_index(const char *name);
+
+/* commands.c */
 int arena_parse_cmd(char *line, struct cmd *c);
 const char *arena_unrunnable(const struct cmd *c, char *msg, size_t len);
 
 /* cell.c */
 void arena_run_cell(const struct cmd *c);
-void arena_note(enum extra x, double v); /* an extra of the current observation */
 
-/* buffers.c: allocation that ends the job with an error line when memory runs out */
-void *arena_xmalloc(size_t n, const char *what); /* arena_xcalloc (arena.h), not zeroed */
+/* extras.c: the current observation's extras */
+void arena_note(enum extra x, double v); /* an extra of the current observation */
+double arena_noted(enum extra x);        /* its value now */
+int arena_in_cell(enum extra x);         /* whether the current cell noted it */
+const char *arena_extra_name(enum extra x);
+void arena_extras_new_cell(void);        /* none noted in the cell yet */
+
+/* sync.c */
+void arena_barrier(void);
+double arena_slowest(double t);
+
+/* buffers.c */
 void arena_bufs_alloc(struct bufs *b, int bench, size_t size, int offcache);
 void arena_bufs_free(struct bufs *b);
 /* The buffers of the iteration in *slot; *slot moves on to the next (off-cache rotation). */
@@ -134,44 +164,30 @@ void arena_resident(double *rss, double *peak);
 void arena_memory_fresh(void);
 
 /* timing_*.c: seconds per call on this rank, each method its own way */
-double arena_loop_calls(int bench, size_t size, long k, const struct bufs *b, int window,
-                        double hold);
-void arena_barrier(void);
+double arena_loop_calls(int bench, size_t size, long k, const struct bufs *b,
+                        struct bench_args a);
 double arena_barrier_calls(int bench, size_t size, long k, const struct bufs *b);
 double arena_window_calls(int bench, size_t size, long k, const struct bufs *b, double start,
                           double len);
-double arena_slowest(double t);
 void arena_next_window(int calibrating, double *start, double *len, double *t);
 
 /* bench_*.c: one iteration, or k of a benchmark that times itself */
-void arena_p2p_call(int bench, size_t size, unsigned char *s, unsigned char *r, int window);
+void arena_p2p_call(int bench, size_t size, unsigned char *s, unsigned char *r, int burst);
 void arena_p2p_end(int bench);
 void arena_coll_call(int bench, size_t size, unsigned char *s, unsigned char *r,
                      unsigned char *t);
 double arena_bcast_ack(size_t size, long k, const struct bufs *b);
 const char *arena_mock_unrunnable(int b, size_t size, char *msg, size_t len);
-void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, int window,
-                    double hold);
+void arena_run_cost(int bench, size_t size, long k, const struct bufs *b, struct bench_args a);
 void arena_run_loggp(size_t size, long k, const struct bufs *b);
 double arena_run_app(int bench, size_t size, long k);
 const char *arena_app_bad(void); /* why the cell's kernel answered wrong, or "" */
 void arena_app_reset(void);
 
-/* One iteration of a timer, point-to-point or collective benchmark on buffers s and r (t: a
- * mock-up's intermediate buffer). */
-static inline void arena_one_call(int bench, size_t size, unsigned char *s, unsigned char *r,
-                                  unsigned char *t, int window)
-{
-    if (bench <= B_BIBW)
-        arena_p2p_call(bench, size, s, r, window);
-    else
-        arena_coll_call(bench, size, s, r, t);
-}
-
 /* ext.c: an ext.h benchmark's steps, asked of its group (ext.h: struct ext_ops) */
 const char *arena_ext_unrunnable(int bench, size_t size, char *msg, size_t len);
 void arena_ext_buffers(int bench, size_t size, size_t *sn, size_t *rn);
-void arena_ext_setup(int bench, size_t size, int window, const struct bufs *b);
+void arena_ext_setup(int bench, size_t size, int burst, const struct bufs *b);
 void arena_ext_call(int bench, size_t size, unsigned char *s, unsigned char *r);
 double arena_ext_run(int bench, size_t size, long k, const struct bufs *b);
 const char *arena_ext_validate(int bench, size_t size, const struct bufs *b, char *msg,
@@ -179,7 +195,7 @@ const char *arena_ext_validate(int bench, size_t size, const struct bufs *b, cha
 void arena_ext_teardown(int bench);
 
 /* validate.c */
-const char *arena_validate(int bench, size_t size, const struct bufs *b, int window, char *msg,
+const char *arena_validate(int bench, size_t size, const struct bufs *b, int burst, char *msg,
                            size_t len);
 
 /* faults.c: test-only hooks, read from the environment once at start-up */

@@ -1,6 +1,6 @@
 /*
- * driver.c - mpiarena's measurement driver, shared by every transport module: start-up, the
- * serve loop and the benchmark table. core.h lists the other files of the driver.
+ * driver.c - mpiarena's measurement driver, shared by every transport module: start-up and the
+ * serve loop. core.h lists the other files of the driver.
  *
  * Rank 0 reads one command per line from the control stream (stdin, or --control PATH)
  * and relays it to the other ranks; all ranks then run the cell (cell.c): warm-up, calibration
@@ -21,7 +21,9 @@
  *   config  ok N | unavailable REASON
  *
  * Commands (commands.c): `cell id=N bench=NAME size=BYTES obs=N target=S max=S window=W
- * offcache=0|1 validate=0|1 hold=S sync=loop|barrier|window [k=K]`, `config` (the library's
+ * offcache=0|1 validate=0|1 hold=S sync=loop|barrier|window [k=K]` (`window` is the burst of
+ * the benchmarks that make several operations per iteration, not the window method: core.h's
+ * struct bench_args), `config` (the library's
  * control variables, rank 0 only, never inside a cell) and `quit`. End of input
  * means quit. No statistics are computed here. `k` is the iteration count an earlier launch
  * calibrated for the same cell: a warm-up of a quarter of its calls checks it, and the
@@ -49,26 +51,6 @@
 #include "core.h"
 
 #define LINE 4096
-
-const char *const arena_bench_names[B_COUNT] = {
-    "wtime", "pingpong", "ping", "sendrecv", "bibw",
-    "barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather", "alltoall",
-    "reduce_scatter_block", "scan", "exscan",
-    "bcast-ack",
-    "allreduce=reduce+bcast", "allreduce=reduce_scatter_block+allgather",
-    "bcast=scatter+allgather", "allgather=gather+bcast", "allgather=alltoall",
-    "gather=allgather", "scatter=bcast", "reduce=allreduce", "reduce_scatter_block=reduce+scatter",
-    "scan=exscan+reduce_local",
-    "cpu", "memory", "overlap", "progress", "threads", "msgrate", "loggp",
-    "app-pi", "app-matvec", "app-matmul", "app-rowmm", "app-primes", "app-md", "app-stencil",
-#define EXT_NAME(ID, NAME, GROUP, FLAGS) NAME,
-    ARENA_EXT_BENCHES(EXT_NAME)
-#undef EXT_NAME
-};
-
-int arena_rank, arena_np;
-char arena_thread_level[32];
-double arena_rss_init;
 
 static double realtime(void)
 {

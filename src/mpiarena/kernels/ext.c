@@ -8,19 +8,9 @@
 
 #include "core.h"
 
-const char *const arena_ext_group_titles[G_COUNT] = {
-    "one-sided communication", "non-blocking collectives", "vector collectives",
-    "neighbourhood collectives", "persistent collectives", "derived datatypes", "MPI-IO",
-};
-
 #define EXT_GROUP(ID, NAME, GROUP, FLAGS) GROUP,
 static const enum ext_group groups[XB_COUNT] = {ARENA_EXT_BENCHES(EXT_GROUP)};
 #undef EXT_GROUP
-#define EXT_FLAGS(ID, NAME, GROUP, FLAGS) FLAGS,
-static const int flags[XB_COUNT] = {ARENA_EXT_BENCHES(EXT_FLAGS)};
-#undef EXT_FLAGS
-
-int arena_ext_flags(int b) { return is_ext(b) ? flags[b - B_EXT] : 0; }
 
 /* The group of core benchmark b; NULL with why (into msg) where the family has none. */
 static const struct ext_ops *ops_of(int b, char *msg, size_t len)
@@ -40,7 +30,7 @@ const char *arena_ext_unrunnable(int bench, size_t size, char *msg, size_t len)
     if (!o) return msg;
     if (!o->call && !o->run) {
         snprintf(msg, len, "%s are not measured by this core yet",
-                 arena_ext_group_titles[groups[bench - B_EXT]]);
+                 arena_ext_group_title(groups[bench - B_EXT]));
         return msg;
     }
     return o->unrunnable ? o->unrunnable(bench - B_EXT, size, arena_np, msg, len) : NULL;
@@ -53,10 +43,10 @@ void arena_ext_buffers(int bench, size_t size, size_t *sn, size_t *rn)
     if (o && o->buffers) o->buffers(bench - B_EXT, size, arena_np, sn, rn);
 }
 
-void arena_ext_setup(int bench, size_t size, int window, const struct bufs *b)
+void arena_ext_setup(int bench, size_t size, int burst, const struct bufs *b)
 {
     const struct ext_ops *o = ops(bench);
-    if (o && o->setup) o->setup(bench - B_EXT, size, window, b);
+    if (o && o->setup) o->setup(bench - B_EXT, size, burst, b);
 }
 
 void arena_ext_call(int bench, size_t size, unsigned char *s, unsigned char *r)

@@ -61,6 +61,25 @@ enum ext_group { G_RMA, G_NBC, G_VCOLL, G_NEIGHBOR, G_PERSIST, G_DTYPE, G_IO, G_
 enum ext_bench { ARENA_EXT_BENCHES(EXT_ID) XB_COUNT };
 #undef EXT_ID
 
+/* Benchmark xb's EXT_ flags, from the list. */
+static inline int arena_ext_bench_flags(enum ext_bench xb)
+{
+#define EXT_FLAGS(ID, NAME, GROUP, FLAGS) FLAGS,
+    static const int flags[XB_COUNT] = {ARENA_EXT_BENCHES(EXT_FLAGS)};
+#undef EXT_FLAGS
+    return flags[xb];
+}
+
+/* The groups' titles, for messages ("one-sided communication"...). */
+static inline const char *arena_ext_group_title(enum ext_group g)
+{
+    static const char *const titles[G_COUNT] = {
+        "one-sided communication", "non-blocking collectives", "vector collectives",
+        "neighbourhood collectives", "persistent collectives", "derived datatypes", "MPI-IO",
+    };
+    return titles[g];
+}
+
 struct bufs;
 
 /* What a group does for one of its benchmarks b (an ext_bench) in each step of a cell. Only
@@ -73,9 +92,9 @@ struct ext_ops {
     /* Bytes per slot of the send and receive buffers the core allocates (unset: size each). */
     void (*buffers)(int b, size_t size, int np, size_t *sn, size_t *rn);
     /* Outside any timed part, collective: windows, datatypes, communicators, requests or
-     * files over the cell's buffers (every slot of them); window is the cell's `window`
-     * (operations per iteration of a windowed benchmark, as bibw's). */
-    void (*setup)(int b, size_t size, int window, const struct bufs *bufs);
+     * files over the cell's buffers (every slot of them); burst is the cell's (operations per
+     * iteration of a benchmark that makes several, as bibw's: struct bench_args). */
+    void (*setup)(int b, size_t size, int burst, const struct bufs *bufs);
     /* One iteration on one slot's buffers. */
     void (*call)(int b, size_t size, unsigned char *s, unsigned char *r);
     /* EXT_SELF: k iterations timed by the group itself, extras noted (arena_note); returns
@@ -91,8 +110,5 @@ struct ext_ops {
 /* The family's side (mpi_ext.c, ext_none.c): a group's operations, or NULL with why this
  * family has none written into why. */
 const struct ext_ops *arena_ext_group(enum ext_group g, char *why, size_t len);
-
-/* The groups' titles, for messages ("one-sided communication"...): ext.c. */
-extern const char *const arena_ext_group_titles[G_COUNT];
 
 #endif

@@ -8,6 +8,6 @@
 
 const struct ext_ops *arena_ext_group(enum ext_group g, char *why, size_t len)
 {
-    snprintf(why, len, "the %s family has no %s", M->family, arena_ext_group_titles[g]);
+    snprintf(why, len, "the %s family has no %s", M->family, arena_ext_group_title(g));
     return NULL;
 }

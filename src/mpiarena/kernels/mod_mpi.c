@@ -124,13 +124,13 @@ static void mpi_sendrecv(const void *sbuf, void *rbuf, size_t n, int peer)
                  MPI_STATUS_IGNORE);
 }
 
-#define MAX_WINDOW 1024
-static void mpi_window(const void *sbuf, void *rbuf, size_t n, int peer, int w)
+#define MAX_BURST 1024
+static void mpi_burst(const void *sbuf, void *rbuf, size_t n, int peer, int w)
 {
-    static MPI_Request reqs[2 * MAX_WINDOW];
-    static MPI_Status stats[2 * MAX_WINDOW]; /* not MPI_STATUSES_IGNORE: gcc 12 misreads it */
-    if (w > MAX_WINDOW)
-        w = MAX_WINDOW;
+    static MPI_Request reqs[2 * MAX_BURST];
+    static MPI_Status stats[2 * MAX_BURST]; /* not MPI_STATUSES_IGNORE: gcc 12 misreads it */
+    if (w > MAX_BURST)
+        w = MAX_BURST;
     for (int i = 0; i < w; i++)
         MPI_Irecv(rbuf, (int)n, MPI_BYTE, peer, 1, comm, &reqs[i]);
     for (int i = 0; i < w; i++)
@@ -230,11 +230,11 @@ static void mpi_wait(void)
 static void mpi_stream(const void *sbuf, void *rbuf, size_t n, int peer, int w, int tag,
                        int sending)
 {
-    MPI_Request reqs[MAX_WINDOW];
-    MPI_Status stats[MAX_WINDOW];
+    MPI_Request reqs[MAX_BURST];
+    MPI_Status stats[MAX_BURST];
     unsigned char ack = 0;
-    if (w > MAX_WINDOW)
-        w = MAX_WINDOW;
+    if (w > MAX_BURST)
+        w = MAX_BURST;
     for (int i = 0; i < w; i++) {
         if (sending) MPI_Isend((void *)sbuf, (int)n, MPI_BYTE, peer, tag, comm, &reqs[i]);
         else MPI_Irecv(rbuf, (int)n, MPI_BYTE, peer, tag, comm, &reqs[i]);
@@ -380,7 +380,7 @@ const arena_module arena_module_impl = {
     .recv = mpi_recv,
     .recv_idle = mpi_recv_idle,
     .sendrecv = mpi_sendrecv,
-    .window = mpi_window,
+    .burst = mpi_burst,
     .has_coll = mpi_has_coll,
     .zero_byte_messages = 1,
     .coll = mpi_coll,

@@ -21,7 +21,7 @@
 
 #define GROUP "arena"
 #define MAXTASKS 1024
-enum { TAG_SETUP = 9001, TAG_JOIN = 9002, TAG_DATA = 9003, TAG_WINDOW = 9004, TAG_COLL = 9005,
+enum { TAG_SETUP = 9001, TAG_JOIN = 9002, TAG_DATA = 9003, TAG_BURST = 9004, TAG_COLL = 9005,
        TAG_EXIT = 9006 };
 
 static int tids[MAXTASKS];
@@ -188,12 +188,12 @@ static void pvm_sendrecv_(const void *sbuf, void *rbuf, size_t n, int peer)
     recv_tag(rbuf, n, peer, TAG_DATA);
 }
 
-static void pvm_window_(const void *sbuf, void *rbuf, size_t n, int peer, int w)
+static void pvm_burst(const void *sbuf, void *rbuf, size_t n, int peer, int w)
 {
     for (int i = 0; i < w; i++)
-        send_tag(sbuf, n, peer, TAG_WINDOW);
+        send_tag(sbuf, n, peer, TAG_BURST);
     for (int i = 0; i < w; i++)
-        recv_tag(rbuf, n, peer, TAG_WINDOW);
+        recv_tag(rbuf, n, peer, TAG_BURST);
 }
 
 static int pvm_has_coll_(enum arena_coll op, size_t size)
@@ -252,7 +252,7 @@ const arena_module arena_module_impl = {
     .recv = pvm_recv_,
     .recv_idle = pvm_recv_,
     .sendrecv = pvm_sendrecv_,
-    .window = pvm_window_,
+    .burst = pvm_burst,
     .has_coll = pvm_has_coll_,
     .no_config = "not an MPI library",
     .zero_byte_messages = 1,

@@ -217,7 +217,7 @@ static void tcp_sendrecv(const void *sbuf, void *rbuf, size_t n, int peer)
         duplex(sbuf, rbuf, n, n);
 }
 
-static void tcp_window(const void *sbuf, void *rbuf, size_t n, int peer, int w)
+static void tcp_burst(const void *sbuf, void *rbuf, size_t n, int peer, int w)
 {
     (void)peer;
     if (n > 0)
@@ -247,7 +247,7 @@ const arena_module arena_module_impl = {
     .recv = tcp_recv,
     .recv_idle = tcp_recv,
     .sendrecv = tcp_sendrecv,
-    .window = tcp_window,
+    .burst = tcp_burst,
     .has_coll = tcp_has_coll,
     .no_config = "not an MPI library",
     .zero_byte_messages = 0,

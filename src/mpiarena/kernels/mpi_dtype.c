@@ -46,10 +46,10 @@ static void dtype_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
     *sn = *rn = 2 * size;
 }
 
-static void dtype_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void dtype_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
     int n = (int)(size / BLOCK);
-    (void)window, (void)bufs;
+    (void)burst, (void)bufs;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     if (indexed(b)) {
         int *lens = arena_xcalloc((size_t)n + 1, sizeof *lens, "a datatype");

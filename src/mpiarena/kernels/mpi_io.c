@@ -172,9 +172,9 @@ static void fill_file(size_t len)
     free(buf);
 }
 
-static void io_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void io_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
-    (void)window;
+    (void)burst;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     piece = strided(b) ? (size < PIECE ? size : PIECE) : 0;
     span = piece ? (size + piece - 1) / piece * piece : size; /* a short last piece: a gap */

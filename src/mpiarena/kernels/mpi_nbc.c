@@ -77,9 +77,9 @@ static void nbc_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
     }
 }
 
-static void nbc_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void nbc_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
-    (void)b, (void)size, (void)window, (void)bufs;
+    (void)b, (void)size, (void)burst, (void)bufs;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
 }
 

@@ -56,10 +56,10 @@ static void neighbor_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
     *rn = NB * size;
 }
 
-static void neighbor_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void neighbor_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
     int periods[2] = {1, 1};
-    (void)b, (void)size, (void)window, (void)bufs;
+    (void)b, (void)size, (void)burst, (void)bufs;
     dims[0] = dims[1] = 0;
     MPI_Dims_create(arena_np, 2, dims);
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);

@@ -81,9 +81,9 @@ static void make(int b, size_t size, unsigned char *s, unsigned char *r, MPI_Req
 }
 #endif
 
-static void persist_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void persist_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
-    (void)window;
+    (void)burst;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     slots = bufs;
     nreqs = bufs->nslots;

@@ -2,7 +2,7 @@
  * mpi_rma.c - ext.h's G_RMA benchmarks: one-sided communication from rank 0 (the origin) to
  * rank 1 (the target) over a window on a communicator of those two ranks only.
  *   <op>-<sync>       one operation per epoch; time per iteration = one epoch
- *   put-bw-<sync>     the cell's `window` operations in one epoch; time per epoch
+ *   put-bw-<sync>     the cell's `burst` operations in one epoch; time per epoch
  *   get-bw-<sync>
  * Operations: put, get (size bytes), accumulate and get_accumulate (ceil(size/4) MPI_INT,
  * MPI_SUM), fetch_and_op (one 8-byte integer, sum) and compare_and_swap (one 8-byte integer).
@@ -54,7 +54,7 @@ static enum rma_op op_of(int b)
     return b >= XB_GET_BW_FENCE ? GET : b >= XB_PUT_BW_FENCE ? PUT : (enum rma_op)(b / 4);
 }
 static enum rma_sync sync_of(int b) { return (enum rma_sync)(b % 4); }
-static int windowed(int b) { return b >= XB_PUT_BW_FENCE; }
+static int in_bursts(int b) { return b >= XB_PUT_BW_FENCE; }
 
 static enum win_mode mode(void)
 {
@@ -141,7 +141,7 @@ static void rma_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
     }
 }
 
-static void rma_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void rma_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
     MPI_Aint span = (MPI_Aint)((size_t)bufs->nslots * bufs->rstride);
     int other = 1 - arena_rank;
@@ -150,7 +150,7 @@ static void rma_setup(int b, size_t size, int window, const struct bufs *bufs)
     MPI_Comm_split(MPI_COMM_WORLD, arena_rank < 2 ? 0 : MPI_UNDEFINED, arena_rank, &comm);
     if (comm == MPI_COMM_NULL) return;
     slot0 = bufs->r;
-    ops_per_epoch = windowed(b) ? window : 1;
+    ops_per_epoch = in_bursts(b) ? burst : 1;
     base = 0;
     mem = bufs->r;
 #if HAVE_MPI3

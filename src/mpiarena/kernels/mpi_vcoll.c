@@ -49,10 +49,10 @@ static void vcoll_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
     }
 }
 
-static void vcoll_setup(int b, size_t size, int window, const struct bufs *bufs)
+static void vcoll_setup(int b, size_t size, int burst, const struct bufs *bufs)
 {
     int np = arena_np, at = 0;
-    (void)window, (void)bufs;
+    (void)burst, (void)bufs;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     counts = arena_xcalloc((size_t)np, sizeof *counts, "counts");
     displs = arena_xcalloc((size_t)np, sizeof *displs, "counts");

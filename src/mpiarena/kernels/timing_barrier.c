@@ -1,21 +1,10 @@
 /*
- * timing_barrier.c - the driver's own barrier, and the barrier method (`sync=barrier`,
- * collectives only, not bcast-ack): the barrier before every call, each call timed alone; the
- * rank's mean per call (IMB's scheme: the slowest rank's figure is IMB's t_max).
+ * timing_barrier.c - the barrier method (`sync=barrier`, collectives only, not bcast-ack): the
+ * driver's barrier (sync.c) before every call, each call timed alone; the rank's mean per call
+ * (IMB's scheme: the slowest rank's figure is IMB's t_max).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
-
-/* The driver's own barrier, identical for every library: dissemination over send/recv. */
-void arena_barrier(void)
-{
-    unsigned char token = 0;
-    int rank = arena_rank, np = arena_np;
-    for (int d = 1; d < np; d <<= 1) {
-        M->send(&token, 1, (rank + d) % np);
-        M->recv(&token, 1, (rank - d + np) % np);
-    }
-}
 
 /* k calls of a collective, each after the driver's barrier and timed alone: the mean per call
  * on this rank. */

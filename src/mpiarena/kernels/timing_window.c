@@ -74,21 +74,6 @@ double arena_window_calls(int bench, size_t size, long k, const struct bufs *b, 
     return kept ? sum / (double)kept : NAN;
 }
 
-/* Rank 0 gets the largest t of all ranks; the others keep their own. */
-double arena_slowest(double t)
-{
-    double theirs;
-    if (arena_rank != 0) {
-        M->send(&t, sizeof t, 0);
-        return t;
-    }
-    for (int p = 1; p < arena_np; p++) {
-        M->recv(&theirs, sizeof theirs, p);
-        t = theirs > t ? theirs : t;
-    }
-    return t;
-}
-
 /* Rank 0, after a step: in a calibration step, the window's length *len from the slowest
  * rank's time per call (*t), which becomes *t (k is calibrated on what an observation's call
  * costs: its window); the next observation's start *start a margin from now that covers

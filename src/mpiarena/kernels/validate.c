@@ -54,7 +54,7 @@ static int checked_as(int bench)
 }
 
 /* One untimed iteration with patterned data; returns a message on failure, or NULL. */
-const char *arena_validate(int bench, size_t size, const struct bufs *b, int window, char *msg,
+const char *arena_validate(int bench, size_t size, const struct bufs *b, int burst, char *msg,
                            size_t len)
 {
     unsigned char *s = b->s, *r = b->r;
@@ -89,7 +89,7 @@ const char *arena_validate(int bench, size_t size, const struct bufs *b, int win
             fill(s, size, rank);
         break;
     }
-    arena_loop_calls(bench, size, 1, b, window, 0);
+    arena_loop_calls(bench, size, 1, b, (struct bench_args){burst, 0});
     arena_fault_corrupt(r, size, b->rstride); /* tests: a self-test of the checker */
     if (bench == B_M_SCATTER_B) /* rank i's block of the root's broadcast send buffer */
         r = (rank == 0 ? s : r) + (size_t)rank * size;
