@@ -118,3 +118,15 @@ def test_a_command_that_needs_a_tool_says_which_in_one_line(case, bare, tmp_path
     assert done.returncode == 2, done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert mentions(done.stderr, case.tool) and "apt-get install" in done.stderr, done.stderr
+
+
+def test_the_doctor_names_the_package_of_each_missing_tool(bare):
+    """Where the optional tools are all absent, `mpiarena doctor` says what each would enable
+    and the package that brings it, no traceback."""
+    done = mpiarena("doctor", env=path_without(bare, OPTIONAL))
+    said = " ".join(done.stdout.replace("│", " ").split())
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    for package in ("gcc", "iproute2", "slurm-client", "libsimgrid-dev"):
+        assert f"apt-get install {package}" in said, (package, said)
+    if "lam" in BY_FAMILY:
+        assert "lamboot not found" in said and "apt-get install lam-runtime" in said, said

@@ -88,7 +88,7 @@ def _first_error(text: str) -> str:
 
 def build_core(impl: Implementation) -> Build:
     """The core built against impl; compiled only when the implementation or the sources changed."""
-    if impl.wrapper.name in tools.COMPILERS and not shutil.which(impl.wrapper):
+    if lacks_compiler(impl):
         raise tools.MissingTool(impl.wrapper.name, f"building the core of {impl.id}")
     try:
         show = run_with([str(impl.wrapper), *family_of(impl).wrapper_flags(impl)],
@@ -102,6 +102,11 @@ def build_core(impl: Implementation) -> Build:
         _compile(impl, dest)
     return Build(impl, dest / "arena", show, " ".join(CFLAGS),
                  (dest / "version.txt").read_text())
+
+
+def lacks_compiler(impl: Implementation) -> bool:
+    """True for PVM and raw TCP, whose wrapper is the C compiler, where none was on PATH."""
+    return impl.wrapper.name in tools.COMPILERS and not shutil.which(impl.wrapper)
 
 
 def _check_compiler(impl: Implementation, show: str) -> None:

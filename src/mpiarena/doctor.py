@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths, tools, users
+from .build import lacks_compiler
 from .cluster import smpi
 from .errors import ArenaError
 from .impls import Found, discover, families
@@ -71,7 +72,10 @@ def checks() -> list[Check]:
     # a family found but unusable (its row says why) is not also "not installed"
     found_families = {f.impl.family if f.impl else f.name.split("-")[0] for f in found}
     for f in found:
-        if f.impl:
+        if f.impl and lacks_compiler(f.impl):
+            out.append(Check(f.name, False, "no C compiler to build its core with",
+                             f"apt-get install {tools.TOOLS['cc'].package}"))
+        elif f.impl:
             out.append(Check(f.name, True, f"{f.impl.origin}: {f.impl.wrapper}, {f.impl.launcher}"))
         else:
             out.append(Check(f.name, False, f.problem or "", f.fix or ""))

@@ -35,6 +35,9 @@ TOOLS = {t.name: t for t in (
     Tool("gcc", "gcc", "building the measurement cores"),
     Tool("lamboot", "lam-runtime", "LAM/MPI"),
     Tool("pvmd", "pvm", "PVM"),
+    Tool("ldd", "libc-bin", "checking which MPI library a program loads"),
+    Tool("useradd", "passwd", "creating the rank user"),
+    Tool("usermod", "passwd", "key logins of the rank user to emulated nodes"),
 )}
 
 
