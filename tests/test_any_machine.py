@@ -57,7 +57,8 @@ def mentions(text: str, tool: str) -> list[str]:
 OPTIONAL = ("ip", "tc", "sshd", "srun", "smpirun", "ldd", "ompi_info", "ipcrm", "lamboot",
             "pvmd", "gcc", "cc", "nm", "chromium")
 # the line each tool whose absence leaves something out is named in, by what it leaves out
-LEAVES_OUT = {"lamboot": ("lam", r"^note: lam-\S+ left out: lamboot not found"),
+LEAVES_OUT = {"lamboot": ("lam", r"^note: lam-\S+ left out: lamboot, which boots LAM's daemons, "
+                                   "is not installed"),
               "pvmd": ("pvm", r"^note: pvm left out: .*pvmd"),
               "gcc": ("tcp", r"^skipping .*tcp.*: building .* needs gcc, which is not installed")}
 
@@ -123,10 +124,11 @@ def test_a_command_that_needs_a_tool_says_which_in_one_line(case, bare, tmp_path
 def test_the_doctor_names_the_package_of_each_missing_tool(bare):
     """Where the optional tools are all absent, `mpiarena doctor` says what each would enable
     and the package that brings it, no traceback."""
-    done = mpiarena("doctor", env=path_without(bare, OPTIONAL))
+    done = mpiarena("doctor", env={**path_without(bare, OPTIONAL), "COLUMNS": "250"})
     said = " ".join(done.stdout.replace("│", " ").split())
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
     for package in ("gcc", "iproute2", "slurm-client", "libsimgrid-dev"):
         assert f"apt-get install {package}" in said, (package, said)
     if "lam" in BY_FAMILY:
-        assert "lamboot not found" in said and "apt-get install lam-runtime" in said, said
+        assert "lamboot, which boots LAM's daemons, is not installed" in said, said
+        assert "apt-get install lam-runtime" in said, said

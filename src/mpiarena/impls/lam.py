@@ -136,7 +136,7 @@ class Lam(FamilyDefaults):
         version = _laminfo_version()
         impl_id = f"lam-{version}"
         if tools.find("lamboot") is None:
-            return [Found(impl_id, problem="lamboot not found (it boots LAM's daemons)",
+            return [Found(impl_id, problem="lamboot, which boots LAM's daemons, is not installed",
                           fix=f"apt-get install {tools.TOOLS['lamboot'].package}")]
         if os.geteuid() == 0 and users.lookup() is None:
             return [Found(impl_id, problem="LAM/MPI refuses to run as root and the rank user "

@@ -105,9 +105,12 @@ class Pvm(FamilyDefaults):
         pvmd = tools.find("pvmd")
         if not HEADER.exists() and pvmd is None:
             return []
-        if not HEADER.exists() or pvmd is None or not (pvmd.parent / "pvm").exists():
-            return [Found("pvm", problem="PVM is only half installed (pvm3.h, pvmd or its "
-                          "console pvm missing)", fix=self.install_hint)]
+        console = pvmd is None or (pvmd.parent / "pvm").exists()  # beside the pvmd found
+        if missing := [name for name, there in ((str(HEADER), HEADER.exists()),
+                                                ("pvmd", pvmd is not None),
+                                                ("the console pvm", console)) if not there]:
+            return [Found("pvm", problem=f"PVM is only half installed: {', '.join(missing)} "
+                          "missing", fix=self.install_hint)]
         version = next((ln.split('"')[1] for ln in HEADER.read_text().splitlines()
                         if ln.startswith("#define") and "PVM_VER" in ln), "3")
         impl_id = f"pvm-{version}"
