@@ -106,9 +106,10 @@ class Pvm(FamilyDefaults):
         if not HEADER.exists() and pvmd is None:
             return []
         console = pvmd is None or (pvmd.parent / "pvm").exists()  # beside the pvmd found
-        if missing := [name for name, there in ((str(HEADER), HEADER.exists()),
-                                                ("pvmd", pvmd is not None),
-                                                ("the console pvm", console)) if not there]:
+        missing = [name for name, there in ((str(HEADER), HEADER.exists()),
+                                            ("pvmd", pvmd is not None),
+                                            ("the console pvm", console)) if not there]
+        if missing or pvmd is None:
             return [Found("pvm", problem=f"PVM is only half installed: {', '.join(missing)} "
                           "missing", fix=self.install_hint)]
         version = next((ln.split('"')[1] for ln in HEADER.read_text().splitlines()
