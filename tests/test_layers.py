@@ -3,7 +3,8 @@ goes to the same layer or a lower one, and no modules import each other in a cyc
 
 The layers, low to high (a module belongs to the longest prefix listed):
 
-  foundation  names, units, paths, constants and records that import nothing above them
+  foundation  names, units, paths, constants and records that import nothing above them (the
+              programs mpiarena runs and their packages: tools)
   system      processes on this machine: run, poll, own, the machine's load
   model       what is measured: benchmarks, suites, studies, a profile's records
   store       the store and the observations it returns
@@ -23,7 +24,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("mpiarena", "errors", "units", "paths", "tags", "status", "core_env",
-                    "machine", "users", "records", "sizes", "guidelines")),
+                    "machine", "users", "records", "sizes", "guidelines", "tools")),
     ("system", ("procs", "owners", "machine_load")),
     ("model", ("benchmarks", "suites", "studies", "profiled", "programs", "whatran",
                "imports")),

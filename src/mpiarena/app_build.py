@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import paths, tools
 from .build import Build, build_core, run_with, source_digest, staged
 from .errors import ArenaError
 from .impls import Implementation, family_of
@@ -301,6 +301,7 @@ def _last(text: str) -> str:
 def mpi_libraries(binary: Path, impl: Implementation) -> list[Loaded]:
     """The MPI libraries binary loads with impl's environment, as ldd resolves them ([]: none,
     or not a dynamic executable)."""
+    tools.require("ldd", f"checking which MPI library {binary.name} loads")
     try:
         done = subprocess.run(["ldd", str(binary)], capture_output=True, text=True,
                               env=impl.environ(), stdin=subprocess.DEVNULL, timeout=60)

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import core_env, paths
+from . import core_env, paths, tools
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .impls.base import MPI_EXT, Family
@@ -94,6 +94,8 @@ def _first_error(text: str) -> str:
 
 def build_core(impl: Implementation) -> Build:
     """The core built against impl; compiled only when the implementation or the sources changed."""
+    if lacks_compiler(impl):
+        raise tools.MissingTool(impl.wrapper.name, f"building the core of {impl.id}")
     try:
         show = run_with([str(impl.wrapper), *family_of(impl).wrapper_flags(impl)],
                         impl).stdout.strip()
@@ -102,9 +104,28 @@ def build_core(impl: Implementation) -> Build:
                          "reinstall it or leave it out with --impl") from e
     dest = paths.builds_dir() / f"{impl.slug}-{_key(impl, show)}"
     if not (dest / "version.txt").exists():
+        _check_compiler(impl, show)
         _compile(impl, dest)
     return Build(impl, dest / "arena", show, " ".join(CFLAGS),
                  (dest / "version.txt").read_text())
+
+
+def lacks_compiler(impl: Implementation) -> bool:
+    """True for PVM and raw TCP, whose wrapper is the C compiler, where none was on PATH."""
+    return impl.wrapper.name in tools.COMPILERS and not shutil.which(impl.wrapper)
+
+
+def _check_compiler(impl: Implementation, show: str) -> None:
+    """One line where the C compiler an MPI wrapper calls (the first word of its -show) is
+    missing, before the build fails on it (PVM's and raw TCP's wrapper is the compiler)."""
+    compiler = show.split()[0] if show.split() else ""
+    if impl.wrapper.name in tools.COMPILERS or not compiler or \
+            shutil.which(compiler, path=impl.environ().get("PATH")):
+        return
+    if Path(compiler).name in tools.COMPILERS:
+        raise tools.MissingTool(Path(compiler).name, f"building the core of {impl.id}")
+    raise ArenaError(f"{impl.id}: its wrapper compiles with {compiler}, which is not on PATH: "
+                     "install it, or leave the implementation out with --impl")
 
 
 def build_cores(impls: list[Implementation]) -> list[Build | ArenaError]:
@@ -121,18 +142,29 @@ def build_cores(impls: list[Implementation]) -> list[Build | ArenaError]:
 
 def build_all(impls: list[Implementation], explicit: bool,
               warn: Callable[[str], None]) -> dict[str, Build]:
-    """The core for each implementation; one that fails is skipped with a warning, unless the
-    user named it (explicit): then its error stops the run."""
+    """The core for each implementation; one that fails is skipped with a warning (one for
+    all those a missing compiler stops), unless the user named it (explicit): then its error
+    stops the run."""
     builds = {}
+    missing: dict[str, list[str]] = {}  # a missing compiler's name -> the ids it stops
     for impl, built in zip(impls, build_cores(impls), strict=True):
         if isinstance(built, ArenaError):
             if explicit:
                 raise built
-            warn(f"skipping {built}")
+            if isinstance(built, tools.MissingTool):
+                missing.setdefault(built.tool.name, []).append(impl.id)
+            else:
+                warn(f"skipping {built}")
             continue
         builds[impl.id] = built
     if not builds:
+        if len(missing) == 1:
+            name, ids = next(iter(missing.items()))
+            raise tools.MissingTool(name, f"building the cores of {', '.join(ids)}")
         raise ArenaError("no implementation could be built; run 'mpiarena doctor'")
+    for name, ids in missing.items():
+        their = "its core" if len(ids) == 1 else "their cores"
+        warn(f"skipping {', '.join(ids)}: {tools.MissingTool(name, f'building {their}')}")
     return builds
 
 
@@ -144,9 +176,11 @@ def build_baseline() -> Path:
     dest = paths.builds_dir() / f"baseline-{source_digest([*sources, *headers], 'cc')}"
     if (dest / "arena").exists():
         return dest / "arena"
+    if (cc := tools.compiler()) is None:
+        raise tools.MissingTool("cc", "the memory baseline")
     try:
         with staged(dest) as tmp:
-            done = subprocess.run(["cc", *CFLAGS, "-o", str(tmp / "arena"), *map(str, sources)],
+            done = subprocess.run([str(cc), *CFLAGS, "-o", str(tmp / "arena"), *map(str, sources)],
                                   capture_output=True, text=True, stdin=subprocess.DEVNULL,
                                   timeout=300)
             if done.returncode != 0:

@@ -9,7 +9,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths, users
+from . import paths, tools, users
+from .build import lacks_compiler
 from .cluster import smpi
 from .errors import ArenaError
 from .impls import Found, discover, families
@@ -64,12 +65,17 @@ def emulation() -> Check:
 
 def checks() -> list[Check]:
     out: list[Check] = []
-    cc = shutil.which("gcc") or shutil.which("cc")
-    out.append(Check("C compiler", bool(cc), cc or "none", "" if cc else "apt-get install gcc"))
+    cc = tools.compiler()
+    out.append(Check("C compiler", cc is not None, str(cc or "none"),
+                     "" if cc else f"apt-get install {tools.TOOLS['cc'].package}"))
     found: list[Found] = discover({}, paths.impls_dir(), with_modules=True)
-    found_families = {f.impl.family for f in found if f.impl}
+    # a family found but unusable (its row says why) is not also "not installed"
+    found_families = {f.impl.family if f.impl else f.name.split("-")[0] for f in found}
     for f in found:
-        if f.impl:
+        if f.impl and lacks_compiler(f.impl):
+            out.append(Check(f.name, False, "no C compiler to build its core with",
+                             f"apt-get install {tools.TOOLS['cc'].package}"))
+        elif f.impl:
             out.append(Check(f.name, True, f"{f.impl.origin}: {f.impl.wrapper}, {f.impl.launcher}"))
         else:
             out.append(Check(f.name, False, f.problem or "", f.fix or ""))

@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import tools
 from .errors import ArenaError
 
 DEFAULT = "mpiarena"
@@ -47,6 +48,8 @@ def create() -> RankUser:
     if os.geteuid() != 0:
         raise ArenaError(f"creating the rank user '{name()}' needs root; run 'sudo mpiarena setup'")
     useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    if not Path(useradd).exists():
+        raise tools.MissingTool("useradd", f"creating the rank user '{name()}'")
     home = f"/var/lib/{name()}-home"
     done = subprocess.run([useradd, "--system", "--create-home", "--home-dir", home, "--shell",
                            "/bin/sh", name()], capture_output=True, text=True)
@@ -67,4 +70,6 @@ def allow_key_login(user: RankUser) -> None:
         return
     if entry.split(":")[1].startswith("!"):
         usermod = shutil.which("usermod") or "/usr/sbin/usermod"
+        if not Path(usermod).exists():
+            raise tools.MissingTool("usermod", f"unlocking '{user.name}' for ssh logins")
         subprocess.run([usermod, "-p", "*", user.name], capture_output=True, check=False)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import paths, users
+from .. import paths, tools, users
 from ..errors import ArenaError
 from ..machine import cores
 from ..owners import Owner
@@ -127,11 +127,9 @@ def check_can_emulate() -> None:
         raise ArenaError("an emulated cluster needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN "
                          "(network namespaces): run as root, or use --hosts FILE")
     for tool in ("ip", "tc", "nsenter", "unshare"):
-        if not shutil.which(tool):
-            raise ArenaError(f"{tool} is missing: apt-get install iproute2 util-linux")
+        tools.require(tool, "an emulated cluster")
     if not ssh.SSHD.exists():
-        raise ArenaError("sshd is missing (each emulated node runs one): apt-get install "
-                         "openssh-server")
+        raise tools.MissingTool("sshd", "an emulated cluster (an sshd per node)")
     if users.lookup() is None:
         raise ArenaError(f"the rank user '{users.name()}' does not exist: run 'mpiarena setup'")
     home = paths.data_dir().resolve()

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import paths
+from .. import paths, tools
 from ..errors import ArenaError
 from . import ssh
 from .placement import Node, Placement, spread
@@ -91,6 +91,8 @@ def open_hosts(path: Path) -> Hosts:
     if not _is_here(nodes[0].address):
         raise ArenaError(f"the first host of {path}, '{nodes[0].name}', is not this machine: "
                          "list this machine first (launchers and daemons start on it)")
+    if len(nodes) > 1 and not ssh.SSH.exists():
+        raise tools.MissingTool("ssh", f"reaching the other hosts of {path}")
     rsh = ssh.agent(paths.shared_dir(paths.data_dir() / "hosts") / "rsh", OPTIONS)
     for node in nodes[1:]:
         done = subprocess.run([str(rsh), node.name, "true"], capture_output=True, text=True,

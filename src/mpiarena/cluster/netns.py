@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 
+from .. import tools
 from ..errors import ArenaError
 
 PREFIX = "mpiarena-"  # every namespace mpiarena makes starts with this
 
 
 def _run(*argv: str) -> str:
+    tools.require(argv[0], "an emulated cluster")
     done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise ArenaError(f"{' '.join(argv)} failed: {done.stderr.strip() or done.stdout.strip()}")
     return done.stdout
 
 
+def _quiet(*argv: str) -> str:
+    """The output of an ip command whose failure means there is nothing to act on: no such
+    namespace or link, or no ip at all (none can have been made without it)."""
+    if tools.find(argv[0]) is None:
+        return ""
+    return subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
+
+
 def existing() -> list[str]:
     """Every network namespace whose name mpiarena gave; none where iproute2 is missing (no
     emulated cluster can have been made there: containers and minimal images lack `ip`)."""
-    if shutil.which("ip") is None:
-        return []
-    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True).stdout
+    out = _quiet("ip", "-j", "netns", "list")
     return [n["name"] for n in json.loads(out or "[]") if n["name"].startswith(PREFIX)]
 
 
@@ -34,7 +41,7 @@ def add(ns: str) -> None:
 
 def delete(ns: str) -> None:
     """Remove a namespace; its veth ends and qdiscs go with it."""
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True, stdin=subprocess.DEVNULL)
+    _quiet("ip", "netns", "del", ns)
 
 
 def bridge(ns: str, name: str = "br0") -> None:
@@ -82,8 +89,7 @@ def bytes_sent(ns: str, dev: str) -> int:
 
 def pids_in(ns: str) -> list[int]:
     """Processes whose network namespace is ns."""
-    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
+    return [int(p) for p in _quiet("ip", "netns", "pids", ns).split()]
 
 
 def host_link_name(index: int) -> str:
@@ -93,7 +99,7 @@ def host_link_name(index: int) -> str:
 
 def delete_link(name: str) -> None:
     """Delete a link of this namespace if it exists (a veth takes its peer with it)."""
-    subprocess.run(["ip", "link", "del", name], capture_output=True, stdin=subprocess.DEVNULL)
+    _quiet("ip", "link", "del", name)
 
 
 def host_link(name: str, switch_ns: str, address: str) -> None:

@@ -205,7 +205,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     ids, user_prefixes = parse_user_impls(selection.impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
-    impls = select(found, ids)
+    impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
     from ..report import terminal  # loads numpy: only the commands that need it
 
     def summarise(store: Store, run_id: int) -> None:

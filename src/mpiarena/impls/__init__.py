@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ArenaError
@@ -37,13 +38,18 @@ def parse_user_impls(specs: tuple[str, ...]) -> tuple[list[str], dict[str, Path]
     return ids, user
 
 
-def select(found: list[Found], ids: list[str]) -> list[Implementation]:
-    """The usable implementations named by ids (all usable ones when ids is empty)."""
+def select(found: list[Found], ids: list[str],
+           say: Callable[[str], None] | None = None) -> list[Implementation]:
+    """The usable implementations named by ids (all usable ones when ids is empty: then each
+    found but unusable, e.g. for a program missing, is one line to `say`)."""
     usable = {f.name: f.impl for f in found if f.impl is not None}
     if not ids:
         if not usable:
             raise ArenaError("no usable MPI implementation found; run 'mpiarena doctor' to see "
                              "what to install")
+        for f in found:
+            if f.impl is None and say is not None:
+                say(f"note: {f.name} left out: {f.problem}" + (f" ({f.fix})" if f.fix else ""))
         return list(usable.values())
     chosen = []
     for wanted in ids:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import core_env, tags, users
+from .. import core_env, tags, tools, users
 from ..cluster.placement import Placement
 from ..procs import alive, last_words, run_as, start_as, wait_until
 from ..users import RankUser
@@ -74,8 +74,7 @@ class LamUniverse:
         # ranks killed outright leave usysv's shared memory and semaphores behind; another
         # universe still up may own the new ones, so they are left to its own halt
         if not _other_universes(self.suffix):
-            for kind, ident in _sysv_ipc(self.user) - self.ipc_before:
-                subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
+            _remove_ipc(_sysv_ipc(self.user) - self.ipc_before)
 
     def _halt(self) -> None:
         """lamhalt on every node (lamwipe if it fails); it returns before its lamd has exited."""
@@ -128,16 +127,17 @@ class Lam(FamilyDefaults):
         if user is None or os.geteuid() != 0:
             return
         left = _sysv_ipc(user)
-        if _has_processes(user.uid):
-            return
-        for kind, ident in left:
-            subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
+        if not _has_processes(user.uid):
+            _remove_ipc(left)
 
     def detect(self) -> list[Found]:
-        if not WRAPPER.exists() or not shutil.which("lamboot"):
+        if not WRAPPER.exists():
             return []
         version = _laminfo_version()
         impl_id = f"lam-{version}"
+        if tools.find("lamboot") is None:
+            return [Found(impl_id, problem="lamboot, which boots LAM's daemons, is not installed",
+                          fix=f"apt-get install {tools.TOOLS['lamboot'].package}")]
         if os.geteuid() == 0 and users.lookup() is None:
             return [Found(impl_id, problem="LAM/MPI refuses to run as root and the rank user "
                           f"'{users.name()}' does not exist", fix="mpiarena setup")]
@@ -182,6 +182,13 @@ def _sysv_ipc(user: RankUser | None) -> set[tuple[str, str]]:
         column = 7 if kind == "m" else 4  # uid
         found |= {(kind, f[1]) for f in (ln.split() for ln in lines) if int(f[column]) == uid}
     return found
+
+
+def _remove_ipc(objects: set[tuple[str, str]]) -> None:
+    """ipcrm each System V object; without ipcrm they stay (a note says so, once)."""
+    if objects and tools.optional("ipcrm") is not None:
+        for kind, ident in objects:
+            subprocess.run(["ipcrm", f"-{kind}", ident], capture_output=True, check=False)
 
 
 def _session_pids(suffix: str) -> set[int]:

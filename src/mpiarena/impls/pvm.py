@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import core_env
+from .. import core_env, tools
 from ..cluster.placement import Placement
 from ..procs import as_user, last_words
 from ..users import RankUser
@@ -20,13 +20,14 @@ from .base import FamilyDefaults, Found, Implementation, Launch
 
 ROOT = Path("/usr/lib/pvm3")
 HEADER = Path("/usr/include/pvm3.h")
-PVMD = Path("/usr/bin/pvmd")
 
 
 class PvmDaemon:
     """Start pvmd with a generated host file and a private PVM_TMP; halt it afterwards."""
 
-    def __init__(self, workdir: Path, user: RankUser | None, placement: Placement | None):
+    def __init__(self, pvmd: Path, workdir: Path, user: RankUser | None,
+                 placement: Placement | None):
+        self.pvmd = pvmd
         name = f"pvm-{uuid.uuid4().hex[:12]}"
         self.tmp = workdir / name
         self.hosts = workdir / f"{name}.hosts"
@@ -51,7 +52,7 @@ class PvmDaemon:
         run_env = {**env, **extra}
         if self.user is not None:
             run_env.update(HOME=self.user.home, USER=self.user.name, LOGNAME=self.user.name)
-        argv = [str(PVMD), str(self.hosts)]
+        argv = [str(self.pvmd), str(self.hosts)]
         if self.placement:
             argv = self.placement.on_head(argv, self.workdir)
         with open(self.log, "w") as out:
@@ -72,7 +73,7 @@ class PvmDaemon:
         """True once pvmd has added every node of the placement (it does so in the background)."""
         if self.placement is None or len(self.placement.used) < 2:
             return True
-        argv = [str(PVMD.parent / "pvm")]
+        argv = [str(self.pvmd.parent / "pvm")]
         argv = self.placement.on_head(argv, self.workdir)
         done = subprocess.run(argv, input="conf\n", capture_output=True, text=True, env=env,
                               cwd=self.workdir, timeout=10, **as_user(self.user, self.placement))
@@ -100,16 +101,23 @@ class Pvm(FamilyDefaults):
     window_timing = False  # see plan.timing
 
     def detect(self) -> list[Found]:
-        if not HEADER.exists() and not PVMD.exists():
+        """PVM where its header is (pvm-dev) and pvmd on PATH (pvm), its console beside it;
+        the core is built with the C compiler on PATH (building says so where none is)."""
+        pvmd = tools.find("pvmd")
+        if not HEADER.exists() and pvmd is None:
             return []
-        if not HEADER.exists() or not PVMD.exists():
-            return [Found("pvm", problem="PVM is only half installed (pvm3.h or pvmd missing)",
-                          fix=self.install_hint)]
+        console = pvmd is None or (pvmd.parent / "pvm").exists()  # beside the pvmd found
+        missing = [name for name, there in ((str(HEADER), HEADER.exists()),
+                                            ("pvmd", pvmd is not None),
+                                            ("the console pvm", console)) if not there]
+        if missing or pvmd is None:
+            return [Found("pvm", problem=f"PVM is only half installed: {', '.join(missing)} "
+                          "missing", fix=self.install_hint)]
         version = next((ln.split('"')[1] for ln in HEADER.read_text().splitlines()
                         if ln.startswith("#define") and "PVM_VER" in ln), "3")
-        cc = Path(shutil.which("gcc") or "/usr/bin/gcc")
         impl_id = f"pvm-{version}"
-        return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, PVMD))]
+        cc = tools.compiler() or Path(tools.COMPILERS[0])
+        return [Found(impl_id, Implementation(impl_id, "pvm", version, "debian", cc, pvmd))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
@@ -127,7 +135,7 @@ class Pvm(FamilyDefaults):
 
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> PvmDaemon:
-        return PvmDaemon(workdir, user, placement)
+        return PvmDaemon(impl.launcher, workdir, user, placement)
 
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,

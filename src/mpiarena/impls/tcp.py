@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import platform
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import core_env
+from .. import core_env, tools
 from ..cluster.placement import Placement
 from ..whatran import Cvar
 from .base import Daemonless, Found, Implementation, Launch
@@ -25,12 +24,9 @@ class Tcp(Daemonless):
     min_np = 2  # exactly two processes: a 1-rank cell (application kernels) is not planned
 
     def detect(self) -> list[Found]:
-        cc = shutil.which("gcc") or shutil.which("cc")
-        if cc is None:
-            return [Found("tcp", problem="no C compiler", fix=self.install_hint)]
+        cc = tools.compiler() or Path(tools.COMPILERS[0])  # none: building says so
         version = platform.release().split("-")[0]
-        return [Found("tcp", Implementation("tcp", "tcp", version, "kernel", Path(cc),
-                                            Path(cc)))]
+        return [Found("tcp", Implementation("tcp", "tcp", version, "kernel", cc, cc))]
 
     def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
         return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
