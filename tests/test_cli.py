@@ -121,12 +121,15 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--bench", "pingpong,,bcast"], "has an empty benchmark name"),
     (["run", "--np", ""], "bad rank count list ''"),
     (["run", "--timeout", "-1"],
-     "'-1' is not a finite number of seconds above 0; e.g. --timeout 60"),
-    (["run", "--timeout", "soon"], "'soon' is not a finite number of seconds above 0"),
-    (["run", "--max-time", "0"],
-     "'0' is not a finite number of seconds above 0; e.g. --max-time 60"),
-    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a finite number of seconds above 0"),
-    (["run", "--timeout", "inf"], "'inf' is not a finite number of seconds above 0"),
+     "'-1' is not a duration above 0; give seconds or a unit, e.g. --timeout 90s, 3m or 1h"),
+    (["run", "--timeout", "soon"], "'soon' is not a duration above 0"),
+    (["run", "--max-time", "0"], "'0' is not a duration above 0; give seconds or a unit, e.g. "
+     "--max-time 90s"),
+    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a duration above 0"),
+    (["run", "--timeout", "inf"], "'inf' is not a duration above 0"),
+    (["run", "--budget", "3x"], "'3x' is not a duration above 0; give seconds or a unit, e.g. "
+     "--budget 90s, 3m or 1h, or off for none"),
+    (["app", "--np", "2,4", "--", "prog"], "this command runs at one rank count"),
     (["export", "--format", "xml"], "'xml' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, db):
@@ -249,7 +252,7 @@ def test_where_options_reach_each_command_as_one_choice(tmp_path, db):
     one line naming all three, before anything runs."""
     hosts = tmp_path / "hosts"
     hosts.write_text("localhost\n")
-    for argv in (["run"], ["tune", "-o", str(tmp_path / "tuned")], ["reproduce", "nevin1996"]):
+    for argv in (["run"], ["tune", "--dir", str(tmp_path / "tuned")], ["reproduce", "nevin1996"]):
         bad = mpiarena(*argv, "--cluster", "emulated:nodes=2", "--hosts", str(hosts), "--db", db)
         assert bad.returncode == 2, (argv, bad.stderr)
         assert bad.stderr.strip() == ("mpiarena: error: choose one of --cluster, --hosts and "

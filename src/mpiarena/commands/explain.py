@@ -13,7 +13,7 @@ from .options import RANK_COUNTS, console, db_option
 @click.argument("run")
 @click.argument("variant_a")
 @click.argument("variant_b")
-@click.option("--bench", default="pingpong", show_default=True,
+@click.option("--bench", metavar="BENCHMARKS", default="pingpong", show_default=True,
               help="comma-separated point-to-point or collective benchmarks the run measured "
               "over sizes, each explained in turn")
 @click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, each "

@@ -65,8 +65,9 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
 
 @click.command("history")
 @options.impl_option("only this implementation or variant (repeatable)")
-@click.option("--bench", help="only these benchmarks, e.g. pingpong,allreduce")
-@click.option("--sizes", help="only these message sizes, e.g. 8,64K or 1K..1M")
+@click.option("--bench", metavar="BENCHMARKS",
+              help="only these benchmarks, e.g. pingpong,allreduce")
+@click.option("--sizes", metavar="SIZES", help="only these message sizes, e.g. 8,64K or 1K..1M")
 @options.renamed("--size", "--sizes", "sizes")
 @click.option("--np", "nps", type=options.RANK_COUNTS, help="only these rank counts, e.g. 2,4")
 @click.option("--follow", "follows", multiple=True, help="OLD=NEW: NEW continues OLD's series "

@@ -43,7 +43,8 @@ def db_option(f: F) -> F:
 
 def impl_option(help: str, required: bool = False) -> Callable[[F], F]:
     """--impl (repeatable) into `impl_specs`: implementation ids or NAME=/prefix."""
-    return click.option("--impl", "impl_specs", multiple=True, required=required, help=help)
+    return click.option("--impl", "impl_specs", multiple=True, required=required, metavar="ID",
+                        help=help)
 
 
 def output_option(help: str, **kwargs: Any) -> Callable[[F], F]:
@@ -249,8 +250,7 @@ def renamed(old: str, new: str, dest: str, **kwargs: Any) -> Callable[[F], F]:
     `dest` as `new` does for this release, with a one-line notice when given."""
     def notice(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if ctx.get_parameter_source(dest) == ParameterSource.COMMANDLINE:
-            deprecated(f"{old.split('/')[-1]} is now {new} (the old spelling goes in the next "
-                       "release)")
+            deprecated(f"{old} is now {new} (the old spelling goes in the next release)")
         return value
     return click.option(*old.split("/"), dest, hidden=True, callback=notice, **kwargs)
 

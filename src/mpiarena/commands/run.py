@@ -167,10 +167,11 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     click.option("--suite", default="quick", show_default=True,
                  help=f"{', '.join(builtin_names())}, or FILE.toml"),
     impl_option("ids to compare, or NAME=/prefix"),
-    click.option("--bench", help="comma-separated benchmarks, e.g. pingpong,bcast"),
+    click.option("--bench", metavar="BENCHMARKS",
+                 help="comma-separated benchmarks, e.g. pingpong,bcast"),
     click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, e.g. "
                  "2,4 (default: the suite's, at most one rank per core)"),
-    click.option("--sizes", help="message sizes, e.g. 0,1,8,1K..4M"),
+    click.option("--sizes", metavar="SIZES", help="message sizes, e.g. 0,1,8,1K..4M"),
     click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"))
 @options.grouped(
     "measurement", Measurement.parse,

@@ -128,11 +128,11 @@ def _run(db: str, ref: str) -> RunData:
 
 
 @click.command("simulate")
-@click.option("--bench", default=None, help=f"benchmarks (default {DEFAULT_BENCH}; point-to-point "
-              "and collectives only)")
+@click.option("--bench", metavar="BENCHMARKS", help=f"benchmarks (default {DEFAULT_BENCH}; "
+              "point-to-point and collectives only)")
 @click.option("--np", "nps_given", type=options.RANK_COUNTS, default=None,
               help="simulated rank counts (default 8,64; e.g. 8,64,256,1024)")
-@click.option("--sizes", default=None, help=f"message sizes (default {DEFAULT_SIZES})")
+@click.option("--sizes", metavar="SIZES", help=f"message sizes (default {DEFAULT_SIZES})")
 @click.option("--selector", default="mpich,ompi", show_default=True,
               help="whose collective selection logic SMPI copies: mpich, ompi, impi, mvapich2, "
               "default (SMPI's own)")

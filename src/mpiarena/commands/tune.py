@@ -27,12 +27,14 @@ from .options import (
 
 @click.command("tune")
 @impl_option("ids to tune, or NAME=/prefix")
-@click.option("--bench", "colls", default="allreduce,bcast", show_default=True,
+@click.option("--bench", "colls", metavar="BENCHMARKS", default="allreduce,bcast",
+              show_default=True,
               help="the collectives to tune: allreduce, bcast, reduce, allgather, alltoall")
 @options.renamed("--coll", "--bench", "colls")
 @click.option("--np", "nps", type=RANK_COUNTS,
               help="rank counts, e.g. 2,4 (default 2; --verify: the tuned ones)")
-@click.option("--sizes", help="message sizes (default 8,1K,64K,1M; --verify: the tuned ones)")
+@click.option("--sizes", metavar="SIZES",
+              help="message sizes (default 8,1K,64K,1M; --verify: the tuned ones)")
 @click.option("--algorithms", help="only these algorithm names, e.g. ring,binomial")
 @click.option("--launches", default=8, show_default=True, type=int,
               help="independent launches of each variant per rank count")
