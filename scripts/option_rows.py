@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from mpiarena.commands import cli
+from mpiarena.commands.options import OLD_PREFIX
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "commands.md"
 BEGIN = ("<!-- option rows: made by scripts/option_rows.py from the commands' definitions; "
@@ -53,8 +54,8 @@ def old_spellings(command: click.Command) -> list[str]:
     """The old spellings a command still takes this release, each with its new one."""
     current = {p.name: p for p in options(command)}
     return [f"{'/'.join(f'`{o}`' for o in p.opts)} (now "
-            f"{'/'.join(f'`{o}`' for o in current[p.name].opts) if p.name in current else '?'})"
-            for p in command.params if isinstance(p, click.Option) and p.hidden]
+            f"{'/'.join(f'`{o}`' for o in current[p.name.removeprefix(OLD_PREFIX)].opts)})"
+            for p in command.params if isinstance(p, click.Option) and p.hidden and p.name]
 
 
 def _default(p: click.Option) -> str:

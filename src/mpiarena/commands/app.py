@@ -158,4 +158,4 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         sys.exit(130)
     if not any(result.figure("wall").values.values()):
         raise ArenaError(f"the program failed in every timed launch (run {outcome.run_id} keeps "
-                         "them): 'mpiarena show --output' prints what it said")
+                         "them): 'mpiarena show --launch-output' prints what it said")

@@ -69,7 +69,7 @@ def grouped(into: str, build: Callable[..., Any],
     for decorate in reversed(decorators):
         decorate(probe)
     params: list[click.Parameter] = vars(probe)["__click_params__"]
-    names = list(dict.fromkeys(p.name for p in params if p.name))  # an old spelling shares one
+    names = [p.name for p in params if p.name and p.expose_value]
 
     def wrap(f: F) -> F:
         @functools.wraps(f)
@@ -247,12 +247,19 @@ def deprecated(notice: str) -> None:
 
 def renamed(old: str, new: str, dest: str, **kwargs: Any) -> Callable[[F], F]:
     """Option `old` (flags as click takes them, e.g. '-o/--output'), hidden, still setting
-    `dest` as `new` does for this release, with a one-line notice when given."""
-    def notice(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if ctx.get_parameter_source(dest) == ParameterSource.COMMANDLINE:
+    `dest` as `new` does for this release, with a one-line notice when given. Its own name is
+    OLD_PREFIX + dest: click's parser keys what it reads by name, and the two must not share."""
+    def take(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if param.name and ctx.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:
             deprecated(f"{old} is now {new} (the old spelling goes in the next release)")
+            ctx.params[dest] = value
+            ctx.set_parameter_source(dest, ParameterSource.COMMANDLINE)  # --new's default loses
         return value
-    return click.option(*old.split("/"), dest, hidden=True, callback=notice, **kwargs)
+    return click.option(*old.split("/"), OLD_PREFIX + dest, hidden=True, expose_value=False,
+                        callback=take, **kwargs)
+
+
+OLD_PREFIX = "old_spelling_of_"
 
 
 class RankCounts(click.ParamType[tuple[int, ...]]):
