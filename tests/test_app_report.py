@@ -80,22 +80,22 @@ def test_show_is_the_app_text(runs: Runs):
 
 
 def test_show_output_lists_every_launch_and_its_output(runs: Runs):
-    done = mpiarena("show", "1", "--output", "--lines", "40", "--db", runs.db)
+    done = mpiarena("show", "1", "--launch-output", "--lines", "40", "--db", runs.db)
     assert done.returncode == 0, done.stderr
     heads = re.findall(r"^launch (\d+): (\S+) (timed|warmup|profiled) (\d+), ok", done.stdout,
                        re.M)
     assert [int(h[0]) for h in heads] == [x.id for x in runs.result.launches]
     assert len(heads) == 2 * (1 + 1 + 6)  # a profiled, a warm-up and 6 timed launches each
     assert done.stdout.count("65536 bytes") >= len(heads)  # NetPIPE's last line, every launch
-    short = mpiarena("show", "1", "--output", "--lines", "1", "--db", runs.db).stdout
+    short = mpiarena("show", "1", "--launch-output", "--lines", "1", "--db", runs.db).stdout
     assert "(last 1 of" in short and len(short) < len(done.stdout)
 
 
 def test_show_output_of_a_benchmark_run_is_one_error_line(runs: Runs):
-    done = mpiarena("show", "2", "--output", "--db", runs.db)
+    done = mpiarena("show", "2", "--launch-output", "--db", runs.db)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "mpiarena: error: run 2 is not an app run: --output shows the output of an "
+        "mpiarena: error: run 2 is not an app run: --launch-output shows the output of an "
         "'mpiarena app' run's launches"]
 
 

@@ -12,6 +12,7 @@ import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
+import click
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
@@ -121,12 +122,15 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--bench", "pingpong,,bcast"], "has an empty benchmark name"),
     (["run", "--np", ""], "bad rank count list ''"),
     (["run", "--timeout", "-1"],
-     "'-1' is not a finite number of seconds above 0; e.g. --timeout 60"),
-    (["run", "--timeout", "soon"], "'soon' is not a finite number of seconds above 0"),
-    (["run", "--max-time", "0"],
-     "'0' is not a finite number of seconds above 0; e.g. --max-time 60"),
-    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a finite number of seconds above 0"),
-    (["run", "--timeout", "inf"], "'inf' is not a finite number of seconds above 0"),
+     "'-1' is not a duration above 0; give seconds or a unit, e.g. --timeout 90s, 3m or 1h"),
+    (["run", "--timeout", "soon"], "'soon' is not a duration above 0"),
+    (["run", "--max-time", "0"], "'0' is not a duration above 0; give seconds or a unit, e.g. "
+     "--max-time 90s"),
+    (["reproduce", "cleary2006", "--timeout", "-1"], "is not a duration above 0"),
+    (["run", "--timeout", "inf"], "'inf' is not a duration above 0"),
+    (["run", "--budget", "3x"], "'3x' is not a duration above 0; give seconds or a unit, e.g. "
+     "--budget 90s, 3m or 1h, or off for none"),
+    (["app", "--np", "2,4", "--", "prog"], "this command runs at one rank count"),
     (["export", "--format", "xml"], "'xml' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, db):
@@ -249,7 +253,7 @@ def test_where_options_reach_each_command_as_one_choice(tmp_path, db):
     one line naming all three, before anything runs."""
     hosts = tmp_path / "hosts"
     hosts.write_text("localhost\n")
-    for argv in (["run"], ["tune", "-o", str(tmp_path / "tuned")], ["reproduce", "nevin1996"]):
+    for argv in (["run"], ["tune", "--dir", str(tmp_path / "tuned")], ["reproduce", "nevin1996"]):
         bad = mpiarena(*argv, "--cluster", "emulated:nodes=2", "--hosts", str(hosts), "--db", db)
         assert bad.returncode == 2, (argv, bad.stderr)
         assert bad.stderr.strip() == ("mpiarena: error: choose one of --cluster, --hosts and "
@@ -281,3 +285,80 @@ def test_a_reading_command_never_makes_a_store(tmp_path, command):
     done = mpiarena(*command, "--db", str(db))
     assert done.returncode == 2 and f"no store at {db}" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not db.exists()
+
+
+OSU_LATENCY = Path(__file__).parent / "suite-output" / "osu-5.3" / "osu_latency.out"
+
+
+@pytest.fixture
+def imported(db: str) -> str:
+    """A store of one imported OSU latency run (no MPI job): run 1, variant mpich-4.0.2."""
+    done = mpiarena("import", "osu", str(OSU_LATENCY), "--impl", "mpich-4.0.2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"stored run 1 in {Path(db).resolve()}"
+    return db
+
+
+# each old spelling: its arguments, what says the new one took its value, the notice
+OLD_SPELLINGS = {
+    "history --size": (["history", "--size", "8"], "pingpong 8 B", "--size is now --sizes"),
+    "plot -o": (["plot", "1", "-o", "{tmp}/plots"], "files to {tmp}/plots",
+                "-o/--output is now --dir"),
+    "show --output": (["show", "1", "--output"], "--launch-output shows the output of an",
+                      "--output is now --launch-output"),
+    "tune --coll": (["tune", "--impl", "mpich-4.0.2", "--coll", "barrierx", "--dir", "{tmp}/t"],
+                    "--bench barrierx: mpiarena tunes", "--coll is now --bench"),
+    "tune -o": (["tune", "-o", "{tmp}/t"], "tune needs --impl ID", "-o/--output is now --dir"),
+    "run --time 30": (["run", "--time", "30"], "go with --sbatch",
+                      "--time 30: a bare number is minutes in this release"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OLD_SPELLINGS))
+def test_an_old_spelling_still_works_with_a_one_line_notice(spelling, imported, tmp_path):
+    args, took, notice = OLD_SPELLINGS[spelling]
+    done = mpiarena(*(a.format(tmp=tmp_path) for a in args), "--db", imported)
+    said = done.stdout + done.stderr
+    assert took.format(tmp=tmp_path) in said, said
+    notices = [ln for ln in done.stderr.splitlines() if ln.startswith("mpiarena: deprecated:")]
+    assert len(notices) == 1 and notice in notices[0], done.stderr
+
+
+def test_one_duration_parser_a_bare_number_is_seconds():
+    from mpiarena.commands.options import DURATION, DURATION_OR_OFF, SlurmTime
+
+    assert [DURATION.convert(t, None, None) for t in ("90", "90s", "1.5m", "1h")] == \
+        [90.0, 90.0, 90.0, 3600.0]
+    assert DURATION_OR_OFF.convert("off", None, None) == 0.0
+    with pytest.raises(click.BadParameter, match="not a duration above 0"):
+        DURATION.convert("off", None, None)
+    # Slurm's own forms kept, a unit converted to H:MM:SS (rounded up to a second)
+    assert [SlurmTime().convert(t, None, None) for t in ("1:30:00", "2-12", "90s", "1.5h")] == \
+        ["1:30:00", "2-12", "0:01:30", "1:30:00"]
+
+
+def test_np_is_one_rank_count_list_everywhere():
+    from mpiarena.commands.options import ONE_RANK_COUNT, RANK_COUNTS
+
+    assert RANK_COUNTS.convert("2,4", None, None) == (2, 4)
+    assert ONE_RANK_COUNT.convert("4", None, None) == (4,)
+    with pytest.raises(click.BadParameter, match="runs at one rank count"):
+        ONE_RANK_COUNT.convert("2,4", None, None)
+    commands = dict(_option_types())
+    assert {commands[c] for c in commands} == {"ranks"}, commands
+
+
+def _option_types():
+    """(command, the type of its --np) for every command that has one."""
+    from mpiarena.commands import COMMANDS
+
+    for command in COMMANDS:
+        for p in command.params:
+            if isinstance(p, click.Option) and "--np" in p.opts:
+                yield command.name, p.type.name
+
+
+def test_run_help_says_percent_once():
+    done = mpiarena("run", "--help")
+    text = " ".join(done.stdout.split())
+    assert "95% CI" in text and "e.g. 2%" in text and "%%" not in text

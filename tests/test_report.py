@@ -257,7 +257,7 @@ def test_a_figure_drawn_once_has_the_pixels_savefig_gives(run_db: str):
 
 def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):
     out = tmp_path / "figs"
-    done = mpiarena("plot", "latest", "-o", str(out), "--db", run_db)
+    done = mpiarena("plot", "latest", "--dir", str(out), "--db", run_db)
     assert done.returncode == 0, done.stderr
     expected = ["winners", "pingpong-np2-models", "pingpong-np2-time", "pingpong-np2-bandwidth",
                 "pingpong-np2-signature", "pingpong-np2-relative", "bcast-np2-time",

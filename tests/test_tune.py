@@ -219,9 +219,9 @@ def test_a_cell_made_worse_says_so():
 
 @_need(OMPI)
 def test_tune_measures_chooses_writes_and_reports(shared_dir, db, tmp_path):
-    res = mpiarena("tune", "--impl", "openmpi-4.1.4", "--coll", "bcast", "--algorithms",
+    res = mpiarena("tune", "--impl", "openmpi-4.1.4", "--bench", "bcast", "--algorithms",
                    "scatter_allgather,pipeline", "--sizes", "64K,1M", "--launches", "2",
-                   "-o", str(shared_dir), "--db", db)
+                   "--dir", str(shared_dir), "--db", db)
     assert res.returncode == 0, res.stderr
     manifest = json.loads((shared_dir / "tuning.json").read_text())
     rules = Path(manifest["files"]["openmpi-4.1.4"]["path"])
@@ -256,7 +256,7 @@ def test_an_algorithm_that_fails_is_reported_and_left_out(shared_dir, db, monkey
 
 
 @pytest.mark.parametrize("args", [
-    ("--impl", "openmpi-4.1.4", "--coll", "barrierx", "-o", "/tmp/x"),
+    ("--impl", "openmpi-4.1.4", "--bench", "barrierx", "--dir", "/tmp/x"),
     ("--impl", "openmpi-4.1.4"),
     ("--verify", "/nonexistent-dir"),
 ])

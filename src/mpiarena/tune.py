@@ -73,8 +73,8 @@ class Tuning:
 def check_colls(colls: tuple[str, ...]) -> None:
     bad = [c for c in colls if c not in TUNABLE]
     if bad:
-        raise ArenaError(f"--coll {','.join(bad)}: mpiarena tunes {', '.join(TUNABLE)}; e.g. "
-                         "--coll allreduce,bcast")
+        raise ArenaError(f"--bench {','.join(bad)}: mpiarena tunes {', '.join(TUNABLE)}; e.g. "
+                         "--bench allreduce,bcast")
 
 
 def _suite(name: str, m: Measure, variants: tuple[VariantSpec, ...]) -> Suite:
@@ -184,7 +184,7 @@ def read_manifest(directory: Path) -> Manifest:
     try:
         data = json.loads((directory / MANIFEST).read_text())
     except FileNotFoundError as e:
-        raise ArenaError(f"{directory} holds no {MANIFEST}; give the -o DIR of an earlier "
+        raise ArenaError(f"{directory} holds no {MANIFEST}; give the --dir DIR of an earlier "
                          "'mpiarena tune'") from e
     except (OSError, json.JSONDecodeError) as e:
         raise ArenaError(f"cannot read {directory / MANIFEST}: {e}") from e

@@ -16,7 +16,15 @@ from ..impls import Implementation, discover, family_of, parse_user_impls, selec
 from ..programs import Metric
 from ..status import RunStatus
 from . import options
-from .options import SECONDS, console, db_option, err, impl_option
+from .options import (
+    DURATION,
+    DURATION_HELP,
+    ONE_RANK_COUNT,
+    console,
+    db_option,
+    err,
+    impl_option,
+)
 
 
 @dataclass(frozen=True)
@@ -32,11 +40,9 @@ class Launches:
     seed: int
 
     @classmethod
-    def parse(cls, np_: int, launches: int, warmup: int, timeout: float,
+    def parse(cls, np_: tuple[int, ...], launches: int, warmup: int, timeout: float,
               metric: tuple[str, ...], higher: tuple[str, ...], no_profile: bool,
               seed: int | None) -> Launches:
-        if np_ < 1:
-            raise ArenaError(f"--np must be 1 or more, got {np_}")
         if launches < 1 or warmup < 0:
             raise ArenaError("--launches must be 1 or more and --warmup 0 or more")
         metrics = tuple(Metric.parse(m, frozenset(higher)) for m in metric)
@@ -45,7 +51,7 @@ class Launches:
             raise ArenaError(f"--higher {', '.join(sorted(unknown))}: no --metric of that name")
         if len({m.name for m in metrics}) != len(metrics):
             raise ArenaError("two --metric options share a name; give each its own")
-        return cls(np_, launches, warmup, timeout, metrics, not no_profile,
+        return cls(np_[0], launches, warmup, timeout, metrics, not no_profile,
                    seed if seed is not None else 0)
 
 
@@ -82,13 +88,15 @@ def _mpi_only(impls: list[Implementation], named: bool) -> list[Implementation]:
               "(repeat per library); PROGRAM then holds only its arguments")
 @options.grouped(
     "how", Launches.parse,
-    click.option("--np", "np_", default=2, show_default=True, help="ranks per launch"),
+    click.option("--np", "np_", type=ONE_RANK_COUNT, default="2", show_default=True,
+                 help="ranks per launch: one rank count (an app run compares libraries at one)"),
     click.option("--launches", default=10, show_default=True,
                  help="timed launches per library (the statistics' unit)"),
     click.option("--warmup", default=0, show_default=True,
                  help="launches per library run first and discarded"),
-    click.option("--timeout", default=600.0, show_default=True, type=SECONDS,
-                 help="seconds one launch may take before it is killed"),
+    click.option("--timeout", default="600s", show_default=True, type=DURATION,
+                 help=f"how long one launch may take before it is killed ({DURATION_HELP}); "
+                 "600s: a whole program runs far longer than a benchmark's cell"),
     click.option("--metric", multiple=True, help="NAME=REGEX: a figure the program prints, the "
                  "regex's first group the number (last match); lower is better"),
     click.option("--higher", multiple=True, help="NAME: that metric is better higher (a rate)"),
@@ -144,9 +152,10 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
 
     result = analyze(store, outcome.run_id)
     render(result, console)
+    options.say_stored(db, [outcome.run_id])
     if outcome.status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
         sys.exit(130)
     if not any(result.figure("wall").values.values()):
         raise ArenaError(f"the program failed in every timed launch (run {outcome.run_id} keeps "
-                         "them): 'mpiarena show --output' prints what it said")
+                         "them): 'mpiarena show --launch-output' prints what it said")

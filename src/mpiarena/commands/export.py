@@ -25,9 +25,10 @@ from .options import db_option, output_option
 @output_option("file (default: stdout)")
 @db_option
 def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -> None:
-    """Every observation of one run, every rank, as CSV or JSON; or, with --summary, its
-    figures, intervals and verdicts (schema: report/summary.schema.json); --format perflog:
-    ReFrame performance log lines, one per cell, variant and figure. An app run: every launch
+    """Every observation of one run (an id from 'list'; default: latest), every rank, as CSV or
+    JSON; or, with --summary, its figures, intervals and verdicts (schema:
+    report/summary.schema.json); --format perflog: ReFrame performance log lines, one per cell,
+    variant and figure. An app run: every launch
     and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
     from ..analysis.program import analyze, is_app_run
     from ..report import program_export

@@ -10,7 +10,6 @@ import click
 
 from ..errors import ArenaError
 from ..results import RunData, load
-from ..sizes import parse_size
 from ..store import Store
 from . import options
 from .ci import CI, ci_options, finish
@@ -66,9 +65,11 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
 
 @click.command("history")
 @options.impl_option("only this implementation or variant (repeatable)")
-@click.option("--bench", help="only these benchmarks, e.g. pingpong,allreduce")
-@click.option("--size", "sizes", help="only these message sizes, e.g. 8,64K")
-@click.option("--np", "nps", help="only these rank counts, e.g. 2,4")
+@click.option("--bench", metavar="BENCHMARKS",
+              help="only these benchmarks, e.g. pingpong,allreduce")
+@click.option("--sizes", metavar="SIZES", help="only these message sizes, e.g. 8,64K or 1K..1M")
+@options.renamed("--size", "--sizes", "sizes")
+@click.option("--np", "nps", type=options.RANK_COUNTS, help="only these rank counts, e.g. 2,4")
 @click.option("--follow", "follows", multiple=True, help="OLD=NEW: NEW continues OLD's series "
               "(e.g. mpich-4.0.2=mpich-5.0.2 after an upgrade); repeatable")
 @click.option("--since", help="only runs started from this one (a run id of the first --db) or "
@@ -76,11 +77,12 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
 @click.option("--html", type=click.Path(dir_okay=False), help="also write an HTML page: a plot "
               "per cell with each run's figure and interval, its decided changes marked")
 @click.option("--db", "dbs", multiple=True, default=("mpiarena.db",), show_default=True,
-              help="results store (SQLite file); repeat to follow runs across stores")
+              metavar="FILE",
+              help=f"{options.DB_HELP}; repeat to follow runs across stores")
 @ci_options
 def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | None,
-                nps: str | None, follows: tuple[str, ...], since: str | None, html: str | None,
-                dbs: tuple[str, ...], ci: CI) -> None:
+                nps: tuple[int, ...] | None, follows: tuple[str, ...], since: str | None,
+                html: str | None, dbs: tuple[str, ...], ci: CI) -> None:
     """Every run of the store in time order, per cell (implementation, variant, benchmark,
     size, ranks): the figure in each run with its interval, and each change from one run to
     the next (and the first to the last) called a regression or improvement only by compare's
@@ -96,12 +98,10 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
         raise ArenaError(f"no benchmark runs in {', '.join(dbs)}"
                          + (f" since {since}" if since else "") + "; start one with "
                          "'mpiarena run'")
-    keep = Filter(impl_specs, options.benchmarks(bench),
-                  None if sizes is None else tuple(parse_size(x) for x in sizes.split(",")),
-                  options.nps(nps))
+    keep = Filter(impl_specs, options.benchmarks(bench), options.sizes(sizes, False), nps)
     h = history(runs, keep, ci.threshold, follow)
     if not h.series:
-        raise ArenaError("no cell of these runs matches --impl, --bench, --size and --np; "
+        raise ArenaError("no cell of these runs matches --impl, --bench, --sizes and --np; "
                          "'mpiarena list' and 'mpiarena show RUN' show what they measured")
     words.render(h, labels, console)
     if html:

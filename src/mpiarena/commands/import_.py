@@ -18,7 +18,7 @@ from ..machine import cores as here_cores
 from ..records import ImplementationRecord
 from ..results import load
 from . import options
-from .options import console, db_option, err
+from .options import ONE_RANK_COUNT, console, db_option, err
 
 ID = re.compile(r"^[A-Za-z][\w.+]*(?:-[\w.+]+)*$")
 
@@ -55,20 +55,20 @@ def _implementation(impl_id: str) -> ImplementationRecord:
               "the files is one launch)")
 @click.option("--figure", help="which figure: imb t_max (default), t_avg or t_min; osu "
               "collectives run with -f: avg (default), max or min")
-@click.option("--np", "np_", type=click.IntRange(min=1), help="ranks, where the files do not "
-              "say (OSU's collectives)")
+@click.option("--np", "np_", type=ONE_RANK_COUNT, help="ranks, where the files do not say "
+              "(OSU's collectives): one rank count, as the files hold one run each")
 @click.option("--cores", type=click.IntRange(min=1), help="cores of the machine the files "
               "came from (default: this machine's)")
 @click.option("--into", help="an imported run of the same suite to add this library to, so "
               "'show' sets the two side by side")
 @db_option
 def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file: bool,
-               figure: str | None, np_: int | None, cores: int | None, into: str | None,
+               figure: str | None, np_: tuple[int, ...] | None, cores: int | None, into: str | None,
                db: str) -> None:
     """Read SUITE's output FILES (osu, imb, netpipe or repro) into a run of the store: what the
     suite measured is each cell's timing method, each run of the suite (or file) one launch,
     so show, report and compare judge them as mpiarena's own runs."""
-    choices = Choices(figure, np_)
+    choices = Choices(figure, np_[0] if np_ else None)
     parsed = [read(suite, Path(f), choices) for f in files]
     check(parsed, launch_per_file)
     impl = _implementation(impl_id)
@@ -92,3 +92,4 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
     from ..report import terminal
 
     terminal.render(load(store, done.run_id), console)
+    options.say_stored(db, [done.run_id])

@@ -1,12 +1,13 @@
-"""What the commands share: the consoles, the --db, --impl, -o and where options, options
-grouped into one record, the parsers of sizes, benchmarks and rank counts, and the sweep of what
-a crashed mpiarena left."""
+"""What the commands share: the consoles, the --db, --impl, -o, --dir and where options, options
+grouped into one record, the types of durations and rank counts, the parsers of sizes and
+benchmarks, old spellings with their notice, and the sweep of what a crashed mpiarena left."""
 
 from __future__ import annotations
 
 import functools
 import math
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from .. import paths
@@ -32,25 +34,35 @@ console = Console(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS
                   else 150)
 err = Console(stderr=True, highlight=False,
               width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
-DB_HELP = "results store (SQLite file)"
+DB_HELP = "results store (SQLite file), relative to the working directory"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def db_option(f: F) -> F:
     """--db FILE: the results store, mpiarena.db by default."""
-    return click.option("--db", default="mpiarena.db", show_default=True, help=DB_HELP)(f)
+    return click.option("--db", default="mpiarena.db", show_default=True, metavar="FILE",
+                        help=DB_HELP)(f)
 
 
 def impl_option(help: str, required: bool = False) -> Callable[[F], F]:
     """--impl (repeatable) into `impl_specs`: implementation ids or NAME=/prefix."""
-    return click.option("--impl", "impl_specs", multiple=True, required=required, help=help)
+    return click.option("--impl", "impl_specs", multiple=True, required=required, metavar="ID",
+                        help=help)
 
 
-def output_option(help: str, directory: bool = False, **kwargs: Any) -> Callable[[F], F]:
-    """-o/--output: a file, or with `directory` a directory."""
-    kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
-    return click.option("-o", "--output", type=kind, help=help, **kwargs)
+def output_option(help: str, **kwargs: Any) -> Callable[[F], F]:
+    """-o/--output FILE: in every command a file (a directory is --dir)."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), help=help, **kwargs)
+
+
+def dir_option(help: str, **kwargs: Any) -> Callable[[F], F]:
+    """--dir DIR into `directory` (with -o, its old spelling, for this release)."""
+    def both(f: F) -> F:
+        f = renamed("-o/--output", "--dir", "directory", type=click.Path(file_okay=False))(f)
+        return click.option("--dir", "directory", type=click.Path(file_okay=False), help=help,
+                            **kwargs)(f)
+    return both
 
 
 def grouped(into: str, build: Callable[..., Any],
@@ -61,7 +73,7 @@ def grouped(into: str, build: Callable[..., Any],
     for decorate in reversed(decorators):
         decorate(probe)
     params: list[click.Parameter] = vars(probe)["__click_params__"]
-    names = [p.name for p in params if p.name]
+    names = [p.name for p in params if p.name and p.expose_value]
 
     def wrap(f: F) -> F:
         @functools.wraps(f)
@@ -123,8 +135,9 @@ def sbatch_options(what: str) -> Callable[[F], F]:
                      "same command with --slurm, its script kept beside the store), follow it "
                      "and show what it measured"),
         click.option("--partition", help="with --sbatch: the partition (default: the cluster's)"),
-        click.option("--time", help="with --sbatch: the job's time limit, e.g. 30 (minutes), "
-                     "1:30:00"),
+        click.option("--time", type=SlurmTime(), help="with --sbatch: the job's time limit, "
+                     f"{DURATION_HELP}, or Slurm's H:M:S (a bare number is still minutes in "
+                     "this release)"),
         click.option("--nodes", help="with --sbatch: how many nodes, N or MIN-MAX"),
         click.option("--no-wait", is_flag=True, help="with --sbatch: print the job id and "
                      "return"),
@@ -167,47 +180,121 @@ def write_report(path: Path, text: str) -> None:
     click.echo(f"wrote {path} ({len(text.encode()) / 1024:.0f} KiB)")
 
 
-class Seconds(click.ParamType[float]):
-    """A finite number of seconds above 0."""
-
-    name = "seconds"
-
-    def convert(self, value: str | float, param: click.Parameter | None,
-                ctx: click.Context | None) -> float:
-        try:
-            seconds = float(value)
-        except ValueError:
-            seconds = math.nan
-        if not 0 < seconds < math.inf:
-            self.fail(f"'{value}' is not a finite number of seconds above 0; e.g. "
-                      f"{param.opts[0] if param else ''} 60", param, ctx)
-        return seconds
+UNITS = {"s": 1, "m": 60, "h": 3600}
+DURATION_HELP = "seconds, or with a unit: 90s, 3m, 1h"
 
 
-SECONDS = Seconds()
+def seconds_of(text: str) -> float:
+    """'90', '90s', '3m' or '1h' -> seconds (a bare number is seconds); NaN if not one."""
+    text = text.strip().lower()
+    scale = UNITS.get(text[-1:], 1)
+    try:
+        return float(text[:-1] if text[-1:] in UNITS else text) * scale
+    except ValueError:
+        return math.nan
 
 
 class Duration(click.ParamType[float]):
-    """A time budget: 180, 180s, 3m or 1h; 0 or off for none."""
+    """Every duration option's type: a bare number is seconds, 90s, 3m or 1h its units; with
+    `off`, also 0, off or none for none (0.0)."""
 
     name = "duration"
 
+    def __init__(self, off: bool = False):
+        self.off = off
+
     def convert(self, value: str | float, param: click.Parameter | None,
                 ctx: click.Context | None) -> float:
-        text = str(value).strip().lower()
-        if text in ("0", "off", "none"):
+        if isinstance(value, int | float):
+            seconds = float(value)
+        elif self.off and value.strip().lower() in ("0", "off", "none"):
             return 0.0
-        scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:], 1)
-        try:
-            seconds = float(text.rstrip("smh")) * scale
-        except ValueError:
-            seconds = math.nan
+        else:
+            seconds = seconds_of(value)
         if not 0 < seconds < math.inf:
-            self.fail(f"'{value}' is not a time budget; e.g. 3m, 180s, or off", param, ctx)
+            example = f"{param.opts[0] if param else ''} 90s".strip()
+            self.fail(f"'{value}' is not a duration above 0; give seconds or a unit, e.g. "
+                      f"{example}, 3m or 1h" + (", or off for none" if self.off else ""),
+                      param, ctx)
         return seconds
 
 
 DURATION = Duration()
+DURATION_OR_OFF = Duration(off=True)
+SLURM_TIME = re.compile(r"\d+(-\d+)?(:\d+){1,2}|\d+-\d+")  # M:S, H:M:S, D-H, D-H:M[:S]
+
+
+class SlurmTime(click.ParamType[str]):
+    """--time: a duration as every other (90s, 3m, 1h), or Slurm's own H:M:S and D-H forms,
+    as Slurm's time format; a bare number is still minutes (Slurm's) for this release, with a
+    notice."""
+
+    name = "duration"
+
+    def convert(self, value: str, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        text = value.strip()
+        if SLURM_TIME.fullmatch(text):
+            return text
+        if text.isdigit():
+            deprecated(f"--time {text}: a bare number is minutes in this release and will be "
+                       f"seconds, as in every other duration option; write {text}m")
+            return text
+        seconds = math.ceil(DURATION.convert(text, param, ctx))
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def deprecated(notice: str) -> None:
+    """One line on stderr for an old spelling that still works for this release."""
+    err.print(f"mpiarena: deprecated: {notice}", soft_wrap=True, markup=False)
+
+
+def renamed(old: str, new: str, dest: str, **kwargs: Any) -> Callable[[F], F]:
+    """Option `old` (flags as click takes them, e.g. '-o/--output'), hidden, still setting
+    `dest` as `new` does for this release, with a one-line notice when given. Its own name is
+    OLD_PREFIX + dest: click's parser keys what it reads by name, and the two must not share."""
+    def take(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if param.name and ctx.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:
+            deprecated(f"{old} is now {new} (the old spelling goes in the next release)")
+            ctx.params[dest] = value
+            ctx.set_parameter_source(dest, ParameterSource.COMMANDLINE)  # --new's default loses
+        return value
+    return click.option(*old.split("/"), OLD_PREFIX + dest, hidden=True, expose_value=False,
+                        callback=take, **kwargs)
+
+
+OLD_PREFIX = "old_spelling_of_"
+
+
+class RankCounts(click.ParamType[tuple[int, ...]]):
+    """--np in every command: comma-separated rank counts (2,4); with `one`, where a command
+    runs at one rank count, parsed the same way and held to one."""
+
+    name = "ranks"
+
+    def __init__(self, one: bool = False):
+        self.one = one
+
+    def convert(self, value: str | int | tuple[int, ...], param: click.Parameter | None,
+                ctx: click.Context | None) -> tuple[int, ...]:
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        try:
+            counts = tuple(int(x) for x in text.split(","))
+        except ValueError:
+            self.fail(f"bad rank count list '{text}'; use e.g. --np 2,4", param, ctx)
+        if min(counts) < 1:
+            self.fail(f"rank counts must be 1 or more, got '{text}'; use e.g. --np 2,4",
+                      param, ctx)
+        if self.one and len(counts) != 1:
+            self.fail(f"'{text}': this command runs at one rank count; give one, e.g. --np 4",
+                      param, ctx)
+        return counts
+
+
+RANK_COUNTS = RankCounts()
+ONE_RANK_COUNT = RankCounts(one=True)
 
 
 def sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:
@@ -226,19 +313,6 @@ def benchmarks(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def nps(text: str | None) -> tuple[int, ...] | None:
-    """--np: comma-separated rank counts, or None when not given."""
-    if text is None:
-        return None
-    try:
-        counts = tuple(int(x) for x in text.split(","))
-    except ValueError as e:
-        raise ArenaError(f"bad rank count list '{text}'; use e.g. --np 2,4") from e
-    if min(counts) < 1:
-        raise ArenaError(f"rank counts must be 1 or more, got '{text}'; use e.g. --np 2,4")
-    return counts
-
-
 def sweep() -> None:
     """Clear what an earlier mpiarena that crashed left running, and start the watchdog that
     clears what this one starts should it be killed outright."""
@@ -250,3 +324,11 @@ def sweep() -> None:
 def on_sigterm(*_: object) -> NoReturn:
     """SIGTERM handler: stop as cleanly as Ctrl-C."""
     raise KeyboardInterrupt
+
+
+def say_stored(db: str, run_ids: list[int]) -> None:
+    """After a command that stored runs: which, and the store's full path, once."""
+    if not run_ids:
+        return
+    runs = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {', '.join(map(str, run_ids))}"
+    err.print(f"stored {runs} in {Path(db).resolve()}", soft_wrap=True, markup=False)

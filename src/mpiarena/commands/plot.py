@@ -8,27 +8,27 @@ from pathlib import Path
 import click
 
 from ..errors import ArenaError
-from .options import check_baseline, db_option, existing_run, output_option
+from .options import check_baseline, db_option, dir_option, existing_run
 
 
 @click.command("plot")
 @click.argument("run", default="latest")
-@output_option("directory for the PNG and SVG files", directory=True, default="plots",
-               show_default=True)
+@dir_option("directory for the PNG and SVG files", default="plots", show_default=True)
 @click.option("--baseline", help="variant id the relative figures compare with (default: the "
               "first)")
 @db_option
-def plot_cmd(run: str, output: str, baseline: str | None, db: str) -> None:
-    """Every figure of one run as PNG and SVG (e.g. pingpong-np2-time.png)."""
+def plot_cmd(run: str, directory: str, baseline: str | None, db: str) -> None:
+    """Every figure of one run (an id from 'list'; default: latest) as PNG and SVG (e.g.
+    pingpong-np2-time.png)."""
     from ..report import drawing, plots
 
     data, _ = existing_run(db, run)
     check_baseline(data, baseline)
-    directory = Path(output)
+    folder = Path(directory)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ArenaError(f"cannot create {directory}: {e.strerror}; choose another -o DIR") from e
-    saved = drawing.drawn(plots.makers(data, baseline), partial(plots.save, directory=directory))
+        raise ArenaError(f"cannot create {folder}: {e.strerror}; choose another --dir DIR") from e
+    saved = drawing.drawn(plots.makers(data, baseline), partial(plots.save, directory=folder))
     written = sum(len(paths) for paths in saved)
-    click.echo(f"wrote {written} files to {directory}")
+    click.echo(f"wrote {written} files to {folder}")

@@ -10,28 +10,31 @@ from .. import paths, users
 from ..impls import discover, parse_user_impls, select
 from ..report.tables import show as show_table
 from . import options
-from .options import SECONDS, console, impl_option
+from .options import DURATION, DURATION_HELP, RANK_COUNTS, console, impl_option
 
 
 @click.command("profile", context_settings={"ignore_unknown_options": True})
 @impl_option("ids to profile side by side, or NAME=/prefix", required=True)
-@click.option("--np", "np_", default=2, show_default=True, help="rank count")
+@click.option("--np", "nps", type=RANK_COUNTS, default="2", show_default=True,
+              help="comma-separated rank counts, e.g. 2,4: a table each")
 @click.option("--build", "source", type=click.Path(dir_okay=False),
               help="a C source to compile with each implementation's wrapper; the arguments "
               "after -- are then the program's")
-@click.option("--timeout", default=120.0, show_default=True, type=SECONDS,
-              help="seconds one run may take")
+@click.option("--timeout", default="120s", show_default=True, type=DURATION,
+              help=f"how long one run of the program may take ({DURATION_HELP}); 120s: a whole "
+              "program under the profiler, where a benchmark's job answers a cell in seconds")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
-def profile_cmd(impl_specs: tuple[str, ...], np_: int, source: str | None, timeout: float,
-                program: tuple[str, ...]) -> None:
+def profile_cmd(impl_specs: tuple[str, ...], nps: tuple[int, ...], source: str | None,
+                timeout: float, program: tuple[str, ...]) -> None:
     """Calls and time per MPI function of any MPI program (PMPI, preloaded), per implementation:
-    mpiarena profile --impl ID [--impl ID2] [--np N] -- PROGRAM ARGS."""
+    mpiarena profile --impl ID [--impl ID2] [--np 2,4] -- PROGRAM ARGS."""
     from ..report.profile import table
     from ..runner.profile import profile
 
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
     options.sweep()
-    results = profile(impls, np_, list(program), users.for_ranks(),
-                      Path(source) if source else None, timeout)
-    show_table(console, *table(results, np_))
+    for np_ in nps:
+        results = profile(impls, np_, list(program), users.for_ranks(),
+                          Path(source) if source else None, timeout)
+        show_table(console, *table(results, np_))

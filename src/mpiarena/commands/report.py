@@ -19,7 +19,8 @@ from .options import check_baseline, db_option, existing_run, output_option, wri
               show_default=True)
 @db_option
 def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db: str) -> None:
-    """A self-contained HTML report (or a Markdown summary) of one run."""
+    """A self-contained HTML report (or a Markdown summary) of one run (an id from 'list';
+    default: latest)."""
     from ..analysis.program import analyze, is_app_run
     from ..analysis.simulated import is_simulated
 

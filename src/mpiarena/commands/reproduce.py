@@ -16,7 +16,16 @@ from ..machine import cores
 from ..results import load
 from . import options
 from .batch import run_batch, show_output
-from .options import SECONDS, console, db_option, err, impl_option, output_option, write_report
+from .options import (
+    DURATION,
+    DURATION_HELP,
+    console,
+    db_option,
+    err,
+    impl_option,
+    output_option,
+    write_report,
+)
 
 
 @click.command("reproduce")
@@ -30,8 +39,9 @@ from .options import SECONDS, console, db_option, err, impl_option, output_optio
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @impl_option("only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
-@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
-              help="seconds before a job is hung")
+@click.option("--timeout", default="60s", show_default=True, type=DURATION,
+              help=f"how long a job may take to start or to answer one cell before it is "
+              f"called hung ({DURATION_HELP}); 60s, as run's: far above one cell")
 @output_option("Markdown report (default: reproduce-STUDY.md)")
 @db_option
 def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
@@ -62,6 +72,7 @@ def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
                          lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
     runs: dict[str, Measured] = {name: load(store, run_id) for name, run_id in done.runs.items()}
     runs |= done.profiles
+    options.say_stored(db, sorted(done.runs.values()))
     ev = evaluate(chosen, runs, done.skipped)
     render(ev, runs, done.skipped, done.notes, console)
     write_report(Path(output or f"reproduce-{chosen.id}.md"),

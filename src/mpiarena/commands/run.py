@@ -20,11 +20,20 @@ from ..plan import Plan, check_variants, make_plan
 from ..results import load
 from ..status import RunStatus
 from ..store import Store
-from ..suites import Suite, fit_to_cores, override
+from ..suites import Suite, builtin_names, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
 from .batch import Submitted, run_batch
-from .options import SECONDS, Submit, console, db_option, err, impl_option
+from .options import (
+    DURATION,
+    DURATION_HELP,
+    RANK_COUNTS,
+    Submit,
+    console,
+    db_option,
+    err,
+    impl_option,
+)
 
 if TYPE_CHECKING:
     from ..runner.execute import Settings
@@ -79,8 +88,8 @@ class Selection:
 
     @classmethod
     def parse(cls, suite: str, impl_specs: tuple[str, ...], bench: str | None,
-              np_text: str | None, sizes: str | None, perturb: bool) -> Selection:
-        return cls(suite, impl_specs, options.benchmarks(bench), options.nps(np_text),
+              nps: tuple[int, ...] | None, sizes: str | None, perturb: bool) -> Selection:
+        return cls(suite, impl_specs, options.benchmarks(bench), nps,
                    options.sizes(sizes, perturb))
 
 
@@ -156,11 +165,13 @@ def _say_what_it_can_decide(plan: Plan) -> None:
 @options.grouped(
     "selection", Selection.parse,
     click.option("--suite", default="quick", show_default=True,
-                 help="quick, default, or FILE.toml"),
+                 help=f"{', '.join(builtin_names())}, or FILE.toml"),
     impl_option("ids to compare, or NAME=/prefix"),
-    click.option("--bench", help="comma-separated benchmarks, e.g. pingpong,bcast"),
-    click.option("--np", "np_text", help="comma-separated rank counts, e.g. 2,4"),
-    click.option("--sizes", help="message sizes, e.g. 0,1,8,1K..4M"),
+    click.option("--bench", metavar="BENCHMARKS",
+                 help="comma-separated benchmarks, e.g. pingpong,bcast"),
+    click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, e.g. "
+                 "2,4 (default: the suite's, at most one rank per core)"),
+    click.option("--sizes", metavar="SIZES", help="message sizes, e.g. 0,1,8,1K..4M"),
     click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"))
 @options.grouped(
     "measurement", Measurement.parse,
@@ -170,18 +181,20 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     click.option("--off-cache", is_flag=True,
                  help="rotate buffers so caches do not flatter sizes"),
     click.option("--validate", is_flag=True, help="check received data after each cell"),
-    click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
-                 help="seconds before a job is hung"),
-    click.option("--precision", help="add launches of each cell until its figure's 95%% CI "
-                 "(over launches) is within this, e.g. 2%%"),
-    click.option("--max-time", default=30.0, show_default=True, type=SECONDS,
-                 help="with --precision: seconds one cell may take in all"),
-    click.option("--budget", type=options.DURATION,
-                 help="time the measurement may take (e.g. 3m; off for none): after the suite's "
-                 "launches, more go to the comparisons still undecided that more can decide "
-                 "(default: the suite's, 170s for quick; none with --launches)"),
-    click.option("--wait-quiet", type=SECONDS, help="before each launch, wait up to "
-                 "this many seconds for other processes to leave the machine quiet"),
+    click.option("--timeout", default="60s", show_default=True, type=DURATION,
+                 help=f"how long a job may take to start or to answer one cell before it is "
+                 f"called hung ({DURATION_HELP}); 60s: far above a suite's cell (1-2 s) and a "
+                 "library's start-up"),
+    click.option("--precision", help="add launches of each cell until its figure's 95% CI "
+                 "(over launches) is within this, e.g. 2%"),
+    click.option("--max-time", default="30s", show_default=True, type=DURATION,
+                 help=f"with --precision: how long one cell may take in all ({DURATION_HELP})"),
+    click.option("--budget", type=options.DURATION_OR_OFF,
+                 help=f"time the measurement may take ({DURATION_HELP}; off for none): after "
+                 "the suite's launches, more go to the comparisons still undecided that more "
+                 "can decide (default: the suite's, 170s for quick; none with --launches)"),
+    click.option("--wait-quiet", type=DURATION, help="before each launch, wait up to this long "
+                 f"for other processes to leave the machine quiet ({DURATION_HELP})"),
     click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)"),
     click.option("--sync", help="how collectives are timed: loop, barrier or window (default: "
                  "the suite's, else window; barrier where a family cannot do window)"))
@@ -240,6 +253,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
         summarise(store, outcome.run_id)
+        options.say_stored(db, [outcome.run_id])
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")

@@ -20,24 +20,26 @@ from .options import console, db_option
               "and the verdict rule in full")
 @click.option("--costs", is_flag=True, help="what each library costs: thread level, CPU while "
               "waiting, memory, overlap, progress, message rate (where the suite measured them)")
-@click.option("--output", "output", is_flag=True, help="app runs: every launch (library, kind, "
-              "status, wall) and the end of its stored stdout and stderr")
+@click.option("--launch-output", "launch_output", is_flag=True, help="app runs: every launch "
+              "(library, kind, status, wall) and the end of its stored stdout and stderr")
+@options.renamed("--output", "--launch-output", "launch_output", is_flag=True)
 @click.option("--lines", type=click.IntRange(min=1), default=20, show_default=True,
-              help="with --output: the last lines shown of each launch's stdout and stderr")
+              help="with --launch-output: the last lines shown of each launch's stdout and "
+              "stderr")
 @click.option("--config", is_flag=True, help="what ran: each variant's transport and the control "
               "variables that differ from its library's defaults, settings that did not take")
 @click.option("--models", is_flag=True, help="fitted models: alpha-beta per protocol regime of "
               "each variant's pingpong, LogGP from the loggp benchmark, collectives predicted "
               "from the models")
 @db_option
-def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bool, output: bool,
-             lines: int, config: bool, models: bool, db: str) -> None:
-    """The summary of one run (an id from 'list', or 'latest'): the answer (the fastest MPI
+def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bool,
+             launch_output: bool, lines: int, config: bool, models: bool, db: str) -> None:
+    """The summary of one run (an id from 'list'; default: latest): the answer (the fastest MPI
     library, where that holds, the ranking), a line per kind of warning and who won each
     benchmark; --tables adds a table per benchmark, --method the machine, versions and method,
     --costs the costs, --all every verdict and warning;
     --config what ran; --models the fitted models. An app run: its medians, verdicts and
-    decompositions; --output each launch's output. A tune run: also what each library's
+    decompositions; --launch-output each launch's output. A tune run: also what each library's
     default behaves like."""
     from ..analysis.fingerprint import fingerprints, tuned_of
     from ..analysis.program import analyze, is_app_run
@@ -48,14 +50,14 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bo
     run_id = store.resolve(run)
     if is_app_run(store.run(run_id)):
         result = analyze(store, run_id)
-        if output:
+        if launch_output:
             for line in program.output_lines(result, lines):
                 console.print(line, soft_wrap=True, markup=False, highlight=False)
         else:
             program.render(result, console)
         return
-    if output:
-        raise ArenaError(f"run {run_id} is not an app run: --output shows the output of an "
+    if launch_output:
+        raise ArenaError(f"run {run_id} is not an app run: --launch-output shows the output of an "
                          "'mpiarena app' run's launches")
     data = load(store, run_id)
     if is_simulated(data.run):

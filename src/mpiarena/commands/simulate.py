@@ -17,7 +17,7 @@ from ..errors import ArenaError
 from ..results import RunData, load
 from ..status import RunStatus
 from . import options
-from .options import SECONDS, console, db_option, err
+from .options import DURATION, DURATION_HELP, console, db_option, err
 
 DEFAULT_BENCH = "pingpong,allreduce,bcast"
 DEFAULT_NP = (8, 64)
@@ -128,11 +128,11 @@ def _run(db: str, ref: str) -> RunData:
 
 
 @click.command("simulate")
-@click.option("--bench", default=None, help=f"benchmarks (default {DEFAULT_BENCH}; point-to-point "
-              "and collectives only)")
-@click.option("--np", "np_text", default=None, help="simulated rank counts (default 8,64; "
-              "e.g. 8,64,256,1024)")
-@click.option("--sizes", default=None, help=f"message sizes (default {DEFAULT_SIZES})")
+@click.option("--bench", metavar="BENCHMARKS", help=f"benchmarks (default {DEFAULT_BENCH}; "
+              "point-to-point and collectives only)")
+@click.option("--np", "nps_given", type=options.RANK_COUNTS, default=None,
+              help="simulated rank counts (default 8,64; e.g. 8,64,256,1024)")
+@click.option("--sizes", metavar="SIZES", help=f"message sizes (default {DEFAULT_SIZES})")
 @click.option("--selector", default="mpich,ompi", show_default=True,
               help="whose collective selection logic SMPI copies: mpich, ompi, impi, mvapich2, "
               "default (SMPI's own)")
@@ -154,13 +154,14 @@ def _run(db: str, ref: str) -> RunData:
 @click.option("--sync", type=click.Choice(["barrier", "window", "loop"]),
               help="how a collective call is timed (default: barrier; validating: as the "
               "measured run timed each cell)")
-@click.option("--timeout", default=300.0, show_default=True, type=SECONDS,
-              help="seconds of wall time one simulated cell may take")
+@click.option("--timeout", default="300s", show_default=True, type=DURATION,
+              help=f"wall time one simulated cell may take ({DURATION_HELP}); 300s: simulating "
+              "hundreds of ranks takes minutes where a measured cell takes seconds")
 @click.option("--simulate-computation", is_flag=True,
               help="simulate computation too (default: communication only)")
 @db_option
-def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, selector: str,
-                 algorithms: tuple[str, ...], link: str | None, ranks_per_node: int,
+def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: str | None,
+                 selector: str, algorithms: tuple[str, ...], link: str | None, ranks_per_node: int,
                  calibrate_from: str | None, validate_against: str | None, observations: int,
                  sync: str | None, timeout: float, simulate_computation: bool, db: str) -> None:
     """Simulate the core's cells on SimGrid SMPI: a cluster of hosts at any rank count, with a
@@ -183,7 +184,7 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
     chosen_sizes = options.sizes(sizes, False) or (
         real.settings.sizes if real and real.settings.sizes else
         options.sizes(DEFAULT_SIZES, False) or ())
-    nps = options.nps(np_text) or (real.settings.nps if real and real.settings.nps
+    nps = nps_given or (real.settings.nps if real and real.settings.nps
                                    else DEFAULT_NP)
     selectors = [s.strip() for s in selector.split(",") if s.strip()]
     for s in selectors:
@@ -219,6 +220,7 @@ def simulate_cmd(bench: str | None, np_text: str | None, sizes: str | None, sele
                                                                description=what))
     simulated = load(store, run_id)
     _say(words.render(simulated))
+    options.say_stored(db, [run_id])
     if real is not None:
         _say(words.validation(validate(simulated, real), real.run_id))
     if status == RunStatus.INCOMPLETE:

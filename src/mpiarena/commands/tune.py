@@ -13,34 +13,49 @@ from ..cluster.topology import Where
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
 from . import options
-from .options import SECONDS, console, db_option, err, impl_option, output_option
+from .options import (
+    DURATION,
+    DURATION_HELP,
+    RANK_COUNTS,
+    console,
+    db_option,
+    dir_option,
+    err,
+    impl_option,
+)
 
 
 @click.command("tune")
 @impl_option("ids to tune, or NAME=/prefix")
-@click.option("--coll", "colls", default="allreduce,bcast", show_default=True,
-              help="collectives: allreduce, bcast, reduce, allgather, alltoall")
-@click.option("--np", "np_text", help="rank counts (default 2; --verify: the tuned ones)")
-@click.option("--sizes", help="message sizes (default 8,1K,64K,1M; --verify: the tuned ones)")
+@click.option("--bench", "colls", metavar="BENCHMARKS", default="allreduce,bcast",
+              show_default=True,
+              help="the collectives to tune: allreduce, bcast, reduce, allgather, alltoall")
+@options.renamed("--coll", "--bench", "colls")
+@click.option("--np", "nps", type=RANK_COUNTS,
+              help="rank counts, e.g. 2,4 (default 2; --verify: the tuned ones)")
+@click.option("--sizes", metavar="SIZES",
+              help="message sizes (default 8,1K,64K,1M; --verify: the tuned ones)")
 @click.option("--algorithms", help="only these algorithm names, e.g. ring,binomial")
 @click.option("--launches", default=8, show_default=True, type=int,
               help="independent launches of each variant per rank count")
 @click.option("--observations", default=3, show_default=True, type=int,
               help="observations per cell in each launch")
-@click.option("--timeout", default=60.0, show_default=True, type=SECONDS,
-              help="seconds before a job is hung")
+@click.option("--timeout", default="60s", show_default=True, type=DURATION,
+              help=f"how long a job may take to start or to answer one cell before it is "
+              f"called hung ({DURATION_HELP}); 60s, as run's: far above one cell")
 @options.where_options(cluster="an emulated spec or the name of a cluster kept up",
                        hosts="a real cluster: one host per line (this machine first)",
                        slurm="inside a Slurm allocation")
-@output_option("directory for the tuning files", directory=True)
+@dir_option("directory for the tuning files")
 @click.option("--verify", "verify_dir", type=click.Path(file_okay=False),
               help="instead: A/B run of the default against the files tune wrote into DIR")
 @db_option
-def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes: str | None,
-             algorithms: str | None, launches: int, observations: int, timeout: float,
-             where: Where, output: str | None, verify_dir: str | None, db: str) -> None:
+def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | None,
+             sizes: str | None, algorithms: str | None, launches: int, observations: int,
+             timeout: float, where: Where, directory: str | None, verify_dir: str | None,
+             db: str) -> None:
     """Measure every collective algorithm of each library against its default, choose per size
-    range, and write the library's own tuning file: mpiarena tune --impl ID -o DIR; then
+    range, and write the library's own tuning file: mpiarena tune --impl ID --dir DIR; then
     mpiarena tune --verify DIR."""
     from .. import tune
     from ..report import tuning as shown
@@ -57,7 +72,7 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes
         if missing := [i for i in wanted if i not in manifest.files]:
             raise ArenaError(f"{verify_dir} holds no tuning file for {', '.join(missing)}; it "
                              f"has {', '.join(manifest.files) or 'none'}")
-        m = tune.Measure(manifest.colls, options.nps(np_text) or manifest.nps,
+        m = tune.Measure(manifest.colls, nps or manifest.nps,
                          options.sizes(sizes, False) or manifest.sizes, launches,
                          observations, where, timeout)
         impls = select(found, wanted)
@@ -65,19 +80,21 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, np_text: str | None, sizes
         run_id, gains = tune.verify(impls, m, manifest, options.store(db), rank_user, command,
                                     err, lambda line: err.print(f"[yellow]{line}[/]"))
         shown.verify_lines(run_id, gains, console)
+        options.say_stored(db, [run_id])
         return
-    if not output:
-        raise ArenaError("tune needs -o DIR for the tuning files (or --verify DIR)")
+    if not directory:
+        raise ArenaError("tune needs --dir DIR for the tuning files (or --verify DIR)")
     if not ids:
         raise ArenaError("tune needs --impl ID (see 'mpiarena impls')")
-    coll_list = tuple(c.strip() for c in colls.split(","))
+    coll_list = options.benchmarks(colls) or ()
     tune.check_colls(coll_list)
-    m = tune.Measure(coll_list, options.nps(np_text or "2") or (2,),
+    m = tune.Measure(coll_list, nps or (2,),
                      options.sizes(sizes or "8,1K,64K,1M", False) or (), launches,
                      observations, where, timeout)
     impls = select(found, ids)
     options.sweep()
     only = {a.strip() for a in algorithms.split(",")} if algorithms else None
-    done = tune.tune(impls, m, only, Path(output), options.store(db), rank_user, command, err,
-                     lambda line: err.print(f"[yellow]{line}[/]"))
+    done = tune.tune(impls, m, only, Path(directory), options.store(db), rank_user, command,
+                     err, lambda line: err.print(f"[yellow]{line}[/]"))
     shown.render(done, console)
+    options.say_stored(db, [done.run_id])

@@ -122,7 +122,7 @@ def tally(h: History) -> str:
     if beyond:
         text += (f". {beyond} inconclusive changes lie beyond {h.threshold:.0%} but the test "
                  f"across all {judged} does not back them: judge fewer at once (--since, "
-                 "--bench, --impl, --size) or take more launches per run")
+                 "--bench, --impl, --sizes) or take more launches per run")
     return text
 
 

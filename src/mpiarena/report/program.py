@@ -92,7 +92,8 @@ def program_text(r: AppResult) -> ProgramText:
     for f in r.figures:
         if f.name != WALL and not any(f.values.values()):
             warnings.append(f"metric '{f.name}' never matched the output of any launch: check "
-                            "its pattern against the stored output ('mpiarena show --output')")
+                            "its pattern against the stored output ('mpiarena show "
+                            "--launch-output')")
         elif f.name != WALL:
             warnings += [f"metric '{f.name}' not found in {n} of {v}'s good launches"
                          for v, n in f.missing.items() if n]
