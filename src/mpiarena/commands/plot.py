@@ -20,7 +20,7 @@ from .options import check_baseline, db_option, existing_run, output_option
 @db_option
 def plot_cmd(run: str, output: str, baseline: str | None, db: str) -> None:
     """Every figure of one run as PNG and SVG (e.g. pingpong-np2-time.png)."""
-    from ..report import drawing, plots
+    from ..report import drawing, plot_table, plots
 
     data, _ = existing_run(db, run)
     check_baseline(data, baseline)
@@ -29,6 +29,7 @@ def plot_cmd(run: str, output: str, baseline: str | None, db: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ArenaError(f"cannot create {directory}: {e.strerror}; choose another -o DIR") from e
-    saved = drawing.drawn(plots.makers(data, baseline), partial(plots.save, directory=directory))
+    saved = drawing.drawn(plot_table.makers(data, baseline),
+                          partial(plots.save, directory=directory))
     written = sum(len(paths) for paths in saved)
     click.echo(f"wrote {written} files to {directory}")
