@@ -38,7 +38,7 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
     default behaves like."""
     store = options.existing_store(db)
     view = Format.OUTPUT if output else Format.CONFIG if config else \
-        Format.MODELS if models else Format.SUMMARY
+        Format.MODELS if models else Format.TERMINAL
     asked = RenderOptions(console, all_verdicts=all_verdicts, tables=tables, method=method,
                           lines=lines)
     sys.stdout.write(render(RunSource(store, store.resolve(run)), view, asked))

@@ -29,7 +29,7 @@ class Format(Enum):
     PERFLOG = "perflog"  # ReFrame performance log lines
     HTML = "html"  # the self-contained report
     MARKDOWN = "md"
-    SUMMARY = "summary"  # show: the scoreboard and warnings, tables when asked
+    TERMINAL = "terminal"  # show: the scoreboard and warnings, tables when asked
     CONFIG = "config"  # show --config: what ran
     MODELS = "models"  # show --models: the fitted models
     OUTPUT = "output"  # show --output: each app launch and its output
@@ -110,7 +110,7 @@ def _markdown(s: RunSource, o: RenderOptions) -> str:
     return render_markdown(s.data, o.baseline, s.variants)
 
 
-def _summary(s: RunSource, o: RenderOptions) -> str:
+def _terminal(s: RunSource, o: RenderOptions) -> str:
     from ..analysis.fingerprint import fingerprints, tuned_of
     from . import fingerprint, terminal
 
@@ -165,7 +165,7 @@ def _simulated_markdown(s: RunSource, o: RenderOptions) -> str:
     return markdown(s.data)
 
 
-def _simulated_summary(s: RunSource, o: RenderOptions) -> str:
+def _simulated_terminal(s: RunSource, o: RenderOptions) -> str:
     from .simulated import render
 
     return _printed(o.console, render(s.data))
@@ -214,7 +214,7 @@ def _app_markdown(s: RunSource, o: RenderOptions) -> str:
     return render_app_markdown(s.app, s.data)
 
 
-def _app_summary(s: RunSource, o: RenderOptions) -> str:
+def _app_terminal(s: RunSource, o: RenderOptions) -> str:
     from . import program
 
     with o.console.capture() as shown:
@@ -239,9 +239,9 @@ class Entry:
 
 BENCHMARK, APP, SIMULATED = RunKind.BENCHMARK, RunKind.APP, RunKind.SIMULATED
 MEASURED = (BENCHMARK, SIMULATED)  # runs of the measurement core, as their exports see them
-VIEWS = (Format.SUMMARY, Format.CONFIG, Format.MODELS)  # show, --config, --models
+VIEWS = (Format.TERMINAL, Format.CONFIG, Format.MODELS)  # show, --config, --models
 
-# The views a simulated or app run has no use for (--config, --models) show its summary.
+# The views a simulated or app run has no use for (--config, --models) show what `show` does.
 ENTRIES = [
     Entry(MEASURED, (Format.CSV,), _observations_csv),
     Entry(MEASURED, (Format.JSON,), _observations_json),
@@ -251,12 +251,12 @@ ENTRIES = [
     Entry(MEASURED, (Format.OUTPUT,), _no_output),
     Entry((BENCHMARK,), (Format.HTML,), _html),
     Entry((BENCHMARK,), (Format.MARKDOWN,), _markdown),
-    Entry((BENCHMARK,), (Format.SUMMARY,), _summary),
+    Entry((BENCHMARK,), (Format.TERMINAL,), _terminal),
     Entry((BENCHMARK,), (Format.CONFIG,), _config),
     Entry((BENCHMARK,), (Format.MODELS,), _models),
     Entry((SIMULATED,), (Format.HTML,), _simulated_html),
     Entry((SIMULATED,), (Format.MARKDOWN,), _simulated_markdown),
-    Entry((SIMULATED,), VIEWS, _simulated_summary),
+    Entry((SIMULATED,), VIEWS, _simulated_terminal),
     Entry((APP,), (Format.CSV,), _launches_csv),
     Entry((APP,), (Format.JSON,), _launches_json),
     Entry((APP,), (Format.SUMMARY_CSV,), _app_summary_csv),
@@ -264,7 +264,7 @@ ENTRIES = [
     Entry((APP,), (Format.PERFLOG,), _no_app_perflog),
     Entry((APP,), (Format.HTML,), _app_html),
     Entry((APP,), (Format.MARKDOWN,), _app_markdown),
-    Entry((APP,), VIEWS, _app_summary),
+    Entry((APP,), VIEWS, _app_terminal),
     Entry((APP,), (Format.OUTPUT,), _app_output),
 ]
 RENDERERS: dict[tuple[RunKind, Format], Renderer] = {
