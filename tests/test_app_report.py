@@ -99,6 +99,22 @@ def test_show_output_of_a_benchmark_run_is_one_error_line(runs: Runs):
         "'mpiarena app' run's launches"]
 
 
+def test_show_views_of_a_benchmark_run_show_an_app_run_s_summary(runs: Runs):
+    summary = mpiarena("show", "1", "--db", runs.db)
+    for view in ("--config", "--models"):
+        done = mpiarena("show", "1", view, "--db", runs.db)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == summary.stdout, view
+
+
+def test_perflog_of_an_app_run_is_one_error_line(runs: Runs):
+    done = mpiarena("export", "1", "--format", "perflog", "--db", runs.db)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip().splitlines() == [
+        "mpiarena: error: run 1 is an app run; --format perflog writes a benchmark run's figures "
+        "(export an app run as csv or json)"]
+
+
 def test_list_counts_an_app_run_s_launches(runs: Runs):
     done = mpiarena("list", "--db", runs.db)
     assert done.returncode == 0, done.stderr

@@ -18,7 +18,7 @@ import pytest
 from conftest import IMPLS, mpiarena
 from PIL import Image
 
-from mpiarena.report import drawing, plots
+from mpiarena.report import drawing, plot_table, plots
 from mpiarena.report.html import render_html
 from mpiarena.results import RunData, load
 from mpiarena.store import Store
@@ -242,7 +242,7 @@ def test_figures_drawn_by_worker_processes_are_those_drawn_here(run_db: str, mon
 def test_a_figure_drawn_once_has_the_pixels_savefig_gives(run_db: str):
     data = _latest(run_db)
     kinds = ("winners", "time", "relative")
-    once, saved = ([p for make in plots.makers(data) if (p := make()) and p.kind in kinds]
+    once, saved = ([p for make in plot_table.makers(data) if (p := make()) and p.kind in kinds]
                    for _ in range(2))
     assert len(once) >= 3
     for a, b in zip(once, saved, strict=True):

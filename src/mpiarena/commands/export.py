@@ -8,11 +8,13 @@ from pathlib import Path
 
 import click
 
-from ..errors import ArenaError
-from ..report import export
-from ..results import load
+from ..report.renderers import Format, RenderOptions, render
+from ..report.source import RunSource
 from . import options
-from .options import db_option, output_option
+from .options import console, db_option, output_option
+
+# --summary: the summary in that format (perflog lines are one already)
+SUMMARIES = {Format.CSV: Format.SUMMARY_CSV, Format.JSON: Format.SUMMARY_JSON}
 
 
 @click.command("export")
@@ -30,35 +32,11 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
     report/summary.schema.json); --format perflog: ReFrame performance log lines, one per cell,
     variant and figure. An app run: every launch
     and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
-    from ..analysis.program import analyze, is_app_run
-    from ..report import program_export
-
     store = options.existing_store(db)
-    run_id = store.resolve(run)
-    app = is_app_run(store.run(run_id))
-    if fmt == "perflog" and app:
-        raise ArenaError(f"run {run_id} is an app run; --format perflog writes a benchmark run's "
-                         "figures (export an app run as csv or json)")
-    if fmt == "perflog":
-        from ..analysis.run import analyse
-        from ..report.perflog import to_perflog
-
-        text = to_perflog(analyse(load(store, run_id)))
-    elif summary and app:
-        result = analyze(store, run_id)
-        text = program_export.summary_csv(result) if fmt == "csv" else \
-            program_export.summary_json(result, load(store, run_id))
-    elif summary:
-        from ..analysis.run import analyse
-        from ..report import summary_export
-
-        a = analyse(load(store, run_id))
-        text = summary_export.to_csv(a) if fmt == "csv" else summary_export.to_json(a)
-    elif app:
-        text = program_export.to_csv(store, run_id) if fmt == "csv" else \
-            program_export.to_json(store, run_id)
-    else:
-        text = export.to_csv(store, run_id) if fmt == "csv" else export.to_json(store, run_id)
+    asked = Format(fmt)
+    if summary:
+        asked = SUMMARIES.get(asked, asked)
+    text = render(RunSource(store, store.resolve(run)), asked, RenderOptions(console))
     if output:
         Path(output).write_text(text)
     else:

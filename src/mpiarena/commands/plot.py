@@ -20,7 +20,7 @@ from .options import check_baseline, db_option, dir_option, existing_run
 def plot_cmd(run: str, directory: str, baseline: str | None, db: str) -> None:
     """Every figure of one run (an id from 'list'; default: latest) as PNG and SVG (e.g.
     pingpong-np2-time.png)."""
-    from ..report import drawing, plots
+    from ..report import drawing, plot_table, plots
 
     data, _ = existing_run(db, run)
     check_baseline(data, baseline)
@@ -29,6 +29,7 @@ def plot_cmd(run: str, directory: str, baseline: str | None, db: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ArenaError(f"cannot create {folder}: {e.strerror}; choose another --dir DIR") from e
-    saved = drawing.drawn(plots.makers(data, baseline), partial(plots.save, directory=folder))
+    saved = drawing.drawn(plot_table.makers(data, baseline),
+                          partial(plots.save, directory=folder))
     written = sum(len(paths) for paths in saved)
     click.echo(f"wrote {written} files to {folder}")

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..report.renderers import Format, RenderOptions, render
+from ..report.source import RunSource
 from . import options
-from .options import check_baseline, db_option, existing_run, output_option, write_report
+from .options import check_baseline, console, db_option, output_option, write_report
 
 
 @click.command("report")
@@ -21,26 +23,8 @@ from .options import check_baseline, db_option, existing_run, output_option, wri
 def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db: str) -> None:
     """A self-contained HTML report (or a Markdown summary) of one run (an id from 'list';
     default: latest)."""
-    from ..analysis.program import analyze, is_app_run
-    from ..analysis.simulated import is_simulated
-
-    data, variants = existing_run(db, run)
-    check_baseline(data, baseline)
-    if is_app_run(data.run):
-        result = analyze(options.store(db), data.run_id)
-        if fmt == "html":
-            from ..report.program_html import render_app_html
-            text = render_app_html(result, data)
-        else:
-            from ..report.program_markdown import render_app_markdown
-            text = render_app_markdown(result, data)
-    elif is_simulated(data.run):  # deterministic: no intervals, verdicts or oversubscription
-        from ..report import simulated
-        text = simulated.html(data) if fmt == "html" else simulated.markdown(data)
-    elif fmt == "html":
-        from ..report.html import render_html
-        text = render_html(data, baseline, variants)
-    else:
-        from ..report.markdown import render_markdown
-        text = render_markdown(data, baseline, variants)
+    store = options.existing_store(db)
+    source = RunSource(store, store.resolve(run))
+    check_baseline(source.data, baseline)
+    text = render(source, Format(fmt), RenderOptions(console, baseline=baseline))
     write_report(Path(output or f"report.{fmt}"), text)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from ..errors import ArenaError
-from ..results import load
+from ..report.renderers import Format, RenderOptions, render
+from ..report.source import RunSource
 from . import options
 from .options import console, db_option
 
@@ -41,56 +43,9 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bo
     --config what ran; --models the fitted models. An app run: its medians, verdicts and
     decompositions; --launch-output each launch's output. A tune run: also what each library's
     default behaves like."""
-    from ..analysis.fingerprint import fingerprints, tuned_of
-    from ..analysis.program import analyze, is_app_run
-    from ..analysis.simulated import is_simulated
-    from ..report import fingerprint, program, terminal
-
     store = options.existing_store(db)
-    run_id = store.resolve(run)
-    if is_app_run(store.run(run_id)):
-        result = analyze(store, run_id)
-        if launch_output:
-            for line in program.output_lines(result, lines):
-                console.print(line, soft_wrap=True, markup=False, highlight=False)
-        else:
-            program.render(result, console)
-        return
-    if launch_output:
-        raise ArenaError(f"run {run_id} is not an app run: --launch-output shows the output of an "
-                         "'mpiarena app' run's launches")
-    data = load(store, run_id)
-    if is_simulated(data.run):
-        from ..report.simulated import render
-
-        for line in render(data):
-            console.print(line, soft_wrap=True, markup=False, highlight=False)
-        return
-    if config:
-        from ..analysis.whatran import run_configs
-        from ..report.summary import implementation_line
-        from ..report.topology import rank_lines
-        from ..report.whatran import config_lines
-
-        for line in [*map(implementation_line, data.implementations),
-                     *config_lines(run_configs(data)), *rank_lines(data)]:
-            console.print(line, soft_wrap=True, markup=False, highlight=False)
-        return
-    if models:
-        from ..analysis.loggp import loggp
-        from ..analysis.models import fit_models
-        from ..analysis.predict import run_predictions
-        from ..report.models import loggp_lines, model_lines, prediction_lines
-
-        cores = int(data.machine.get("cores", 1))
-        fitted = fit_models(data)
-        said = [*model_lines(fitted), *loggp_lines(loggp(data)),
-                *prediction_lines(run_predictions(data, fitted), cores)]
-        if not said:
-            raise ArenaError(f"run {run_id} has nothing to fit a model to: run with --bench "
-                             "pingpong (two sizes or more) or --bench loggp")
-        for line in said:
-            console.print(line, soft_wrap=True, markup=False, highlight=False)
-        return
-    terminal.render(data, console, all_verdicts, tables, method, costs)
-    fingerprint.render(fingerprints(data, tuned_of(data)), console)
+    view = Format.OUTPUT if launch_output else Format.CONFIG if config else \
+        Format.MODELS if models else Format.TERMINAL
+    asked = RenderOptions(console, all_verdicts=all_verdicts, tables=tables, method=method,
+                          costs=costs, lines=lines)
+    sys.stdout.write(render(RunSource(store, store.resolve(run)), view, asked))

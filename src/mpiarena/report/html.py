@@ -32,7 +32,7 @@ from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
-from . import drawing, plots
+from . import drawing, plot_table, plots
 from .costs import costs_text
 from .counterparts import counterparts
 from .fingerprint import line as fingerprint_line
@@ -168,7 +168,8 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     """Everything the template shows, already formatted."""
     a = analyse(data, baseline)
     benches = _benches(a)  # first: the drawing processes share the summaries they computed
-    with drawing.started(plots.makers(data, baseline, a), partial(png_image, dpi=dpi)) as drawn:
+    figures = plot_table.makers(data, baseline, a)
+    with drawing.started(figures, partial(png_image, dpi=dpi)) as drawn:
         text = _text(data, a, variants)  # while the figures are drawn
         images = drawn()
     by_bench = {b["name"]: b for b in benches}

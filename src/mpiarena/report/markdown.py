@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from ..analysis.run import analyse
+from ..analysis.run import Analysis, analyse
 from ..benchmarks import BENCHMARKS
 from ..records import VariantRecord
-from ..results import RunData
+from ..results import Key, RunData
 from . import interference
 from .costs import costs_text
 from .counterparts import counterparts
 from .guidelines import guidelines
+from .markdown_table import escape, table
 from .overlap import overlap_text
 from .summary import (
     answer_lines,
@@ -24,19 +25,14 @@ from .summary import (
 from .topology import placement_lines
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
-
-
 def _costs(data: RunData) -> list[str]:
     c = costs_text(data)
     if c is None:
         return []
-    out = ["## Costs", "", "| " + " | ".join(map(_md, c.header)) + " |",
-           "| " + " | ".join(["---", "---"] + ["---:"] * (len(c.header) - 2)) + " |"]
-    out += ["| " + " | ".join(map(_md, row)) + " |" for row in c.rows]
+    out = ["## Costs", "", *table([*map(escape, c.header)], ([*map(escape, row)] for row in c.rows),
+                                  left=2)]
     same = [f"{c.same} more pairs of variants of one implementation are indistinguishable"]
-    out += [""] + [f"- {_md(line)}" for line in c.verdicts + same[:bool(c.same)] + c.notes]
+    out += [""] + [f"- {escape(line)}" for line in c.verdicts + same[:bool(c.same)] + c.notes]
     return [*out, ""]
 
 
@@ -44,16 +40,15 @@ def _guidelines(data: RunData) -> list[str]:
     g = guidelines(data)
     if g is None:
         return []
-    out = ["## Self-consistency guidelines", "", _md(g.lead), "",
-           "| variant | checked | held | violated | undecided |",
-           "| --- | ---: | ---: | ---: | ---: |"]
-    out += [f"| {lib.variant} | {lib.checked} | {lib.held} | {lib.violated} | {lib.undecided} |"
-            for lib in g.libraries]
+    out = ["## Self-consistency guidelines", "", escape(g.lead), "",
+           *table(["variant", "checked", "held", "violated", "undecided"],
+                  ([lib.variant, lib.checked, lib.held, lib.violated, lib.undecided]
+                   for lib in g.libraries))]
     for lib in g.libraries:
         lines = ([f"violated: {x}" for x in lib.violations] + [f"so: {x}" for x in lib.advice]
                  + lib.unchecked)
         if lines:
-            out += ["", f"**{lib.variant}**", ""] + [f"- {_md(x)}" for x in lines]
+            out += ["", f"**{lib.variant}**", ""] + [f"- {escape(x)}" for x in lines]
     return [*out, ""]
 
 
@@ -61,21 +56,33 @@ def _overlap(data: RunData) -> list[str]:
     o = overlap_text(data)
     if o is None:
         return []
-    out = ["## Non-blocking collectives: what computation hides", "", _md(o.lead), "",
-           "| " + " | ".join(map(_md, o.header)) + " |",
-           "| " + " | ".join(["---"] + ["---:"] * (len(o.header) - 1)) + " |"]
-    out += ["| " + " | ".join(map(_md, row)) + " |" for row in o.rows]
-    return [*out, ""] + [f"- {_md(line)}" for line in o.background] + [""]
+    out = ["## Non-blocking collectives: what computation hides", "", escape(o.lead), "",
+           *table([*map(escape, o.header)], ([*map(escape, row)] for row in o.rows))]
+    return [*out, ""] + [f"- {escape(line)}" for line in o.background] + [""]
 
 
 def _counterparts(data: RunData) -> list[str]:
     c = counterparts(data)
     if c is None:
         return []
-    out = ["## Beside MPI-1", "", _md(c.lead), ""]
-    out += [f"- **{line.variant}** {_md(line.pair)} ({_md(line.question)}): "
-            f"{_md('; '.join(line.cells))}" for line in c.lines]
+    out = ["## Beside MPI-1", "", escape(c.lead), ""]
+    out += [f"- **{line.variant}** {escape(line.pair)} ({escape(line.question)}): "
+            f"{escape('; '.join(line.cells))}" for line in c.lines]
     return [*out, ""]
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def _result_row(a: Analysis, key: Key) -> list[str]:
+    """A size's figures, the lowest in bold and starred."""
+    best = a.best(key)
+    row = [BENCHMARKS[key.bench].size_text(key.size) if BENCHMARKS[key.bench].sized else ""]
+    for variant in a.data.variants:
+        text = cell_text(a, key, variant)
+        row.append(f"**{text} \\***" if variant == best else text)
+    return row
 
 
 def render_markdown(data: RunData, baseline: str | None = None,
@@ -87,54 +94,46 @@ def render_markdown(data: RunData, baseline: str | None = None,
            f"Suite **{run.suite}**, {run.started}, {data.status}, seed {run.seed}, "
            f"mpiarena {run.version}  ",
            f"`{run.command}`", "",
-           *(f"{_md(line)}  " for line in answer_lines(a)), "",
-           *(f"**{_md(line)}**  " for line in interference.run_lines(data)), "",
-           f"**Machine**: {_md(machine_line(data))}, topology "
+           *(f"{escape(line)}  " for line in answer_lines(a)), "",
+           *(f"**{escape(line)}**  " for line in interference.run_lines(data)), "",
+           f"**Machine**: {escape(machine_line(data))}, topology "
            f"{data.settings.topology}", "",
-           *(f"{_md(line)}  " for line in placement_lines(data)), "",
-           "## Implementations", "", "| id | library version | origin | wrapper |",
-           "| --- | --- | --- | --- |"]
-    for impl in data.implementations:
-        first = impl.version_string.splitlines()[0] if impl.version_string else ""
-        out.append(f"| {impl.impl_id} | {_md(first)} | {impl.origin} | `{impl.wrapper}` |")
+           *(f"{escape(line)}  " for line in placement_lines(data)), "",
+           "## Implementations", "",
+           *table(["id", "library version", "origin", "wrapper"],
+                  ([impl.impl_id, escape(_first_line(impl.version_string)), impl.origin,
+                    f"`{impl.wrapper}`"] for impl in data.implementations), left=4)]
     rows = variant_rows(data, variants)
     if any(variant_settings(v) != "defaults" or v.binding != "auto" for v in rows):
-        out += ["", "| variant | settings | binding |", "| --- | --- | --- |"]
-        out += [f"| {v.variant} | `{variant_settings(v)}` | {v.binding} |" for v in rows]
+        out += ["", *table(["variant", "settings", "binding"],
+                           ([v.variant, f"`{variant_settings(v)}`", v.binding] for v in rows),
+                           left=3)]
     out += ["", "## The answer", ""]
-    out += [f"- {_md(line.strip())}" if line.startswith(" ") else f"\n{_md(line)}\n"
+    out += [f"- {escape(line.strip())}" if line.startswith(" ") else f"\n{escape(line)}\n"
             for line in scoreboard_lines(a)]
     if a.warnings:
         out += ["", "## Warnings", ""]
-        out += [f"- **{w.level}**: {_md(w.text)}" for w in a.warnings]
+        out += [f"- **{w.level}**: {escape(w.text)}" for w in a.warnings]
     out += ["", "## Verdicts", ""]
     for keys in a.tables.values():
         for key in a.summary_keys(keys):
-            out += [f"- {_md(verdict_text(a.label(key), v))}" for v in a.judged.get(key, [])]
+            out += [f"- {escape(verdict_text(a.label(key), v))}" for v in a.judged.get(key, [])]
     if not a.judged:
         out.append("None: no cell has two variants that measured it.")
     out += ["", "## Results", "", "Medians of launch medians; **\\*** marks the lowest of a row.",
             ""]
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
-        out += [f"### {_md(a.title(bench, np_))}", "",
-                "| " + " | ".join(["size" if spec.sized else "", *data.variants]) + " |",
-                "| " + " | ".join(["---:"] * (len(data.variants) + 1)) + " |"]
-        for key in keys:
-            best = a.best(key)
-            row = [spec.size_text(key.size) if spec.sized else ""]
-            for variant in data.variants:
-                text = cell_text(a, key, variant)
-                row.append(f"**{text} \\***" if variant == best else text)
-            out.append("| " + " | ".join(row) + " |")
-        out.append("")
+        out += [f"### {escape(a.title(bench, np_))}", "",
+                *table(["size" if spec.sized else "", *data.variants],
+                       (_result_row(a, key) for key in keys), left=0), ""]
     out += _costs(data)
     out += _overlap(data)
     out += _guidelines(data)
     out += _counterparts(data)
     out += ["## Method", ""]
     for line in method_lines(data):
-        out += [_md(line), ""]
+        out += [escape(line), ""]
     return "\n".join(out)
 
 

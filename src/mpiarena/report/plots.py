@@ -4,7 +4,8 @@ Per benchmark and rank count: time vs size (median with the 95% interval of the 
 band), bandwidth vs size and NetPIPE's signature graph for point-to-point benchmarks, and
 performance relative to a baseline variant in percent (Dimitrov and Skjellum's Fig. 3). Per
 collective measured at several rank counts: time vs ranks; per collective at many ranks: every
-rank's time, rank x observation (mpiGraph's bitmap). For the run: a heatmap of winners.
+rank's time, rank x observation (mpiGraph's bitmap). For the run: a heatmap of winners. Which
+figures a run has, with their titles and captions: `plot_table.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -30,10 +30,9 @@ from PIL import Image  # matplotlib depends on Pillow
 from .. import units
 from ..analysis.groups import comparable, figure
 from ..analysis.models import RESIDUAL_TARGET, fit_models
-from ..analysis.ranks import rank_matrix, slowest_ranks
+from ..analysis.ranks import rank_matrix
 from ..analysis.run import (
     Analysis,
-    analyse,
     bandwidth,
     launch_figures,
     relative_to_baseline,
@@ -41,7 +40,7 @@ from ..analysis.run import (
 from ..analysis.stats import CONFIDENCE
 from ..benchmarks import BENCHMARKS
 from ..records import impl_of
-from ..results import Key, RunData
+from ..results import Group, Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
 
@@ -64,7 +63,6 @@ SIZE = (5.5, 3.9)
 GREY = "#e4e6ea"
 LOG_PERCENT = [0.1, 1, 2, 5, 10, 25, 50, 100, 200, 400, 1000, 2500, 10000, 1e5, 1e6]
 CAP = 10.0  # the winners' colour scale ends here; larger ratios get its darkest colour
-MANY_RANKS = 8  # from here a collective gets a per-rank view
 BANDS = 256  # at most this many rows of ranks in a per-rank view (each the slowest of its ranks)
 
 LEVEL = f"{CONFIDENCE:.0%}"  # the intervals' level, as the captions say it
@@ -73,7 +71,7 @@ LEVEL = f"{CONFIDENCE:.0%}"  # the intervals' level, as the captions say it
 @dataclass
 class Plot:
     name: str  # file stem, e.g. pingpong-np2-time
-    kind: str  # time | bandwidth | signature | relative | ranks | winners
+    kind: str  # a kind of `plot_table.PLOTS` (an app run's: walls, calls; history's: history)
     bench: str | None
     np: int | None
     title: str
@@ -594,106 +592,6 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
     return fig
 
 
-def _tuned(data: RunData) -> list[tuple[str, str, int, list[str]]]:
-    """A tuning run's heatmaps: implementation, collective, rank count and the variants."""
-    tuned: dict[tuple[str, str], list[str]] = {}
-    for variant, what in data.settings.tuning.items():
-        tuned.setdefault((what["impl"], what["coll"]), []).append(variant)
-    return [(impl, coll, np_, sorted(variants)) for (impl, coll), variants in sorted(tuned.items())
-            for np_ in sorted({k[2] for k in data.cells if k[0] == coll})]
-
-
-def _tuning_plot(data: RunData, impl: str, coll: str, np_: int,
-                 variants: list[str]) -> Plot | None:
-    fig = tuning_figure(data, impl, coll, np_, variants)
-    if fig is None:
-        return None
-    return Plot(f"tuning-{impl}-{coll}-np{np_}", "tuning", coll, np_,
-                f"{impl} {coll}, {np_} ranks: algorithms against the default",
-                "Each algorithm's speed relative to the library's default (the default's median "
-                "over the algorithm's): above 1 (green) it is faster. x marks an algorithm that "
-                "failed or gave wrong data.", fig)
-
-
-def _plot(name: str, kind: str, bench: str | None, np_: int | None, title: str, caption: str,
-          draw: Callable[[], Figure | None]) -> Plot | None:
-    fig = draw()
-    return None if fig is None else Plot(name, kind, bench, np_, title, caption, fig)
-
-
-def makers(data: RunData, baseline: str | None = None,
-           analysis: Analysis | None = None) -> list[Maker]:
-    """Every figure of a run, in report order, as a function that draws it (None where it has
-    nothing to show): listing them draws nothing, so each may be drawn in another process."""
-    a = analysis or analyse(data, baseline)
-    styles = Styles(data.variants)
-    out: list[Maker] = [partial(_tuning_plot, data, impl, coll, np_, variants)
-                        for impl, coll, np_, variants in _tuned(data)]
-    out.append(partial(
-        _plot, "winners", "winners", None, None, "Winners",
-        "Per benchmark and size, the variant with the lowest median. Coloured by the "
-        "runner-up's median over the winner's where the verdict says 'faster'; grey where it "
-        "does not (≈ indistinguishable, ? undecided: see the verdict line for why).",
-        partial(winners_figure, a)))
-    if ("pingpong", 2) in a.tables:
-        out.append(partial(
-            _plot, "pingpong-np2-models", "models", "pingpong", 2,
-            "pingpong, 2 ranks: fitted models",
-            "Each variant's figures (dots) and its line t = alpha + beta * size per protocol "
-            f"regime (see Models); below, how far the line is from each figure (the grey band is "
-            f"the {RESIDUAL_TARGET:.0%} target).", partial(models_figure, a, styles)))
-    done_ranks: set[str] = set()
-    for (bench, np_) in a.tables:
-        if many_ranks(bench, np_):
-            out.append(partial(rank_figure, a, bench, np_))
-        spec = BENCHMARKS[bench]
-        stem = f"{bench}-np{np_}"
-        if not spec.sized:
-            out.append(partial(
-                _plot, f"{stem}-time", "time", bench, np_, f"{bench}, {np_} ranks",
-                f"Every observation (dots), the median (bar) and its {LEVEL} confidence interval.",
-                partial(unsized_figure, a, bench, np_, styles)))
-        else:
-            zero = " 0 B cannot sit on a log axis; the tables hold it." if any(
-                k[1] == 0 for k in a.tables[(bench, np_)]) else ""
-            candidates = [
-                ("time", time_figure, f"{bench}, {np_} ranks: time",
-                 f"Median per size; the band is the {LEVEL} confidence interval of the median."
-                 + zero),
-                ("bandwidth", bandwidth_figure, f"{bench}, {np_} ranks: bandwidth",
-                 "Bytes moved per iteration over the median time per iteration."),
-                ("signature", signature_figure, f"{bench}, {np_} ranks: signature graph",
-                 "NetPIPE's signature graph: throughput against the time of one transfer; "
-                 "the leftmost point is the latency."),
-                ("launches", launches_figure, f"{bench}, {np_} ranks: launch by launch",
-                 "Each dot is one launch's median, the bar the figure (the median of the launch "
-                 "medians): the level of a figure is set when a job starts, so launches that "
-                 "split into groups are the uncertainty the intervals carry."),
-                ("relative", relative_figure, f"{bench}, {np_} ranks: relative to {a.baseline}",
-                 f"{a.baseline}'s median over each variant's, in percent (above 100%: faster "
-                 f"than the baseline); the band is the ratio's {LEVEL} interval over launches."),
-            ]
-            for kind, fn, title, caption in candidates:
-                if kind in ("bandwidth", "signature") and spec.kind != "p2p":
-                    continue
-                if kind == "signature" and bench != "pingpong":
-                    continue
-                out.append(partial(_plot, f"{stem}-{kind}", kind, bench, np_, title, caption,
-                                   partial(fn, a, bench, np_, styles)))
-        if spec.kind == "coll" and bench not in done_ranks:
-            done_ranks.add(bench)
-            out.append(partial(_plot, f"{bench}-ranks", "ranks", bench, None,
-                               f"{bench}: time vs ranks",
-                               f"Median and {LEVEL} interval per rank count, at a few sizes.",
-                               partial(ranks_figure, a, bench, styles)))
-    return out
-
-
-def many_ranks(bench: str, np_: int) -> bool:
-    """Whether a table gets a per-rank view: a collective at many ranks."""
-    return BENCHMARKS[bench].kind == "coll" and np_ >= MANY_RANKS
-
-
 def _bands(m: np.ndarray) -> tuple[np.ndarray, int]:
     """Rows folded into at most BANDS bands of consecutive ranks, each its slowest rank."""
     per = -(-m.shape[0] // BANDS)
@@ -703,18 +601,24 @@ def _bands(m: np.ndarray) -> tuple[np.ndarray, int]:
     return np.nanmax(np.vstack([m, pad]).reshape(-1, per, m.shape[1]), axis=1), per
 
 
-def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
-    """mpiGraph's bitmap for a collective: per variant, each rank's time per call over the
-    median rank's, rank x observation, at the table's largest size (where placement and the
-    network weigh most); stragglers show as lines across every launch."""
+def rank_groups(a: Analysis, bench: str, np_: int) -> tuple[Key, dict[str, Group]]:
+    """A per-rank view's cell, the table's largest size (where placement and the network weigh
+    most), and its variants that measured it."""
     key = a.tables[(bench, np_)][-1]
-    groups = {v: g for v, g in a.data.cells[key].items() if g.status == CellStatus.OK and g.values}
+    return key, {v: g for v, g in a.data.cells[key].items()
+                 if g.status == CellStatus.OK and g.values}
+
+
+def rank_figure(a: Analysis, bench: str, np_: int) -> Figure | None:
+    """mpiGraph's bitmap for a collective: per variant, each rank's time per call over the
+    median rank's, rank x observation, at the table's largest size; stragglers show as lines
+    across every launch."""
+    key, groups = rank_groups(a, bench, np_)
     if not groups:
         return None
     fig = _figure((max(SIZE[0], 2.2 * len(groups) + 1.2), SIZE[1] + 0.6))
     axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
     norm = LogNorm(0.8, 4.0)
-    named = []
     for ax, (variant, group) in zip(axes, groups.items(), strict=True):
         m = rank_matrix(group)
         shown, per = _bands(m)
@@ -725,8 +629,6 @@ def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
         _set_title(ax, variant, fontsize=8)
         ax.set_xlabel("observation (launches in turn)", fontsize=7)
         ax.grid(False)
-        named.append(f"{variant}: " + ", ".join(f"rank {r} {x:.2f}x"
-                                                for r, x in slowest_ranks(m)))
     axes[0].set_ylabel(f"rank{f' (bands of {per}: the slowest)' if per > 1 else ''}")
     bar = fig.colorbar(ScalarMappable(norm=norm, cmap="inferno_r"), ax=list(axes), aspect=20,
                        extend="both")
@@ -736,12 +638,7 @@ def rank_figure(a: Analysis, bench: str, np_: int) -> Plot | None:
     size = BENCHMARKS[bench].size_text(key[1]) if BENCHMARKS[bench].sized else ""
     fig.suptitle(f"{bench} {size}, {np_} ranks: every rank".replace("  ", " "),
                  fontsize=10, fontweight="bold")
-    return Plot(f"{bench}-np{np_}-ranks", "rankmap", bench, np_,
-                f"{bench}, {np_} ranks: rank by rank",
-                f"Each rank's time per call over the median rank's in the same observation, at "
-                f"{size or 'its only size'}; dark rows are ranks that are slow in every launch "
-                f"(placement, a slow node), dark columns a slow observation. Slowest ranks "
-                f"(median over observations): {'; '.join(named)}.", fig)
+    return fig
 
 
 def png(fig: Figure, dpi: int = 100) -> bytes:

@@ -12,6 +12,7 @@ from ..analysis.quantities import Measured
 from ..analysis.reproduction import Evaluation, FigureRow
 from ..results import RunData
 from ..status import RunStatus
+from .markdown_table import table
 from .tables import show
 
 COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", UNDECIDED: "yellow", CANNOT: "dim"}
@@ -88,14 +89,19 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "<br>")
 
 
+def _figure_row(row: FigureRow) -> list[str]:
+    what = row.what + (f" ({row.note})" if row.note else "")
+    return [_cell(what), _cell(row.source), _cell(row.library), _cell(published(row)),
+            "<br>".join(_cell(m) for m in _measured(row))]
+
+
 def markdown(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
              notes: list[str], db: str) -> str:
     s = ev.study
     lines = [f"# Reproduction: {s.title}", "", f"{s.citation} (seed `{s.seed}`).", "",
-             f"The study ran on: {s.network}.", "", "| experiment | where it ran here |",
-             "| --- | --- |"]
-    lines += [f"| {name} | {_cell(where)} |" for name, where in _where(runs, skipped)]
-    lines.append("")
+             f"The study ran on: {s.network}.", "",
+             *table(["experiment", "where it ran here"],
+                    ([name, _cell(where)] for name, where in _where(runs, skipped)), left=2), ""]
     if s.differences:
         lines += ["## How this rerun differs from the study", ""]
         lines += [f"- {d}" for d in s.differences]
@@ -105,17 +111,11 @@ def markdown(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
               "tables, `mpiarena report RUN` its HTML report.", ""]
     if ev.figures:
         lines += ["## Published figures beside ours", "",
-                  "| figure | source | library (as published) | published | measured here |",
-                  "| --- | --- | --- | --- | --- |"]
-        for row in ev.figures:
-            measured = "<br>".join(_cell(m) for m in _measured(row))
-            what = row.what + (f" ({row.note})" if row.note else "")
-            lines.append(f"| {_cell(what)} | {_cell(row.source)} | {_cell(row.library)} | "
-                         f"{_cell(published(row))} | {measured} |")
-        lines.append("")
-    lines += ["## Conclusions checked", "", "| status | conclusion | source | what we measured |",
-              "| --- | --- | --- | --- |"]
-    lines += [f"| **{c.status}** | {_cell(c.text)} | {_cell(c.source)} | {_cell(c.detail)} |"
-              for c in ev.claims]
+                  *table(["figure", "source", "library (as published)", "published",
+                          "measured here"], map(_figure_row, ev.figures), left=5), ""]
+    lines += ["## Conclusions checked", "",
+              *table(["status", "conclusion", "source", "what we measured"],
+                     ([f"**{c.status}**", _cell(c.text), _cell(c.source), _cell(c.detail)]
+                      for c in ev.claims), left=4)]
     lines += ["", summary_line(ev) + ".", ""]
     return "\n".join(lines)

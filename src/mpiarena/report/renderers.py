@@ -1,0 +1,272 @@
+"""Every rendering of a stored run behind one interface, as hyperfine's exporters: a table from
+(kind of run, format) to a function `render(source, options) -> str`. `show`, `report` and
+`export` look one up and write the text it returns; a new format is one entry.
+
+Each entry imports what it renders with when it is called, so that a command loads only the
+modules (matplotlib, the statistics) of the one rendering it asked for. Terminal views are
+rendered for the console they are shown on (its width and colours) and returned as the text
+it would have printed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from rich.console import Console
+
+from ..errors import ArenaError
+from .source import RunKind, RunSource
+
+
+class Format(Enum):
+    """What a command asks of a run: a file (export, report) or a terminal view (show)."""
+
+    CSV = "csv"  # every observation (an app run: every launch and MPI call)
+    JSON = "json"
+    SUMMARY_CSV = "summary-csv"  # figures, intervals and verdicts (summary.schema.json)
+    SUMMARY_JSON = "summary-json"
+    PERFLOG = "perflog"  # ReFrame performance log lines
+    HTML = "html"  # the self-contained report
+    MARKDOWN = "md"
+    TERMINAL = "terminal"  # show: the scoreboard and warnings, tables when asked
+    CONFIG = "config"  # show --config: what ran
+    MODELS = "models"  # show --models: the fitted models
+    OUTPUT = "output"  # show --launch-output: each app launch and its output
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What a command asks beyond the run and the format; each renderer reads what it needs."""
+
+    console: Console  # where a terminal view is shown: it is laid out for its width and colours
+    baseline: str | None = None  # the variant relative figures compare with (default: the first)
+    all_verdicts: bool = False  # show --all
+    tables: bool = False  # show --tables
+    method: bool = False  # show --method
+    costs: bool = False  # show --costs
+    lines: int = 20  # show --launch-output: the last lines of each launch's stdout and stderr
+
+
+Renderer = Callable[[RunSource, RenderOptions], str]
+
+
+def render(source: RunSource, fmt: Format, options: RenderOptions) -> str:
+    """The run in the format asked for."""
+    return RENDERERS[(source.kind, fmt)](source, options)
+
+
+def _printed(console: Console, lines: list[str]) -> str:
+    """Plain lines as the console prints them (never wrapped, no markup)."""
+    with console.capture() as shown:
+        for line in lines:
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
+    return shown.get()
+
+
+# A benchmark run (simulated runs export as benchmark runs do).
+
+def _observations_csv(s: RunSource, o: RenderOptions) -> str:
+    from .export import to_csv
+
+    return to_csv(s.store, s.run_id)
+
+
+def _observations_json(s: RunSource, o: RenderOptions) -> str:
+    from .export import to_json
+
+    return to_json(s.store, s.run_id)
+
+
+def _summary_csv(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.run import analyse
+    from .summary_export import to_csv
+
+    return to_csv(analyse(s.data))
+
+
+def _summary_json(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.run import analyse
+    from .summary_export import to_json
+
+    return to_json(analyse(s.data))
+
+
+def _perflog(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.run import analyse
+    from .perflog import to_perflog
+
+    return to_perflog(analyse(s.data))
+
+
+def _html(s: RunSource, o: RenderOptions) -> str:
+    from .html import render_html
+
+    return render_html(s.data, o.baseline, s.variants)
+
+
+def _markdown(s: RunSource, o: RenderOptions) -> str:
+    from .markdown import render_markdown
+
+    return render_markdown(s.data, o.baseline, s.variants)
+
+
+def _terminal(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.fingerprint import fingerprints, tuned_of
+    from . import fingerprint, terminal
+
+    with o.console.capture() as shown:
+        terminal.render(s.data, o.console, o.all_verdicts, o.tables, o.method, o.costs)
+        fingerprint.render(fingerprints(s.data, tuned_of(s.data)), o.console)
+    return shown.get()
+
+
+def _config(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.whatran import run_configs
+    from .summary import implementation_line
+    from .topology import rank_lines
+    from .whatran import config_lines
+
+    return _printed(o.console, [*map(implementation_line, s.data.implementations),
+                                *config_lines(run_configs(s.data)), *rank_lines(s.data)])
+
+
+def _models(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.loggp import loggp
+    from ..analysis.models import fit_models
+    from ..analysis.predict import run_predictions
+    from .models import loggp_lines, model_lines, prediction_lines
+
+    cores = int(s.data.machine.get("cores", 1))
+    fitted = fit_models(s.data)
+    said = [*model_lines(fitted), *loggp_lines(loggp(s.data)),
+            *prediction_lines(run_predictions(s.data, fitted), cores)]
+    if not said:
+        raise ArenaError(f"run {s.run_id} has nothing to fit a model to: run with --bench "
+                         "pingpong (two sizes or more) or --bench loggp")
+    return _printed(o.console, said)
+
+
+def _no_output(s: RunSource, o: RenderOptions) -> str:
+    raise ArenaError(f"run {s.run_id} is not an app run: --launch-output shows the output of an "
+                     "'mpiarena app' run's launches")
+
+
+# A simulated run: deterministic, so its own words (no intervals, verdicts or oversubscription).
+
+def _simulated_html(s: RunSource, o: RenderOptions) -> str:
+    from .simulated import html
+
+    return html(s.data)
+
+
+def _simulated_markdown(s: RunSource, o: RenderOptions) -> str:
+    from .simulated import markdown
+
+    return markdown(s.data)
+
+
+def _simulated_terminal(s: RunSource, o: RenderOptions) -> str:
+    from .simulated import render
+
+    return _printed(o.console, render(s.data))
+
+
+# An app run.
+
+def _launches_csv(s: RunSource, o: RenderOptions) -> str:
+    from .program_export import to_csv
+
+    return to_csv(s.store, s.run_id)
+
+
+def _launches_json(s: RunSource, o: RenderOptions) -> str:
+    from .program_export import to_json
+
+    return to_json(s.store, s.run_id)
+
+
+def _app_summary_csv(s: RunSource, o: RenderOptions) -> str:
+    from .program_export import summary_csv
+
+    return summary_csv(s.app)
+
+
+def _app_summary_json(s: RunSource, o: RenderOptions) -> str:
+    from .program_export import summary_json
+
+    return summary_json(s.app, s.data)
+
+
+def _no_app_perflog(s: RunSource, o: RenderOptions) -> str:
+    raise ArenaError(f"run {s.run_id} is an app run; --format perflog writes a benchmark run's "
+                     "figures (export an app run as csv or json)")
+
+
+def _app_html(s: RunSource, o: RenderOptions) -> str:
+    from .program_html import render_app_html
+
+    return render_app_html(s.app, s.data)
+
+
+def _app_markdown(s: RunSource, o: RenderOptions) -> str:
+    from .program_markdown import render_app_markdown
+
+    return render_app_markdown(s.app, s.data)
+
+
+def _app_terminal(s: RunSource, o: RenderOptions) -> str:
+    from . import program
+
+    with o.console.capture() as shown:
+        program.render(s.app, o.console)
+    return shown.get()
+
+
+def _app_output(s: RunSource, o: RenderOptions) -> str:
+    from .program import output_lines
+
+    return _printed(o.console, output_lines(s.app, o.lines))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One renderer and the kinds of run and formats it renders."""
+
+    kinds: tuple[RunKind, ...]
+    formats: tuple[Format, ...]
+    render: Renderer
+
+
+BENCHMARK, APP, SIMULATED = RunKind.BENCHMARK, RunKind.APP, RunKind.SIMULATED
+MEASURED = (BENCHMARK, SIMULATED)  # runs of the measurement core, as their exports see them
+VIEWS = (Format.TERMINAL, Format.CONFIG, Format.MODELS)  # show, --config, --models
+
+# The views a simulated or app run has no use for (--config, --models) show what `show` does.
+ENTRIES = [
+    Entry(MEASURED, (Format.CSV,), _observations_csv),
+    Entry(MEASURED, (Format.JSON,), _observations_json),
+    Entry(MEASURED, (Format.SUMMARY_CSV,), _summary_csv),
+    Entry(MEASURED, (Format.SUMMARY_JSON,), _summary_json),
+    Entry(MEASURED, (Format.PERFLOG,), _perflog),
+    Entry(MEASURED, (Format.OUTPUT,), _no_output),
+    Entry((BENCHMARK,), (Format.HTML,), _html),
+    Entry((BENCHMARK,), (Format.MARKDOWN,), _markdown),
+    Entry((BENCHMARK,), (Format.TERMINAL,), _terminal),
+    Entry((BENCHMARK,), (Format.CONFIG,), _config),
+    Entry((BENCHMARK,), (Format.MODELS,), _models),
+    Entry((SIMULATED,), (Format.HTML,), _simulated_html),
+    Entry((SIMULATED,), (Format.MARKDOWN,), _simulated_markdown),
+    Entry((SIMULATED,), VIEWS, _simulated_terminal),
+    Entry((APP,), (Format.CSV,), _launches_csv),
+    Entry((APP,), (Format.JSON,), _launches_json),
+    Entry((APP,), (Format.SUMMARY_CSV,), _app_summary_csv),
+    Entry((APP,), (Format.SUMMARY_JSON,), _app_summary_json),
+    Entry((APP,), (Format.PERFLOG,), _no_app_perflog),
+    Entry((APP,), (Format.HTML,), _app_html),
+    Entry((APP,), (Format.MARKDOWN,), _app_markdown),
+    Entry((APP,), VIEWS, _app_terminal),
+    Entry((APP,), (Format.OUTPUT,), _app_output),
+]
+RENDERERS: dict[tuple[RunKind, Format], Renderer] = {
+    (kind, fmt): e.render for e in ENTRIES for kind in e.kinds for fmt in e.formats}
