@@ -39,7 +39,7 @@ from .summary import (
     verdict_text,
 )
 from .tables import show
-from .text import wrapped
+from .text import NO_BREAK, wrapped
 from .topology import placement_lines
 from .whatran import binding_line
 
@@ -90,8 +90,9 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
         ("--method", "machine, versions, how calls were timed", method),
         ("--costs", "CPU, memory, threads", costs)) if not (shown or all_verdicts)]
     if more:
-        say(console, f"More: mpiarena show {data.run_id} {', '.join(more)}; --all for every "
-                     f"verdict and warning; HTML report: mpiarena report {data.run_id}", "dim")
+        run = f"{data.run_id}"
+        say(console, f"More: mpiarena show{NO_BREAK}{run} {', '.join(more)}; --all for every "
+                     f"verdict and warning; HTML report: mpiarena report{NO_BREAK}{run}", "dim")
 
 
 def _setup(data: RunData, console: Console) -> None:
@@ -164,12 +165,12 @@ def _costs(data: RunData, console: Console) -> None:
         return
     show(console, c.title, text_table(c.header, c.rows, left=2))
     for line in c.verdicts:
-        console.print(f"  {escape(line)}")
+        say(console, f"  {line}")
     if c.same:
-        console.print(f"  [dim]{c.same} more pairs of variants of one implementation are "
-                      "indistinguishable[/]")
+        say(console, f"  {c.same} more pairs of variants of one implementation are "
+                     "indistinguishable", "dim")
     for line in c.notes:
-        console.print(f"  [dim]{escape(line)}[/]")
+        say(console, f"  {line}", "dim")
 
 
 def _guidelines(data: RunData, console: Console) -> None:
