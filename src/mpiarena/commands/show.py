@@ -41,6 +41,13 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, output: b
 
     store = options.existing_store(db)
     run_id = store.resolve(run)
+    if is_app_run(store.run(run_id)) and not output:
+        from ..analysis.tuned_app import is_tune_run, tune_result
+        from ..report import tuned_app
+
+        if is_tune_run(store.run(run_id)):
+            tuned_app.render(tune_result(store, run_id), console)
+            return
     if is_app_run(store.run(run_id)):
         result = analyze(store, run_id)
         if output:

@@ -70,6 +70,15 @@ class Algorithm:
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One value of a library setting other than its default, and the environment that sets
+    it (an eager limit: the value in bytes)."""
+
+    value: str
+    env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Rule:
     """Use `algorithm` (None: the library's default) for coll at np ranks for message sizes
     lo up to hi (exclusive; None: no end), sizes as mpiarena's benchmark counts them."""
@@ -186,6 +195,11 @@ class Family(Protocol):
         """Write the rules as the library's own selection file into directory."""
         ...
 
+    def eager_limits(self, impl: Implementation) -> list[Setting]:
+        """Point-to-point eager/rendezvous limits worth trying instead of the library's own
+        (`app --tune`); [] where it exposes none."""
+        ...
+
     def selection_probe(self, impl: Implementation) -> dict[str, str]:
         """Environment that makes the library say at start-up what it selected, for a launch
         of its own that measures nothing; {}: it needs none."""
@@ -247,6 +261,9 @@ class FamilyDefaults:
         return {}
 
     def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
+        return []
+
+    def eager_limits(self, impl: Implementation) -> list[Setting]:
         return []
 
     def write_tuning(self, impl: Implementation, rules: list[Rule],

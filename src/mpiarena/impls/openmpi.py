@@ -12,7 +12,16 @@ from pathlib import Path
 from ..cluster.placement import Placement
 from ..machine import cores
 from ..whatran import Cvar
-from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
+from .base import (
+    MPI_EXT,
+    Algorithm,
+    Daemonless,
+    Implementation,
+    Launch,
+    Rule,
+    Setting,
+    TuningFile,
+)
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # coll/tuned's collective ids (coll_base_functions.h) and its algorithms in 4.1, for when
@@ -31,6 +40,9 @@ TABLE = {
 DYNAMIC = "OMPI_MCA_coll_tuned_use_dynamic_rules"
 MCA = "OMPI_MCA_"  # an MCA variable's environment prefix
 FRAMEWORKS = ("pml", "btl", "mtl")  # the point-to-point transport's
+# eager limits (bytes) tried against the shared-memory and TCP btls' own (4 KiB and 64 KiB in
+# 4.1): a message up to the limit goes in one copy without a rendezvous
+EAGER_LIMITS = (1024, 16384, 65536)
 
 
 def _enumerated(impl: Implementation) -> dict[str, dict[int, str]]:
@@ -143,6 +155,13 @@ class OpenMpi(Daemonless):
                                  ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),
                           "or: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca "
                           f"coll_tuned_dynamic_rules_filename {path}")
+
+    def eager_limits(self, impl: Implementation) -> list[Setting]:
+        """The shared-memory btl's eager limit (vader, sm from 5.0) and TCP's, set together."""
+        shm = "sm" if int(impl.version.split(".")[0]) >= 5 else "vader"
+        return [Setting(str(n), ((f"{MCA}btl_{shm}_eager_limit", str(n)),
+                                 (f"{MCA}btl_tcp_eager_limit", str(n))))
+                for n in EAGER_LIMITS]
 
     def selection_probe(self, impl: Implementation) -> dict[str, str]:
         """The pml, btl and mtl frameworks' selection, printed at MPI_Init: Open MPI reports
