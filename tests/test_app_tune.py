@@ -157,6 +157,9 @@ def test_a_budget_too_small_for_one_round_is_one_line_and_exit_2(db):
     res = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--budget", "2s", "--db", db,
                    "--", str(PROGRAM), "20", "64")
     assert res.returncode == 2, res.stdout + res.stderr
+    # the space came first, from the profile: on this machine every program gets its binding
+    assert "  binding: default, none (every program: where its ranks run (default: core))" in \
+        res.stdout.splitlines(), res.stdout
     assert "is too small for one round" in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert leftovers() == []

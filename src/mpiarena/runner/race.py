@@ -98,7 +98,7 @@ class TuneRunner:
             first = next(iter(profiled.values()))
             raise ArenaError(f"the program failed under every library's default: {first.reason}")
         calls = r.store.app_calls(r.run_id)
-        local = r.topology.placement is None
+        local = r.topology.placement(r.settings.np) is None
         spaces = [space(v.impl, shares(calls.get(good[v.impl.id].id, []), r.settings.np,
                                        good[v.impl.id].wall),
                         v.binding_for(r.settings.np) if local else None, self.tuning.only)
