@@ -5,13 +5,16 @@ The planted case: tests/programs/allreduce_heavy.c (STEPS allreduces of 256 KiB)
 library as `mpiarena app` builds a source file, run on MPICH with a slow allreduce algorithm
 (smp, handed from ch4's shared memory to MPIR) forced through its environment as the library's
 "default". The same search space is run twice, each a whole `app --tune` run into one store:
-the race (a configuration dropped once the rule calls it slower than its library's leader) and
-the grid (every configuration launched every round until the same rule has settled every
-comparison with the leader). Per run: the launches the search spent (the race launches; the
-profiled launch and the verification's fresh launches are counted apart, the same for both),
-rounds, its winner, the verification's verdict and its wall time. The target: the race reaches
-its verified answer with at most a third of the grid's launches. Exit status 1 if it does not,
-or if either run's verification does not back a gain.
+the race (a configuration dropped once the rule calls it slower than its library's leader or
+unable to beat it by more than 5%, and the slower half of the undecided after rounds 2, 4, 8,
+16) and the grid (every configuration launched every round until the same rule has decided
+every one against the leader, or 20 rounds). Per run: the launches the search spent (the race
+launches; the profiled launch and the verification's fresh launches are counted apart, the same
+for both), rounds, its winner, the verification's verdict and its wall time; for the grid also
+the round at which the race's own stop (every comparison decided, the same or beyond reach)
+would have ended it, replayed from its launches. The target: the race reaches its verified
+answer with at most a third of the grid's launches. Exit status 1 if it does not, or if either
+run's verification does not back a gain.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpiarena import paths, users
+from mpiarena.analysis.race import Race
 from mpiarena.analysis.tuned_app import tune_result
 from mpiarena.app_build import BuildRequest, build_programs
 from mpiarena.build import build_core
@@ -51,6 +55,7 @@ class Searched:
     verdict: str
     gain: bool
     wall: float
+    settled_round: int  # the grid: the first round every comparison was settled (0: never)
 
 
 def search(name: str, eliminate: bool, args: argparse.Namespace, store: Store) -> Searched:
@@ -74,7 +79,21 @@ def search(name: str, eliminate: bool, args: argparse.Namespace, store: Store) -
     return Searched(name, r.launches, len(store.app_launches(outcome.run_id)) - r.launches,
                     max(map(len, r.race.values()), default=0), r.winners.get(args.impl, "-"),
                     verdict_line(verdicts[0]) if verdicts else "the default led the race",
-                    any(v.gain for v in verdicts), wall)
+                    any(v.gain for v in verdicts), wall,
+                    0 if eliminate else settled_round(r.race))
+
+
+def settled_round(walls: dict[str, list[float]]) -> int:
+    """The grid's launches replayed round by round: the first round after which every
+    comparison with the leader was settled (decided, the same, or beyond reach), 0 if none."""
+    replay = Race({"lib": list(walls)}, eliminate=False)
+    for k in range(min(map(len, walls.values()))):
+        for c, seen in walls.items():
+            replay.record(c, seen[k])
+        replay.close_round()
+        if set(replay.alive()) - {replay.leader("lib")} <= replay.settled:
+            return k + 1
+    return 0
 
 
 def main() -> int:
@@ -93,6 +112,10 @@ def main() -> int:
     for s in done:
         print(f"{s.name}: {s.search_launches} launches in {s.rounds} rounds (+{s.other_launches} "
               f"profiled and verification), {s.wall:.0f} s; winner {s.winner}")
+        if s.name == "grid":
+            print(f"  the race's own stop (every comparison decided, the same or beyond reach) "
+                  f"would have ended the grid after round {s.settled_round or '-'}: "
+                  f"{s.settled_round * (s.search_launches // max(s.rounds, 1))} launches")
         print(f"  {s.verdict}")
     race, grid = done
     share = race.search_launches / grid.search_launches

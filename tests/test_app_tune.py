@@ -117,10 +117,10 @@ def test_no_false_gain_in_19_of_20_simulated_races():
     assert gains <= 1
 
 
-def _raced(eliminate: bool) -> Race:
+def _raced(eliminate: bool, halving: bool) -> Race:
     rng = random.Random(1)
-    speed = {"lib": 2.0, "lib:a": 1.0, "lib:b": 1.08, "lib:c": 1.6}
-    race = Race({"lib": list(speed)}, eliminate=eliminate)
+    speed = {"lib": 2.0, "lib:a": 1.0, "lib:b": 1.01, "lib:c": 1.6, "lib:d": 1.3}
+    race = Race({"lib": list(speed)}, eliminate=eliminate, halving=halving)
     while not race.finished:
         for c in race.alive():
             race.record(c, speed[c] * rng.lognormvariate(0, 0.03))
@@ -128,14 +128,24 @@ def _raced(eliminate: bool) -> Race:
     return race
 
 
-def test_the_race_drops_slower_configurations_and_spends_less_than_the_grid():
-    race, grid = _raced(True), _raced(False)
-    assert {"lib", "lib:c"} <= set(race.dropped) and "lib:a" not in race.dropped
-    assert race.dropped["lib"].reason.startswith("slower than lib:")
+def test_the_rule_drops_the_slower_and_those_that_cannot_beat_the_leader():
+    race = _raced(True, halving=False)
+    assert set(race.dropped) == {"lib", "lib:b", "lib:c", "lib:d"}
+    assert race.dropped["lib"].reason.startswith("slower than lib:a: ")
+    # 1% slower than the leader: never slower by more than 5%, but out of contention
+    assert race.dropped["lib:b"].reason.startswith("cannot beat lib:a by more than 5%: ")
     # a dropped configuration got no launch after its round
     assert all(len(race.walls[c]) == d.round for c, d in race.dropped.items())
-    assert race.winners() == grid.winners() == {"lib": "lib:a"}
-    assert not grid.dropped and race.spent < grid.spent
+
+
+def test_halving_ends_the_race_sooner_and_the_grid_decides_every_configuration():
+    rule, halved, grid = _raced(True, False), _raced(True, True), _raced(False, True)
+    assert rule.winners() == halved.winners() == grid.winners() == {"lib": "lib:a"}
+    assert any(d.reason.startswith("halved out after round 2: ") for d in halved.dropped.values())
+    assert halved.spent < rule.spent
+    # the grid drops nothing and stops once the rule has decided every one against the leader
+    assert not grid.dropped and grid.decided == {"lib", "lib:b", "lib:c", "lib:d"}
+    assert grid.spent == 5 * grid.rounds and halved.spent < grid.spent
 
 
 # --- bad input --------------------------------------------------------------------------
