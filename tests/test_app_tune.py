@@ -5,13 +5,18 @@ one line and exit 2, a configuration that makes the program fail is dropped with
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
+import subprocess
 from pathlib import Path
 
+import jsonschema
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
+from mpiarena import report
 from mpiarena.analysis.race import Race, verification_pairs, verify
 from mpiarena.analysis.tune_space import (
     BINDING,
@@ -28,7 +33,9 @@ from mpiarena.store import Store
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "allreduce_heavy.c"
 MPICH4 = next((i for i in IMPLS if i.id == "mpich-4.0.2"), None)
+OPENMPI4 = next((i for i in IMPLS if i.id == "openmpi-4.1.4"), None)
 need_mpich = pytest.mark.skipif(MPICH4 is None, reason="needs mpich-4.0.2")
+SCHEMA = Path(report.__file__).parent / "summary.schema.json"
 # MPICH's smp allreduce on one node at 2 ranks: 2-6x slower per step than its default here
 # (0.8 s against 0.31-0.38 s a launch of 200 steps of 256 KiB), handed from ch4's shared memory
 # to MPIR as `tune` forces it
@@ -43,10 +50,10 @@ def _run_id(out: str) -> int:
 
 
 @need_mpich
-def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db):
+def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path):
     res = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
-                   "--budget", "50s", "--launches", "6", "--db", db, "--", str(PROGRAM), "200",
-                   "256", env=PLANTED)
+                   "--budget", "30s", "--launches", "5", "-o", str(tmp_path / "tuned"), "--db",
+                   db, "--", str(PROGRAM), "60", "256", env=PLANTED)
     assert res.returncode == 0, res.stdout + res.stderr
     # the space is printed first, with why allreduce is in it
     assert re.search(r"allreduce: default, .*smp.*\(MPI_Allreduce takes \d+\.\d% of the "
@@ -60,15 +67,65 @@ def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db):
     assert winner.values["allreduce"] not in ("default", "smp")
     # the planted default is slower than the winner by the verification's launches
     gain = re.search(rf"mpich-4.0.2: {re.escape(winner.variant)} is ([\d.]+)x faster than the "
-                     r"default \(95% CI ([\d.]+)-([\d.]+), 6 fresh launches each\)", res.stdout)
+                     r"default \(95% CI ([\d.]+)-([\d.]+), 5 fresh launches each\)", res.stdout)
     assert gain and float(gain.group(2)) > 1.05, res.stdout
     kinds = [x.kind for x in store.app_launches(run_id)]
-    assert kinds.count("profiled") == 1 and kinds.count("verify") == 12
+    assert kinds.count("profiled") == 1 and kinds.count("verify") == 10
     shown = mpiarena("show", str(run_id), "--db", db).stdout
     assert f"export MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={winner.values['allreduce']}" in shown
     assert re.search(r"launch: env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=\S+ "
                      r"MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM=mpir \S*mpiexec", shown)
+    # -o DIR: MPICH's CVARs as an environment file, the launch line in its head
+    written = (tmp_path / "tuned" / "mpich-4.0.2.env").read_text()
+    assert f"written to {tmp_path / 'tuned'}" in shown and written in res.stdout.replace(
+        "    ", "")
+    assert re.search(r"^#   \S*mpiexec\S* -n 2 .*allreduce_heavy\S* 60 256$", written, re.M)
+    assert f"export MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={winner.values['allreduce']}\n" in written
+    summary = json.loads(mpiarena("export", str(run_id), "--summary", "--format", "json",
+                                  "--db", db).stdout)
+    jsonschema.validate(summary, json.loads(SCHEMA.read_text()))
+    tuned = summary["tuned"]
+    assert [r["variant"] for r in tuned["ready"]] == [winner.variant]
+    assert tuned["ready"][0]["env_file"] == written and tuned["ready"][0]["selection_file"] is None
+    assert any(v["gain"] and v["ci_low"] > 1.05 for v in tuned["verified"])
+    # the HTML report: the race as a figure first, the tuning's words
+    html = tmp_path / "r.html"
+    assert mpiarena("report", str(run_id), "--db", db, "-o", str(html)).returncode == 0
+    page = html.read_text()
+    assert 'id="tuned"' in page and 'alt="The race"' in page
+    assert f"export MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={winner.values['allreduce']}" in page
     assert leftovers() == []
+
+
+@pytest.mark.skipif(OPENMPI4 is None, reason="needs openmpi-4.1.4")
+def test_open_mpi_takes_the_winners_rules_file(tmp_path):
+    """The forced allreduce as coll/tuned's rules file, loaded through the two MCA variables in
+    place of the forcing one: Open MPI runs the program with a real algorithm and refuses the
+    allreduce with a number it does not have (so the file is read, at 2 ranks)."""
+    assert OPENMPI4 is not None
+    family = family_of(OPENMPI4)
+    binary = tmp_path / "arh"
+    subprocess.run([str(OPENMPI4.wrapper), "-O2", "-o", str(binary), str(PROGRAM)], check=True,
+                   env=OPENMPI4.environ())
+    launch = family.launch(OPENMPI4, 2, "none", os.geteuid() == 0)
+
+    def run(algorithm: str) -> subprocess.CompletedProcess[str]:
+        forced = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                  "OMPI_MCA_coll_tuned_allreduce_algorithm": algorithm}
+        selection = family.selection_file("openmpi", forced)
+        assert selection is not None and selection.name == "openmpi.rules"
+        (tmp_path / selection.name).write_text(selection.text)
+        env = selection.env(forced, str(tmp_path / selection.name))
+        assert "OMPI_MCA_coll_tuned_allreduce_algorithm" not in env
+        return subprocess.run([*launch.argv, str(binary), "4", "16"], capture_output=True,
+                              text=True, timeout=120,
+                              env={**OPENMPI4.environ(), **launch.env, **env})
+
+    ring = run("4")
+    assert ring.returncode == 0, ring.stdout + ring.stderr
+    assert "0 4 0 0  # ring" in (tmp_path / "openmpi.rules").read_text()
+    bogus = run("99")
+    assert bogus.returncode != 0, bogus.stdout + bogus.stderr
 
 
 # --- the honest case: nothing to gain, simulated --------------------------------------------
@@ -141,7 +198,8 @@ def test_the_rule_drops_the_slower_and_those_that_cannot_beat_the_leader():
 def test_halving_ends_the_race_sooner_and_the_grid_decides_every_configuration():
     rule, halved, grid = _raced(True, False), _raced(True, True), _raced(False, True)
     assert rule.winners() == halved.winners() == grid.winners() == {"lib": "lib:a"}
-    assert any(d.reason.startswith("halved out after round 2: ") for d in halved.dropped.values())
+    assert any(d.round == 2 and d.reason.startswith("halved out: in the slower half of the ")
+               for d in halved.dropped.values())
     assert halved.spent < rule.spent
     # the grid drops nothing and stops once the rule has decided every one against the leader
     assert not grid.dropped and grid.decided == {"lib", "lib:b", "lib:c", "lib:d"}

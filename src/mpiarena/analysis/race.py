@@ -27,6 +27,9 @@ from .program import launch_sample
 from .stats import THRESHOLD, Judged, Pair, Sample, center, judge
 
 MAX_ROUNDS = 20
+# how a configuration left the race: its reason starts with one of these
+SLOWER, CANNOT_BEAT, HALVED, FAILED = ("slower than", "cannot beat", "halved out",
+                                       "the program failed")
 # the rounds after which the slower half of the undecided contenders is dropped: the survivors'
 # launches double between two halvings, as successive halving's rungs do
 HALVING_ROUNDS = (2, 4, 8, 16)
@@ -67,8 +70,7 @@ class Race:
         """One launch of config: its wall seconds, or None and why it failed (it is dropped)."""
         self.spent += 1
         if wall is None or not math.isfinite(wall):
-            self.dropped[config] = Dropped(config, self.rounds + 1, f"the program failed: "
-                                           f"{reason}")
+            self.dropped[config] = Dropped(config, self.rounds + 1, f"{FAILED}: {reason}")
         else:
             self.walls[config].append(wall)
 
@@ -114,10 +116,10 @@ class Race:
                                 c not in decided and self.walls[c]), key=self._center)
             contenders = len(undecided) + 1
             for c in undecided[(contenders + 1) // 2 - 1:]:
-                out.append(Dropped(c, self.rounds, f"halved out after round {self.rounds}: "
+                out.append(Dropped(c, self.rounds, f"{HALVED}: in the slower half of the "
+                                   f"{contenders} contenders still undecided, "
                                    f"{self._center(c) / self._center(lead):.2f}x the wall "
-                                   f"time of {lead}, in the slower half of {contenders} "
-                                   "contenders still undecided"))
+                                   f"time of {lead}"))
         return out
 
     def _beyond_reach(self, j: Judged) -> bool:
@@ -149,8 +151,13 @@ def _why_out(lead: str, j: Judged) -> str:
     measured = (f"{j.ratio:.2f}x its wall time (95% CI {j.ci_low:.2f}-{j.ci_high:.2f}, "
                 f"{j.launches_b} launches)")
     if j.outcome == "above":
-        return f"slower than {lead}: {measured}"
-    return f"cannot beat {lead} by more than {THRESHOLD:.0%}: {measured}"
+        return f"{SLOWER} {lead}: {measured}"
+    return f"{CANNOT_BEAT} {lead} by more than {THRESHOLD:.0%}: {measured}"
+
+
+def how_dropped(reason: str) -> str:
+    """SLOWER, CANNOT_BEAT, HALVED or FAILED: which a dropped configuration's reason says."""
+    return next(how for how in (SLOWER, CANNOT_BEAT, HALVED, FAILED) if reason.startswith(how))
 
 
 @dataclass(frozen=True)

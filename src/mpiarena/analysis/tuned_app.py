@@ -1,12 +1,16 @@
 """An `app --tune` run read back from the store: the space each library's profile implied, how
 each configuration's race went, the verification's verdicts, and each winner's settings as the
-library takes them (an environment file to source, the launcher's line)."""
+library takes them (an environment file to source, the launcher's line, the library's own
+selection file where it has one: Open MPI's coll/tuned rules; MPICH's CVARs and Intel MPI's
+I_MPI_ADJUST_<COLL> are environment variables)."""
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
 
+from ..impls.base import SelectionFile, slug
+from ..impls.registry import family_named
 from ..programs import TunedConfig
 from ..records import RunRecord
 from ..store import Store
@@ -19,15 +23,34 @@ class ReadyToUse:
     """A configuration's settings as its library takes them."""
 
     variant: str
-    env: dict[str, str]
+    impl_id: str
+    forced: dict[str, str]  # the environment its launches ran with
     binding: str  # as stored: auto (mpiarena's choice), core or none
-    command: str  # the launcher's line of one of its launches, the settings in front
+    launch: str  # the launcher's line of one of its launches
+    selection: SelectionFile | None  # the library's own file for its algorithms, if it has one
 
     @property
-    def env_file(self) -> str:
-        """A file to source before the launch (`set -a; . FILE; set +a`)."""
-        head = f"# {self.variant}: settings found by mpiarena app --tune\n"
-        return head + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in self.env.items())
+    def env_name(self) -> str:
+        return f"{slug(self.impl_id)}.env"
+
+    def env(self, directory: str | None) -> dict[str, str]:
+        """What to set: with the selection file written in directory, the variables that load
+        it in place of those it replaces; without, the environment as launched."""
+        if self.selection is None or directory is None:
+            return dict(self.forced)
+        return self.selection.env(self.forced, f"{directory}/{self.selection.name}")
+
+    def env_file(self, directory: str | None) -> str:
+        """A file to source before the launch (`set -a; . FILE; set +a`), the launch after."""
+        head = (f"# {self.variant}: settings found by mpiarena app --tune; source this file, "
+                f"then launch:\n#   {self.launch}\n")
+        return head + "".join(f"export {k}={shlex.quote(v)}\n"
+                              for k, v in self.env(directory).items())
+
+    def command(self, directory: str | None) -> str:
+        env = self.env(directory)
+        shown = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        return f"env {shown} {self.launch}" if env else self.launch
 
 
 @dataclass(frozen=True)
@@ -41,6 +64,7 @@ class TuneResult:
     verified: list[Verified]
     ready: dict[str, ReadyToUse]  # each winner's, by configuration
     failed_profiles: dict[str, str]  # library -> why its profiled launch failed
+    directory: str | None = None  # where `app --tune -o DIR` wrote the winners' files
 
     @property
     def winners(self) -> dict[str, str]:
@@ -81,13 +105,14 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
     winners = result.winners
     pairs = verification_pairs(winners, result.overall, {lib: lib for lib in winners})
     variants = {v.variant: v for v in store.variants(run_id)}
+    families = {i.impl_id: family_named(i.family) for i in store.implementations(run_id)}
     ready = {}
     for variant in winners.values():
+        v = variants[variant]
         command = next((x.command for x in reversed(launches)
                         if x.variant == variant and x.status == "ok"), "")
-        env = dict(variants[variant].env)
-        shown = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        ready[variant] = ReadyToUse(variant, env, variants[variant].binding,
-                                    f"env {shown} {command}" if env else command)
+        ready[variant] = ReadyToUse(variant, v.impl_id, dict(v.env), v.binding, command,
+                                    families[v.impl_id].selection_file(slug(v.impl_id), v.env))
     return TuneResult(run, result.budget, result.spaces, configs, race, spent,
-                      verify(fresh, pairs), ready, result.failed_profiles)
+                      verify(fresh, pairs), ready, result.failed_profiles,
+                      run.settings["tune"].get("output"))

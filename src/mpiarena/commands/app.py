@@ -16,7 +16,7 @@ from ..impls import Implementation, discover, family_of, parse_user_impls, selec
 from ..programs import Metric
 from ..status import RunStatus
 from . import options
-from .options import DURATION, SECONDS, console, db_option, err, impl_option
+from .options import DURATION, SECONDS, console, db_option, err, impl_option, output_option
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _mpi_only(impls: list[Implementation], named: bool) -> list[Implementation]:
     return chosen
 
 
-def _tuning(tune: bool, budget: float, search: tuple[str, ...],
+def _tuning(tune: bool, budget: float, search: tuple[str, ...], output: str | None,
             how: Launches) -> frozenset[str] | None:
     """--tune's options checked: the settings --search names (None: the profile decides)."""
     from ..analysis.tune_space import check_search
@@ -80,6 +80,8 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...],
     if not tune:
         if search:
             raise ArenaError("--search goes with --tune")
+        if output:
+            raise ArenaError("-o DIR goes with --tune: the directory for the winners' files")
         return None
     if not how.profile:
         raise ArenaError("--tune needs the profiled launch (its space comes from the profile): "
@@ -122,11 +124,14 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...],
               help="with --tune: time for all its launches")
 @click.option("--search", "search", multiple=True, help="with --tune: only these settings, "
               "e.g. allreduce,binding (allreduce bcast reduce allgather alltoall eager binding)")
+@output_option("with --tune: directory for each verified winner's files (an environment file, "
+               "Open MPI's rules file)", directory=True)
 @db_option
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
             bins: tuple[str, ...], how: Launches, where: Where, tune: bool, budget: float,
-            search: tuple[str, ...], db: str, program: tuple[str, ...]) -> None:
+            search: tuple[str, ...], output: str | None, db: str,
+            program: tuple[str, ...]) -> None:
     """Build your MPI program against each library, launch it interleaved, judge its wall time
     and figures: mpiarena app [--src DIR --build CMD | --bin ID=PATH ...] -- PROGRAM ARGS
     (PROGRAM may be one .c/.cc/.f90 source, compiled with each library's wrapper); --tune
@@ -141,7 +146,7 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         raise ArenaError("--src and --build go together: --src DIR --build 'make CC=$MPICC'")
     if not program and not bins:
         raise ArenaError("no program; use: mpiarena app [options] -- PROGRAM ARGS")
-    only = _tuning(tune, budget, search, how)
+    only = _tuning(tune, budget, search, output, how)
     by_bin = _bins(bins)
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
@@ -164,7 +169,8 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     if tune:
         from .app_tune import run_tuning
 
-        run_tuning(variants, programs, cores, settings, budget, only, where, db, recorded)
+        run_tuning(variants, programs, cores, settings, budget, only, output, where, db,
+                   recorded)
         return
     with opened(where) as topology:
         store = options.store(db)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 from .. import users
 from ..analysis.tune_space import Space
@@ -20,12 +21,17 @@ from .options import console, err
 
 def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
                builds: dict[str, Build], settings: AppSettings, budget: float,
-               only: frozenset[str] | None, where: Where, db: str,
+               only: frozenset[str] | None, output: str | None, where: Where, db: str,
                recorded: dict[str, object]) -> None:
-    """Race, verify, store, and say what to run the program with."""
+    """Race, verify, store, say what to run the program with, write it to -o DIR."""
     from ..analysis.tuned_app import tune_result
-    from ..report.tuned_app import render, space_lines
+    from ..report.tuned_app import ready_files, render, space_lines
     from ..runner.race import Said, TuneSettings, tune_app
+
+    rank_user = None if where.slurm else users.for_ranks()
+    directory = Path(output).resolve() if output else None
+    if directory is not None:  # for the user's launches: mpiarena's ranks never read them
+        directory.mkdir(parents=True, exist_ok=True)
 
     def show_space(spaces: list[Space]) -> None:
         for line in space_lines(spaces):
@@ -35,12 +41,21 @@ def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
                 lambda line: err.print(line, soft_wrap=True, markup=False, highlight=False))
     with opened(where) as topology:
         store = options.store(db)
-        rank_user = None if where.slurm else users.for_ranks()
         outcome = tune_app(variants, programs, builds, settings,
-                           TuneSettings(budget, settings.launches, only), store, topology,
-                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), said, recorded)
+                           TuneSettings(budget, settings.launches, only,
+                                        output=str(directory) if directory else None),
+                           store, topology, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]),
+                           said, recorded)
     result = tune_result(store, outcome.run_id)
     render(result, console, with_space=False)
+    if directory is not None:
+        written = ready_files(result, str(directory))
+        for name, text in written.items():
+            (directory / name).write_text(text)
+            (directory / name).chmod(0o644)
+        err.print(f"wrote {', '.join(str(directory / n) for n in written)}" if written else
+                  f"wrote nothing to {directory}: no setting found beats the default",
+                  soft_wrap=True, markup=False, highlight=False)
     if outcome.status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
         sys.exit(130)

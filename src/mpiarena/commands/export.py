@@ -44,9 +44,13 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
 
         text = to_perflog(analyse(load(store, run_id)))
     elif summary and app:
+        from ..analysis.tuned_app import is_tune_run, tune_result
+        from ..report.tuned_app import tuned_summary
+
         result = analyze(store, run_id)
+        tuned = tuned_summary(tune_result(store, run_id)) if is_tune_run(result.run) else None
         text = program_export.summary_csv(result) if fmt == "csv" else \
-            program_export.summary_json(result, load(store, run_id))
+            program_export.summary_json(result, load(store, run_id), tuned)
     elif summary:
         from ..analysis.run import analyse
         from ..report import summary_export

@@ -28,8 +28,11 @@ def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db:
     if is_app_run(data.run):
         result = analyze(options.store(db), data.run_id)
         if fmt == "html":
+            from ..analysis.tuned_app import is_tune_run, tune_result
             from ..report.program_html import render_app_html
-            text = render_app_html(result, data)
+            tuned = tune_result(options.store(db), data.run_id) \
+                if is_tune_run(data.run) else None
+            text = render_app_html(result, data, tuned)
         else:
             from ..report.program_markdown import render_app_markdown
             text = render_app_markdown(result, data)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import asdict
+from typing import Any
 
 from rich.console import Console
 
@@ -70,19 +72,44 @@ def verification_lines(r: TuneResult) -> list[str]:
     return out
 
 
+def _gains(r: TuneResult) -> list[str]:
+    """The settings the verification backs a gain of, each once."""
+    return list(dict.fromkeys(v.setting for v in r.verified if v.gain))
+
+
 def ready_lines(r: TuneResult) -> list[str]:
     """The settings of every verified gain, as the library takes them."""
-    gains = list(dict.fromkeys(v.setting for v in r.verified if v.gain))
+    gains = _gains(r)
     if not gains:
         return [f"ready to use: nothing; {NO_GAIN}, keep it"]
-    out = ["ready to use:"]
+    where = r.directory
+    out = [f"ready to use (written to {where}):" if where else
+           "ready to use (app --tune -o DIR writes these files):"]
     for variant in gains:
         ready = r.ready[variant]
-        out.append(f"  {variant}: environment file (set -a; . FILE; set +a):")
-        out += [f"    {line}" for line in ready.env_file.splitlines()]
+        out.append(f"  {variant}: environment file {ready.env_name} (set -a; . FILE; set +a):")
+        out += [f"    {line}" for line in ready.env_file(where).splitlines()]
         if ready.binding != "auto":
-            out.append(f"    # binding: {ready.binding} (in the line below)")
-        out.append(f"  launch: {ready.command}")
+            out.append(f"    # binding: {ready.binding} (in the launch line)")
+        if (sel := ready.selection) is not None:
+            loads = " ".join(f"{k}={v}" for k, v in
+                             sel.env({}, f"{where or 'DIR'}/{sel.name}").items())
+            out.append(f"  {sel.kind} {sel.name} (loaded by {loads}" +
+                       ("" if where else f", in place of {', '.join(sel.replaces)}") + "):")
+            out += [f"    {line}" for line in sel.text.splitlines()]
+        out.append(f"  launch: {ready.command(where)}")
+    return out
+
+
+def ready_files(r: TuneResult, directory: str) -> dict[str, str]:
+    """File name -> text of what `-o DIR` writes: every verified gain's environment file, and
+    its library's selection file where it has one."""
+    out = {}
+    for variant in _gains(r):
+        ready = r.ready[variant]
+        out[ready.env_name] = ready.env_file(directory)
+        if ready.selection is not None:
+            out[ready.selection.name] = ready.selection.text
     return out
 
 
@@ -97,3 +124,33 @@ def lines(r: TuneResult, with_space: bool = True) -> list[str]:
 def render(r: TuneResult, console: Console, with_space: bool = True) -> None:
     for line in lines(r, with_space):
         console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def tuned_summary(r: TuneResult) -> dict[str, Any]:
+    """`export --summary`'s `tuned` section: the spaces, the race, the verdicts, and each
+    verified gain's settings as its library takes them."""
+    where = r.directory
+    return {
+        "budget": r.budget, "launches": r.launches, "directory": where,
+        "spaces": [asdict(s) for s in r.spaces],
+        "configurations": [
+            {"variant": c.variant, "library": c.impl_id, "values": c.values,
+             "launches": r.spent[c.variant],
+             "median_wall": statistics.median(r.race[c.variant]) if r.race[c.variant] else None,
+             "dropped_after": c.dropped, "reason": c.reason, "role": c.role}
+            for c in r.configs],
+        "verified": [{"library": v.library, "setting": v.setting, "speedup": _finite(v.speedup),
+                      "ci_low": _finite(v.ci_low), "ci_high": _finite(v.ci_high),
+                      "p_adjusted": v.p_adjusted, "gain": v.gain, "launches": v.launches}
+                     for v in r.verified],
+        "ready": [{"variant": variant, "library": ready.impl_id, "env": ready.env(where),
+                   "binding": ready.binding, "launch": ready.command(where),
+                   "env_file": ready.env_file(where),
+                   "selection_file": None if ready.selection is None else
+                   {"kind": ready.selection.kind, "name": ready.selection.name,
+                    "text": ready.selection.text}}
+                  for variant in _gains(r) for ready in [r.ready[variant]]]}

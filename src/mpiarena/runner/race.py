@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from .. import __version__, machine
-from ..analysis.race import Race, verification_pairs
+from ..analysis.race import FAILED, Race, verification_pairs
 from ..analysis.tune_space import Configuration, Space, configurations, shares, space
 from ..build import Build
 from ..cluster.topology import Topology
@@ -29,13 +29,14 @@ from .session import Outcome, register
 
 @dataclass(frozen=True)
 class TuneSettings:
-    """What the race may spend and search."""
+    """What the race may spend and search, and where the winners' files go."""
 
     budget: float  # seconds of launches, from the first profiled one to the last verification
     verify_launches: int  # fresh launches of each side of a verification
     only: frozenset[str] | None = None  # the dimensions --search names (None: the profile's)
     max_rounds: int = 20
     eliminate: bool = True  # False: the full grid (every configuration every round), a bench's
+    output: str | None = None  # -o DIR, recorded with the run (the command writes the files)
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ class TuneRunner:
             for d in race.close_round():
                 self.said.progress(f"  dropped {d.config}: {d.reason}")
             for c, d in race.dropped.items():
-                if d.round == race.rounds and d.reason.startswith("the program failed"):
+                if d.round == race.rounds and d.reason.startswith(FAILED):
                     self.said.progress(f"  dropped {c}: {d.reason}")
             self.said.progress(f"round {race.rounds}: {len(race.alive())} configurations left, "
                                f"{race.spent} launches spent, {_span(max(self.left(), 0))} "
@@ -193,7 +194,8 @@ def tune_app(variants: list[Variant], programs: dict[str, BuiltProgram],
         "ranks_run_as": user.name if user else "self",
         "programs": {k: asdict(p) for k, p in programs.items()},
         "tune": {"budget": tuning.budget, "verify_launches": tuning.verify_launches,
-                 "search": sorted(tuning.only or ()), "eliminate": tuning.eliminate},
+                 "search": sorted(tuning.only or ()), "eliminate": tuning.eliminate,
+                 "output": tuning.output},
         **recorded})
     register(store, run_id, builds, variants)
     runner = AppRunner(variants, programs, settings, store, run_id, topology, user,
