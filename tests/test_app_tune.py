@@ -213,6 +213,7 @@ def test_halving_ends_the_race_sooner_and_the_grid_decides_every_configuration()
     (["--tune", "--search", "allreduce,frobnicate"], "--search frobnicate: no such setting"),
     (["--search", "allreduce"], "--search goes with --tune"),
     (["--tune", "--no-profile"], "--tune needs the profiled launch"),
+    (["-o", "tuned"], "-o DIR goes with --tune"),
 ])
 def test_bad_tuning_input_is_one_line_and_exit_2(db, args, said):
     res = mpiarena("app", *args, "--db", db, "--", str(PROGRAM))
