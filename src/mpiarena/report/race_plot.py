@@ -30,7 +30,8 @@ def race_plot(r: TuneResult) -> Plot | None:
     if not configs:
         return None
     styles = Styles([c.variant for c in r.configs])
-    fig = _figure((6.5, 1.3 + 0.28 * len(configs)))
+    longest = max(len(c.variant) for c in configs)  # the row labels take the figure's left
+    fig = _figure((4.5 + 0.055 * longest, 1.3 + 0.28 * len(configs)))
     ax = _axes(fig)
     rounds = max(r.spent.values())
     shown: set[str] = set()
@@ -52,10 +53,9 @@ def race_plot(r: TuneResult) -> Plot | None:
     ax.invert_yaxis()
     ax.set_xlim(0.5, rounds + 1.5)
     ax.set_xticks(range(1, rounds + 1))
-    ax.set_xlabel("race launches of the configuration (= rounds it stayed)")
+    ax.set_xlabel("race launches (= rounds it stayed)")
     ax.grid(axis="y", visible=False)
-    _set_title(ax, f"The race: {r.launches} launches over {len(configs)} configurations",
-               loc="left")
+    _set_title(ax, f"The race: {r.launches} launches, {len(configs)} configurations")
     _legend(ax)
     return Plot(f"app-run{r.run.id}-race", "race", None, r.run.settings.get("np"),
                 "The race", CAPTION, fig)
