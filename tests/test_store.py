@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mpiarena.errors import ArenaError
+from mpiarena.programs import TunedConfig
 from mpiarena.store import SCHEMA_VERSION, Obs, Store
 from mpiarena.whatran import Cvar, WhatRan
 
@@ -263,3 +264,18 @@ def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
     what = WhatRan((Cvar("pml", "ob1", "all_eq"),), "", "requested: pml ob1", "MPI_T cvars")
     upgraded.add_what_ran(new, what)
     assert upgraded.what_ran(run) == {new: what} and old not in upgraded.what_ran(run)
+
+
+def test_a_schema_8_store_gains_the_tuned_configurations_table(tmp_path):
+    path = tmp_path / "v8.db"
+    Store(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE app_configs")
+        db.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
+    upgraded = Store(path)
+    assert upgraded.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+    run = upgraded.begin_run("app", "t", 0, "0", {}, {"tune": {}})
+    upgraded.add_app_configs(run, [TunedConfig("x:allreduce=ring", "x", {"allreduce": "ring"},
+                                               2, "slower than x", "")])
+    (back,) = upgraded.app_configs(run)
+    assert back.values == {"allreduce": "ring"} and back.dropped == 2 and back.role == ""

@@ -95,3 +95,15 @@ class BuiltProgram:
     how: str  # source | build | bin
     links: str  # the MPI library the binary is linked to, as the dynamic loader resolves it
     cached: bool = False
+
+
+@dataclass(frozen=True)
+class TunedConfig:
+    """One configuration of an `app --tune` run as stored: what it set, how its race ended."""
+
+    variant: str
+    impl_id: str
+    values: dict[str, str]  # dimension -> value (default: the library's own)
+    dropped: int | None  # the round after which it left the race (None: it stayed)
+    reason: str  # why it was dropped
+    role: str = ""  # winner: its library's; overall: the fastest library's winner; "" neither

@@ -27,7 +27,7 @@ import numpy as np
 
 from .errors import ArenaError
 from .procs import alive
-from .programs import AppLaunch, RankCalls
+from .programs import AppLaunch, RankCalls, TunedConfig
 from .records import (
     CellRecord,
     HarnessTime,
@@ -39,14 +39,15 @@ from .records import (
 from .status import CellStatus, JobStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
-SCHEMA_VERSION = 8  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 9  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
 # summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch);
 # 6: app_launches and app_calls (`mpiarena app`: a program's launches, the MPI calls profiled);
 # 7: configs (what a library ran with, whatran.WhatRan, one row per distinct content) and
-# jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime)
+# jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime);
+# 9: app_configs (`mpiarena app --tune`: each configuration raced, how it left, the winners)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -94,7 +95,11 @@ CREATE TABLE IF NOT EXISTS app_launches (
 CREATE TABLE IF NOT EXISTS app_calls (
   launch_id INTEGER NOT NULL REFERENCES app_launches(id), rank INTEGER NOT NULL,
   function TEXT NOT NULL, calls INTEGER NOT NULL, seconds REAL NOT NULL,
-  PRIMARY KEY (launch_id, rank, function))
+  PRIMARY KEY (launch_id, rank, function));
+CREATE TABLE IF NOT EXISTS app_configs (
+  run_id INTEGER NOT NULL REFERENCES runs(id), variant TEXT NOT NULL, impl_id TEXT NOT NULL,
+  config_values TEXT NOT NULL, dropped INTEGER, reason TEXT NOT NULL, role TEXT NOT NULL,
+  PRIMARY KEY (run_id, variant))
 """
 DTYPE = np.dtype("<f8")  # a rank vector: the core prints 10 significant digits, float32 keeps 7
 Vector = np.ndarray  # one float per rank
@@ -167,9 +172,13 @@ def _harness(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE runs ADD COLUMN harness TEXT")
 
 
+def _app_configs(db: sqlite3.Connection) -> None:
+    """Schema 8 -> 9: the app_configs table (created empty by _create: no run tuned before)."""
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
-    6: _configs, 7: _harness}
+    6: _configs, 7: _harness, 8: _app_configs}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -391,7 +400,21 @@ class Store:
             db.executemany("INSERT INTO app_calls VALUES (?, ?, ?, ?, ?)",
                            [(launch_id, c.rank, c.function, c.calls, c.seconds) for c in calls])
 
+    def add_app_configs(self, run_id: int, configs: Iterable[TunedConfig]) -> None:
+        """An `app --tune` run's configurations, how each left the race, the winners."""
+        with self.tx() as db:
+            db.executemany("INSERT INTO app_configs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           [(run_id, c.variant, c.impl_id, json.dumps(c.values), c.dropped,
+                             c.reason, c.role) for c in configs])
+
     # --- reading -------------------------------------------------------------------------
+    def app_configs(self, run_id: int) -> list[TunedConfig]:
+        """An `app --tune` run's configurations in the order they were stored."""
+        rows = self.db.execute("SELECT * FROM app_configs WHERE run_id=? ORDER BY rowid",
+                               (run_id,))
+        return [TunedConfig(r["variant"], r["impl_id"], json.loads(r["config_values"]),
+                            r["dropped"], r["reason"], r["role"]) for r in rows]
+
     def app_launches(self, run_id: int) -> list[AppLaunch]:
         """The run's program launches in the order they ran."""
         rows = self.db.execute("SELECT * FROM app_launches WHERE run_id=? ORDER BY id", (run_id,))

@@ -78,6 +78,25 @@ def _mpi_only(impls: list[Implementation], named: bool) -> list[Implementation]:
     return chosen
 
 
+def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str | None,
+            how: Launches) -> frozenset[str] | None:
+    """--tune's options checked: the settings --search names (None: the profile decides)."""
+    from ..analysis.tune_space import check_search
+
+    if not tune:
+        if search:
+            raise ArenaError("--search goes with --tune")
+        if directory:
+            raise ArenaError("--dir goes with --tune: the directory for the winners' files")
+        return None
+    if not how.profile:
+        raise ArenaError("--tune needs the profiled launch (its space comes from the profile): "
+                         "leave out --no-profile")
+    if budget <= 0:
+        raise ArenaError("--tune needs a --budget, e.g. --budget 20m")
+    return check_search(tuple(n.strip() for s in search for n in s.split(",") if n.strip()))
+
+
 @click.command("app", context_settings={"ignore_unknown_options": True})
 @impl_option("libraries to compare (default: every MPI library found, or those of --bin)")
 @click.option("--src", type=click.Path(file_okay=False), help="the program's source directory: "
@@ -106,14 +125,26 @@ def _mpi_only(impls: list[Implementation], named: bool) -> list[Implementation]:
     cluster="an emulated cluster, e.g. emulated:nodes=2,link=1gbit",
     hosts="a real cluster: one host per line (this machine first)",
     slurm="inside a Slurm allocation: ranks start with srun")
+@click.option("--tune", is_flag=True, help="instead: race each library's settings for the "
+              "collectives and calls the profile shows, verify the winners against the default "
+              "(--launches fresh launches each)")
+@click.option("--budget", type=DURATION, default="20m", show_default=True,
+              help=f"with --tune: time for all its launches ({DURATION_HELP})")
+@click.option("--search", "search", multiple=True, help="with --tune: only these settings, "
+              "e.g. allreduce,binding (allreduce bcast reduce allgather alltoall eager binding)")
+@click.option("--dir", "directory", type=click.Path(file_okay=False),
+              help="with --tune: directory for each verified winner's files (an environment "
+              "file, Open MPI's rules file)")
 @db_option
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
-            bins: tuple[str, ...], how: Launches, where: Where, db: str,
+            bins: tuple[str, ...], how: Launches, where: Where, tune: bool, budget: float,
+            search: tuple[str, ...], directory: str | None, db: str,
             program: tuple[str, ...]) -> None:
     """Build your MPI program against each library, launch it interleaved, judge its wall time
     and figures: mpiarena app [--src DIR --build CMD | --bin ID=PATH ...] -- PROGRAM ARGS
-    (PROGRAM may be one .c/.cc/.f90 source, compiled with each library's wrapper)."""
+    (PROGRAM may be one .c/.cc/.f90 source, compiled with each library's wrapper); --tune
+    finds each library's best settings for it."""
     from ..app_build import BuildRequest, build_programs
     from ..build import build_core
     from ..plan import Variant
@@ -124,6 +155,7 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         raise ArenaError("--src and --build go together: --src DIR --build 'make CC=$MPICC'")
     if not program and not bins:
         raise ArenaError("no program; use: mpiarena app [options] -- PROGRAM ARGS")
+    only = _tuning(tune, budget, search, directory, how)
     by_bin = _bins(bins)
     ids, user_prefixes = parse_user_impls(impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
@@ -141,13 +173,19 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     variants = [Variant(i.id, i) for i in impls if i.id in programs]
     settings = AppSettings(how.np, how.launches, how.warmup, how.timeout, how.metrics,
                            how.profile, how.seed)
+    recorded: dict[str, object] = {"program": list(program), "build": build or "",
+                                   "src": str(Path(src).resolve()) if src else ""}
+    if tune:
+        from .app_tune import run_tuning
+
+        run_tuning(variants, programs, cores, settings, budget, only, directory, where, db,
+                   recorded)
+        return
     with opened(where) as topology:
         store = options.store(db)
         rank_user = None if where.slurm else users.for_ranks()
         outcome = measure_app(variants, programs, cores, settings, store, topology, rank_user,
-                              shlex.join(["mpiarena", *sys.argv[1:]]), err,
-                              {"program": list(program), "build": build or "",
-                               "src": str(Path(src).resolve()) if src else ""})
+                              shlex.join(["mpiarena", *sys.argv[1:]]), err, recorded)
     from ..analysis.program import analyze
 
     result = analyze(store, outcome.run_id)

@@ -30,8 +30,8 @@ class Implementation:
 
     @property
     def slug(self) -> str:
-        """The id as one file name (a module's id holds ':' and '/')."""
-        return re.sub(r"[^A-Za-z0-9._+-]", "_", self.id)
+        """The id as one file name."""
+        return slug(self.id)
 
     def environ(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The process environment for compiling and launching with this implementation."""
@@ -70,6 +70,15 @@ class Algorithm:
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One value of a library setting other than its default, and the environment that sets
+    it (an eager limit: the value in bytes)."""
+
+    value: str
+    env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Rule:
     """Use `algorithm` (None: the library's default) for coll at np ranks for message sizes
     lo up to hi (exclusive; None: no end), sizes as mpiarena's benchmark counts them."""
@@ -88,6 +97,30 @@ class TuningFile:
     path: Path
     env: tuple[tuple[str, str], ...]  # what loads it, through the library's own mechanism
     note: str = ""
+
+
+def slug(impl_id: str) -> str:
+    """An implementation id as one file name (a module's id holds ':' and '/')."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", impl_id)
+
+
+@dataclass(frozen=True)
+class SelectionFile:
+    """Fixed algorithm choices as a library's own selection file, for `app --tune`'s winner:
+    the file's name and text, what loads it (`path_variable` set to where it is written, beside
+    `loads`), and the forcing variables it stands in for."""
+
+    kind: str  # what the file is, in the library's words
+    name: str
+    text: str
+    loads: tuple[tuple[str, str], ...]
+    path_variable: str
+    replaces: tuple[str, ...]
+
+    def env(self, forced: Mapping[str, str], path: str) -> dict[str, str]:
+        """`forced` with the file written at `path` in place of the variables it replaces."""
+        kept = {k: v for k, v in forced.items() if k not in self.replaces}
+        return {**kept, **dict(self.loads), self.path_variable: path}
 
 
 class Runtime(Protocol):
@@ -187,6 +220,18 @@ class Family(Protocol):
         """Write the rules as the library's own selection file into directory."""
         ...
 
+    def eager_limits(self, impl: Implementation) -> list[Setting]:
+        """Point-to-point eager/rendezvous limits worth trying instead of the library's own
+        (`app --tune`); [] where it exposes none."""
+        ...
+
+    def selection_file(self, name: str, forced: Mapping[str, str]) -> SelectionFile | None:
+        """The collective algorithms `forced` (an environment) forces, for every message and
+        communicator size, as the library's own selection file named `name` plus its suffix;
+        None where the environment is the library's own form (MPICH's CVARs, Intel MPI's
+        I_MPI_ADJUST_<COLL>)."""
+        ...
+
     def selection_probe(self, impl: Implementation) -> dict[str, str]:
         """Environment that makes the library say at start-up what it selected, for a launch
         of its own that measures nothing; {}: it needs none."""
@@ -250,6 +295,12 @@ class FamilyDefaults:
 
     def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:
         return []
+
+    def eager_limits(self, impl: Implementation) -> list[Setting]:
+        return []
+
+    def selection_file(self, name: str, forced: Mapping[str, str]) -> SelectionFile | None:
+        return None
 
     def write_tuning(self, impl: Implementation, rules: list[Rule],
                      directory: Path) -> TuningFile:

@@ -12,7 +12,17 @@ from pathlib import Path
 from ..cluster.placement import Placement
 from ..machine import cores
 from ..whatran import Cvar
-from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
+from .base import (
+    MPI_EXT,
+    Algorithm,
+    Daemonless,
+    Implementation,
+    Launch,
+    Rule,
+    SelectionFile,
+    Setting,
+    TuningFile,
+)
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # coll/tuned's collective ids (coll_base_functions.h) and its algorithms in 4.1, for when
@@ -31,6 +41,9 @@ TABLE = {
 DYNAMIC = "OMPI_MCA_coll_tuned_use_dynamic_rules"
 MCA = "OMPI_MCA_"  # an MCA variable's environment prefix
 FRAMEWORKS = ("pml", "btl", "mtl")  # the point-to-point transport's
+# eager limits (bytes) tried against the shared-memory and TCP btls' own (4 KiB and 64 KiB in
+# 4.1): a message up to the limit goes in one copy without a rendezvous
+EAGER_LIMITS = (1024, 16384, 65536)
 
 
 def _enumerated(impl: Implementation) -> dict[str, dict[int, str]]:
@@ -61,6 +74,12 @@ def message_bytes(coll: str, size: int, np: int) -> int:
     if coll in ("allgather", "alltoall"):
         return size * np
     return 4 * -(-size // 4) if coll in ("allreduce", "reduce") else size
+
+
+def _table_name(coll: str, key: str) -> str:
+    """Algorithm number `key` of coll by 4.1's table (the number itself where it has none)."""
+    names = TABLE[coll]
+    return names[int(key) - 1] if key.isdigit() and 0 < int(key) <= len(names) else key
 
 
 def rules_text(rules: list[Rule]) -> str:
@@ -143,6 +162,29 @@ class OpenMpi(Daemonless):
                                  ("OMPI_MCA_coll_tuned_dynamic_rules_filename", str(path))),
                           "or: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca "
                           f"coll_tuned_dynamic_rules_filename {path}")
+
+    def selection_file(self, name: str, forced: Mapping[str, str]) -> SelectionFile | None:
+        """coll/tuned's dynamic rules file: each forced algorithm from communicator size 1 and
+        message size 0 up (a communicator takes the rule of the largest size not above its
+        own), loaded by coll_tuned_use_dynamic_rules and coll_tuned_dynamic_rules_filename."""
+        keys = {m.group(1): (k, v) for k, v in forced.items()
+                if (m := re.fullmatch(rf"{MCA}coll_tuned_(\w+)_algorithm", k))
+                and m.group(1) in COLL_IDS}
+        if not keys:
+            return None
+        rules = [Rule(coll, 1, 0, None, Algorithm(coll, _table_name(coll, v), v, ()))
+                 for coll, (_, v) in keys.items()]
+        return SelectionFile("Open MPI's coll/tuned dynamic rules file", f"{name}.rules",
+                             rules_text(rules), ((DYNAMIC, "1"),),
+                             f"{MCA}coll_tuned_dynamic_rules_filename",
+                             tuple(k for k, _ in keys.values()))
+
+    def eager_limits(self, impl: Implementation) -> list[Setting]:
+        """The shared-memory btl's eager limit (vader, sm from 5.0) and TCP's, set together."""
+        shm = "sm" if int(impl.version.split(".")[0]) >= 5 else "vader"
+        return [Setting(str(n), ((f"{MCA}btl_{shm}_eager_limit", str(n)),
+                                 (f"{MCA}btl_tcp_eager_limit", str(n))))
+                for n in EAGER_LIMITS]
 
     def selection_probe(self, impl: Implementation) -> dict[str, str]:
         """The pml, btl and mtl frameworks' selection, printed at MPI_Init: Open MPI reports

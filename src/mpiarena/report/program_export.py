@@ -116,15 +116,17 @@ def app_summary(r: AppResult) -> dict[str, Any]:
                       for o in r.overheads]}
 
 
-def summary_json(r: AppResult, data: RunData) -> str:
-    """The summary export of an app run: no kernel records, its `app` object."""
+def summary_json(r: AppResult, data: RunData, tuned: dict[str, Any] | None = None) -> str:
+    """The summary export of an app run: no kernel records, its `app` object (and an
+    `app --tune` run's `tuned` object)."""
     return json.dumps({
         "schema": "mpiarena-summary", "version": VERSION,
         "run": {"id": data.run_id, "status": data.status, "suite": data.run.suite,
                 "started": data.run.started, "command": data.run.command,
                 "machine": data.machine},
         "method": " ".join(program_text(r).method), "confidence": CONFIDENCE,
-        "threshold": THRESHOLD, "records": [], "app": app_summary(r)}, indent=1)
+        "threshold": THRESHOLD, "records": [], "app": app_summary(r),
+        **({"tuned": tuned} if tuned is not None else {})}, indent=1)
 
 
 def summary_csv(r: AppResult) -> str:

@@ -194,8 +194,9 @@ def _app_summary_csv(s: RunSource, o: RenderOptions) -> str:
 
 def _app_summary_json(s: RunSource, o: RenderOptions) -> str:
     from .program_export import summary_json
+    from .tuned_app import tuned_summary
 
-    return summary_json(s.app, s.data)
+    return summary_json(s.app, s.data, tuned_summary(s.tuned) if s.tuned else None)
 
 
 def _no_app_perflog(s: RunSource, o: RenderOptions) -> str:
@@ -206,7 +207,7 @@ def _no_app_perflog(s: RunSource, o: RenderOptions) -> str:
 def _app_html(s: RunSource, o: RenderOptions) -> str:
     from .program_html import render_app_html
 
-    return render_app_html(s.app, s.data)
+    return render_app_html(s.app, s.data, s.tuned)
 
 
 def _app_markdown(s: RunSource, o: RenderOptions) -> str:
@@ -216,10 +217,13 @@ def _app_markdown(s: RunSource, o: RenderOptions) -> str:
 
 
 def _app_terminal(s: RunSource, o: RenderOptions) -> str:
-    from . import program
+    from . import program, tuned_app
 
     with o.console.capture() as shown:
-        program.render(s.app, o.console)
+        if s.tuned is not None:  # app --tune: the space, the race, the verdicts, the settings
+            tuned_app.render(s.tuned, o.console)
+        else:
+            program.render(s.app, o.console)
     return shown.get()
 
 

@@ -14,6 +14,7 @@ from ..store import Store
 
 if TYPE_CHECKING:
     from ..analysis.program import AppResult
+    from ..analysis.tuned_app import TuneResult
 
 
 class RunKind(Enum):
@@ -54,6 +55,13 @@ class RunSource:
         from ..analysis.program import analyze
 
         return analyze(self.store, self.run_id)
+
+    @cached_property
+    def tuned(self) -> TuneResult | None:
+        """An `app --tune` run's space, race and verdicts (None: any other run)."""
+        from ..analysis.tuned_app import is_tune_run, tune_result
+
+        return tune_result(self.store, self.run_id) if is_tune_run(self.record) else None
 
     @cached_property
     def variants(self) -> list[VariantRecord]:

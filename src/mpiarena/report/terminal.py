@@ -90,9 +90,9 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
         ("--method", "machine, versions, how calls were timed", method),
         ("--costs", "CPU, memory, threads", costs)) if not (shown or all_verdicts)]
     if more:
-        run = f"{data.run_id}"
-        say(console, f"More: mpiarena show{NO_BREAK}{run} {', '.join(more)}; --all for every "
-                     f"verdict and warning; HTML report: mpiarena report{NO_BREAK}{run}", "dim")
+        rid = data.run_id
+        say(console, f"More: mpiarena show{NO_BREAK}{rid} {', '.join(more)}; --all for every "
+                     f"verdict and warning; HTML report: mpiarena report{NO_BREAK}{rid}", "dim")
 
 
 def _setup(data: RunData, console: Console) -> None:

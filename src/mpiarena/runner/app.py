@@ -4,12 +4,13 @@ kept; then one profiled launch per library, apart from the timed ones."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shlex
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -71,6 +72,22 @@ class AppRunner:
         self.run_token = uuid.uuid4().hex
 
     def run(self) -> None:
+        with self.session():
+            if self.settings.profile:  # first: it also checks which library really runs
+                for v in self.variants:
+                    self.launch(v, "profiled")
+            rng = random.Random(self.settings.seed)
+            for kind, rounds in (("warmup", self.settings.warmup),
+                                 ("timed", self.settings.launches)):
+                for _ in range(rounds):
+                    order = list(self.variants)
+                    rng.shuffle(order)
+                    for v in order:
+                        self.launch(v, kind)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """The launches' scratch, preloads and daemons; nothing started outlives it."""
         work = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-app-", dir=paths.scratch_dir()))
         work.chmod(0o755)
         self.work = work
@@ -83,24 +100,16 @@ class AppRunner:
         try:
             for p in self.programs.values():
                 self.topology.prepare(Path(p.argv[0]))
-            if self.settings.profile:  # first: it also checks which library really runs
-                for v in self.variants:
-                    self._launch(v, "profiled")
-            rng = random.Random(self.settings.seed)
-            for kind, rounds in (("warmup", self.settings.warmup),
-                                 ("timed", self.settings.launches)):
-                for _ in range(rounds):
-                    order = list(self.variants)
-                    rng.shuffle(order)
-                    for v in order:
-                        self._launch(v, kind)
+            yield
         finally:
             self.daemons.stop_all()
             self.topology.reap()
             kill_tagged(self.run_token, var=RUN_VAR)
             shutil.rmtree(work, ignore_errors=True)
 
-    def _launch(self, variant: Variant, kind: str) -> None:
+    def launch(self, variant: Variant, kind: str) -> AppLaunch:
+        """One launch of the variant (kind: timed, warmup, profiled, or a tuning race's), as
+        stored."""
         s = self.settings
         index = self.count.get(variant.id, 0)
         self.count[variant.id] = index + 1
@@ -116,8 +125,7 @@ class AppRunner:
             cmd = command_for(variant, s.np, program, self.user, self.daemons)
         except JobError as e:
             self.daemons.stop(variant.id)
-            self._store(replace(base, reason=f"its launcher or daemons did not start: {e}"))
-            return
+            return self._store(replace(base, reason=f"its launcher or daemons did not start: {e}"))
         env = {**cmd.env, core_env.PROFILE_DIR: ""}
         if kind == "profiled":
             profile_dir.mkdir()
@@ -129,8 +137,7 @@ class AppRunner:
         try:
             ended = launch(cmd.argv, env, here, self.user, out, err, s.timeout, cmd.placement)
         except ArenaError as e:
-            self._store(replace(base, reason=str(e), command=shlex.join(cmd.argv)))
-            return
+            return self._store(replace(base, reason=str(e), command=shlex.join(cmd.argv)))
         beside = asdict(machine_load.since(before))
         stdout, stderr = _tail(out), _tail(err)
         metrics = {m.name: v for m in s.metrics if (v := m.read(stdout + "\n" + stderr))
@@ -149,12 +156,13 @@ class AppRunner:
                 self._check_version(variant, version.read_text(errors="replace"))
         if status != "ok":
             self.daemons.stop(variant.id)  # a failed launch may leave its daemons unusable
-        launch_id = self._store(replace(base, status=status, reason=reason,
+        stored = self._store(replace(base, status=status, reason=reason,
                                         exit_code=ended.exit_code, wall=ended.wall,
                                         metrics=metrics, stdout=stdout, stderr=stderr,
                                         command=shlex.join(cmd.argv), interference=beside))
         if calls:
-            self.store.add_app_calls(launch_id, calls)
+            self.store.add_app_calls(stored.id, calls)
+        return stored
 
     def _check_version(self, variant: Variant, seen: str) -> None:
         """The library that ran must be the one the program was built for."""
@@ -164,8 +172,8 @@ class AppRunner:
                              f"{variant.impl.id}: it reported {seen.strip()[:80]!r}, expected "
                              f"{expected.strip()[:80]!r}; check its rpath and LD_LIBRARY_PATH")
 
-    def _store(self, launch_: AppLaunch) -> int:
-        return self.store.add_app_launch(self.run_id, launch_)
+    def _store(self, launch_: AppLaunch) -> AppLaunch:
+        return replace(launch_, id=self.store.add_app_launch(self.run_id, launch_))
 
 
 def _status(ended: Ended, timeout: float, err: Path) -> tuple[str, str]:

@@ -1,0 +1,198 @@
+"""The rule of `app --tune`'s race, and its verification.
+
+Racing (F-race, successive halving): every configuration still in the race gets one launch a
+round; after each round each library's configurations are compared with its leader (the lowest
+median wall time so far), every comparison of the round judged by `stats.judge` as one family.
+A configuration is decided, and dropped from the race, once it is out of contention: the rule
+calls it slower (beyond the threshold), or it can no longer beat the leader by more than the
+threshold (the whole 95% interval of its ratio to the leader lies above 1 / (1 + threshold):
+whatever it gains is within the threshold). After each round of HALVING_ROUNDS the slower half
+of the contenders still undecided (the leader among them) is dropped too, successive halving's
+rungs: by the medians so far, a heuristic, not a decision, which lets the race spend its
+launches on the few best and end. A configuration whose launch failed is dropped with its
+reason. The race ends when each library has one configuration left, or every other one is the
+same as the leader or beyond the reach of the rounds left (its ratio on the threshold, or more
+launches needed than max_rounds), or after max_rounds. A grid (eliminate False) drops nothing:
+every configuration gets a launch every round until the same rule has decided every one against
+the leader, or max_rounds. Whatever the race picks stands only by the verification: each
+winner's fresh launches against its library's default, judged as one family.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .program import launch_sample
+from .stats import THRESHOLD, Judged, Pair, Sample, center, judge
+
+MAX_ROUNDS = 20
+# how a configuration left the race: its reason starts with one of these
+SLOWER, CANNOT_BEAT, HALVED, FAILED = ("slower than", "cannot beat", "halved out",
+                                       "the program failed")
+# the rounds after which the slower half of the undecided contenders is dropped: the survivors'
+# launches double between two halvings, as successive halving's rungs do
+HALVING_ROUNDS = (2, 4, 8, 16)
+
+
+def _sample(walls: list[float]) -> Sample:
+    return launch_sample(walls, False)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    config: str
+    round: int  # the round after which it left the race, from 1
+    reason: str
+
+
+class Race:
+    """The configurations of every library racing, each library's against its own leader."""
+
+    def __init__(self, entrants: dict[str, list[str]], max_rounds: int = MAX_ROUNDS,
+                 eliminate: bool = True, halving: bool = True):
+        self.entrants = entrants  # library -> its configurations, its default first
+        self.max_rounds = max_rounds
+        self.eliminate = eliminate  # False: a full grid, judged by the same rule, drops none
+        self.halving = halving  # False: the rule's decisions alone
+        self.walls: dict[str, list[float]] = {c: [] for cs in entrants.values() for c in cs}
+        self.dropped: dict[str, Dropped] = {}
+        self.decided: set[str] = set()  # out of contention against the leader, last round
+        self.settled: set[str] = set()  # decided, the same as the leader or beyond reach
+        self.rounds = 0
+        self.spent = 0  # launches, failed ones too
+
+    def alive(self, library: str | None = None) -> list[str]:
+        libraries = [library] if library else list(self.entrants)
+        return [c for lib in libraries for c in self.entrants[lib] if c not in self.dropped]
+
+    def record(self, config: str, wall: float | None, reason: str = "") -> None:
+        """One launch of config: its wall seconds, or None and why it failed (it is dropped)."""
+        self.spent += 1
+        if wall is None or not math.isfinite(wall):
+            self.dropped[config] = Dropped(config, self.rounds + 1, f"{FAILED}: {reason}")
+        else:
+            self.walls[config].append(wall)
+
+    def leader(self, library: str) -> str | None:
+        """The library's configuration with the lowest median wall time so far."""
+        timed = [c for c in self.alive(library) if self.walls[c]]
+        return min(timed, key=lambda c: self._center(c)) if timed else None
+
+    def _center(self, config: str) -> float:
+        return center(_sample(self.walls[config]))
+
+    def close_round(self) -> list[Dropped]:
+        """Judge every library's configurations against its leader; drop those out of
+        contention, and on a halving round the slower half of the undecided contenders."""
+        self.rounds += 1
+        compared = []
+        for library in self.entrants:
+            lead = self.leader(library)
+            compared += [(lead, c) for c in self.alive(library) if lead and c != lead]
+        judged = judge([Pair(_sample(self.walls[a]), _sample(self.walls[b]))
+                        for a, b in compared])
+        decided = {c: (lead, j) for (lead, c), j in zip(compared, judged, strict=True)
+                   if _out_of_contention(j)}
+        self.decided = set(decided)
+        self.settled = self.decided | {c for (_, c), j in zip(compared, judged, strict=True)
+                                       if j.outcome == "same" or self._beyond_reach(j)}
+        if not self.eliminate:
+            return []
+        out = [Dropped(c, self.rounds, _why_out(lead, j)) for c, (lead, j) in decided.items()]
+        if self.halving and self.rounds in HALVING_ROUNDS:
+            out += self._halve(set(decided))
+        self.dropped.update((d.config, d) for d in out)
+        return out
+
+    def _halve(self, decided: set[str]) -> list[Dropped]:
+        """Each library's slower half of its contenders (the leader and those undecided)."""
+        out = []
+        for library in self.entrants:
+            lead = self.leader(library)
+            if lead is None:
+                continue
+            undecided = sorted((c for c in self.alive(library) if c != lead and
+                                c not in decided and self.walls[c]), key=self._center)
+            contenders = len(undecided) + 1
+            for c in undecided[(contenders + 1) // 2 - 1:]:
+                out.append(Dropped(c, self.rounds, f"{HALVED}: in the slower half of the "
+                                   f"{contenders} contenders still undecided, "
+                                   f"{self._center(c) / self._center(lead):.2f}x the wall "
+                                   f"time of {lead}"))
+        return out
+
+    def _beyond_reach(self, j: Judged) -> bool:
+        """An open comparison no launches within the race's rounds would decide: its ratio
+        sits on the threshold, or it would need more launches a side than max_rounds."""
+        return j.outcome == "open" and j.why != "launches" and \
+            (j.needed == 0 or j.needed > self.max_rounds)
+
+    @property
+    def finished(self) -> bool:
+        """The race: every library down to its leader and comparisons settled; the grid: every
+        configuration decided against its leader; either: max_rounds."""
+        done = self.settled if self.eliminate else self.decided
+        return self.rounds >= self.max_rounds or all(
+            set(self.alive(lib)) - {self.leader(lib)} <= done for lib in self.entrants)
+
+    def winners(self) -> dict[str, str]:
+        """library -> its leader (libraries whose every configuration failed: none)."""
+        return {lib: lead for lib in self.entrants if (lead := self.leader(lib))}
+
+
+def _out_of_contention(j: Judged) -> bool:
+    """The rule calls it slower than the leader, or it can no longer beat the leader by more
+    than the threshold (its ratio's whole interval above 1 / (1 + THRESHOLD))."""
+    return j.outcome == "above" or j.ci_low > 1 / (1 + THRESHOLD)
+
+
+def _why_out(lead: str, j: Judged) -> str:
+    measured = (f"{j.ratio:.2f}x its wall time (95% CI {j.ci_low:.2f}-{j.ci_high:.2f}, "
+                f"{j.launches_b} launches)")
+    if j.outcome == "above":
+        return f"{SLOWER} {lead}: {measured}"
+    return f"{CANNOT_BEAT} {lead} by more than {THRESHOLD:.0%}: {measured}"
+
+
+def how_dropped(reason: str) -> str:
+    """SLOWER, CANNOT_BEAT, HALVED or FAILED: which a dropped configuration's reason says."""
+    return next(how for how in (SLOWER, CANNOT_BEAT, HALVED, FAILED) if reason.startswith(how))
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A configuration's fresh launches against a library's default's."""
+
+    library: str  # whose default
+    default: str
+    setting: str
+    speedup: float  # the default's median wall over the setting's: above 1, the setting wins
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    gain: bool  # the verdict rule backs a gain: decided faster, beyond the threshold
+    launches: int  # fewer of the two sides'
+
+
+def verify(walls: dict[str, list[float]],
+           pairs: list[tuple[str, str, str]]) -> list[Verified]:
+    """(library, default, setting) pairs judged as one family on their launches."""
+    judged = judge([Pair(_sample(walls.get(d, [])), _sample(walls.get(s, [])))
+                    for _, d, s in pairs])
+    return [Verified(lib, d, s, 1 / j.ratio if j.ratio else math.nan,
+                     1 / j.ci_high if j.ci_high else math.inf,
+                     1 / j.ci_low if j.ci_low else math.inf, j.p_adjusted,
+                     j.outcome == "below", min(j.launches_a, j.launches_b))
+            for (lib, d, s), j in zip(pairs, judged, strict=True)]
+
+
+def verification_pairs(winners: dict[str, str], overall: str | None,
+                       defaults: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Each library's winner against its default (where it is not the default), and the
+    overall winner against every other library's default."""
+    pairs = [(lib, defaults[lib], w) for lib, w in winners.items() if w != defaults[lib]]
+    if overall is not None:
+        pairs += [(lib, d, overall) for lib, d in defaults.items()
+                  if winners.get(lib) != overall and d != overall]
+    return pairs
