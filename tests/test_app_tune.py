@@ -52,7 +52,7 @@ def _run_id(out: str) -> int:
 @need_mpich
 def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path):
     res = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
-                   "--budget", "50s", "--launches", "6", "-o", str(tmp_path / "tuned"), "--db",
+                   "--budget", "50s", "--launches", "6", "--dir", str(tmp_path / "tuned"), "--db",
                    db, "--", str(PROGRAM), "200", "256", env=PLANTED)
     assert res.returncode == 0, res.stdout + res.stderr
     # the space is printed first, with why allreduce is in it
@@ -75,7 +75,7 @@ def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path)
     assert f"export MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={winner.values['allreduce']}" in shown
     assert re.search(r"launch: env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=\S+ "
                      r"MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM=mpir \S*mpiexec", shown)
-    # -o DIR: MPICH's CVARs as an environment file, the launch line in its head
+    # --dir DIR: MPICH's CVARs as an environment file, the launch line in its head
     written = (tmp_path / "tuned" / "mpich-4.0.2.env").read_text()
     assert f"written to {tmp_path / 'tuned'}" in shown and written in res.stdout.replace(
         "    ", "")
@@ -213,7 +213,7 @@ def test_halving_ends_the_race_sooner_and_the_grid_decides_every_configuration()
     (["--tune", "--search", "allreduce,frobnicate"], "--search frobnicate: no such setting"),
     (["--search", "allreduce"], "--search goes with --tune"),
     (["--tune", "--no-profile"], "--tune needs the profiled launch"),
-    (["-o", "tuned"], "-o DIR goes with --tune"),
+    (["--dir", "tuned"], "--dir goes with --tune"),
 ])
 def test_bad_tuning_input_is_one_line_and_exit_2(db, args, said):
     res = mpiarena("app", *args, "--db", db, "--", str(PROGRAM))
