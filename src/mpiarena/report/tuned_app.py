@@ -84,10 +84,16 @@ def ready_lines(r: TuneResult) -> list[str]:
         return [f"ready to use: nothing; {NO_GAIN}, keep it"]
     where = r.directory
     out = [f"ready to use (written to {where}):" if where else
-           "ready to use (app --tune -o DIR writes these files):"]
+           "ready to use (app --tune --dir DIR writes these files):"]
     for variant in gains:
         ready = r.ready[variant]
-        out.append(f"  {variant}: environment file {ready.env_name} (set -a; . FILE; set +a):")
+        over = [v.default for v in r.verified if v.setting == variant and v.gain]
+        own = any(v.library == ready.impl_id for v in r.verified
+                  if v.setting == variant and v.gain)
+        out.append(f"  {variant}: verified faster than {', '.join(over)}" + (
+            "" if own else f" (against {ready.impl_id}'s own default: not decided, so the gain "
+                           "is the library, not this setting)") +
+            f"; environment file {ready.env_name} (set -a; . FILE; set +a):")
         out += [f"    {line}" for line in ready.env_file(where).splitlines()]
         if ready.binding != "auto":
             out.append(f"    # binding: {ready.binding} (in the launch line)")
@@ -102,7 +108,7 @@ def ready_lines(r: TuneResult) -> list[str]:
 
 
 def ready_files(r: TuneResult, directory: str) -> dict[str, str]:
-    """File name -> text of what `-o DIR` writes: every verified gain's environment file, and
+    """File name -> text of what `--dir DIR` writes: every verified gain's environment file, and
     its library's selection file where it has one."""
     out = {}
     for variant in _gains(r):
