@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
-from .compare import Change, Drift, Outcome, Shared, drift_of, judged
+from .compare import Change, Drift, Shared, drift_of, judged
 from .groups import measured
 from .interference import finding
 from .stats import THRESHOLD, summarize
+from .verdicts import Movement
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Step:
     change: Change | None
 
     @property
-    def outcome(self) -> Outcome | None:
+    def outcome(self) -> Movement | None:
         return self.change.outcome if self.change else None
 
 
@@ -75,7 +76,7 @@ class Series:
         return self.steps + ([self.overall] if self.overall else [])
 
     def regressions(self) -> list[Step]:
-        return [s for s in self.judged() if s.outcome == "regression"]
+        return [s for s in self.judged() if s.outcome == Movement.REGRESSION]
 
 
 @dataclass(frozen=True)

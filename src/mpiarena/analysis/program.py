@@ -15,6 +15,7 @@ from ..programs import WALL, AppLaunch, Metric, RankCalls
 from ..records import RunRecord
 from ..store import Store
 from .stats import Sample, Verdict, verdicts
+from .verdicts import Speed
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def _decompositions(wall: Figure, profiles: dict[str, list[RankCalls]],
         deltas = [FunctionDelta(f, a.get(f, 0.0), b.get(f, 0.0)) for f in sorted({*a, *b})]
         out.append(Decomposition(v.fast, v.slow, wall.center(v.slow) - wall.center(v.fast),
                                  sorted(deltas, key=lambda d: -abs(d.delta)),
-                                 v.outcome == "faster"))
+                                 v.outcome == Speed.FASTER))
     return out
 
 

@@ -13,6 +13,7 @@ from ..results import RunData
 from ..studies import Figure, Study
 from .claims import ClaimRow, check
 from .quantities import Measured, spread, value, variants_of
+from .verdicts import ClaimResult
 
 SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6, "Mbit/s": 8e-6, "MB": 1e-6, "%": 1.0, "x": 1.0}
 
@@ -46,8 +47,8 @@ class Evaluation:
     figures: list[FigureRow] = field(default_factory=list)
     claims: list[ClaimRow] = field(default_factory=list)
 
-    def count(self, status: str) -> int:
-        return sum(c.status == status for c in self.claims)
+    def count(self, result: ClaimResult) -> int:
+        return sum(c.result == result for c in self.claims)
 
 
 def _stand_in(data: Measured, fig: Figure, variant: str, ref: float | None,
