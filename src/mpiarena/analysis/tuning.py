@@ -97,7 +97,7 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
 
 
 @dataclass(frozen=True)
-class Range:
+class TunedRange:
     """Sizes lo up to hi (exclusive; None: no end) of one collective at np ranks: use
     `variant` (None: the library's default)."""
 
@@ -109,7 +109,7 @@ class Range:
     variant: str | None
 
 
-def ranges(picked: list[Choice]) -> list[Range]:
+def ranges(picked: list[Choice]) -> list[TunedRange]:
     """Each measured size's choice holds from that size up to the next measured one (the
     smallest from 0); neighbours with the same choice merge."""
     groups: dict[tuple[str, str, int], list[Choice]] = {}
@@ -118,14 +118,14 @@ def ranges(picked: list[Choice]) -> list[Range]:
     out = []
     for (impl, coll, np_), cs in sorted(groups.items()):
         cs.sort(key=lambda c: c.size)
-        merged: list[Range] = []
+        merged: list[TunedRange] = []
         for i, c in enumerate(cs):
             variant = c.fastest if c.switch else None
             hi = cs[i + 1].size if i + 1 < len(cs) else None
             if merged and merged[-1].variant == variant:
                 merged[-1] = replace(merged[-1], hi=hi)
             else:
-                merged.append(Range(impl, coll, np_, 0 if i == 0 else c.size, hi, variant))
+                merged.append(TunedRange(impl, coll, np_, 0 if i == 0 else c.size, hi, variant))
         out += merged
     return out
 

@@ -23,7 +23,7 @@ LEAD = ("A collective should be no slower than a mock-up of it built from the sa
 
 
 @dataclass
-class Library:
+class VariantChecks:
     """One variant's checks: counts, each violation, advice and what it could not check."""
 
     variant: str
@@ -46,7 +46,7 @@ class Library:
 @dataclass
 class Guidelines:
     lead: str
-    libraries: list[Library]
+    libraries: list[VariantChecks]
 
     @property
     def violations(self) -> int:
@@ -94,7 +94,8 @@ def guidelines(data: RunData) -> Guidelines | None:
         held, violated, undecided = (sum(c.outcome == o for c in mine)
                                      for o in (GuidelineResult.HELD, GuidelineResult.VIOLATED,
                                                GuidelineResult.UNDECIDED))
-        lib = Library(variant, len(mine), held, violated, undecided, sum(c.leaning for c in mine))
+        lib = VariantChecks(variant, len(mine), held, violated, undecided,
+                            sum(c.leaning for c in mine))
         for g in GUIDELINES:
             bad = [c for c in mine if c.guideline == g and c.outcome == GuidelineResult.VIOLATED]
             lib.violations += [violation_text(c) for c in bad]

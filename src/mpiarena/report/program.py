@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import units
-from ..analysis.program import AppResult, Decomposition, Figure
+from ..analysis.program import AppFigure, AppResult, Decomposition
 from ..analysis.program_compare import AppChange
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..machine_load import BUSY
@@ -43,7 +43,7 @@ class ProgramText:
     warnings: list[str] = field(default_factory=list)
 
 
-def _value(fig: Figure, variant: str) -> str:
+def _value(fig: AppFigure, variant: str) -> str:
     values = fig.values.get(variant, [])
     if not values:
         return "-"
@@ -52,7 +52,7 @@ def _value(fig: Figure, variant: str) -> str:
     return f"{text} ({len(values)})"
 
 
-def _verdict(fig: Figure, v: Verdict) -> str:
+def _verdict(fig: AppFigure, v: Verdict) -> str:
     if not fig.higher:
         return verdict_text(fig.name, v)
     return cost_verdict_text(fig.name, f"gave a {{r}}x higher {fig.name} than", v)
