@@ -22,10 +22,8 @@ from pathlib import Path
 from harness_overhead import mpiarena_argv
 
 from mpiarena import paths, studies
-from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED
+from mpiarena.analysis.verdicts import ClaimResult
 from mpiarena.impls import discover
-
-STATUSES = (HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT)
 
 
 def ids(families: list[str]) -> list[str]:
@@ -36,7 +34,7 @@ def ids(families: list[str]) -> list[str]:
 
 
 def short(name: str, extra: list[str], tmp: Path) -> tuple[float, Counter[str], int]:
-    """Seconds, statuses of the conclusion rows, and how many the study has."""
+    """Seconds, results of the conclusion rows, and how many the study has."""
     out = tmp / f"{name}.md"
     began = time.monotonic()
     done = subprocess.run([*mpiarena_argv(), "reproduce", name, "--quick", "--db",
@@ -47,7 +45,7 @@ def short(name: str, extra: list[str], tmp: Path) -> tuple[float, Counter[str], 
         sys.exit(f"{name}: mpiarena reproduce failed: {done.stderr.strip()[-400:]}")
     section = out.read_text().split("## Conclusions checked", 1)[1]
     rows = [ln for ln in section.splitlines() if ln.startswith("| **")]
-    seen = Counter(next((s for s in STATUSES if f"**{s}**" in r), "?") for r in rows)
+    seen = Counter(next((s for s in ClaimResult if f"**{s}**" in r), "?") for r in rows)
     return took, seen, len(studies.load(name).claims)
 
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_report import _chromium, images_in_chromium
 
-from mpiarena.analysis.program import AppResult, Figure, analyze, function_calls
+from mpiarena.analysis.program import AppFigure, AppResult, analyze, function_calls
 from mpiarena.analysis.program_compare import compare_apps
 from mpiarena.records import RunRecord
 from mpiarena.report.program import change_line, program_text
@@ -255,8 +255,8 @@ def test_an_app_run_and_a_benchmark_run_are_not_compared(runs: Runs, order: tupl
 
 def _result(run_id: int, wall: list[float], bw: list[float]) -> AppResult:
     run = RunRecord(run_id, "", None, "complete", "app", "", 0, "", {}, {"np": 2}, 0, "", None)
-    figures = [Figure("wall", False, {"x": wall}, [], {"x": 0}),
-               Figure("bw", True, {"x": bw}, [], {"x": 0})]
+    figures = [AppFigure("wall", False, {"x": wall}, [], {"x": 0}),
+               AppFigure("bw", True, {"x": bw}, [], {"x": 0})]
     return AppResult(run, 2, ["x"], [], figures, [], [], {}, {})
 
 

@@ -16,9 +16,9 @@ from mpiarena.impls import Implementation, family_of, openmpi
 from mpiarena.impls.base import Launch
 from mpiarena.impls.registry import families
 from mpiarena.launchers import launcher_for
-from mpiarena.launchers.hosts import Hosts
-from mpiarena.launchers.local import Local
-from mpiarena.launchers.srun import Srun
+from mpiarena.launchers.hosts import HostsLauncher
+from mpiarena.launchers.local import LocalLauncher
+from mpiarena.launchers.srun import SrunLauncher
 from mpiarena.plan import Variant
 from mpiarena.runner.launch import base_env
 
@@ -77,9 +77,9 @@ def test_every_family_has_its_commands_written_here():
 
 
 def test_the_placement_picks_the_launcher_and_where_daemons_start():
-    assert isinstance(launcher_for(None), Local)
-    assert isinstance(launcher_for(hosts(NODES, 4)), Hosts)
-    assert isinstance(launcher_for(slurm(NODES, 4)), Srun)
+    assert isinstance(launcher_for(None), LocalLauncher)
+    assert isinstance(launcher_for(hosts(NODES, 4)), HostsLauncher)
+    assert isinstance(launcher_for(slurm(NODES, 4)), SrunLauncher)
     assert launcher_for(hosts(NODES, 4)).over_ssh() == hosts(NODES, 4)
     assert launcher_for(slurm(NODES, 4)).over_ssh() is None  # one node, else refused
     assert launcher_for(None).over_ssh() is None

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena.analysis.loggp import Figure, fit_gap, loggp
+from mpiarena.analysis.loggp import ParameterFigure, fit_gap, loggp
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.records import RunRecord, RunSettings
 from mpiarena.results import Group, Key, RunData, load
@@ -57,7 +57,7 @@ def planted(launches: int = 12, per_launch: int = 5) -> RunData:
     return RunData(1, run, "complete", [], ["v"], [], RunSettings.read(run.settings), cells)
 
 
-def holds(f: Figure, value: float, slack: float = 0.0) -> bool:
+def holds(f: ParameterFigure, value: float, slack: float = 0.0) -> bool:
     return f.low * (1 - slack) <= value <= f.high * (1 + slack)
 
 

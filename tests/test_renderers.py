@@ -8,11 +8,11 @@ from itertools import product
 
 import pytest
 
-from mpiarena.report.plot_table import PLOTS, Bench, Table, Tuned, Whole, fields
+from mpiarena.report.plot_table import PLOTS, Bench, Table, TunedCollective, Whole, fields
 from mpiarena.report.renderers import ENTRIES, RENDERERS, Format
 from mpiarena.report.source import RunKind
 
-SUBJECTS = {Whole: Whole(), Tuned: Tuned("mpich-4.0.2", "bcast", 4, ("a", "b")),
+SUBJECTS = {Whole: Whole(), TunedCollective: TunedCollective("mpich-4.0.2", "bcast", 4, ("a", "b")),
             Table: Table("pingpong", 2), Bench: Bench("bcast")}
 
 

@@ -10,9 +10,10 @@ from conftest import IMPLS, leftovers, mpiarena
 from test_cluster import CAN_EMULATE
 
 from mpiarena import reproduce, studies
-from mpiarena.analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED, check
+from mpiarena.analysis.claims import check
 from mpiarena.analysis.quantities import value
 from mpiarena.analysis.reproduction import evaluate
+from mpiarena.analysis.verdicts import ClaimResult
 from mpiarena.cluster.topology import Where
 from mpiarena.errors import ArenaError
 from mpiarena.records import ImplementationRecord, RunSettings
@@ -21,7 +22,6 @@ from mpiarena.results import Group, RunData
 from mpiarena.studies import Quantity
 
 SEEDS = Path(__file__).parent / "seeds"  # excerpts of the seed texts (seeds/README.md)
-STATUSES = (HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT)
 FAMILIES = {i.family for i in IMPLS}
 
 
@@ -157,15 +157,15 @@ def test_a_claim_on_launches_is_decided_by_their_interval() -> None:
 
     steady = run([1e-5] * 6, [6e-5] * 6)
     row = check(sendrecv, study, {"calls": steady}, {})
-    assert row.status == HOLDS and "95% CI over launches: lam-7.1.4 over mpich-4.0.2 " \
+    assert row.result == ClaimResult.HOLDS and "95% CI over launches: lam-7.1.4 over mpich-4.0.2 " \
         in row.detail, row.detail
     # the same medians (6x), but launches at 2x to 12x: the interval reaches below 5x
     straddling = run([1e-5] * 6, [2e-5, 3e-5, 6e-5, 6e-5, 9e-5, 12e-5])
     row = check(sendrecv, study, {"calls": straddling}, {})
-    assert row.status == UNDECIDED, row.detail
+    assert row.result == ClaimResult.UNDECIDED, row.detail
     # every launch 3x: the whole interval lies below 5x, so it does not hold
     row = check(sendrecv, study, {"calls": run([1e-5] * 6, [3e-5] * 6)}, {})
-    assert row.status == FAILS, row.detail
+    assert row.result == ClaimResult.FAILS, row.detail
 
 
 def test_a_similarity_on_launches_is_decided_by_their_interval() -> None:
@@ -180,11 +180,11 @@ def test_a_similarity_on_launches_is_decided_by_their_interval() -> None:
                                    "mpich-4.0.2": _launches(mpich)}})}
 
     row = check(md, study, run([1.0] * 6, [1.0] * 6), {})
-    assert row.status == HOLDS and "95% CI over launches" in row.detail, row.detail
+    assert row.result == ClaimResult.HOLDS and "95% CI over launches" in row.detail, row.detail
     row = check(md, study, run([1.0] * 6, [0.5, 0.7, 1.0, 1.0, 1.4, 2.0]), {})
-    assert row.status == UNDECIDED, row.detail
+    assert row.result == ClaimResult.UNDECIDED, row.detail
     row = check(md, study, run([1.0] * 6, [1.5] * 6), {})
-    assert row.status == FAILS, row.detail
+    assert row.result == ClaimResult.FAILS, row.detail
 
 
 def test_flatness_on_a_fitted_line_is_decided_by_its_launch_replicates() -> None:
@@ -201,12 +201,13 @@ def test_flatness_on_a_fitted_line_is_decided_by_its_launch_replicates() -> None
         return {"wtime": _run(cells)}
 
     row = check(flat, study, run([1.0, 1.02, 0.99, 1.01, 1.0, 1.03]), {})
-    assert row.status == HOLDS and "lam-7.1.4 1 to 5 ranks x1 " in row.detail, row.detail
+    assert row.result == ClaimResult.HOLDS and "lam-7.1.4 1 to 5 ranks x1 " in row.detail, \
+        row.detail
     assert "95% interval" in row.detail and "6 launch replicates" in row.detail
     row = check(flat, study, run([2.0] * 6), {})
-    assert row.status == FAILS and "x2" in row.detail, row.detail
+    assert row.result == ClaimResult.FAILS and "x2" in row.detail, row.detail
     row = check(flat, study, run([1.0, 1.1, 1.2, 1.3, 1.5, 1.6]), {})
-    assert row.status == UNDECIDED, row.detail
+    assert row.result == ClaimResult.UNDECIDED, row.detail
 
 
 def test_a_claim_holds_only_beyond_the_noise_margin() -> None:
@@ -214,12 +215,12 @@ def test_a_claim_holds_only_beyond_the_noise_margin() -> None:
     sendrecv = _claim(study, "Sendrecv")  # "over five-fold": at least 5x
     fast = _run({("sendrecv", 4000, 2): {"lam-7.1.4": [1e-5] * 5, "mpich-4.0.2": [6e-5] * 5}})
     row = check(sendrecv, study, {"calls": fast}, {})
-    assert row.status == HOLDS and "6x" in row.detail and "published 5x" in row.detail
+    assert row.result == ClaimResult.HOLDS and "6x" in row.detail and "published 5x" in row.detail
     three = _run({("sendrecv", 4000, 2): {"lam-7.1.4": [1e-5] * 5, "mpich-4.0.2": [3e-5] * 5}})
     row = check(sendrecv, study, {"calls": three}, {})
-    assert row.status == FAILS and "by 3x" in row.detail and "needs 5x" in row.detail
+    assert row.result == ClaimResult.FAILS and "by 3x" in row.detail and "needs 5x" in row.detail
     row = check(sendrecv, study, {}, {"calls": "no implementation found"})
-    assert row.status == CANNOT and "no implementation found" in row.detail
+    assert row.result == ClaimResult.CANNOT and "no implementation found" in row.detail
 
 
 def test_the_best_beats_every_rival() -> None:
@@ -233,10 +234,11 @@ def test_the_best_beats_every_rival() -> None:
         return _run({("pingpong", 1, 2): {v: [t * 1e-6] * 3 for v, t in us.items()}}, FE)
 
     row = check(lowest, study, {"netpipe": latency(43.1)}, {})
-    assert row.status == FAILS
+    assert row.result == ClaimResult.FAILS
     assert "lam-7.1.4 does not beat mpich-4.0.2, mpich-5.0.2" in row.detail
-    assert check(lowest, study, {"netpipe": latency(8.8)}, {}).status == FAILS  # 3% ahead
-    assert check(lowest, study, {"netpipe": latency(8.0)}, {}).status == HOLDS
+    # 3% ahead
+    assert check(lowest, study, {"netpipe": latency(8.8)}, {}).result == ClaimResult.FAILS
+    assert check(lowest, study, {"netpipe": latency(8.0)}, {}).result == ClaimResult.HOLDS
 
 
 def test_an_order_holds_step_by_step() -> None:
@@ -247,11 +249,11 @@ def test_an_order_holds_step_by_step() -> None:
         return {"apps": _run({("app-pi", 10_000_000, 2): {
             "lam-7.1.4": [lam] * 2, "pvm-3.4.6": [pvm] * 2, "mpich-4.0.2": [mpich] * 2}})}
 
-    assert check(pi, study, times(1.0, 1.4, 1.9), {}, ).status == HOLDS
+    assert check(pi, study, times(1.0, 1.4, 1.9), {}, ).result == ClaimResult.HOLDS
     row = check(pi, study, times(1.0, 1.9, 1.4), {})
-    assert row.status == PARTLY and "lam before pvm by 1.9x: yes" in row.detail
+    assert row.result == ClaimResult.PARTLY and "lam before pvm by 1.9x: yes" in row.detail
     assert "pvm before mpich by 0.737x: no" in row.detail
-    assert check(pi, study, times(1.9, 1.4, 1.0), {}).status == FAILS
+    assert check(pi, study, times(1.9, 1.4, 1.0), {}).result == ClaimResult.FAILS
 
 
 def test_a_stated_magnitude_must_be_met_within_its_tolerance() -> None:
@@ -267,18 +269,20 @@ def test_a_stated_magnitude_must_be_met_within_its_tolerance() -> None:
                                                          "mpich-4.0.2": g(mpich0)}}, FDDI)}
 
     row = check(barrier, study, run(5.2e-3, 7.3e-3), {})
-    assert row.status == HOLDS and "by 1.4x (published 1.4x)" in row.detail
+    assert row.result == ClaimResult.HOLDS and "by 1.4x (published 1.4x)" in row.detail
     assert "needs 1.23-1.59x" in row.detail
     row = check(barrier, study, run(5.2e-3, 5.7e-3), {})
-    assert row.status == FAILS and "by 1.1x" in row.detail
-    assert check(barrier, study, run(5.2e-3, 9.0e-3), {}).status == FAILS  # 1.73x: too much
+    assert row.result == ClaimResult.FAILS and "by 1.1x" in row.detail
+    # 1.73x: too much
+    assert check(barrier, study, run(5.2e-3, 9.0e-3), {}).result == ClaimResult.FAILS
     # Dimitrov: "about 10%" of peak bandwidth is 5-15%
     dimitrov = studies.load("dimitrov2002")
     about = _claim(dimitrov, "about 10%")
-    for wait, status in ((99.0, HOLDS), (117.0, FAILS), (92.0, FAILS)):
+    for wait, result in ((99.0, ClaimResult.HOLDS), (117.0, ClaimResult.FAILS),
+                         (92.0, ClaimResult.FAILS)):
         curves = {"mpich-4.0.2": {1 << 20: 90.0}, "impi-2021.19.0:wait": {1 << 20: wait}}
         row = check(about, dimitrov, {"bandwidth": _run(_netpipe(curves))}, {})
-        assert row.status == status, (wait, row.detail)
+        assert row.result == result, (wait, row.detail)
 
 
 def test_a_switch_is_at_its_size_and_not_the_links_bend() -> None:
@@ -300,9 +304,10 @@ def test_a_switch_is_at_its_size_and_not_the_links_bend() -> None:
         return {"p2p": _run(cells, FDDI)}
 
     row = check(lam8k, study, run(None), {})
-    assert row.status == FAILS and "the link's: messages outgrow its bucket" in row.detail
-    assert check(lam8k, study, run(8192), {}).status == HOLDS
-    assert check(mpich16k, study, run(8192), {}).status == FAILS
+    assert row.result == ClaimResult.FAILS \
+        and "the link's: messages outgrow its bucket" in row.detail
+    assert check(lam8k, study, run(8192), {}).result == ClaimResult.HOLDS
+    assert check(mpich16k, study, run(8192), {}).result == ClaimResult.FAILS
 
 
 def test_zero_byte_broadcasts_in_two_parts() -> None:
@@ -315,10 +320,10 @@ def test_zero_byte_broadcasts_in_two_parts() -> None:
             ("bcast-ack", 1, 2): {"lam-7.1.4": [20e-6] * 3, "mpich-4.0.2": [20e-6] * 3}})}
 
     row = check(zero, study, run(19e-6), {})
-    assert row.status == HOLDS and row.detail.count(": holds (") == 2
+    assert row.result == ClaimResult.HOLDS and row.detail.count(": holds (") == 2
     row = check(zero, study, run(10e-6), {})  # LAM skips them too
-    assert row.status == PARTLY and "LAM's 0-byte broadcast" in row.detail
-    assert check(zero, study, {}, {}).status == CANNOT
+    assert row.result == ClaimResult.PARTLY and "LAM's 0-byte broadcast" in row.detail
+    assert check(zero, study, {}, {}).result == ClaimResult.CANNOT
 
 
 def test_peaks_at_32_to_64k_use_what_the_link_cannot_flatter() -> None:
@@ -328,10 +333,10 @@ def test_peaks_at_32_to_64k_use_what_the_link_cannot_flatter() -> None:
     peaks = _claim(study, "most effectively")
     peaked = {16384: 180.0, 49152: 96.0, 65536: 95.0, 1 << 20: 85.0}
     plateau = {16384: 180.0, 49152: 93.0, 65536: 94.0, 1 << 20: 94.1}
-    for curve, status in ((peaked, HOLDS), (plateau, FAILS)):
+    for curve, result in ((peaked, ClaimResult.HOLDS), (plateau, ClaimResult.FAILS)):
         cells = _netpipe({v: curve for v in ("lam-7.1.4", "mpich-4.0.2", "pvm-3.4.6")})
         row = check(peaks, study, {"netpipe": _run(cells, FE)}, {})
-        assert row.status == status, row.detail
+        assert row.result == result, row.detail
     assert "sizes under 42765 B are left out" in row.detail
 
 
@@ -342,11 +347,11 @@ def test_thresholds_compare_where_they_differ() -> None:
     names = ("lam-7.1.4:short64k", "lam-7.1.4:short128k", "lam-7.1.4:short256k")
     same = {s: 80.0 for s in (96 << 10, 192 << 10, 256 << 10, 1 << 20)}
     row = check(threshold, study, {"threshold": _run(_netpipe({v: same for v in names}))}, {})
-    assert row.status == HOLDS and "at 192 KiB: 1x" in row.detail
+    assert row.result == ClaimResult.HOLDS and "at 192 KiB: 1x" in row.detail
     faster = {**same, 192 << 10: 90.0}  # the 256 KiB threshold sends 192 KiB short
     curves = {v: faster if v.endswith("256k") else same for v in names}
     row = check(threshold, study, {"threshold": _run(_netpipe(curves))}, {})
-    assert row.status == PARTLY and "at 192 KiB: 1.12x" in row.detail
+    assert row.result == ClaimResult.PARTLY and "at 192 KiB: 1.12x" in row.detail
 
 
 def test_startup_is_launch_and_finalize() -> None:
@@ -358,9 +363,9 @@ def test_startup_is_launch_and_finalize() -> None:
             ("init", 0, 2): {"lam-7.1.4": [0.1] * 3, "mpich-4.0.2": [0.3] * 3},
             ("finalize", 0, 2): {"lam-7.1.4": [lam_finalize] * 3, "mpich-4.0.2": [0.01] * 3}})}
 
-    assert check(startup, study, run(0.001), {}).status == HOLDS
+    assert check(startup, study, run(0.001), {}).result == ClaimResult.HOLDS
     row = check(startup, study, run(0.05), {})
-    assert row.status == PARTLY and "ends and clears up" in row.detail
+    assert row.result == ClaimResult.PARTLY and "ends and clears up" in row.detail
 
 
 def test_polling_against_blocking_within_one_library() -> None:
@@ -372,18 +377,18 @@ def test_polling_against_blocking_within_one_library() -> None:
     us = {"impi-2021.19.0": 30, "impi-2021.19.0:wait": 35, "lam-7.1.4": 1, "lam-7.1.4:tcp": 25}
     run = _run({("pingpong", 8, 2): {v: [t * 1e-6] * 3 for v, t in us.items()}})
     row = check(latency, study, {"bandwidth": run}, {})
-    assert row.status == HOLDS and "1.17-25x" in row.detail
+    assert row.result == ClaimResult.HOLDS and "1.17-25x" in row.detail
     negligible = _claim(study, "negligible impact")
     curves = {v: {64 << 10: 94.0, 1 << 20: 94.0} for v in us}
     curves["lam-7.1.4:tcp"] = {64 << 10: 80.0, 1 << 20: 94.0}
     row = check(negligible, study, {"bandwidth": _run(_netpipe(curves))}, {})
-    assert row.status == PARTLY and "at 64 KiB lam-7.1.4: 1.18x" in row.detail
+    assert row.result == ClaimResult.PARTLY and "at 64 KiB lam-7.1.4: 1.18x" in row.detail
     cpu = _claim(study, "uses less CPU")
     cells = {("alltoall", 1 << 20, 2): {v: Group(values=[1e-3] * 2, extras=[{"cpu": [c, c]}] * 2)
                                         for v, c in (("mpich-4.0.2", 0.24),
                                                      ("impi-2021.19.0:wait", 0.09))}}
     row = check(cpu, study, {"alltoall": _run(cells)}, {})
-    assert row.status == HOLDS and "by 2.67x" in row.detail
+    assert row.result == ClaimResult.HOLDS and "by 2.67x" in row.detail
 
 
 def test_reduce_differs_more_as_data_grow_and_scatter_does_not() -> None:
@@ -399,10 +404,11 @@ def test_reduce_differs_more_as_data_grow_and_scatter_does_not() -> None:
         return {"matrix": _run(cells)}
 
     row = check(grows, study, run([1.2, 2.0, 4.0], [1.0] * 3), {})
-    assert row.status == HOLDS and "800: 4x" in row.detail
-    assert check(grows, study, run([4.0] * 3, [1.0] * 3), {}).status == FAILS  # not growing
-    assert check(scatter, study, run([1.0, 1.05, 1.0], [1.0] * 3), {}).status == HOLDS
-    assert check(scatter, study, run([1.0, 1.05, 1.5], [1.0] * 3), {}).status == PARTLY
+    assert row.result == ClaimResult.HOLDS and "800: 4x" in row.detail
+    # not growing
+    assert check(grows, study, run([4.0] * 3, [1.0] * 3), {}).result == ClaimResult.FAILS
+    assert check(scatter, study, run([1.0, 1.05, 1.0], [1.0] * 3), {}).result == ClaimResult.HOLDS
+    assert check(scatter, study, run([1.0, 1.05, 1.5], [1.0] * 3), {}).result == ClaimResult.PARTLY
 
 
 def test_throughput_the_emulated_link_flatters_is_not_a_peak() -> None:
@@ -456,7 +462,7 @@ def test_chau2001_short_mode(tmp_path: Path) -> None:
     study = studies.load("chau2001")
     rows = _claim_rows(report)
     assert len(rows) == len(study.claims)
-    assert all(any(f"**{s}**" in r for s in STATUSES) for r in rows)
+    assert all(any(f"**{s}**" in r for s in ClaimResult) for r in rows)
     # Table 2 beside ours, as printed; the emulated Fast Ethernet holds raw TCP under its rate
     assert "| 61 us |" in report and "| 77.44 Mbit/s |" in report
     tcp = re.search(r"TCP/IP \(NetPIPE\) \| 89.76 Mbit/s \| tcp: ([\d.]+) Mbit/s", report)

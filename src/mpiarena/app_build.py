@@ -50,7 +50,7 @@ class BuildRequest:
 
 
 @dataclass(frozen=True)
-class Loaded:
+class LinkedLibrary:
     """An MPI library a binary loads, as ldd resolves it (path None: not found)."""
 
     name: str
@@ -86,10 +86,10 @@ def build_programs(impls: list[Implementation], req: BuildRequest,
     return built
 
 
-Maker = Callable[[Implementation, Callable[[str], None]], BuiltProgram]
+Builder = Callable[[Implementation, Callable[[str], None]], BuiltProgram]
 
 
-def _maker(impls: list[Implementation], req: BuildRequest) -> Maker:
+def _maker(impls: list[Implementation], req: BuildRequest) -> Builder:
     """How each implementation gets its program, once the request is checked."""
     if req.bins:
         if req.src or req.build:
@@ -298,7 +298,7 @@ def _last(text: str) -> str:
     return "\n".join(f"  {ln[:300]}" for ln in lines[-TAIL:])
 
 
-def mpi_libraries(binary: Path, impl: Implementation) -> list[Loaded]:
+def mpi_libraries(binary: Path, impl: Implementation) -> list[LinkedLibrary]:
     """The MPI libraries binary loads with impl's environment, as ldd resolves them ([]: none,
     or not a dynamic executable)."""
     tools.require("ldd", f"checking which MPI library {binary.name} loads")
@@ -311,7 +311,7 @@ def mpi_libraries(binary: Path, impl: Implementation) -> list[Loaded]:
     for line in done.stdout.splitlines():
         if (m := LDD_LINE.match(line)) and MPI_LIBRARY.match(m.group(1)):
             where = m.group(2)
-            found.append(Loaded(m.group(1), None if where == "not found" else Path(where)))
+            found.append(LinkedLibrary(m.group(1), None if where == "not found" else Path(where)))
     return found
 
 

@@ -34,7 +34,7 @@ from .users import RankUser
 
 
 @dataclass(frozen=True)
-class Step:
+class ReproductionStep:
     """One experiment as it will run here: a suite, or a profiled program at np ranks."""
 
     experiment: Experiment
@@ -76,7 +76,7 @@ def _spread(suite: dict[str, Any], launches: int) -> dict[str, Any]:
     return {**suite, "launches": launches, "observations": per_launch}
 
 
-def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
+def steps(study: Study, quick: bool, where: Where, cap: int) -> list[ReproductionStep]:
     """What runs for each experiment: its suite (short form with quick), at most `cap` ranks,
     and where."""
     out = []
@@ -101,13 +101,14 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
         here = where.cluster == "local"
         if exp.program:
             notes.append(f"{exp.name}: profiled on this machine (the profiler launches locally)")
-            out.append(Step(exp, None, Where(), max(nps), args, tuple(notes)))
+            out.append(ReproductionStep(exp, None, Where(), max(nps), args, tuple(notes)))
         elif here or exp.local:
             skip = ("it is about the network, and --cluster local has none"
                     if exp.needs_network and here else "")
             if exp.local and not here:
                 notes.append(f"{exp.name}: runs on this machine: {exp.local}")
-            out.append(Step(exp, suite, Where(), max(nps), notes=tuple(notes), skip=skip))
+            out.append(ReproductionStep(exp, suite, Where(), max(nps), notes=tuple(notes),
+                                        skip=skip))
         else:
             at = _where_for(exp, where, study.cluster, max(nps))
             if exp.cluster and where != Where():
@@ -115,7 +116,7 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Step]:
                              f"ran on {where} as asked")
             if exp.mtu and not (at.cluster or "").startswith("emulated:"):
                 notes.append(f"{exp.name}: {at} has its own MTU, not {exp.mtu}")
-            out.append(Step(exp, suite, at, max(nps), notes=tuple(notes)))
+            out.append(ReproductionStep(exp, suite, at, max(nps), notes=tuple(notes)))
     return out
 
 
@@ -160,7 +161,7 @@ def run(study: Study, quick: bool, where: Where, impls: list[Implementation],
     return done
 
 
-def _profile(step: Step, impls: list[Implementation], user: RankUser | None,
+def _profile(step: ReproductionStep, impls: list[Implementation], user: RankUser | None,
              timeout: float) -> ProfileRun:
     """The experiment's program profiled with each MPI implementation and variant."""
     exp = step.experiment

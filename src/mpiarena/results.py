@@ -26,7 +26,7 @@ from .records import (
     VariantRecord,
 )
 from .status import CellStatus
-from .store import Store, Summary, Vector
+from .store import CellFigures, Store, Vector
 from .whatran import WhatRan
 
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
@@ -130,7 +130,7 @@ def reduce(bench: Benchmark, vectors: list[Vector],
     return figures
 
 
-def summarize(store: Store, cells: list[CellRecord]) -> dict[int, Summary]:
+def summarize(store: Store, cells: list[CellRecord]) -> dict[int, CellFigures]:
     """Each cell's figure per observation and the share of calls dropped (window timing,
     rank 0's figure, per observation that has one), from every rank's figures."""
     bench_of = {c.id: BENCHMARKS[c.bench] for c in cells}

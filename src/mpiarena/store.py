@@ -103,7 +103,7 @@ CREATE TABLE IF NOT EXISTS app_configs (
 """
 DTYPE = np.dtype("<f8")  # a rank vector: the core prints 10 significant digits, float32 keeps 7
 Vector = np.ndarray  # one float per rank
-Summary = tuple[np.ndarray, np.ndarray]  # a cell's figure per observation, its late shares
+CellFigures = tuple[np.ndarray, np.ndarray]  # a cell's figure per observation, its late shares
 
 
 def _create(db: sqlite3.Connection) -> None:
@@ -544,7 +544,7 @@ class Store:
                                               (run_id,))]
 
     # --- each cell's summary, cached ---------------------------------------------------
-    def summaries(self, run_id: int, analysis: int) -> dict[int, Summary]:
+    def summaries(self, run_id: int, analysis: int) -> dict[int, CellFigures]:
         """cell id -> (figure per observation, late shares) for the cells summarized by this
         analysis version."""
         return {cell_id: (_floats(figures), _floats(late)) for cell_id, figures, late in
@@ -552,7 +552,7 @@ class Store:
                                 "cells c ON c.id=s.cell_id WHERE c.run_id=? AND s.analysis=?",
                                 (run_id, analysis))}
 
-    def save_summaries(self, analysis: int, summaries: dict[int, Summary]) -> None:
+    def save_summaries(self, analysis: int, summaries: dict[int, CellFigures]) -> None:
         """Keep cells' summaries; a store that cannot be written (read-only) keeps none."""
         try:
             with self.tx() as db:

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .analysis.fingerprint import Fingerprint, fingerprints
-from .analysis.tuning import Choice, Gain, Range, Tuned, choices, gains, own_losses, ranges
+from .analysis.tuning import Choice, Gain, Tuned, TunedRange, choices, gains, own_losses, ranges
 from .benchmarks import BENCHMARKS
 from .build import build_all
 from .cluster.topology import Where, opened
@@ -63,7 +63,7 @@ class Tuning:
     run_id: int
     data: RunData
     picked: list[Choice]
-    ranges: list[Range]
+    ranges: list[TunedRange]
     files: dict[str, TuningFile]
     untuned: list[str] = field(default_factory=list)  # impl/coll pairs with no algorithm
     lost: list[str] = field(default_factory=list)  # algorithms that crashed, hung, were wrong
@@ -160,7 +160,7 @@ def lost(data: RunData, tuned: dict[str, Tuned]) -> list[str]:
 
 
 def write_manifest(directory: Path, run_id: int, m: Measure, files: dict[str, TuningFile],
-              chosen: list[Range]) -> None:
+              chosen: list[TunedRange]) -> None:
     (directory / MANIFEST).write_text(json.dumps({
         "run": run_id, "colls": list(m.colls), "nps": list(m.nps), "sizes": list(m.sizes),
         "files": {i: {"path": str(f.path), "env": dict(f.env), "note": f.note}

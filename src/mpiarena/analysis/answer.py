@@ -15,6 +15,7 @@ from ..results import Key, RunData
 from .groups import comparable
 from .run import Analysis, Standing, standings
 from .stats import THRESHOLD
+from .verdicts import Speed
 
 KINDS = {"p2p": "point-to-point", "coll": "collectives"}
 
@@ -152,7 +153,7 @@ def answer(a: Analysis) -> Answer | None:
     others = [v for v in a.data.variants if v not in mpi and
               any(v in a.data.cells[k] for k in _timed_keys(a, tuple(KINDS)))]
     pairs = [v for vs in a.judged.values() for v in vs if v.fast in mpi and v.slow in mpi]
+    decided = sum(v.outcome != Speed.UNDECIDED for v in pairs)
     return Answer(ranked, kinds, [_beside(a, v, ranked[0].variant) for v in others],
-                  [v for v in mpi if v not in names], sum(v.outcome != "undecided" for v in pairs),
-                  len(pairs), _scope(a))
+                  [v for v in mpi if v not in names], decided, len(pairs), _scope(a))
 

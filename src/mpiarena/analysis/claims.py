@@ -50,19 +50,18 @@ from .quantities import (
     variants_of,
 )
 from .stats import MIN_LAUNCHES, Sample, center, center_ci, center_coverage, ratio_ci
+from .verdicts import ClaimResult
 
-HOLDS, FAILS, PARTLY, UNDECIDED, CANNOT = ("holds", "does not hold", "partly", "undecided",
-                                           "cannot test")
 # fewer than MIN_LAUNCHES launches a side give no interval: the point figures decide, as the
 # study did
-Judged = bool | None  # a comparison backed, contradicted, or undecided by the launches
+Backed = bool | None  # a comparison backed, contradicted, or undecided by the launches
 
 
 @dataclass
 class ClaimRow:
     text: str
     source: str
-    status: str
+    result: ClaimResult
     detail: str
 
 
@@ -73,12 +72,12 @@ def _gain(better: float, worse: float, higher: bool) -> float:
     return worse / better if better > 0 else math.inf
 
 
-def _verdict(oks: Sequence[Judged]) -> str:
+def _verdict(oks: Sequence[Backed]) -> ClaimResult:
     if all(o is True for o in oks):
-        return HOLDS
+        return ClaimResult.HOLDS
     if all(o is False for o in oks):
-        return FAILS
-    return PARTLY if True in oks and False in oks else UNDECIDED
+        return ClaimResult.FAILS
+    return ClaimResult.PARTLY if True in oks and False in oks else ClaimResult.UNDECIDED
 
 
 def _launch_interval(c: _Case, better: Sample | None, worse: Sample | None
@@ -95,7 +94,7 @@ def _launch_interval(c: _Case, better: Sample | None, worse: Sample | None
 
 
 def _judge(point_ok: bool, interval: tuple[float, float] | None, need: tuple[float, float]
-           ) -> Judged:
+           ) -> Backed:
     """A comparison by its launch interval against the range it needs; by its point figures
     where there is no interval."""
     if interval is None:
@@ -207,7 +206,7 @@ def _at(c: _Case, size: int | None) -> str:
     return f"at {BENCHMARKS[c.q.bench].size_text(size)}: " if size is not None else ""
 
 
-def _best(c: _Case) -> tuple[str, str]:
+def _best(c: _Case) -> tuple[ClaimResult, str]:
     """The expected library beats every rival, at each size the claim names."""
     expect = str(c.p["expect"])
     oks, parts = [], []
@@ -235,13 +234,13 @@ def _best(c: _Case) -> tuple[str, str]:
         pooled = {v: x for s in c.subjects for v, x in vals[s].items()}
         parts.append(_at(c, size) + _ranked(pooled, c.q) + "".join(f"; {x}" for x in lost)
                      + _intervals_text(intervals))
-    return (_verdict(oks) if oks else CANNOT), "; ".join(parts)
+    return (_verdict(oks) if oks else ClaimResult.CANNOT), "; ".join(parts)
 
 
-def _order(c: _Case) -> tuple[str, str]:
+def _order(c: _Case) -> tuple[ClaimResult, str]:
     """Each library beats the next in the stated order (every variant of one against every
     variant of the next); the order holds partly when some of its steps do."""
-    oks: list[Judged] = []
+    oks: list[Backed] = []
     steps = []
     for a, b in pairwise(c.subjects):
         pairs = list(product(c.vals[a], c.vals[b]))
@@ -251,8 +250,10 @@ def _order(c: _Case) -> tuple[str, str]:
         judged = [_judge(g >= c.margin, i, (c.margin, math.inf))
                   for g, (_, i) in zip(gains, intervals, strict=True)]
         ok = _verdict(judged)
-        oks.append(True if ok == HOLDS else None if ok == UNDECIDED else False)
-        said = {HOLDS: "yes", UNDECIDED: "undecided over launches"}.get(ok, "no")
+        oks.append(True if ok == ClaimResult.HOLDS else None if ok == ClaimResult.UNDECIDED
+                   else False)
+        said = {ClaimResult.HOLDS: "yes",
+                ClaimResult.UNDECIDED: "undecided over launches"}.get(ok, "no")
         steps.append(f"{a} before {b} by {_range(gains)}: {said}{_intervals_text(intervals)}")
     return _verdict(oks), f"{'; '.join(steps)} (needs {c.margin:.3g}x); {_ranked(c.pooled(), c.q)}"
 
@@ -267,11 +268,11 @@ def _needs(c: _Case) -> tuple[tuple[float, float], str]:
     return (c.margin, math.inf), f"needs {c.margin:.3g}x"
 
 
-def _better(c: _Case) -> tuple[str, str]:
+def _better(c: _Case) -> tuple[ClaimResult, str]:
     a, b = c.vals["a"], c.vals["b"]
     pairs = c.pairs(a, b)
     if not pairs:
-        return CANNOT, "no variant measured on both sides"
+        return ClaimResult.CANNOT, "no variant measured on both sides"
     gains = [_gain(a[x], b[y], c.q.higher_is_better) for x, y in pairs]
     (low, high), needs = _needs(c)
     intervals = [(f"{x} over {y}", _launch_interval(c, c.samples["a"].get(x),
@@ -289,12 +290,12 @@ def _better(c: _Case) -> tuple[str, str]:
             f"{_intervals_text(intervals)}")
 
 
-def _grows(c: _Case) -> tuple[str, str]:
+def _grows(c: _Case) -> tuple[ClaimResult, str]:
     """a is better than b by the margin at the largest size, and its lead grows with size
     (largest over smallest by the margin too)."""
     sizes = sizes_of(c.runs[c.q.experiment], c.q)
     if len(sizes) < 2:
-        return CANNOT, "fewer than two sizes measured"
+        return ClaimResult.CANNOT, "fewer than two sizes measured"
     a = {s: c.at(c.subjects[0], s) for s in sizes}
     b = {s: c.at(c.subjects[1], s) for s in sizes}
     oks, parts = [], []
@@ -306,7 +307,7 @@ def _grows(c: _Case) -> tuple[str, str]:
         parts.append(f"{x} over {y}: " + ", ".join(
             f"{BENCHMARKS[c.q.bench].size_text(s)}: {g:.3g}x" for s, g in gains))
     if not oks:
-        return CANNOT, "no variant measured on both sides"
+        return ClaimResult.CANNOT, "no variant measured on both sides"
     return _verdict(oks), (f"{c.subjects[0]}'s lead over {c.subjects[1]} by size (needs "
                            f"{c.margin:.3g}x at the largest and growing by {c.margin:.3g}x): "
                            f"{'; '.join(parts)}")
@@ -317,7 +318,7 @@ def _spread(values: dict[str, float]) -> float:
         else math.inf
 
 
-def _similar(c: _Case) -> tuple[str, str]:
+def _similar(c: _Case) -> tuple[ClaimResult, str]:
     """Within `within` of each other: the libraries at each size, each implementation's modes
     (`paired`), or each variant across the sizes (`across_sizes`)."""
     within = float(c.p.get("within", MARGIN - 1))
@@ -339,7 +340,7 @@ def _similar(c: _Case) -> tuple[str, str]:
                     samples.setdefault(key, {})[member] = measured[v]
     groups = {k: g for k, g in groups.items() if len(g) > 1}
     if not groups:
-        return CANNOT, "nothing to compare: fewer than two figures measured"
+        return ClaimResult.CANNOT, "nothing to compare: fewer than two figures measured"
     spreads = {k: _spread(g) for k, g in groups.items()}
     intervals = []  # the largest figure over the smallest, over launches
     for k, g in groups.items():
@@ -376,7 +377,7 @@ def _mbps(x: float) -> str:
     return f"{x:.3g} Mbit/s"
 
 
-def _peak_within(c: _Case) -> tuple[str, str]:
+def _peak_within(c: _Case) -> tuple[ClaimResult, str]:
     """Throughput inside [low, high] beats every size outside it by the margin."""
     low, high = _size(c.p["low"]), _size(c.p["high"])
     assert low is not None and high is not None
@@ -394,13 +395,13 @@ def _peak_within(c: _Case) -> tuple[str, str]:
         parts.append(f"{v} {_mbps(inside[best_in])} at {format_size(best_in)}, outside "
                      f"{_mbps(outside[best_out])} at {format_size(best_out)}")
     if not oks:
-        return CANNOT, "; ".join(parts) + note
+        return ClaimResult.CANNOT, "; ".join(parts) + note
     return _verdict(oks), (f"best between {format_size(low)} and {format_size(high)} against "
                            f"the best elsewhere (needs {c.margin:.3g}x): {'; '.join(parts)}"
                            f"{note}")
 
 
-def _reduced(c: _Case) -> tuple[str, str]:
+def _reduced(c: _Case) -> tuple[ClaimResult, str]:
     """The largest size's throughput falls below the peak by the margin."""
     curves, note = _curves(c)
     oks, parts = [], []
@@ -410,12 +411,12 @@ def _reduced(c: _Case) -> tuple[str, str]:
         parts.append(f"{v} {_mbps(thr[last])} at {format_size(last)}, peak "
                      f"{_mbps(thr[peak])} at {format_size(peak)}")
     if not oks:
-        return CANNOT, "no throughput measured" + note
+        return ClaimResult.CANNOT, "no throughput measured" + note
     return _verdict(oks), (f"largest size against the peak (needs {c.margin:.3g}x lower): "
                            f"{'; '.join(parts)}{note}")
 
 
-def _bound(c: _Case) -> tuple[str, str]:
+def _bound(c: _Case) -> tuple[ClaimResult, str]:
     bound, most = float(c.p["value"]), c.claim.check == "at_most"
     flat = c.vals[c.subjects[0]]
     oks = [(v <= bound) if most else (v >= bound) for v in flat.values()]
@@ -426,19 +427,19 @@ def _all(claim: Claim, study: Study, runs: dict[str, Measured],
          skipped: dict[str, str]) -> ClaimRow:
     """Every part of the conclusion: holds when all do, cannot be tested when none can."""
     rows = [check(p, study, runs, skipped) for p in claim.parts]
-    tested = [r.status for r in rows if r.status != CANNOT]
+    tested = [r.result for r in rows if r.result != ClaimResult.CANNOT]
     if not tested:
-        status = CANNOT
-    elif len(tested) == len(rows) and all(s == HOLDS for s in tested):
-        status = HOLDS
-    elif all(s == FAILS for s in tested):
-        status = FAILS
-    elif all(s == UNDECIDED for s in tested):
-        status = UNDECIDED
+        result = ClaimResult.CANNOT
+    elif len(tested) == len(rows) and all(s == ClaimResult.HOLDS for s in tested):
+        result = ClaimResult.HOLDS
+    elif all(s == ClaimResult.FAILS for s in tested):
+        result = ClaimResult.FAILS
+    elif all(s == ClaimResult.UNDECIDED for s in tested):
+        result = ClaimResult.UNDECIDED
     else:
-        status = PARTLY
-    return ClaimRow(claim.text, claim.source, status,
-                    "; ".join(f"{r.text}: {r.status} ({r.detail})" for r in rows))
+        result = ClaimResult.PARTLY
+    return ClaimRow(claim.text, claim.source, result,
+                    "; ".join(f"{r.text}: {r.result} ({r.detail})" for r in rows))
 
 
 def check(claim: Claim, study: Study, runs: dict[str, Measured],
@@ -448,7 +449,7 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
     if claim.parts:
         return _all(claim, study, runs, skipped)
     if claim.check == "cannot" or q is None:
-        return ClaimRow(claim.text, claim.source, CANNOT, str(p.get("why", "")))
+        return ClaimRow(claim.text, claim.source, ClaimResult.CANNOT, str(p.get("why", "")))
     if claim.check in ("better", "grows"):
         subjects = [str(p["a"]), str(p["b"])]
     elif claim.check == "order":
@@ -464,19 +465,19 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
     vals = {k: values_of(study, runs, s, q, size) for k, (s, size) in at.items()}
     samples = {k: samples_of(study, runs, s, q, size) for k, (s, size) in at.items()}
     if not all(vals.values()):
-        return ClaimRow(claim.text, claim.source, CANNOT,
+        return ClaimRow(claim.text, claim.source, ClaimResult.CANNOT,
                         _missing(study, runs, skipped, subjects, q))
     case = _Case(claim, q, subjects, vals, study, runs, samples)
     missing = _unmeasured(study, runs, subjects, q, vals)
-    checks: dict[str, Callable[[_Case], tuple[str, str]]] = {
+    checks: dict[str, Callable[[_Case], tuple[ClaimResult, str]]] = {
         "best": _best, "order": _order, "better": _better, "grows": _grows,
         "similar": _similar, "at_most": _bound, "at_least": _bound,
         "peak_within": _peak_within, "reduced": _reduced, "flat": _flat, "flat_fit": _flat_fit,
         "switch": _switch}
-    status, detail = checks[claim.check](case)
+    result, detail = checks[claim.check](case)
     if missing:
         detail += f"; not measured (failed or n/a): {', '.join(missing)}"
-    return ClaimRow(claim.text, claim.source, status, detail)
+    return ClaimRow(claim.text, claim.source, result, detail)
 
 
 def _unmeasured(study: Study, runs: dict[str, Measured], subjects: list[str], q: Quantity,
@@ -502,7 +503,7 @@ def _range(xs: list[float]) -> str:
     return f"{lo:.3g}x" if math.isclose(lo, hi, rel_tol=0.005) else f"{lo:.3g}-{hi:.3g}x"
 
 
-def _flat(c: _Case) -> tuple[str, str]:
+def _flat(c: _Case) -> tuple[ClaimResult, str]:
     within = float(c.p.get("within", 0.25))
     data = c.runs[c.q.experiment]
     assert isinstance(data, RunData)
@@ -518,13 +519,13 @@ def _flat(c: _Case) -> tuple[str, str]:
             growth.append(pts[-1][1] / pts[0][1])
             parts.append(f"{v} " + ", ".join(f"{n}: {units.seconds(x)}" for n, x in pts))
     if not growth:
-        return CANNOT, "fewer than two rank counts measured"
+        return ClaimResult.CANNOT, "fewer than two rank counts measured"
     return (_verdict([g <= 1 + within for g in growth]),
             f"most ranks over fewest {_range(growth)} (within {1 + within:.3g}x counts as "
             f"flat): {'; '.join(parts)}")
 
 
-def _flat_fit(c: _Case) -> tuple[str, str]:
+def _flat_fit(c: _Case) -> tuple[ClaimResult, str]:
     """Flat, judged on a line t(p) = a + b p fitted over the rank counts: the growth it gives
     from the fewest ranks to the most, fitted again to each launch replicate (the k-th launch
     at every rank count) for a 95% interval of its centre; flat when that interval lies within
@@ -533,7 +534,7 @@ def _flat_fit(c: _Case) -> tuple[str, str]:
     data = c.runs[c.q.experiment]
     assert isinstance(data, RunData)
     stat = np.mean if c.q.kind == "mean" else np.median
-    oks: list[Judged] = []
+    oks: list[Backed] = []
     parts = []
     for s in c.subjects:
         for v in variants_of(data, c.study.libraries[s].measured):
@@ -556,7 +557,7 @@ def _flat_fit(c: _Case) -> tuple[str, str]:
                          f"({cover:.0%} interval {lo:.3g}-{hi:.3g}, {len(sample)} launch "
                          f"replicates)")
     if not oks:
-        return CANNOT, "fewer than two rank counts measured"
+        return ClaimResult.CANNOT, "fewer than two rank counts measured"
     return (_verdict(oks), f"fitted t = a + b * ranks, most ranks over fewest (within "
                            f"{1 + within:.3g}x either way counts as flat): {'; '.join(parts)}")
 
@@ -579,7 +580,7 @@ def _explained(x: Switch, data: RunData) -> bool:
     return x.last_before <= 2 * link.burst and 0.8 * per_byte <= x.after <= 1.3 * per_byte
 
 
-def _switch(c: _Case) -> tuple[str, str]:
+def _switch(c: _Case) -> tuple[ClaimResult, str]:
     """A protocol switch whose sizes bracket the stated one (the last size measured before it
     and the first after it), among the bends the link does not explain."""
     at = _size(c.p["at"])
@@ -597,6 +598,6 @@ def _switch(c: _Case) -> tuple[str, str]:
         parts.append(f"{v}: {where}")
     measured = sizes_of(data, c.q)
     if not any(s < at for s in measured) or not any(s > at for s in measured):
-        return CANNOT, f"no sizes measured on both sides of {format_size(at)}"
+        return ClaimResult.CANNOT, f"no sizes measured on both sides of {format_size(at)}"
     return (_verdict(oks), f"expected at {format_size(at)}, between the sizes measured on its "
             f"two sides; switches found: {'; '.join(parts)}")

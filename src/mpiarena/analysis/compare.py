@@ -7,17 +7,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
 from .groups import measured
 from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Judged, Pair, judge, median
+from .verdicts import Judgement, Movement
 
-Outcome = Literal["regression", "improvement", "indistinguishable", "undecided"]
-# stats.judge of b's figure over a's -> what it means for run b
-OUTCOMES: dict[str, Outcome] = {"above": "regression", "below": "improvement",
-                                "same": "indistinguishable", "open": "undecided"}
+# stats.judge of b's figure over a's -> how the cell moved from run a to run b
+MOVEMENTS = {Judgement.ABOVE: Movement.REGRESSION, Judgement.BELOW: Movement.IMPROVEMENT,
+             Judgement.SAME: Movement.INDISTINGUISHABLE, Judgement.OPEN: Movement.UNDECIDED}
 Z = NORMAL.inv_cdf((1 + CONFIDENCE) / 2)  # how many sds a normal's 95% range reaches either way
 MIN_CELLS = 3  # log ratios before drift is measured: a median that one real change cannot move
 MAD_SD = 1 / NORMAL.inv_cdf(0.75)  # a normal's sd over its median absolute deviation
@@ -59,7 +58,7 @@ class Change:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: Outcome
+    outcome: Movement
     n_a: int  # launches
     n_b: int
     drift: Drift  # between the runs, as the cells judged with this one show it
@@ -96,7 +95,7 @@ def judged(shared: list[Shared], alpha: float = ALPHA, threshold: float = THRESH
     for (key, va, vb, _, _), j in zip(shared, verdicts, strict=True):
         held = _held(j, drift.allowance, threshold)
         out.append(Change(key, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                          "undecided" if held else OUTCOMES[j.outcome], j.launches_a,
+                          Movement.UNDECIDED if held else MOVEMENTS[j.outcome], j.launches_a,
                           j.launches_b, drift, held))
     return out
 
@@ -131,8 +130,9 @@ def _held(j: Judged, allowance: float, threshold: float) -> bool:
     reaches no change, or an indistinguishable one whose widened interval reaches beyond the
     threshold."""
     low, high = widened(j.ratio, j.ci_low, j.ci_high, allowance)
-    return {"above": low <= 1, "below": high >= 1,
-            "same": low < 1 / (1 + threshold) or high > 1 + threshold}.get(j.outcome, False)
+    return {Judgement.ABOVE: low <= 1, Judgement.BELOW: high >= 1,
+            Judgement.SAME: low < 1 / (1 + threshold) or high > 1 + threshold
+            }.get(j.outcome, False)
 
 
 def timed_differently(a: RunData, b: RunData,

@@ -20,6 +20,7 @@ from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
 from .groups import comparable, measured
 from .stats import Sample, Summary, Verdict, summarize, verdicts
+from .verdicts import Speed
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ def costs(data: RunData) -> Costs | None:
     judged = [(c, g) for c in cols if c.judged for g in _by_impl(c.samples, c.floor)]
     for (c, _), vs in zip(judged, verdicts([g for _, g in judged]), strict=True):
         for v in vs:
-            if v.outcome == "indistinguishable":
+            if v.outcome == Speed.INDISTINGUISHABLE:
                 out.same += 1
             else:
                 out.verdicts.append((c, v))

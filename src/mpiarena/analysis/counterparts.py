@@ -8,16 +8,15 @@ family."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from ..results import Key, RunData
 from .groups import beside, figure
 from .stats import ALPHA, THRESHOLD, Pair, judge
+from .verdicts import Judgement, Speed
 
-Outcome = Literal["faster", "slower", "indistinguishable", "undecided"]
-# stats.judge of the benchmark over its counterpart -> the word for the benchmark
-OUTCOMES: dict[str, Outcome] = {"above": "slower", "below": "faster", "same": "indistinguishable",
-                                "open": "undecided"}
+# stats.judge of the benchmark over its counterpart -> the benchmark's speed
+SPEEDS = {Judgement.ABOVE: Speed.SLOWER, Judgement.BELOW: Speed.FASTER,
+          Judgement.SAME: Speed.INDISTINGUISHABLE, Judgement.OPEN: Speed.UNDECIDED}
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class CounterpartCheck:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: Outcome
+    outcome: Speed
     launches: int
 
 
@@ -72,6 +71,6 @@ def counterpart_checks(data: RunData, alpha: float = ALPHA,
     judged = judge([Pair(theirs.nested, mine.nested) for *_, mine, theirs in found], alpha,
                    threshold)
     return [CounterpartCheck(c, variant, key, figure(mine), figure(theirs), j.ratio, j.ci_low,
-                             j.ci_high, j.p_adjusted, OUTCOMES[j.outcome],
+                             j.ci_high, j.p_adjusted, SPEEDS[j.outcome],
                              min(j.launches_a, j.launches_b))
             for (c, variant, key, mine, theirs), j in zip(found, judged, strict=True)]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..results import RunData
 from .stats import Pair, center, judge
 from .tuning import Tuned, own_losses, usable
+from .verdicts import Judgement
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,9 @@ def fingerprints(data: RunData, tuned: dict[str, Tuned]) -> list[Fingerprint]:
         like, unlike, undecided = [], [], []
         for v in mine:
             j, name = next(judged), tuned[v].algorithm
-            if j.outcome == "same":
+            if j.outcome == Judgement.SAME:
                 like.append(name)
-            elif j.outcome in ("above", "below"):
+            elif j.outcome in (Judgement.ABOVE, Judgement.BELOW):
                 unlike.append(Unlike(name, j.ratio, j.ci_low, j.ci_high))
             else:
                 undecided.append(name)

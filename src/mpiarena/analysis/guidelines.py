@@ -4,17 +4,16 @@ by the verdicts' rule."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from ..guidelines import GUIDELINES, Guideline
 from ..results import Group, Key, RunData
 from .groups import beside, figure, measured
 from .stats import ALPHA, THRESHOLD, Pair, judge
+from .verdicts import GuidelineResult, Judgement
 
-Outcome = Literal["violated", "held", "undecided"]
-# stats.judge of the collective over its mock-up -> the guideline's word
-VERDICTS: dict[str, Outcome] = {"above": "violated", "below": "held", "same": "held",
-                                "open": "undecided"}
+# stats.judge of the collective over its mock-up -> the guideline's result
+RESULTS = {Judgement.ABOVE: GuidelineResult.VIOLATED, Judgement.BELOW: GuidelineResult.HELD,
+           Judgement.SAME: GuidelineResult.HELD, Judgement.OPEN: GuidelineResult.UNDECIDED}
 
 
 @dataclass(frozen=True)
@@ -30,13 +29,13 @@ class GuidelineCheck:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: Outcome
+    outcome: GuidelineResult
     launches: int
 
     @property
     def leaning(self) -> bool:
         """Undecided, but the collective looks faster than its mock-up."""
-        return self.outcome == "undecided" and self.ratio < 1
+        return self.outcome == GuidelineResult.UNDECIDED and self.ratio < 1
 
     @property
     def saving(self) -> float:
@@ -54,7 +53,7 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     found = [(g, *pair) for g in GUIDELINES for pair in beside(data, g.collective, g.mockup)]
     judged = judge([Pair(gm.nested, gc.nested) for *_, gc, gm in found], alpha, threshold)
     return [GuidelineCheck(g, variant, key, figure(gc), figure(gm), j.ratio, j.ci_low,
-                           j.ci_high, j.p_adjusted, VERDICTS[j.outcome],
+                           j.ci_high, j.p_adjusted, RESULTS[j.outcome],
                            min(j.launches_a, j.launches_b))
             for (g, variant, key, gc, gm), j in zip(found, judged, strict=True)]
 

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
-from .compare import Change, Drift, Outcome, Shared, drift_of, judged
+from .compare import Change, Drift, Shared, drift_of, judged
 from .groups import measured
 from .interference import finding
 from .stats import THRESHOLD, summarize
+from .verdicts import Movement
 
 
 @dataclass(frozen=True)
-class Cell:
+class TrackedCell:
     """What a history follows: one variant of one implementation in one cell."""
 
     bench: str
@@ -57,7 +58,7 @@ class Step:
     change: Change | None
 
     @property
-    def outcome(self) -> Outcome | None:
+    def outcome(self) -> Movement | None:
         return self.change.outcome if self.change else None
 
 
@@ -65,7 +66,7 @@ class Step:
 class Series:
     """One cell across the runs that measured it."""
 
-    cell: Cell
+    cell: TrackedCell
     points: list[Point] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)  # between consecutive points
     overall: Step | None = None  # first point against the last, from three points on
@@ -75,7 +76,7 @@ class Series:
         return self.steps + ([self.overall] if self.overall else [])
 
     def regressions(self) -> list[Step]:
-        return [s for s in self.judged() if s.outcome == "regression"]
+        return [s for s in self.judged() if s.outcome == Movement.REGRESSION]
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Filter:
     sizes: tuple[int, ...] | None = None
     nps: tuple[int, ...] | None = None
 
-    def __call__(self, cell: Cell) -> bool:
+    def __call__(self, cell: TrackedCell) -> bool:
         return ((not self.impls or cell.impl in self.impls or cell.variant in self.impls)
                 and (self.benches is None or cell.bench in self.benches)
                 and (self.sizes is None or cell.size in self.sizes)
@@ -116,7 +117,7 @@ class History:
         return [(s, step) for s in self.series for step in s.regressions()]
 
 
-def _cells(run: RunData, follow: dict[str, str]) -> dict[Cell, tuple[str, Group]]:
+def _cells(run: RunData, follow: dict[str, str]) -> dict[TrackedCell, tuple[str, Group]]:
     """Every timed cell the run measured, as the series it belongs to (a variant that `follow`
     maps to another continues that one's series where the run did not measure that one too),
     with the variant that ran."""
@@ -128,12 +129,12 @@ def _cells(run: RunData, follow: dict[str, str]) -> dict[Cell, tuple[str, Group]
                 name = follow.get(variant, variant)
                 if name != variant and measured(groups.get(name)):
                     name = variant  # the run has the series' own variant: this one stays apart
-                out[Cell(key.bench, key.size, key.np, name,
-                         impl_of.get(name, name.split(":")[0]))] = variant, group
+                out[TrackedCell(key.bench, key.size, key.np, name,
+                                impl_of.get(name, name.split(":")[0]))] = variant, group
     return out
 
 
-def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
+def history(runs: Sequence[RunData], keep: Callable[[TrackedCell], bool] = Filter(),
             threshold: float = THRESHOLD, follow: dict[str, str] | None = None) -> History:
     """The runs (in time order) as one series per cell that `keep` selects, every change
     judged in one family: the launches, interval, test and rule of `compare`, held against the
@@ -141,8 +142,8 @@ def history(runs: Sequence[RunData], keep: Callable[[Cell], bool] = Filter(),
     variant to an earlier one whose series it continues (mpich-5.0.2 -> mpich-4.0.2 after an
     upgrade), as `compare --pair` does. A change between runs that timed the cell by different
     methods is not judged (the method changes the figure)."""
-    series: dict[Cell, Series] = {}
-    groups: dict[tuple[Cell, int], tuple[str, Group]] = {}
+    series: dict[TrackedCell, Series] = {}
+    groups: dict[tuple[TrackedCell, int], tuple[str, Group]] = {}
     for index, run in enumerate(runs):
         for cell, (variant, group) in _cells(run, follow or {}).items():
             if keep(cell):
@@ -172,7 +173,7 @@ class Wanted:
     overall: bool  # its first run against its last
 
 
-def _judge(wanted: list[Wanted], groups: dict[tuple[Cell, int], tuple[str, Group]],
+def _judge(wanted: list[Wanted], groups: dict[tuple[TrackedCell, int], tuple[str, Group]],
            threshold: float) -> Drift:
     """Every wanted change judged as one family and put in its series (none where the two runs
     timed the cell differently), held against the drift that the changes between consecutive

@@ -25,18 +25,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..benchmarks import loggp_gap
+from ..benchmarks import Extras, loggp_gap
 from ..results import Group, RunData
 from .curves import switches
 from .groups import measured
 from .stats import Sample, center, center_ci, launch_medians
 
 BENCH = "loggp"
-Extras = dict[str, list[float]]
 
 
 @dataclass(frozen=True)
-class Figure:
+class ParameterFigure:
     """A parameter's figure (median of launch medians), its 95% interval, and its launches."""
 
     value: float
@@ -55,11 +54,11 @@ class SizePoint:
     """The parameters measured at one size."""
 
     size: int
-    half_rtt: Figure
-    o_s: Figure
-    o_s_prtt: Figure
-    o_r: Figure
-    g: Figure
+    half_rtt: ParameterFigure
+    o_s: ParameterFigure
+    o_s_prtt: ParameterFigure
+    o_r: ParameterFigure
+    g: ParameterFigure
 
 
 @dataclass(frozen=True)
@@ -68,8 +67,8 @@ class GapRange:
     fitted) / fitted."""
 
     sizes: tuple[int, ...]
-    g: Figure
-    G: Figure
+    g: ParameterFigure
+    G: ParameterFigure
     residuals: tuple[float, ...]
 
     @property
@@ -92,7 +91,7 @@ class LogGPModel:
     ranges: tuple[GapRange, ...]
 
     @property
-    def L(self) -> Figure:
+    def L(self) -> ParameterFigure:
         """L as Netgauge reports it: half PRTT(1,0,s) at the smallest size measured."""
         return self.points[0].half_rtt
 
@@ -125,10 +124,11 @@ def _sample(group: Group, of: Callable[[Extras], float]) -> dict[int, np.ndarray
     return {launch: np.array(v) for launch, v in sorted(out.items())}
 
 
-def _figure(sample: Sample) -> Figure:
+def _figure(sample: Sample) -> ParameterFigure:
     low, high = center_ci(sample)
     medians = launch_medians(sample)
-    return Figure(center(sample), low, high, len(medians), tuple(float(x) for x in medians))
+    return ParameterFigure(center(sample), low, high, len(medians),
+                           tuple(float(x) for x in medians))
 
 
 def fit_gap(sizes: Sequence[int], gaps: Sequence[float]) -> tuple[float, float]:

@@ -9,14 +9,13 @@ undecided (anything else)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from .groups import measured
 from .stats import Summary, summarize
+from .verdicts import Progress
 
-Word = Literal["yes", "partial", "no", "undecided"]
 YES, NO = 80.0, 20.0  # % hidden: progress in the background, none
 
 
@@ -25,7 +24,7 @@ class Hidden:
     """One variant's overlap in one cell: median % of launch medians, interval, word."""
 
     summary: Summary
-    word: Word
+    word: Progress
 
 
 @dataclass(frozen=True)
@@ -38,12 +37,12 @@ class OverlapRow:
     tested: Hidden | None  # -overlap-test
 
 
-def word(s: Summary) -> Word:
+def word(s: Summary) -> Progress:
     if s.ci_low >= YES:
-        return "yes"
+        return Progress.YES
     if s.ci_high <= NO:
-        return "no"
-    return "partial" if s.ci_low >= NO and s.ci_high <= YES else "undecided"
+        return Progress.NO
+    return Progress.PARTIAL if s.ci_low >= NO and s.ci_high <= YES else Progress.UNDECIDED
 
 
 def overlap_collectives() -> list[str]:

@@ -39,7 +39,7 @@ SAME = 1e-9  # relative difference below which two shapes predict the same time
 
 
 @dataclass(frozen=True)
-class Round:
+class MessageRound:
     """One round of a shape: `count` messages of `message` bytes, one after another, at the
     busiest rank (1: every rank sends or receives one message, all in parallel); `exchange`:
     each rank sends and receives at once (recursive doubling, a ring step, a pairwise swap)."""
@@ -54,7 +54,7 @@ class Shape:
     """An algorithm's schedule at one rank count and size."""
 
     name: str
-    rounds: tuple[Round, ...]
+    rounds: tuple[MessageRound, ...]
 
     def cost(self, t: P2p, x: P2p | None = None) -> float:
         """Seconds under T for one-way rounds and X (T if none) for exchanges."""
@@ -117,42 +117,43 @@ def _pow2(p: int) -> int:
     return 1 << (p.bit_length() - 1)
 
 
-def _same(m: float, n: int) -> tuple[Round, ...]:
-    return (Round(m),) * n
+def _same(m: float, n: int) -> tuple[MessageRound, ...]:
+    return (MessageRound(m),) * n
 
 
-def _swaps(m: float, n: int) -> tuple[Round, ...]:
+def _swaps(m: float, n: int) -> tuple[MessageRound, ...]:
     """n exchange rounds of m bytes each way."""
-    return (Round(m, exchange=True),) * n
+    return (MessageRound(m, exchange=True),) * n
 
 
-def _binomial_blocks(block: float, p: int) -> tuple[Round, ...]:
+def _binomial_blocks(block: float, p: int) -> tuple[MessageRound, ...]:
     """A binomial scatter of p blocks from the root (a gather is the same rounds reversed, at
     the same cost): in the round of distance 2^j the root hands a subtree of up to 2^j blocks."""
-    return tuple(Round(block * min(1 << j, p - (1 << j)))
+    return tuple(MessageRound(block * min(1 << j, p - (1 << j)))
                  for j in reversed(range(_levels(p))))
 
 
-def _doubling_blocks(block: float, p: int) -> tuple[Round, ...]:
+def _doubling_blocks(block: float, p: int) -> tuple[MessageRound, ...]:
     """Recursive doubling of one block per rank until every rank holds all p; the p - q ranks
     beyond the largest power of two q hand their block in first and get the whole last."""
     q = _pow2(p)
     held = block * p / q
-    core = tuple(Round(held * (1 << k), exchange=True) for k in range(_levels(q)))
-    return core if q == p else (Round(block), *core, Round(block * p))
+    core = tuple(MessageRound(held * (1 << k), exchange=True) for k in range(_levels(q)))
+    return core if q == p else (MessageRound(block), *core, MessageRound(block * p))
 
 
-def _halving(n: float, q: int) -> tuple[Round, ...]:
+def _halving(n: float, q: int) -> tuple[MessageRound, ...]:
     """Recursive halving of an n-byte vector over q (a power of two) ranks: n/2, n/4 ... n/q."""
-    return tuple(Round(n / (2 << k), exchange=True) for k in range(_levels(q)))
+    return tuple(MessageRound(n / (2 << k), exchange=True) for k in range(_levels(q)))
 
 
-def _fold(p: int, n: float, rounds: tuple[Round, ...], back: bool) -> tuple[Round, ...]:
+def _fold(p: int, n: float, rounds: tuple[MessageRound, ...],
+          back: bool) -> tuple[MessageRound, ...]:
     """An algorithm for a power of two run on p ranks: the extra ranks send their n bytes in
     first and, if `back`, get n bytes back last."""
     if _pow2(p) == p:
         return rounds
-    return (Round(n), *rounds, *((Round(n),) if back else ()))
+    return (MessageRound(n), *rounds, *((MessageRound(n),) if back else ()))
 
 
 SEGMENTS = (8 << 10, 32 << 10, 128 << 10)  # segment sizes libraries pipeline large bcasts in
@@ -172,7 +173,7 @@ def _chains(n: float, p: int) -> list[Shape]:
 def _bcast(n: float, p: int) -> list[Shape]:
     piece = n / p
     return [Shape("binomial", _same(n, _levels(p))),
-            Shape("linear", (Round(n, p - 1),)),
+            Shape("linear", (MessageRound(n, p - 1),)),
             Shape("scatter_rd_allgather",
                   _binomial_blocks(piece, p) + _doubling_blocks(piece, p)),
             Shape("scatter_ring_allgather", _binomial_blocks(piece, p) + _swaps(piece, p - 1)),
@@ -183,7 +184,7 @@ def _reduce(n: float, p: int) -> list[Shape]:
     q = _pow2(p)
     rs = _halving(n, q)
     return [Shape("binomial", _same(n, _levels(p))),
-            Shape("linear", (Round(n, p - 1),)),
+            Shape("linear", (MessageRound(n, p - 1),)),
             Shape("rabenseifner", _fold(p, n, rs + tuple(reversed(rs)), back=False))]
 
 
@@ -199,20 +200,20 @@ def _allreduce(n: float, p: int) -> list[Shape]:
 def _allgather(n: float, p: int) -> list[Shape]:
     return [Shape("ring", _swaps(n, p - 1)),
             Shape("recursive_doubling", _doubling_blocks(n, p)),
-            Shape("bruck", tuple(Round(n * min(1 << k, p - (1 << k)), exchange=True)
+            Shape("bruck", tuple(MessageRound(n * min(1 << k, p - (1 << k)), exchange=True)
                                  for k in range(_levels(p))))]
 
 
 def _alltoall(n: float, p: int) -> list[Shape]:
     return [Shape("pairwise", _swaps(n, p - 1)),
-            Shape("bruck", tuple(Round(n * sum(i >> k & 1 for i in range(p)), exchange=True)
+            Shape("bruck", tuple(MessageRound(n * sum(i >> k & 1 for i in range(p)), exchange=True)
                                  for k in range(_levels(p)))),
-            Shape("linear", (Round(n, p - 1, exchange=True),))]
+            Shape("linear", (MessageRound(n, p - 1, exchange=True),))]
 
 
 def _rooted(n: float, p: int) -> list[Shape]:
     """Scatter and gather: n bytes per rank."""
-    return [Shape("binomial", _binomial_blocks(n, p)), Shape("linear", (Round(n, p - 1),))]
+    return [Shape("binomial", _binomial_blocks(n, p)), Shape("linear", (MessageRound(n, p - 1),))]
 
 
 def _barrier(n: float, p: int) -> list[Shape]:
@@ -224,7 +225,7 @@ def _reduce_scatter(n: float, p: int) -> list[Shape]:
     """n is the whole vector, padded to p blocks."""
     block = n / p
     return [Shape("recursive_halving", _fold(p, n, _halving(n, _pow2(p)), back=False)
-                  + ((Round(block),) if _pow2(p) != p else ())),
+                  + ((MessageRound(block),) if _pow2(p) != p else ())),
             Shape("pairwise", _swaps(block, p - 1))]
 
 

@@ -15,10 +15,11 @@ from ..programs import WALL, AppLaunch, Metric, RankCalls
 from ..records import RunRecord
 from ..store import Store
 from .stats import Sample, Verdict, verdicts
+from .verdicts import Speed
 
 
 @dataclass(frozen=True)
-class Figure:
+class AppFigure:
     """One figure of every timed launch that ended well, per variant, and its verdicts (the
     fastest against each other)."""
 
@@ -86,7 +87,7 @@ class AppResult:
     np: int
     variants: list[str]
     launches: list[AppLaunch]
-    figures: list[Figure]  # wall first, then each metric in the order given
+    figures: list[AppFigure]  # wall first, then each metric in the order given
     decompositions: list[Decomposition]  # the fastest by wall against each other
     overheads: list[Overhead]
     profiles: dict[str, list[RankCalls]]  # variant -> its profiled launch's calls
@@ -100,7 +101,7 @@ class AppResult:
                 out.setdefault(x.variant, []).append(x)
         return out
 
-    def figure(self, name: str) -> Figure:
+    def figure(self, name: str) -> AppFigure:
         return next(f for f in self.figures if f.name == name)
 
 
@@ -113,7 +114,7 @@ def launch_sample(values: list[float], higher: bool) -> Sample:
     return [np.asarray([1 / v if higher else v]) for v in values if v > 0 or not higher]
 
 
-def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric]) -> list[Figure]:
+def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric]) -> list[AppFigure]:
     named = [(WALL, False), *((m.name, m.higher) for m in metrics)]
     values = {name: {v: [x.wall if name == WALL else x.metrics[name] for x in timed
                          if x.variant == v and (name == WALL or name in x.metrics)]
@@ -121,9 +122,9 @@ def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric])
     judged_names = [(n, h) for n, h in named if sum(1 for v in values[n].values() if v) >= 2]
     samples = [{v: launch_sample(x, h) for v, x in values[n].items() if x} for n, h in judged_names]
     judged = dict(zip((n for n, _ in judged_names), verdicts(samples), strict=True))
-    return [Figure(n, h, values[n], judged.get(n, []),
-                   {v: sum(1 for x in timed if x.variant == v) - len(values[n][v])
-                    for v in variants})
+    return [AppFigure(n, h, values[n], judged.get(n, []),
+                      {v: sum(1 for x in timed if x.variant == v) - len(values[n][v])
+                       for v in variants})
             for n, h in named]
 
 
@@ -134,7 +135,7 @@ def _per_rank(calls: list[RankCalls], np_: int) -> dict[str, float]:
     return out
 
 
-def _decompositions(wall: Figure, profiles: dict[str, list[RankCalls]],
+def _decompositions(wall: AppFigure, profiles: dict[str, list[RankCalls]],
                     np_: int) -> list[Decomposition]:
     out = []
     for v in wall.verdicts:
@@ -144,7 +145,7 @@ def _decompositions(wall: Figure, profiles: dict[str, list[RankCalls]],
         deltas = [FunctionDelta(f, a.get(f, 0.0), b.get(f, 0.0)) for f in sorted({*a, *b})]
         out.append(Decomposition(v.fast, v.slow, wall.center(v.slow) - wall.center(v.fast),
                                  sorted(deltas, key=lambda d: -abs(d.delta)),
-                                 v.outcome == "faster"))
+                                 v.outcome == Speed.FASTER))
     return out
 
 

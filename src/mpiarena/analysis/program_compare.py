@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare import OUTCOMES, Outcome
+from .compare import MOVEMENTS
 from .program import AppResult, launch_sample
 from .stats import ALPHA, THRESHOLD, Pair, judge
+from .verdicts import Movement
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class AppChange:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: Outcome
+    outcome: Movement
     n_a: int  # launches
     n_b: int
 
@@ -41,5 +42,5 @@ def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None
                           launch_sample(fb.values[vb], fb.higher))
                     for fa, fb, va, vb in shared], alpha, threshold)
     return [AppChange(fa.name, fa.higher, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                      OUTCOMES[j.outcome], j.launches_a, j.launches_b)
+                      MOVEMENTS[j.outcome], j.launches_a, j.launches_b)
             for (fa, _, va, vb), j in zip(shared, judged, strict=True)]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from .program import launch_sample
 from .stats import THRESHOLD, Judged, Pair, Sample, center, judge
+from .verdicts import Judgement
 
 MAX_ROUNDS = 20
 # how a configuration left the race: its reason starts with one of these
@@ -96,7 +97,7 @@ class Race:
                    if _out_of_contention(j)}
         self.decided = set(decided)
         self.settled = self.decided | {c for (_, c), j in zip(compared, judged, strict=True)
-                                       if j.outcome == "same" or self._beyond_reach(j)}
+                                       if j.outcome == Judgement.SAME or self._beyond_reach(j)}
         if not self.eliminate:
             return []
         out = [Dropped(c, self.rounds, _why_out(lead, j)) for c, (lead, j) in decided.items()]
@@ -125,7 +126,7 @@ class Race:
     def _beyond_reach(self, j: Judged) -> bool:
         """An open comparison no launches within the race's rounds would decide: its ratio
         sits on the threshold, or it would need more launches a side than max_rounds."""
-        return j.outcome == "open" and j.why != "launches" and \
+        return j.outcome == Judgement.OPEN and j.why != "launches" and \
             (j.needed == 0 or j.needed > self.max_rounds)
 
     @property
@@ -144,13 +145,13 @@ class Race:
 def _out_of_contention(j: Judged) -> bool:
     """The rule calls it slower than the leader, or it can no longer beat the leader by more
     than the threshold (its ratio's whole interval above 1 / (1 + THRESHOLD))."""
-    return j.outcome == "above" or j.ci_low > 1 / (1 + THRESHOLD)
+    return j.outcome == Judgement.ABOVE or j.ci_low > 1 / (1 + THRESHOLD)
 
 
 def _why_out(lead: str, j: Judged) -> str:
     measured = (f"{j.ratio:.2f}x its wall time (95% CI {j.ci_low:.2f}-{j.ci_high:.2f}, "
                 f"{j.launches_b} launches)")
-    if j.outcome == "above":
+    if j.outcome == Judgement.ABOVE:
         return f"{SLOWER} {lead}: {measured}"
     return f"{CANNOT_BEAT} {lead} by more than {THRESHOLD:.0%}: {measured}"
 
@@ -183,7 +184,7 @@ def verify(walls: dict[str, list[float]],
     return [Verified(lib, d, s, 1 / j.ratio if j.ratio else math.nan,
                      1 / j.ci_high if j.ci_high else math.inf,
                      1 / j.ci_low if j.ci_low else math.inf, j.p_adjusted,
-                     j.outcome == "below", min(j.launches_a, j.launches_b))
+                     j.outcome == Judgement.BELOW, min(j.launches_a, j.launches_b))
             for (lib, d, s), j in zip(pairs, judged, strict=True)]
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..results import RunData
-from ..studies import Figure, Study
+from ..studies import PublishedFigure, Study
 from .claims import ClaimRow, check
 from .quantities import Measured, spread, value, variants_of
+from .verdicts import ClaimResult
 
 SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6, "Mbit/s": 8e-6, "MB": 1e-6, "%": 1.0, "x": 1.0}
 
@@ -46,11 +47,11 @@ class Evaluation:
     figures: list[FigureRow] = field(default_factory=list)
     claims: list[ClaimRow] = field(default_factory=list)
 
-    def count(self, status: str) -> int:
-        return sum(c.status == status for c in self.claims)
+    def count(self, result: ClaimResult) -> int:
+        return sum(c.result == result for c in self.claims)
 
 
-def _stand_in(data: Measured, fig: Figure, variant: str, ref: float | None,
+def _stand_in(data: Measured, fig: PublishedFigure, variant: str, ref: float | None,
               with_sd: bool) -> StandIn:
     assert fig.quantity is not None
     scale = SCALE[fig.unit]
@@ -65,7 +66,7 @@ def _stand_in(data: Measured, fig: Figure, variant: str, ref: float | None,
     return StandIn(variant, x * scale, sd * scale if sd is not None else None)
 
 
-def _figure_rows(fig: Figure, runs: dict[str, Measured], study: Study) -> list[FigureRow]:
+def _figure_rows(fig: PublishedFigure, runs: dict[str, Measured], study: Study) -> list[FigureRow]:
     unit = "x" if fig.relative_to else fig.unit
     if fig.quantity is None:
         return [FigureRow(fig.what, fig.source, study.libraries[lib].name, fig.unit, pub.text,

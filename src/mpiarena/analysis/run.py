@@ -22,6 +22,7 @@ from .cells import cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .groups import comparable, figure, measured
 from .stats import Summary, Verdict, center, launch_medians, ratio_ci, summarize, verdicts
+from .verdicts import Speed, Sureness
 
 
 def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | None:
@@ -223,16 +224,16 @@ class Stretch:
     winner: str
     first: int
     last: int
-    state: str  # decided | level | open
+    state: Sureness
     others: tuple[str, ...] = ()  # level: those within the threshold; open: those undecided
 
 
-def _state(verdicts: list[Verdict]) -> tuple[str, tuple[str, ...]]:
-    level = tuple(v.slow for v in verdicts if v.outcome == "indistinguishable")
-    undecided = tuple(v.slow for v in verdicts if v.outcome == "undecided")
+def _state(verdicts: list[Verdict]) -> tuple[Sureness, tuple[str, ...]]:
+    level = tuple(v.slow for v in verdicts if v.outcome == Speed.INDISTINGUISHABLE)
+    undecided = tuple(v.slow for v in verdicts if v.outcome == Speed.UNDECIDED)
     if undecided:
-        return "open", undecided
-    return ("level", level) if level else ("decided", ())
+        return Sureness.OPEN, undecided
+    return (Sureness.LEVEL, level) if level else (Sureness.DECIDED, ())
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ def strongest(a: Analysis, count: int = 5, among: set[str] | None = None
     """The decided differences that matter most: the largest lower bounds of the ratio, one per
     pair of variants (a pair that differs a thousandfold everywhere would fill the list), of
     pairs within `among` where given."""
-    decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == "faster"
+    decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == Speed.FASTER
                and (among is None or {v.fast, v.slow} <= among)]
     best: dict[tuple[str, str], tuple[Key, Verdict]] = {}
     for key, v in sorted(decided, key=lambda kv: -kv[1].ci_low):
@@ -353,7 +354,7 @@ def scoreboard(a: Analysis) -> list[Board]:
     for vs in a.judged.values():
         if vs:
             board[vs[0].fast][0] += 1
-            board[vs[0].fast][1] += vs[0].outcome == "faster"
+            board[vs[0].fast][1] += vs[0].outcome == Speed.FASTER
     for cell in a.data.cells.values():
         for variant, group in cell.items():
             if variant in board:

@@ -13,6 +13,7 @@ import numpy as np
 from ..results import Key, RunData
 from .groups import measured
 from .stats import Sample, ci_halfwidth, verdicts
+from .verdicts import Speed
 
 K = TypeVar("K")  # a cell, as its caller keys it
 
@@ -32,7 +33,7 @@ def open_comparisons(cells: dict[K, dict[str, Sample]], launches: float) -> list
     open_: list[tuple[int, K, str, str]] = []
     for key, judged in zip(keys, verdicts([cells[k] for k in keys]), strict=True):
         open_ += [(v.needed - min(v.launches_fast, v.launches_slow), key, v.fast, v.slow)
-                  for v in judged if v.outcome == "undecided" and v.needed]
+                  for v in judged if v.outcome == Speed.UNDECIDED and v.needed]
     open_.sort(key=lambda o: o[0])
     fits = [o for o in open_ if o[0] <= launches] or open_
     return list(dict.fromkeys(t for _, key, fast, slow in fits for t in ((key, fast),

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .verdicts import Judgement, Speed
+
 CONFIDENCE = 0.95
 THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable", within it
 # the expected share of false verdicts among the "faster" verdicts of one family (a report):
@@ -376,7 +378,7 @@ class Judged:
     ci_low: float
     ci_high: float
     p_adjusted: float  # the launch test of a ratio beyond the threshold, corrected (CORRECTION)
-    outcome: str  # above | below (b slower / faster by more than the threshold) | same | open
+    outcome: Judgement
     launches_a: int
     launches_b: int
     needed: int  # open: about how many launches per variant would decide it (0: unknown)
@@ -449,14 +451,14 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
         ratio, n, m = read.ratio, read.n, read.m
         lo, hi = read.interval()
         if q < alpha and (lo > 1 + threshold or hi < 1 / (1 + threshold)):
-            outcome = "above" if lo > 1 else "below"
+            outcome = Judgement.ABOVE if lo > 1 else Judgement.BELOW
         elif min(n, m) >= MIN_LAUNCHES and 1 / (1 + threshold) <= lo and hi <= 1 + threshold:
-            outcome = "same"
+            outcome = Judgement.SAME
         else:
-            outcome = "open"
+            outcome = Judgement.OPEN
         needed = launches_to_decide(pair.a, pair.b, level, alpha, threshold) \
-            if outcome == "open" else 0
-        why = _why(lo, hi, min(n, m), needed, threshold) if outcome == "open" else ""
+            if outcome == Judgement.OPEN else 0
+        why = _why(lo, hi, min(n, m), needed, threshold) if outcome == Judgement.OPEN else ""
         out.append(Judged(ratio, lo, hi, q, outcome, n, m, needed, why))
     return out
 
@@ -469,16 +471,17 @@ class Verdict:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: str  # faster | indistinguishable | undecided
+    outcome: Speed  # of fast against slow: faster, indistinguishable or undecided
     launches_fast: int
     launches_slow: int
     needed: int = 0  # undecided: about how many launches per variant would decide it
     why: str = ""  # undecided: one of WHY
 
 
-# judge's outcome of the slower variant over the fastest -> the verdict's word
-VERDICT_WORDS = {"above": "faster", "same": "indistinguishable", "below": "undecided",
-                 "open": "undecided"}
+# judge's outcome of the slower variant over the fastest -> the fastest's speed (below: the
+# fastest figure's test says the other way, so nothing is decided)
+FASTEST_SPEED = {Judgement.ABOVE: Speed.FASTER, Judgement.SAME: Speed.INDISTINGUISHABLE,
+                 Judgement.BELOW: Speed.UNDECIDED, Judgement.OPEN: Speed.UNDECIDED}
 
 
 def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
@@ -492,8 +495,8 @@ def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
         pairs += [Pair(cell[ranked[0]], cell[other]) for other in ranked[1:]]
     judged = iter(judge(pairs, alpha, threshold))
     return [[Verdict(fast, slow, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                     VERDICT_WORDS[j.outcome], j.launches_a, j.launches_b, j.needed,
-                     j.why or ("test" if j.outcome == "below" else ""))
+                     FASTEST_SPEED[j.outcome], j.launches_a, j.launches_b, j.needed,
+                     j.why or ("test" if j.outcome == Judgement.BELOW else ""))
              for (fast, slow), j in zip(cell, judged, strict=False)] for cell in names]
 
 

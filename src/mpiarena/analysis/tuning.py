@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 from ..results import Group, RunData
 from ..status import CellStatus
-from .stats import VERDICT_WORDS, Pair, center, judge, launch_medians
+from .stats import FASTEST_SPEED, Pair, center, judge, launch_medians
+from .verdicts import Judgement, Speed, TuningEffect
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,14 @@ class Choice:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: str  # faster | indistinguishable | undecided (stats.judge, for the algorithm)
+    outcome: Speed  # of the algorithm against the default (faster, indistinguishable, undecided)
     default_ok: bool
     default_figure: float | None = None  # seconds, the median of launch medians (None: failed)
     fastest_figure: float | None = None
 
     @property
     def switch(self) -> bool:
-        return self.fastest is not None and (self.outcome == "faster" or not self.default_ok)
+        return self.fastest is not None and (self.outcome == Speed.FASTER or not self.default_ok)
 
 
 def usable(group: Group | None) -> bool:
@@ -86,16 +87,17 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
                                   Pair(cell[fastest].nested, default.nested)))
             else:
                 unjudged.append(Choice(impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0,
-                                       "undecided", False, None, center(cell[fastest].nested)))
+                                       Speed.UNDECIDED, False, None,
+                                       center(cell[fastest].nested)))
     judged = judge([pair for *_, pair in judged_at])
     out = [Choice(impl, bench, np_, size, fastest, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                  VERDICT_WORDS[j.outcome], True, center(pair.b), center(pair.a))
+                  FASTEST_SPEED[j.outcome], True, center(pair.b), center(pair.a))
            for (impl, bench, np_, size, fastest, pair), j in zip(judged_at, judged, strict=True)]
     return sorted(out + unjudged, key=lambda c: (c.coll, c.size, c.np, c.impl))
 
 
 @dataclass(frozen=True)
-class Range:
+class TunedRange:
     """Sizes lo up to hi (exclusive; None: no end) of one collective at np ranks: use
     `variant` (None: the library's default)."""
 
@@ -107,7 +109,7 @@ class Range:
     variant: str | None
 
 
-def ranges(picked: list[Choice]) -> list[Range]:
+def ranges(picked: list[Choice]) -> list[TunedRange]:
     """Each measured size's choice holds from that size up to the next measured one (the
     smallest from 0); neighbours with the same choice merge."""
     groups: dict[tuple[str, str, int], list[Choice]] = {}
@@ -116,14 +118,14 @@ def ranges(picked: list[Choice]) -> list[Range]:
     out = []
     for (impl, coll, np_), cs in sorted(groups.items()):
         cs.sort(key=lambda c: c.size)
-        merged: list[Range] = []
+        merged: list[TunedRange] = []
         for i, c in enumerate(cs):
             variant = c.fastest if c.switch else None
             hi = cs[i + 1].size if i + 1 < len(cs) else None
             if merged and merged[-1].variant == variant:
                 merged[-1] = replace(merged[-1], hi=hi)
             else:
-                merged.append(Range(impl, coll, np_, 0 if i == 0 else c.size, hi, variant))
+                merged.append(TunedRange(impl, coll, np_, 0 if i == 0 else c.size, hi, variant))
         out += merged
     return out
 
@@ -140,7 +142,7 @@ class Gain:
     ci_low: float
     ci_high: float
     p_adjusted: float
-    outcome: str  # better | worse | same | undecided | failed (with the file; see reason)
+    outcome: TuningEffect  # of the file (failed: see reason)
     launches: int
     reason: str = ""
 
@@ -161,13 +163,15 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
                 if bad is not None:
                     who = "with the file" if bad is b else "the default"
                     failed.append(Gain(impl, bench, np_, size, math.nan, math.nan, math.nan,
-                                       1.0, "failed", 0, f"{who}: {bad.status}: {bad.reason}"))
+                                       1.0, TuningEffect.FAILED, 0,
+                                       f"{who}: {bad.status}: {bad.reason}"))
                 continue
             assert a is not None and b is not None
             compared.append((impl, bench, np_, size, Pair(b.nested, a.nested)))
-    words = {"above": "better", "below": "worse", "same": "same", "open": "undecided"}
+    effects = {Judgement.ABOVE: TuningEffect.BETTER, Judgement.BELOW: TuningEffect.WORSE,
+               Judgement.SAME: TuningEffect.SAME, Judgement.OPEN: TuningEffect.UNDECIDED}
     out = [Gain(impl, bench, np_, size, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                words[j.outcome], min(j.launches_a, j.launches_b))
+                effects[j.outcome], min(j.launches_a, j.launches_b))
            for (impl, bench, np_, size, _), j in zip(compared, judge([c[-1] for c in compared]),
                                                      strict=True)]
     return sorted(out + failed, key=lambda g: (g.impl, g.coll, g.size, g.np))

@@ -51,7 +51,7 @@ def runtime_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class Daemons:
+class SlurmDaemons:
     """The Slurm daemons of a cluster brought up with --slurm (cluster/emulated_slurm.py)."""
 
     munged: int
@@ -66,7 +66,7 @@ class Emulated:
     nodes: tuple[Node, ...]
     sshd: tuple[int, ...]  # pid of each node's sshd
     owner: Owner | None  # the mpiarena that made it; None once kept up by `cluster up`
-    slurm: Daemons | None = None  # its Slurm, if brought up with one
+    slurm: SlurmDaemons | None = None  # its Slurm, if brought up with one
 
     @property
     def label(self) -> str:
@@ -274,8 +274,8 @@ def _state(name: str) -> Emulated | None:
         state = json.loads(path.read_text())
         owner = Owner(state["owner"], state.get("owner_start")) if state["owner"] else None
         daemons = state.get("slurm")
-        slurm = Daemons(daemons["munged"], daemons["slurmctld"],
-                        tuple(daemons["slurmd"])) if daemons else None
+        slurm = SlurmDaemons(daemons["munged"], daemons["slurmctld"],
+                             tuple(daemons["slurmd"])) if daemons else None
         return Emulated(name, parse(state["spec"]), tuple(Node(*n) for n in state["nodes"]),
                         tuple(state["sshd"]), owner, slurm)
     except FileNotFoundError:

@@ -18,7 +18,7 @@ from ..errors import ArenaError
 from ..machine import cores
 from ..procs import alive
 from . import emulated, netns
-from .emulated import Daemons, Emulated
+from .emulated import Emulated, SlurmDaemons
 from .spec import EmulatedSpec, parse
 
 MUNGED, SLURMCTLD, SLURMD = (Path("/usr/sbin/munged"), Path("/usr/sbin/slurmctld"),
@@ -79,19 +79,19 @@ def _start(c: Emulated) -> None:
                       f"--pid-file={munge / 'munged.pid'}", f"--seed-file={munge / 'seed'}",
                       f"--log-file={munge / 'munged.log'}", "--force"], root / "log" / "munged",
                      env)
-    c.slurm = Daemons(munged, 0, ())
+    c.slurm = SlurmDaemons(munged, 0, ())
     c.save()
     _wait(lambda: (munge / "munge.socket").exists(), c, "munged", 10.0)
     for i in range(len(c.nodes)):
         _mount_cgroups(c.sshd[i])
     ctld = _daemon([*_enter(c, 0), str(SLURMCTLD), "-D", "-i", "-f", str(conf)],
                    root / "log" / "slurmctld", env)
-    c.slurm = Daemons(munged, ctld, ())
+    c.slurm = SlurmDaemons(munged, ctld, ())
     c.save()
     slurmd = tuple(_daemon([*_enter(c, i), str(SLURMD), "-D", "-f", str(conf)],
                            root / "log" / f"slurmd-{n.name}", env)
                    for i, n in enumerate(c.nodes))
-    c.slurm = Daemons(munged, ctld, slurmd)
+    c.slurm = SlurmDaemons(munged, ctld, slurmd)
     c.save()
     _wait(lambda: _idle(c, env), c, "slurmctld", READY)
 

@@ -22,7 +22,7 @@ from .records import SUITE_PREFIX, Figure, Parsed
 
 
 @dataclass(frozen=True)
-class Launch:
+class ImportedLaunch:
     """The figures of one launch: a run of the suite, or a whole file."""
 
     source: str  # the file, and which run in it
@@ -37,15 +37,15 @@ class Imported:
     dropped: int  # figures of 0 (below what the suite prints) or NaN (a missed window)
 
 
-def launches(parsed: Sequence[Parsed], per_file: bool) -> list[Launch]:
+def launches(parsed: Sequence[Parsed], per_file: bool) -> list[ImportedLaunch]:
     """The launches the files hold, in the order given."""
-    out: list[Launch] = []
+    out: list[ImportedLaunch] = []
     for p in parsed:
         if per_file:
-            out.append(Launch(str(p.path), tuple(f for r in p.runs for f in r.figures)))
+            out.append(ImportedLaunch(str(p.path), tuple(f for r in p.runs for f in r.figures)))
         else:
-            out += [Launch(str(p.path) if len(p.runs) == 1 else f"{p.path} (run {i + 1})",
-                           r.figures) for i, r in enumerate(p.runs) if r.figures]
+            out += [ImportedLaunch(str(p.path) if len(p.runs) == 1 else f"{p.path} (run {i + 1})",
+                                   r.figures) for i, r in enumerate(p.runs) if r.figures]
     return out
 
 
@@ -54,7 +54,8 @@ def check(parsed: Sequence[Parsed], per_file: bool) -> None:
     _one_method_a_cell(launches(parsed, per_file), {})
 
 
-def _one_method_a_cell(held: Sequence[Launch], stored: dict[tuple[str, int, int], str]) -> None:
+def _one_method_a_cell(held: Sequence[ImportedLaunch],
+                       stored: dict[tuple[str, int, int], str]) -> None:
     """Every launch of a cell timed by one method (and the method of the run it joins): two
     methods give two figures, which no statistic may pool."""
     seen = {key: (method, "the run it joins") for key, method in stored.items()}
@@ -68,7 +69,7 @@ def _one_method_a_cell(held: Sequence[Launch], stored: dict[tuple[str, int, int]
                                  "different figures; import them as separate runs")
 
 
-def _settings(suite: str, parsed: Sequence[Parsed], held: list[Launch],
+def _settings(suite: str, parsed: Sequence[Parsed], held: list[ImportedLaunch],
               impl_id: str, per_file: bool, figure: str | None,
               before: Mapping[str, Any] | None) -> dict[str, Any]:
     figures = [f for launch in held for f in launch.figures]

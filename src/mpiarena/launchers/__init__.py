@@ -8,9 +8,9 @@ from typing import Protocol
 
 from ..cluster.placement import Placement
 from ..impls.base import Family, Implementation, Launch
-from .hosts import Hosts
-from .local import Local
-from .srun import Srun
+from .hosts import HostsLauncher
+from .local import LocalLauncher
+from .srun import SrunLauncher
 
 
 class Launcher(Protocol):
@@ -29,5 +29,5 @@ class Launcher(Protocol):
 def launcher_for(placement: Placement | None) -> Launcher:
     """The launcher for ranks placed there (None: this machine)."""
     if placement is None:
-        return Local()
-    return Srun(placement) if placement.srun else Hosts(placement)
+        return LocalLauncher()
+    return SrunLauncher(placement) if placement.srun else HostsLauncher(placement)

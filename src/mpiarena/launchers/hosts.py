@@ -12,7 +12,7 @@ from ..impls.base import Family, Implementation, Launch
 
 
 @dataclass(frozen=True)
-class Hosts:
+class HostsLauncher:
     placement: Placement
 
     def command(self, family: Family, impl: Implementation, np: int, binding: str,

@@ -6,7 +6,7 @@ from ..cluster.placement import Placement
 from ..impls.base import Family, Implementation, Launch
 
 
-class Local:
+class LocalLauncher:
     def command(self, family: Family, impl: Implementation, np: int, binding: str,
                 as_root: bool) -> Launch:
         return family.launch(impl, np, binding, as_root)

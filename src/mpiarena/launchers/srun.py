@@ -13,7 +13,7 @@ from ..impls.base import Family, Implementation, Launch
 
 
 @dataclass(frozen=True)
-class Srun:
+class SrunLauncher:
     placement: Placement
 
     def command(self, family: Family, impl: Implementation, np: int, binding: str,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.costs import Column, costs
 from ..analysis.stats import CONFIDENCE, Verdict
+from ..analysis.verdicts import Speed
 from ..benchmarks import progress_verdict
 from ..results import RunData
 from ..sizes import format_size
@@ -80,9 +81,9 @@ def _better(c: Column) -> str:
 def cost_verdict_text(label: str, better: str, v: Verdict) -> str:
     ci = ci_text(v.ci_low, v.ci_high)
     said = better.format(r=f"{v.ratio:.2f}")
-    if v.outcome == "faster":
+    if v.outcome == Speed.FASTER:
         return f"{label}: {v.fast} {said} {v.slow} ({ci})"
-    if v.outcome == "indistinguishable":
+    if v.outcome == Speed.INDISTINGUISHABLE:
         return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
     return (f"{label}: undecided, {v.fast} looks as if it {said} {v.slow} ({ci}); "
             f"{undecided_why(v)}")

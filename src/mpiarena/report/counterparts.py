@@ -9,6 +9,7 @@ from itertools import groupby
 
 from ..analysis.counterparts import CounterpartCheck, counterpart_checks
 from ..analysis.stats import CONFIDENCE
+from ..analysis.verdicts import Speed
 from ..results import RunData
 from ..sizes import format_size
 from .summary import rule_text
@@ -32,7 +33,7 @@ class Counterparts:
 
 
 def cell_text(c: CounterpartCheck) -> str:
-    word = "" if c.outcome == "undecided" else f" {c.outcome}"
+    word = "" if c.outcome == Speed.UNDECIDED else f" {c.outcome}"
     return (f"{format_size(c.key.size)} on {c.key.np} ranks: {c.ratio:.2f}x{word} "
             f"({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f})")
 

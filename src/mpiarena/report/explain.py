@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..analysis.explain import Explanation, Parameter, Range
 from ..analysis.models import Regime
 from ..analysis.stats import Judged
+from ..analysis.verdicts import Judgement
 from ..sizes import format_size
 from ..units import seconds
 from .models import shape_runs
@@ -21,7 +22,7 @@ def _value(name: str, v: float) -> str:
 
 def _lower(e: Explanation, j: Judged) -> str | None:
     """The variant a decided comparison (b's over a's) says is lower; None if undecided."""
-    return {"above": e.a, "below": e.b}.get(j.outcome)
+    return {Judgement.ABOVE: e.a, Judgement.BELOW: e.b}.get(j.outcome)
 
 
 def _cells_text(e: Explanation, r: Range) -> str:
@@ -30,7 +31,7 @@ def _cells_text(e: Explanation, r: Range) -> str:
     spread = f", cells {min(ratios):.2f}-{max(ratios):.2f}x" if len(ratios) > 1 else ""
     cells = f"{len(ratios)} cell{'s' if len(ratios) > 1 else ''}"
     lower = _lower(e, j)
-    said = f"{lower} is faster" if lower else "indistinguishable" if j.outcome == "same" \
+    said = f"{lower} is faster" if lower else "indistinguishable" if j.outcome == Judgement.SAME \
         else "cannot tell who is faster"
     return (f"{e.b}/{e.a} {j.ratio:.2f}x over {cells} ({ci_text(j.ci_low, j.ci_high)}{spread}): "
             f"{said}")
@@ -42,7 +43,7 @@ def parameter_text(e: Explanation, p: Parameter) -> str:
     words = PARAMETER_WORDS[p.name] + (f" at {format_size(p.at)}" if p.at is not None else "")
     lower = _lower(e, j)
     said = f"{lower}'s is lower" if lower else "the same within the threshold" \
-        if j.outcome == "same" else "cannot tell"
+        if j.outcome == Judgement.SAME else "cannot tell"
     return f"{words} {values}: {said} ({e.b}/{e.a} {j.ratio:.2f}, {ci_text(j.ci_low, j.ci_high)})"
 
 
@@ -79,7 +80,7 @@ def _switches(variant: str, found: tuple[Regime, ...]) -> str:
 def _undecided(e: Explanation) -> list[str]:
     """How many comparisons stay open, and about how many launches would decide them."""
     judged = e.judged()
-    open_ = [j for j in judged if j.outcome == "open"]
+    open_ = [j for j in judged if j.outcome == Judgement.OPEN]
     if not open_:
         return []
     needed = sorted(j.needed for j in open_ if j.needed)

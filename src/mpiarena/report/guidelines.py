@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .. import units
 from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_unchecked
 from ..analysis.stats import CONFIDENCE, CORRECTION
+from ..analysis.verdicts import GuidelineResult
 from ..guidelines import BY_MOCKUP, GUIDELINES
 from ..results import RunData
 from ..sizes import format_size
@@ -22,7 +23,7 @@ LEAD = ("A collective should be no slower than a mock-up of it built from the sa
 
 
 @dataclass
-class Library:
+class VariantChecks:
     """One variant's checks: counts, each violation, advice and what it could not check."""
 
     variant: str
@@ -45,7 +46,7 @@ class Library:
 @dataclass
 class Guidelines:
     lead: str
-    libraries: list[Library]
+    libraries: list[VariantChecks]
 
     @property
     def violations(self) -> int:
@@ -91,10 +92,12 @@ def guidelines(data: RunData) -> Guidelines | None:
     for variant in data.variants:
         mine = [c for c in checks if c.variant == variant]
         held, violated, undecided = (sum(c.outcome == o for c in mine)
-                                     for o in ("held", "violated", "undecided"))
-        lib = Library(variant, len(mine), held, violated, undecided, sum(c.leaning for c in mine))
+                                     for o in (GuidelineResult.HELD, GuidelineResult.VIOLATED,
+                                               GuidelineResult.UNDECIDED))
+        lib = VariantChecks(variant, len(mine), held, violated, undecided,
+                            sum(c.leaning for c in mine))
         for g in GUIDELINES:
-            bad = [c for c in mine if c.guideline == g and c.outcome == "violated"]
+            bad = [c for c in mine if c.guideline == g and c.outcome == GuidelineResult.VIOLATED]
             lib.violations += [violation_text(c) for c in bad]
             if bad:
                 lib.advice.append(advice_text(variant, bad))

@@ -16,18 +16,18 @@ from .. import __version__, units
 from ..analysis.compare import Change
 from ..analysis.history import History, Point, Series, Step
 from ..analysis.stats import CONFIDENCE
+from ..analysis.verdicts import Movement
 from ..benchmarks import BENCHMARKS
 from ..machine_load import BUSY
 from . import drawing
 from .html import png_image, template_env
 from .plots import Maker, Plot, _axes, _figure, _set_title, _time_axis
-from .terminal import HELD, drift_line
+from .terminal import HELD, MOVEMENT_COLOURS, drift_line
 
-# compare's outcome -> the word a history uses ("undecided": the launches cannot tell)
-WORDS = {"regression": "regression", "improvement": "improvement",
-         "indistinguishable": "indistinguishable", "undecided": "inconclusive"}
-COLOURS = {"regression": "red", "improvement": "green"}
-ARROWS = {"regression": "▲", "improvement": "▼"}
+# compare's movement -> the word a history uses ("undecided": the launches cannot tell)
+WORDS = {Movement.REGRESSION: "regression", Movement.IMPROVEMENT: "improvement",
+         Movement.INDISTINGUISHABLE: "indistinguishable", Movement.UNDECIDED: "inconclusive"}
+ARROWS = {Movement.REGRESSION: "▲", Movement.IMPROVEMENT: "▼"}
 BARS = "▁▂▃▄▅▆▇█"
 LEVEL = f"{CONFIDENCE:.0%}"
 TEMPLATE = "history.html.j2"
@@ -51,7 +51,7 @@ def sparkline(s: Series) -> str:
     """The figures as bars, low to high, with an arrow after each decided change."""
     figures = [p.figure for p in s.points]
     lo, hi = min(figures), max(figures)
-    marks = {step.after: ARROWS.get(step.outcome or "", "") for step in s.steps}
+    marks = {step.after: ARROWS.get(step.outcome, "") if step.outcome else "" for step in s.steps}
     out = ""
     for p in s.points:
         level = (p.figure - lo) / (hi - lo) if hi > lo else 0.5
@@ -68,7 +68,7 @@ def change_text(c: Change | None) -> str:
 
 def _coloured(c: Change | None) -> str:
     text = escape(change_text(c))
-    colour = COLOURS.get(c.outcome if c else "", "dim")
+    colour = MOVEMENT_COLOURS.get(c.outcome, "dim") if c else "dim"
     return f"[{colour}]{text}[/]"
 
 
@@ -116,7 +116,7 @@ def tally(h: History) -> str:
     text = (f"{len(h.series)} cells over {len(h.runs)} runs: {judged} changes judged as one "
             f"family by compare's rule (by over {h.threshold:.0%}, Holm across them all): "
             + ", ".join(f"{n} {w}" for w, n in counts.items()))
-    beyond = sum(1 for step in steps if step.change and step.outcome == "undecided"
+    beyond = sum(1 for step in steps if step.change and step.outcome == Movement.UNDECIDED
                  and not step.change.held and (step.change.ci_low > 1 + h.threshold
                       or step.change.ci_high < 1 / (1 + h.threshold)))
     if beyond:
@@ -160,8 +160,8 @@ def cell_plot(h: History, labels: Sequence[str], s: Series, index: int) -> Plot:
                 linewidth=1, capsize=3)
     place = {p.run: x for x, p in enumerate(s.points)}
     for step in s.steps:
-        if step.outcome in ("regression", "improvement"):
-            regression = step.outcome == "regression"
+        if step.outcome and step.outcome.decided:
+            regression = step.outcome == Movement.REGRESSION
             ax.plot([place[step.after]], [s.points[place[step.after]].figure],
                     marker="^" if regression else "v", markersize=11, linestyle="none",
                     color="#b42318" if regression else "#1d7a3a", alpha=0.8)

@@ -26,6 +26,7 @@ from ..analysis.models import fit_models
 from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
+from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
 from ..benchmarks import BENCHMARKS
 from ..records import VariantRecord
@@ -160,6 +161,7 @@ def template_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
+    env.globals["Speed"] = Speed
     return env
 
 
@@ -246,7 +248,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
     all_verdicts = [v for vs in a.judged.values() for v in vs]
     board = [vars(b) for b in scoreboard(a)]
     counts = {o: sum(v.outcome == o for v in all_verdicts)
-              for o in ("faster", "indistinguishable", "undecided")}
+              for o in (Speed.FASTER, Speed.INDISTINGUISHABLE, Speed.UNDECIDED)}
     run = data.run
     settings = data.settings
     m = data.machine

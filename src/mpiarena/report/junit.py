@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from ..analysis.compare import Change, Drift
 from ..analysis.history import History
 from ..analysis.program_compare import AppChange
+from ..analysis.verdicts import Movement
 from ..benchmarks import BENCHMARKS
 from ..results import Key
 from .history import change_text, step_text, title
@@ -44,11 +45,11 @@ def _name(key: Key, variant: str) -> str:
     return f"{where}, {key.np} ranks, {variant}"
 
 
-def _case(name: str, classname: str, outcome: str, text: str,
+def _case(name: str, classname: str, outcome: Movement, text: str,
           properties: dict[str, str] | None = None) -> Case:
     """Failed by a decided regression, skipped when undecided."""
-    return Case(name, classname, failure=text if outcome == "regression" else "",
-                skipped=text if outcome == "undecided" else "", out=[text],
+    return Case(name, classname, failure=text if outcome == Movement.REGRESSION else "",
+                skipped=text if outcome == Movement.UNDECIDED else "", out=[text],
                 properties=properties or {})
 
 
@@ -80,7 +81,7 @@ def history_cases(h: History, labels: Sequence[str]) -> list[Case]:
         skipped = "" if failed else (
             "measured in one run only" if overall is None else
             f"first against last, {step_text(labels, overall)}"
-            if overall.outcome == "undecided" else "")
+            if overall.outcome == Movement.UNDECIDED else "")
         out.append(Case(title(s), f"mpiarena.{s.cell.bench}", "; ".join(failed),
                         skipped, [step_text(labels, step) for step in judged],
                         drift_properties(h.drift)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..analysis.loggp import Figure, LogGPModel
+from ..analysis.loggp import LogGPModel, ParameterFigure
 from ..analysis.models import RESIDUAL_TARGET, Estimate, P2pModel, Regime
 from ..analysis.predict import TARGET, CellFit, summary
 from ..sizes import format_size
@@ -139,7 +139,7 @@ LOGGP_HEADING = (
     "has every size)")
 
 
-def figure_text(f: Figure) -> str:
+def figure_text(f: ParameterFigure) -> str:
     return f"{seconds(f.value)} ({seconds(f.low)} to {seconds(f.high)})"
 
 

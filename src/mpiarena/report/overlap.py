@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..analysis.overlap import NO, YES, Hidden, OverlapRow, overlap_rows
 from ..analysis.stats import CONFIDENCE
+from ..analysis.verdicts import Progress
 from ..results import RunData
 from ..sizes import format_size
 
@@ -42,8 +43,8 @@ def _background(variant: str, rows: list[OverlapRow]) -> str:
     mine = [r for r in rows if r.variant == variant and r.background]
     said = {w: [f"{_cell([r])} {interval_text(r.background)}" for r in mine
                 if r.background and r.background.word == w]
-            for w in ("yes", "partial", "undecided")}
-    no = sum(1 for r in mine if r.background and r.background.word == "no")
+            for w in (Progress.YES, Progress.PARTIAL, Progress.UNDECIDED)}
+    no = sum(1 for r in mine if r.background and r.background.word == Progress.NO)
     if not any(said.values()):
         return f"{variant}: progresses none in the background (no at every cell measured)"
     parts = [f"{w} at {'; '.join(cells)}" for w, cells in said.items() if cells]

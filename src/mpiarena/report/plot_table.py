@@ -51,7 +51,7 @@ class Whole:
 
 
 @dataclass(frozen=True)
-class Tuned:
+class TunedCollective:
     """One library's algorithms for one collective at one rank count (a tuning run)."""
 
     impl: str
@@ -76,8 +76,8 @@ class Bench:
     np: None = None
 
 
-Subject = Whole | Tuned | Table | Bench
-S = TypeVar("S", Whole, Tuned, Table, Bench)
+Subject = Whole | TunedCollective | Table | Bench
+S = TypeVar("S", Whole, TunedCollective, Table, Bench)
 
 
 def _always(a: Analysis, subject: object) -> bool:
@@ -130,7 +130,7 @@ def _rank_caption(a: Analysis, t: Table) -> str:
 
 # In report order for each subject (subjects: see `_subjects`).
 PLOTS = (
-    PlotKind("tuning", Tuned, "tuning-{impl}-{bench}-np{np}",
+    PlotKind("tuning", TunedCollective, "tuning-{impl}-{bench}-np{np}",
              "{impl} {bench}, {np} ranks: algorithms against the default",
              "Each algorithm's speed relative to the library's default (the default's median "
              "over the algorithm's): above 1 (green) it is faster. x marks an algorithm that "
@@ -182,14 +182,14 @@ PLOTS = (
 )
 
 
-def _tuned(data: RunData) -> Iterator[Tuned]:
+def _tuned(data: RunData) -> Iterator[TunedCollective]:
     """A tuning run's heatmaps: each library's tuned collective at each rank count."""
     tuned: dict[tuple[str, str], list[str]] = {}
     for variant, what in data.settings.tuning.items():
         tuned.setdefault((what["impl"], what["coll"]), []).append(variant)
     for (impl, coll), variants in sorted(tuned.items()):
         for np_ in sorted({k.np for k in data.cells if k.bench == coll}):
-            yield Tuned(impl, coll, np_, tuple(sorted(variants)))
+            yield TunedCollective(impl, coll, np_, tuple(sorted(variants)))
 
 
 def _subjects(a: Analysis) -> Iterator[Subject]:

@@ -38,6 +38,7 @@ from ..analysis.run import (
     relative_to_baseline,
 )
 from ..analysis.stats import CONFIDENCE
+from ..analysis.verdicts import Speed
 from ..benchmarks import BENCHMARKS
 from ..records import impl_of
 from ..results import Group, Key, RunData
@@ -490,7 +491,7 @@ def winners_figure(a: Analysis) -> Figure | None:
     sized = sorted({k[1] for t in rows for k in a.tables[t] if BENCHMARKS[t[0]].sized})
     unsized = any(not BENCHMARKS[b].sized for b, _ in rows)
     cols: list[int | None] = ([None] if unsized else []) + list(sized)
-    ratios = [vs[0].ratio for vs in a.judged.values() if vs and vs[0].outcome == "faster"]
+    ratios = [vs[0].ratio for vs in a.judged.values() if vs and vs[0].outcome == Speed.FASTER]
     vmax = min(max([2.0, *ratios]), CAP)
     norm = LogNorm(vmin=1.0, vmax=vmax, clip=True)
     cmap = matplotlib.colormaps["YlGn"]
@@ -509,14 +510,14 @@ def winners_figure(a: Analysis) -> Figure | None:
                 text, face, color = (_wrap(next(iter(ok))) if ok else "-"), "white", "#8a919c"
             else:
                 v = vs[0]
-                if v.outcome == "faster":
+                if v.outcome == Speed.FASTER:
                     face = cmap(0.15 + 0.85 * norm(v.ratio))
                     lum = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2]
                     color = "white" if lum < 0.5 else "#1b1f24"
                     text = f"{_wrap(v.fast)}\n{v.ratio:.2f}x"
                 else:
                     face, color = GREY, "#6b7280"
-                    mark = "≈" if v.outcome == "indistinguishable" else "?"
+                    mark = "≈" if v.outcome == Speed.INDISTINGUISHABLE else "?"
                     text = f"{_wrap(v.fast)}\n{mark}"
             ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=face,
                                                       edgecolor="white", linewidth=1.5))

@@ -13,13 +13,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import units
-from ..analysis.program import AppResult, Decomposition, Figure
+from ..analysis.program import AppFigure, AppResult, Decomposition
 from ..analysis.program_compare import AppChange
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..machine_load import BUSY
 from ..programs import WALL
 from .costs import cost_verdict_text
 from .summary import verdict_text
+from .terminal import MOVEMENT_COLOURS, MOVEMENT_ORDER
 
 PROFILER = ("one profiled launch per library (PMPI library preloaded, apart from the timed "
             "launches); seconds are per rank, the mean over ranks")
@@ -42,7 +43,7 @@ class ProgramText:
     warnings: list[str] = field(default_factory=list)
 
 
-def _value(fig: Figure, variant: str) -> str:
+def _value(fig: AppFigure, variant: str) -> str:
     values = fig.values.get(variant, [])
     if not values:
         return "-"
@@ -51,7 +52,7 @@ def _value(fig: Figure, variant: str) -> str:
     return f"{text} ({len(values)})"
 
 
-def _verdict(fig: Figure, v: Verdict) -> str:
+def _verdict(fig: AppFigure, v: Verdict) -> str:
     if not fig.higher:
         return verdict_text(fig.name, v)
     return cost_verdict_text(fig.name, f"gave a {{r}}x higher {fig.name} than", v)
@@ -155,12 +156,11 @@ def render_changes(a: AppResult, b: AppResult, changes: list[AppChange], console
     """What changed from app run a to app run b, regressions first."""
     console.print(f"[bold]App run {a.run.id}[/] ({a.run.started}) against [bold]app run "
                   f"{b.run.id}[/] ({b.run.started}); a ratio is b over a", soft_wrap=True)
-    order = {"regression": 0, "improvement": 1, "undecided": 2, "indistinguishable": 3}
-    shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]
-    for c in sorted(shown, key=lambda c: (order[c.outcome], -abs(math.log(c.ratio)))):
-        colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
+    shown = [c for c in changes if show_all or c.outcome.decided]
+    for c in sorted(shown, key=lambda c: (MOVEMENT_ORDER[c.outcome], -abs(math.log(c.ratio)))):
+        colour = MOVEMENT_COLOURS.get(c.outcome, "dim")
         console.print(f"  [{colour}]{escape(change_line(c))}[/]", soft_wrap=True)
-    counts = {k: sum(c.outcome == k for c in changes) for k in order}
+    counts = {k: sum(c.outcome == k for c in changes) for k in MOVEMENT_ORDER}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items())
                   + f" of {len(changes)} figures and libraries")
 

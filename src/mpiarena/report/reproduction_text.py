@@ -7,15 +7,16 @@ import math
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.claims import CANNOT, FAILS, HOLDS, PARTLY, UNDECIDED
 from ..analysis.quantities import Measured
 from ..analysis.reproduction import Evaluation, FigureRow
+from ..analysis.verdicts import ClaimResult
 from ..results import RunData
 from ..status import RunStatus
 from .markdown_table import table
 from .tables import show
 
-COLOUR = {HOLDS: "green", FAILS: "red", PARTLY: "yellow", UNDECIDED: "yellow", CANNOT: "dim"}
+COLOUR = {ClaimResult.HOLDS: "green", ClaimResult.FAILS: "red", ClaimResult.PARTLY: "yellow",
+          ClaimResult.UNDECIDED: "yellow", ClaimResult.CANNOT: "dim"}
 
 
 def _show(v: float | None, unit: str, sd: float | None = None) -> str:
@@ -56,9 +57,10 @@ def _where(runs: dict[str, Measured], skipped: dict[str, str]) -> list[tuple[str
 
 
 def summary_line(ev: Evaluation) -> str:
-    return (f"{len(ev.claims)} conclusions: {ev.count(HOLDS)} hold, {ev.count(PARTLY)} partly, "
-            f"{ev.count(FAILS)} do not hold, {ev.count(UNDECIDED)} undecided (the launches back "
-            f"neither), {ev.count(CANNOT)} cannot be tested here")
+    return (f"{len(ev.claims)} conclusions: {ev.count(ClaimResult.HOLDS)} hold, "
+            f"{ev.count(ClaimResult.PARTLY)} partly, {ev.count(ClaimResult.FAILS)} do not hold, "
+            f"{ev.count(ClaimResult.UNDECIDED)} undecided (the launches back neither), "
+            f"{ev.count(ClaimResult.CANNOT)} cannot be tested here")
 
 
 def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
@@ -80,7 +82,7 @@ def render(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
         show(console, "Published figures beside ours", table)
     table = Table("", "conclusion of the study", "source", "what we measured")
     for c in ev.claims:
-        table.add_row(f"[{COLOUR[c.status]}]{c.status}[/]", c.text, c.source, c.detail)
+        table.add_row(f"[{COLOUR[c.result]}]{c.result}[/]", c.text, c.source, c.detail)
     show(console, "Conclusions checked", table)
     console.print(summary_line(ev))
 
@@ -115,7 +117,7 @@ def markdown(ev: Evaluation, runs: dict[str, Measured], skipped: dict[str, str],
                           "measured here"], map(_figure_row, ev.figures), left=5), ""]
     lines += ["## Conclusions checked", "",
               *table(["status", "conclusion", "source", "what we measured"],
-                     ([f"**{c.status}**", _cell(c.text), _cell(c.source), _cell(c.detail)]
+                     ([f"**{c.result}**", _cell(c.text), _cell(c.source), _cell(c.detail)]
                       for c in ev.claims), left=4)]
     lines += ["", summary_line(ev) + ".", ""]
     return "\n".join(lines)

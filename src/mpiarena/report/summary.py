@@ -28,6 +28,7 @@ from ..analysis.stats import (
     THRESHOLD,
     Verdict,
 )
+from ..analysis.verdicts import Speed, Sureness
 from ..benchmarks import BENCHMARKS
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
 from ..records import ImplementationRecord, VariantRecord, impl_of
@@ -84,9 +85,9 @@ def ci_text(low: float, high: float) -> str:
 def verdict_text(label: str, v: Verdict) -> str:
     """One verdict line, word for word the terminal's (without its colours)."""
     ci = ci_text(v.ci_low, v.ci_high)
-    if v.outcome == "faster":
+    if v.outcome == Speed.FASTER:
         return f"{label}: {v.fast} ran {v.ratio:.2f}x faster than {v.slow} ({ci})"
-    if v.outcome == "indistinguishable":
+    if v.outcome == Speed.INDISTINGUISHABLE:
         return f"{label}: {v.fast} and {v.slow} are indistinguishable (ratio {v.ratio:.2f}, {ci})"
     return (f"{label}: undecided, {v.fast} looks {v.ratio:.2f}x faster than {v.slow} ({ci}); "
             f"{undecided_why(v)}")
@@ -216,8 +217,8 @@ def stretch_text(bench: str, s: Stretch) -> str:
     where = (spec.size_text(s.first) if s.first == s.last else
              f"{spec.size_text(s.first)}-{spec.size_text(s.last)}") if spec.sized else ""
     others = ", ".join(s.others[:2]) + (f" +{len(s.others) - 2}" if len(s.others) > 2 else "")
-    sure = {"decided": "", "level": f" (within {THRESHOLD:.0%} of {others})",
-            "open": f" (undecided vs {others})"}[s.state]
+    sure = {Sureness.DECIDED: "", Sureness.LEVEL: f" (within {THRESHOLD:.0%} of {others})",
+            Sureness.OPEN: f" (undecided vs {others})"}[s.state]
     return f"{where + ': ' if where else ''}{s.winner}{sure}"
 
 
@@ -322,7 +323,7 @@ def decided_counts(a: Analysis) -> str:
     outcomes = [v.outcome for vs in a.judged.values() for v in vs]
     if not outcomes:
         return ""
-    faster, same = outcomes.count("faster"), outcomes.count("indistinguishable")
+    faster, same = outcomes.count(Speed.FASTER), outcomes.count(Speed.INDISTINGUISHABLE)
     return (f"Decided: {faster + same} of {len(outcomes)} comparisons of a cell's fastest with "
             f"another ({faster} faster, {same} within {THRESHOLD:.0%}); "
             f"{len(outcomes) - faster - same} undecided.")

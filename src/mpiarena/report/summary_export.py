@@ -13,7 +13,7 @@ from typing import Any
 
 from ..analysis.counterparts import CounterpartCheck, counterpart_checks
 from ..analysis.fingerprint import fingerprints, tuned_of
-from ..analysis.loggp import Figure, loggp
+from ..analysis.loggp import ParameterFigure, loggp
 from ..analysis.models import P2pModel, fit_models
 from ..analysis.overlap import Hidden, OverlapRow, overlap_rows
 from ..analysis.predict import run_predictions
@@ -115,7 +115,7 @@ def counterpart_record(c: CounterpartCheck) -> dict[str, Any]:
             "launches": c.launches}
 
 
-def _figure(f: Figure) -> dict[str, float | int | None]:
+def _figure(f: ParameterFigure) -> dict[str, float | int | None]:
     return {"value": f.value, "low": _number(f.low), "high": _number(f.high),
             "launches": f.launches}
 

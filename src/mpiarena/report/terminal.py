@@ -17,6 +17,7 @@ from ..analysis.compare import MIN_CELLS, Change, Drift, Z
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
 from ..analysis.stats import CONFIDENCE
+from ..analysis.verdicts import Movement, Speed
 from ..analysis.whatran import run_configs
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
@@ -44,6 +45,10 @@ from .topology import placement_lines
 from .whatran import binding_line
 
 COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
+# a change's colour where decided, and the order changes are listed in
+MOVEMENT_COLOURS = {Movement.REGRESSION: "red", Movement.IMPROVEMENT: "green"}
+MOVEMENT_ORDER = {Movement.REGRESSION: 0, Movement.IMPROVEMENT: 1, Movement.UNDECIDED: 2,
+                  Movement.INDISTINGUISHABLE: 3}
 HELD = "; within the run drift"  # after a change that the launches decided and the drift did not
 
 
@@ -124,7 +129,7 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
         for key in keys if all_verdicts else a.summary_keys(keys):
             for v in a.judged.get(key, []):
                 line = escape(verdict_text(a.label(key), v))
-                colour = {"faster": "green", "undecided": "yellow"}.get(v.outcome, "")
+                colour = {Speed.FASTER: "green", Speed.UNDECIDED: "yellow"}.get(v.outcome, "")
                 console.print(f"  [{colour}]{line}[/]" if colour else f"  {line}")
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
@@ -274,17 +279,16 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
     console.print(f"[bold]Run {a.run_id}[/] ({a.run.started}, {escape(machine_line(a))}) "
                   f"against [bold]run {b.run_id}[/] ({b.run.started}, "
                   f"{escape(machine_line(b))})")
-    order = {"regression": 0, "improvement": 1, "undecided": 2, "indistinguishable": 3}
-    shown = [c for c in changes if show_all or c.outcome in ("regression", "improvement")]
-    for c in sorted(shown, key=lambda c: (order[c.outcome], -abs(np.log(c.ratio)))):
+    shown = [c for c in changes if show_all or c.outcome.decided]
+    for c in sorted(shown, key=lambda c: (MOVEMENT_ORDER[c.outcome], -abs(np.log(c.ratio)))):
         bench, size, np_ = c.key
         where = f"{bench} {BENCHMARKS[bench].size_text(size)}" if BENCHMARKS[bench].sized else bench
         name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
-        colour = {"regression": "red", "improvement": "green"}.get(c.outcome, "dim")
+        colour = MOVEMENT_COLOURS.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
                       f"time ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
                       f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b}{HELD if c.held else ''})")
-    counts = {k: sum(c.outcome == k for c in changes) for k in order}
+    counts = {k: sum(c.outcome == k for c in changes) for k in MOVEMENT_ORDER}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")
     if changes:
         console.print(escape(drift_line(changes[0].drift, sum(c.held for c in changes))),

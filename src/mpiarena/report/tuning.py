@@ -11,6 +11,7 @@ from rich.table import Table
 from .. import units
 from ..analysis.stats import CONFIDENCE, THRESHOLD
 from ..analysis.tuning import Gain
+from ..analysis.verdicts import Speed, TuningEffect
 from ..sizes import format_size
 from ..tune import Tuning
 from . import fingerprint
@@ -42,7 +43,7 @@ def render(done: Tuning, out: Console) -> None:
                       _algorithm(c.fastest), best,
                       f"{c.ratio:.2f}x ({c.ci_low:.2f}-{c.ci_high:.2f})" if c.default_ok else "-",
                       _algorithm(c.fastest if c.switch else None)
-                      + ("" if c.switch or c.outcome == "faster" else f" ({c.outcome})"))
+                      + ("" if c.switch or c.outcome == Speed.FASTER else f" ({c.outcome})"))
     out.print(table)
     fingerprint.render(done.prints, out)
     for r in done.ranges:
@@ -61,13 +62,14 @@ def render(done: Tuning, out: Console) -> None:
 def gain_line(g: Gain) -> str:
     """One verify cell: the default's time over the tuned file's, with its interval."""
     where = f"{g.impl} {g.coll} {format_size(g.size)}, {g.np} ranks"
-    if g.outcome == "failed":
+    if g.outcome == TuningEffect.FAILED:
         return f"{where}: FAILED, not compared: {g.reason}"
     ci = f"{CONFIDENCE:.0%} CI {g.ci_low:.2f}-{g.ci_high:.2f}, {g.launches} launches"
-    if g.outcome == "worse":
+    if g.outcome == TuningEffect.WORSE:
         return f"{where}: WORSE with the tuning file: {g.ratio:.2f}x the default's speed ({ci})"
-    text = {"better": "faster with the tuning file", "same": f"the same within {THRESHOLD:.0%}",
-            "undecided": "undecided"}[g.outcome]
+    text = {TuningEffect.BETTER: "faster with the tuning file",
+            TuningEffect.SAME: f"the same within {THRESHOLD:.0%}",
+            TuningEffect.UNDECIDED: "undecided"}[g.outcome]
     return f"{where}: {text}: {g.ratio:.2f}x ({ci})"
 
 
@@ -76,7 +78,8 @@ def verify_lines(run_id: int, found: list[Gain], out: Console) -> None:
               "default's time over the tuned time (above 1: the file helps).")
     for g in found:
         out.print(gain_line(g), soft_wrap=True, markup=False)
-    worse = sum(g.outcome == "worse" for g in found)
-    failed = sum(g.outcome == "failed" for g in found)
-    out.print(f"{sum(g.outcome == 'better' for g in found)} cells better, {worse} worse, "
+    better = sum(g.outcome == TuningEffect.BETTER for g in found)
+    worse = sum(g.outcome == TuningEffect.WORSE for g in found)
+    failed = sum(g.outcome == TuningEffect.FAILED for g in found)
+    out.print(f"{better} cells better, {worse} worse, "
               f"{failed} failed, {len(found)} in all")

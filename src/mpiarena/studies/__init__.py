@@ -82,7 +82,7 @@ class Published:
 
 
 @dataclass(frozen=True)
-class Figure:
+class PublishedFigure:
     what: str
     source: str  # where the study gives it: "Table 2", "text, Barrier"
     quantity: Quantity | None  # None: it cannot be measured here (see why)
@@ -114,7 +114,7 @@ class Study:
     cluster: str  # the emulated network closest to it
     libraries: dict[str, Library]
     experiments: dict[str, Experiment]
-    figures: tuple[Figure, ...]
+    figures: tuple[PublishedFigure, ...]
     claims: tuple[Claim, ...]
     differences: tuple[str, ...] = ()  # how the rerun's method differs from the study's
 
@@ -198,11 +198,13 @@ def parse(study_id: str, data: dict[str, Any], where: str) -> Study:
                 e.get("mtu"), bool(e.get("needs_network", False)), e.get("program", ""),
                 e.get("local", ""), e.get("cluster", ""))
         figures = tuple(
-            Figure(f["what"], f["source"],
-                   None if "why" in f else _quantity(f, f"{where}: figure '{f['what']}'",
-                                                     experiments),
-                   f["unit"], _published(f["published"], f"{where}: figure '{f['what']}'"),
-                   f.get("relative_to"), f.get("minus"), f.get("note", ""), f.get("why", ""))
+            PublishedFigure(f["what"], f["source"],
+                            None if "why" in f else _quantity(
+                                f, f"{where}: figure '{f['what']}'", experiments),
+                            f["unit"],
+                            _published(f["published"], f"{where}: figure '{f['what']}'"),
+                            f.get("relative_to"), f.get("minus"), f.get("note", ""),
+                            f.get("why", ""))
             for f in data.get("figure", []))
         claims = tuple(_claim(c, where, experiments) for c in data.get("claim", []))
         study = Study(study_id, data["title"], data["citation"], data["seed"], data["network"],
