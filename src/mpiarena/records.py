@@ -63,7 +63,7 @@ class CellRequest:
     observations: int = 0  # observations in each launch
     target_time: float = 0.0  # seconds an observation's timed calls aim at
     max_time: float = 0.0  # seconds the cell may spend taking observations
-    window: int = 64  # bibw's messages in flight per burst
+    window: int = 64  # messages a burst keeps in flight (bibw, message rate)
     hold_time: float = 1.0  # seconds the cpu benchmark holds per observation
     offcache: bool = False  # rotate buffers so caches do not flatter sizes
     validate: bool = False  # check received data after the cell
@@ -221,6 +221,8 @@ class JobRecord(_Record):
 class CellRecord(_Record):
     """A cell measured (or not) for a variant in one launch."""
 
+    STATUS = CellStatus
+
     id: int
     run_id: int
     job_id: int | None
@@ -228,7 +230,6 @@ class CellRecord(_Record):
     bench: str
     size: int
     np: int
-    STATUS = CellStatus
     iterations: int | None
     status: CellStatus
     reason: str | None

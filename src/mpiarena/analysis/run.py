@@ -145,7 +145,7 @@ class Problem:
 
 
 @dataclass
-class Sorted:
+class Flagged:
     """A run's cells that need a word, by what is wrong with them."""
 
     problems: dict[Problem, list[Key]] = field(default_factory=dict)
@@ -153,10 +153,10 @@ class Sorted:
     short: dict[str, list[Key]] = field(default_factory=dict)  # variant -> cells
 
 
-def _sorted(data: RunData) -> Sorted:
+def _flagged(data: RunData) -> Flagged:
     """Every variant's cell that failed, was lost in a launch, is not expressible, holds fewer
     observations than asked, or holds none."""
-    out = Sorted()
+    out = Flagged()
     wanted = data.settings.observations * data.settings.launches
     for key, cell in data.cells.items():
         for variant, group in cell.items():
@@ -238,7 +238,7 @@ def _unexpressible_notices(unexpressible: dict[tuple[str, str], list[Key]]) -> l
 
 def _warnings(a: Analysis) -> list[Notice]:
     """Every notice about the run, in the order the reports give them."""
-    cells = _sorted(a.data)
+    cells = _flagged(a.data)
     return [*_run_notices(a), *_problem_notices(cells.problems),
             *_job_notices(a.data.jobs, cells.problems), *_short_notices(a.data, cells.short),
             *(Notice("warn", line, CAUSES[cause], n)
