@@ -72,7 +72,7 @@ class CoreSpent:
 
 @dataclass(frozen=True)
 class CellResult:
-    status: CellStatus  # ok | na | invalid
+    status: CellStatus  # as the core said (ok, na, invalid), or why the harness had none
     reason: str
     iterations: int | None
     observations: list[Obs]

@@ -137,8 +137,9 @@ class Simulator:
             else "loop"
 
     def asked(self, bench: str, size: int, np: int) -> CellRequest:
-        """A cell as the simulated core is asked for it: one iteration an observation (the
-        simulated clock needs no more), no time limit but the timeout."""
+        """A cell as the simulated core is asked for it: no target time and no limit but the
+        timeout (`run` starts its calibration at one iteration: the simulated clock needs no
+        more)."""
         return CellRequest(Cell(bench, size, np), self.timing(bench, np),
                            self.request.observations, 0.0, 1e9, 64, 0.0)
 
