@@ -175,9 +175,11 @@ def _harness(db: sqlite3.Connection) -> None:
 def _failed_cells(db: sqlite3.Connection) -> None:
     """Schema 8 -> 9: a failed job's reason named the cell it failed in ("BENCH SIZE B: cause")
     and so did the reason of the cells the first stores skipped after it: the cell becomes the
-    job's fields, the reasons the cause alone."""
-    db.execute("ALTER TABLE jobs ADD COLUMN failed_bench TEXT")
-    db.execute("ALTER TABLE jobs ADD COLUMN failed_size INTEGER")
+    job's fields, the reasons the cause alone (a jobs table that has the columns keeps them)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
+    for column, kind in (("failed_bench", "TEXT"), ("failed_size", "INTEGER")):
+        if column not in have:
+            db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
     names = "|".join(re.escape(b) for b in sorted(BENCHMARKS, key=len, reverse=True))
     in_cell = re.compile(rf"^({names})(?: (\d+) B)?: ")
     for job_id, reason in db.execute("SELECT id, reason FROM jobs WHERE reason IS NOT NULL")\
