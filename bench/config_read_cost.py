@@ -27,6 +27,7 @@ from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.build import build_core
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
+from mpiarena.records import Cell, CellRequest
 from mpiarena.runner.cleanup import kill_tagged
 from mpiarena.runner.launch import Daemons, job_for
 from mpiarena.tags import RUN_VAR
@@ -52,7 +53,8 @@ def launch(impl: Implementation, read: bool, workdir: Path, index: int
             took, count = time.perf_counter() - began, len(reported.cvars or ())
         figures = {}
         for i, (bench, size) in enumerate(CELLS):
-            res = job.cell(i, bench, size, 10, 1e-3, 10.0, 64, False, False, 60)
+            res = job.cell(CellRequest(Cell(bench, size, NP), "loop", 10, 1e-3, 10.0, 64), i,
+                           60)
             figures[bench] = np.array([BENCHMARKS[bench].observation(o.per_rank, o.extras)
                                        for o in res.observations])
         job.quit(60)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiarena import paths, users
+from mpiarena import paths, records, users
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.build import build_core
 from mpiarena.impls import Implementation, discover, family_of, select
@@ -121,9 +121,10 @@ def launch(impl: Implementation, binary: Path, cells: list[Cell], side: Side,
     try:
         job.start(timeout=60)
         for n, cell in enumerate(cells):
-            side.add(cell, job.cell(n, cell.bench, cell.size, args.observations, args.target,
-                                    2.0, 64, False, True, timeout=60, hold=cell.hold,
-                                    sync=cell.sync))
+            asked = records.CellRequest(records.Cell(cell.bench, cell.size, NP), cell.sync,
+                                        args.observations, args.target, 2.0, 64, cell.hold,
+                                        validate=True)
+            side.add(cell, job.cell(asked, n, timeout=60))
         job.quit(timeout=30)
     finally:
         job.kill()

@@ -24,9 +24,10 @@ from store_scale import seconds, timed
 from store_scale import write as write_scale
 
 from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.plan import Cell, cells_by_np
+from mpiarena.plan import cells_by_np
+from mpiarena.records import Cell, CellRequest
 from mpiarena.status import CellStatus, RunStatus
-from mpiarena.store import Obs, Store
+from mpiarena.store import CellRow, Obs, Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "lam-7.1.4": 1.3,
@@ -57,8 +58,8 @@ def write_quick(db: Path, seed: int) -> None:
                     t = seconds(cell, drift) * rng.lognormal(0, 0.05, size=(nobs, cell.np))
                     timing = "barrier" if kind == "coll" else "loop"
                     obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
-                    store.add_cell(run, job, variant, cell.bench, cell.size, cell.np,
-                                   CellStatus.OK, None, 100, obs, seq, launch, timing)
+                    store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
+                                       CellStatus.OK, None, 100, obs, seq, launch))
                     seq += 1
     store.end_run(run, RunStatus.COMPLETE)
     store.close()

@@ -24,8 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.plan import Cell, cells_by_np
-from mpiarena.store import Obs, Store
+from mpiarena.plan import cells_by_np
+from mpiarena.records import Cell, CellRequest
+from mpiarena.status import CellStatus, RunStatus
+from mpiarena.store import CellRow, Obs, Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "impi-2021.19": 1.1}
@@ -64,11 +66,11 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
                 t[:, slow[slow < cell.np]] *= 1.5
                 obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
                 timing = "barrier" if BENCHMARKS[cell.bench].kind == "coll" else "loop"
-                store.add_cell(run, job, variant, cell.bench, cell.size, cell.np, "ok", None,
-                               100, obs, seq, launch, timing)
+                store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
+                                       CellStatus.OK, None, 100, obs, seq, launch))
                 seq += 1
                 written += nobs
-    store.end_run(run, "complete")
+    store.end_run(run, RunStatus.COMPLETE)
     store.close()
     return written
 

@@ -22,9 +22,10 @@ from mpiarena.analysis.curves import (
     switches,
 )
 from mpiarena.analysis.stats import ci_halfwidth, verdicts
-from mpiarena.records import RunRecord, RunSettings
-from mpiarena.results import Group, Key, RunData, load
+from mpiarena.records import JobRecord, RunRecord, RunSettings
+from mpiarena.results import Group, Key, Lost, RunData, load
 from mpiarena.sizes import parse_sizes
+from mpiarena.status import CellStatus, JobStatus
 from mpiarena.store import Store
 
 A, B = 1e-6, 1e-10  # 1 us fixed cost, 10 GB/s
@@ -336,10 +337,35 @@ def test_a_cell_lost_in_one_launch_is_reported_though_others_measured_it():
     data = run_data({("pingpong", 8, 2): {"a": rng.lognormal(0, 0.01, 20) * 1e-6,
                                           "b": rng.lognormal(0, 0.01, 20) * 1e-6}},
                     per_launch=10)
-    data.cells["pingpong", 8, 2]["b"].lost[2] = ("failed", "pingpong 8 B: no answer within")
+    data.cells["pingpong", 8, 2]["b"].lost[2] = Lost(CellStatus.FAILED, "no answer within")
     texts = [n.text for n in analyse(data).warnings]
     assert ("b failed in a launch (measured in 2 before it, not asked again) at pingpong 8 B, "
             "2 ranks: no answer within") in texts, texts
+
+
+def _failed_job(job_id: int, variant: str, reason: str, bench: str | None = None,
+                size: int | None = None) -> JobRecord:
+    return JobRecord(job_id, 1, variant, 2, "local", "core", [], JobStatus.FAILED, reason, None,
+                     None, None, [], None, None, bench, size)
+
+
+def test_a_failed_job_is_said_once_where_its_cells_say_why():
+    from mpiarena.analysis.run import analyse
+
+    rng = np.random.default_rng(24)
+    data = run_data({("pingpong", 8, 2): {v: rng.lognormal(0, 0.01, 20) * 1e-6 for v in "ab"},
+                     ("bcast", 8, 2): {"a": rng.lognormal(0, 0.01, 20) * 1e-6, "b": []}},
+                    per_launch=10)
+    data.cells["bcast", 8, 2]["b"].status = CellStatus.FAILED
+    data.cells["bcast", 8, 2]["b"].reason = "the job ended (exit status 3)"
+    data.jobs += [_failed_job(1, "b", "the job ended (exit status 3)", "bcast", 8),
+                  _failed_job(2, "b", "no answer within the timeout", "pingpong", 8),
+                  _failed_job(3, "a", "the job did not exit within 60 s after quit")]
+    texts = [n.text for n in analyse(data).warnings]
+    assert "b failed at bcast 8 B, 2 ranks: the job ended (exit status 3)" in texts, texts
+    assert [t for t in texts if " job at " in t] == [
+        "b job at 2 ranks failed: pingpong 8 B: no answer within the timeout",
+        "a job at 2 ranks failed: the job did not exit within 60 s after quit"]
 
 
 def test_warnings_fold_to_one_line_per_kind_with_a_count():
@@ -349,7 +375,7 @@ def test_warnings_fold_to_one_line_per_kind_with_a_count():
     cells = {("pingpong", s, 2): {v: rng.lognormal(0, 0.4, 20) * 1e-6 for v in "abc"}
              for s in (8, 64, 512)}  # every variant noisy at every size
     data = run_data(cells, per_launch=10)
-    data.cells["pingpong", 8, 2]["a"].lost[1] = ("failed", "pingpong 8 B: no answer within")
+    data.cells["pingpong", 8, 2]["a"].lost[1] = Lost(CellStatus.FAILED, "no answer within")
     notices = analyse(data).warnings
     noisy = [n for n in notices if n.kind == "noisy cells"]
     assert len(noisy) == 3 and sum(n.count for n in noisy) == 9  # one line per variant

@@ -11,6 +11,7 @@ from conftest import IMPLS, mpiarena
 from test_core import running
 
 from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.records import Cell, CellRequest
 from mpiarena.runner.job import CellResult, Job
 
 WANTED = ("mpich-4.0.2", "openmpi-4.1.4", "lam-7.1.4")  # one per family; any PVM, Intel MPI
@@ -29,7 +30,8 @@ KERNELS = [
 
 
 def app(job: Job, bench: str, size: int, obs: int = 2) -> CellResult:
-    return job.cell(1, bench, size, obs, 1e-3, 2.0, 16, False, False, timeout=60)
+    return job.cell(CellRequest(Cell(bench, size, job.np), "loop", obs, 1e-3, 2.0, 16), 1,
+                    timeout=60)
 
 
 @pytest.mark.parametrize("np_", [1, 2, 3])

@@ -40,7 +40,7 @@ from mpiarena.cluster.placement import Node, spread
 from mpiarena.cluster.spec import parse
 from mpiarena.errors import ArenaError
 from mpiarena.plan import Variant
-from mpiarena.records import RunSettings
+from mpiarena.records import Cell, CellRequest, RunSettings
 from mpiarena.report.topology import emulation_note
 from mpiarena.results import RunData
 from mpiarena.runner.cleanup import sweep_stale
@@ -152,7 +152,9 @@ def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[s
         try:
             hello = job.start(timeout=60)
             before = netns.bytes_sent(cluster.ns(None), "p1")
-            res = job.cell(1, "pingpong", size, 5, 1e-3, 10.0, 16, False, True, timeout=120)
+            asked = CellRequest(Cell("pingpong", size, 2), "loop", 5, 1e-3, 10.0, 16,
+                                validate=True)
+            res = job.cell(asked, 1, timeout=120)
             crossed = netns.bytes_sent(cluster.ns(None), "p1") - before
             assert res.status == "ok", res.reason
             best = min(BENCHMARKS["pingpong"].observation(o.per_rank) for o in res.observations)

@@ -18,6 +18,7 @@ from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.build import build_core
 from mpiarena.impls import Implementation
 from mpiarena.plan import Variant
+from mpiarena.records import Cell, CellRequest
 from mpiarena.runner.job import Job
 from mpiarena.runner.launch import Daemons, job_for
 
@@ -61,7 +62,8 @@ def running(impl: Implementation, np_: int, env: dict[str, str] | None = None) -
 
 def measure(job: Job, bench: str, size: int, validate: bool = True, obs: int = 5,
             target: float = 1e-3, max_time: float = 2.0):
-    return job.cell(1, bench, size, obs, target, max_time, 16, False, validate, timeout=60)
+    return job.cell(CellRequest(Cell(bench, size, job.np), "loop", obs, target, max_time, 16,
+                                validate=validate), 1, timeout=60)
 
 
 def test_latency_and_bandwidth_are_physical(impl):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from mpiarena import core_env
 from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.runner.job import RankInfo
+from mpiarena.records import Cell, CellRequest
+from mpiarena.runner.job import RankInfo, cell_command
 
 KERNELS = Path(core_env.__file__).parent / "kernels"
 SOURCES = {p.name: p.read_text() for p in KERNELS.glob("*.c")}
@@ -47,6 +48,21 @@ def ext_names() -> list[str]:
                          text=True, cwd=KERNELS, check=True).stdout
     names = out.split("EXT_NAMES", 1)[1]  # (ext.h's own strings come before)
     return ["".join(re.findall(r'"([^"]*)"', n)) for n in names.split("|") if '"' in n]
+
+
+def test_the_cell_command_sends_every_request_field_as_a_key_the_core_parses():
+    asked = CellRequest(Cell("bibw", 4096, 2), "window", 7, 2e-3, 5.0, 16, 0.5, True, True)
+    line = cell_command(asked, 12, calibrated=300)
+    assert line == ("cell id=12 bench=bibw size=4096 obs=7 target=0.002 max=5.0 window=16 "
+                    "offcache=1 validate=1 hold=0.5 sync=window k=300\n")
+    parse = re.search(r"int arena_parse_cmd\(.*?\n\}", SOURCES["commands.c"], re.S)
+    assert parse is not None
+    parsed = set(re.findall(r'strcmp\(tok, "(\w+)"\)', parse.group(0))) - {"quit", "config",
+                                                                           "cell"}
+    sent = {word.split("=")[0] for word in line.split()[1:]}
+    assert sent == parsed
+    # every field of the request is sent, its cell as bench and size (np is the job's)
+    assert len(sent - {"id", "k"}) == len(fields(CellRequest)) + 1
 
 
 def test_ext_benchmarks_keep_their_order_and_group_on_both_sides():

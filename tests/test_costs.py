@@ -14,13 +14,14 @@ from test_store import as_schema_3
 
 from mpiarena import results
 from mpiarena.benchmarks import BENCHMARKS, overlap_percent, progress_percent, progress_verdict
-from mpiarena.plan import Cell
+from mpiarena.records import Cell, CellRequest
 from mpiarena.report.costs import costs_text
 from mpiarena.report.markdown import render_markdown
 from mpiarena.report.terminal import render
 from mpiarena.runner.execute import with_baseline
 from mpiarena.runner.job import CellResult, Job, JobError
-from mpiarena.store import SCHEMA_VERSION, Obs, Store
+from mpiarena.status import CellStatus
+from mpiarena.store import SCHEMA_VERSION, CellRow, Obs, Store
 
 LAM = next((i for i in IMPLS if i.family == "lam"), None)
 IMPI = next((i for i in IMPLS if i.family == "impi"), None)
@@ -29,7 +30,8 @@ NONBLOCKING = {"mpich", "openmpi", "impi", "lam"}
 
 
 def cost(job: Job, bench: str, size: int, obs: int = 3, hold: float = 0.2) -> CellResult:
-    res = job.cell(1, bench, size, obs, 1e-3, 0.5, 16, False, False, timeout=60, hold=hold)
+    res = job.cell(CellRequest(Cell(bench, size, job.np), "loop", obs, 1e-3, 0.5, 16, hold),
+                   1, timeout=60)
     return with_baseline(res, Cell(bench, size, 2)) if bench == "memory" else res
 
 
@@ -120,14 +122,15 @@ def _synthetic_run(tmp_path) -> tuple[Store, int]:
         for launch in range(8):  # 8 launches of 2 observations
             cpu = [Obs(i, [0.2, 0.2], {"cpu": [busy * (1 + rng.random() / 50)] * 2})
                    for i in range(2)]
-            store.add_cell(run, job, variant, "cpu", 0, 2, "ok", None, 1, cpu,
-                           2 * (8 * seq + launch), launch)
+            store.add_cell(CellRow(run, job, variant, CellRequest(Cell("cpu", 0, 2)),
+                                   CellStatus.OK, None, 1, cpu, 2 * (8 * seq + launch), launch))
             mem = [Obs(i, [1e-3] * 2, {"peak": [9e6 + i, 9e6], "base_peak": [5e6, 5e6],
                                        "rss": [8e6, 8e6], "base_rss": [5e6, 5e6],
                                        "rss_init": [7e6, 7e6], "base_rss_init": [1e6, 1e6]})
                    for i in range(2)]
-            store.add_cell(run, job, variant, "memory", 1 << 20, 2, "ok", None, 4, mem,
-                           2 * (8 * seq + launch) + 1, launch)
+            store.add_cell(CellRow(run, job, variant, CellRequest(Cell("memory", 1 << 20, 2)),
+                                   CellStatus.OK, None, 4, mem, 2 * (8 * seq + launch) + 1,
+                                   launch))
     return store, run
 
 

@@ -11,7 +11,8 @@ from mpiarena.analysis.guidelines import guideline_checks
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.errors import ArenaError
 from mpiarena.guidelines import BENCHES, GUIDELINES
-from mpiarena.plan import Cell, timing
+from mpiarena.plan import timing
+from mpiarena.records import Cell, CellRequest
 from mpiarena.report.guidelines import guidelines
 from mpiarena.report.html import render_html
 from mpiarena.report.markdown import render_markdown
@@ -54,7 +55,8 @@ def test_each_mockup_computes_what_its_collective_does(chosen, np_):
     lacking = LACKING.get(chosen.family, {})
     with running(chosen, np_) as job:
         for i, bench in enumerate((*BENCHES, "exscan")):
-            res = job.cell(i, bench, 1000, 1, 1e-4, 0.3, 16, False, True, timeout=60)
+            res = job.cell(CellRequest(Cell(bench, 1000, np_), "loop", 1, 1e-4, 0.3, 16,
+                                       validate=True), i, timeout=60)
             if bench in lacking:
                 assert res.status == "na" and lacking[bench] in res.reason, (bench, res.reason)
             else:
@@ -66,7 +68,8 @@ def test_each_mockup_computes_what_its_collective_does(chosen, np_):
 def test_validation_checks_the_mockups():
     with running(MPI, 2, env={"ARENA_FAULT": "corrupt"}) as job:
         for bench in ("allreduce=reduce+bcast", "bcast=scatter+allgather", "gather=allgather"):
-            res = job.cell(1, bench, 4096, 1, 1e-4, 0.3, 16, False, True, timeout=60)
+            res = job.cell(CellRequest(Cell(bench, 4096, 2), "loop", 1, 1e-4, 0.3, 16,
+                                       validate=True), 1, timeout=60)
             assert res.status == "invalid" and "wrong data at byte" in res.reason, bench
 
 

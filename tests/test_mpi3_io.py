@@ -14,6 +14,7 @@ from conftest import IMPLS, leftovers, mpiarena, spawn
 from test_core import running_in
 
 from mpiarena import paths
+from mpiarena.records import Cell, CellRequest
 from mpiarena.runner.job import CellResult, Job
 
 IO = [f"io-{rw}-{mode}{layout}" for rw in ("write", "read") for layout in ("", "-strided")
@@ -30,7 +31,8 @@ CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 def measure(job: Job, bench: str, size: int, validate: bool = True,
             offcache: bool = False) -> CellResult:
-    return job.cell(1, bench, size, 5, 1e-3, 2.0, 1, offcache, validate, timeout=60)
+    return job.cell(CellRequest(Cell(bench, size, job.np), "loop", 5, 1e-3, 2.0, 1,
+                                offcache=offcache, validate=validate), 1, timeout=60)
 
 
 @pytest.mark.parametrize("impl", MPI, ids=[i.id for i in MPI])

@@ -31,7 +31,7 @@ def test_implementations_take_turns_cell_by_cell_inside_each_launch():
         for session in rnd.sessions:
             for i in range(0, len(session.turns), 3):
                 block = session.turns[i:i + 3]
-                assert len({c for c, _ in block}) == 1
+                assert len({c.cell for c, _ in block}) == 1
                 assert {v.id for _, v in block} == {"a-1", "b-1", "b-1:tcp"}
 
 
@@ -52,7 +52,7 @@ def test_launch_i_of_every_variant_comes_before_launch_i_plus_1_of_any():
 
 def test_point_to_point_only_at_two_ranks_and_collectives_at_each():
     plan = make_plan(SUITE, IMPLS, seed=7)
-    by_np = {r.np: {c.bench for c, _ in _turns(r)} for r in plan.rounds}
+    by_np = {r.np: {c.cell.bench for c, _ in _turns(r)} for r in plan.rounds}
     assert by_np == {2: {"pingpong", "bcast"}, 3: {"bcast"}}
     assert all(len(r.startups) == 2 * 3 for r in plan.rounds)
     assert all(len(r.sessions) == 3 for r in plan.rounds)
@@ -68,6 +68,6 @@ def test_order_is_shuffled_and_reproducible_from_the_seed():
 
 def test_bcast_ack_is_not_planned_at_one_rank():
     suite = Suite("t", "", ("bcast", "bcast-ack"), (8,), (1, 2, 3))
-    by_np = {r.np: {c.bench for c, _ in _turns(r)}
+    by_np = {r.np: {c.cell.bench for c, _ in _turns(r)}
              for r in make_plan(suite, IMPLS, seed=7).rounds}
     assert by_np == {1: {"bcast"}, 2: {"bcast", "bcast-ack"}, 3: {"bcast", "bcast-ack"}}

@@ -7,10 +7,12 @@ import re
 import numpy as np
 
 from mpiarena.analysis.ranks import rank_matrix
+from mpiarena.records import Cell, CellRequest
 from mpiarena.report.html import render_html
 from mpiarena.report.plots import BANDS, _bands
 from mpiarena.results import Group, load
-from mpiarena.store import Obs, Store
+from mpiarena.status import CellStatus
+from mpiarena.store import CellRow, Obs, Store
 
 SLOW = 11  # the straggler
 
@@ -25,9 +27,11 @@ def _run(path, ranks: int) -> int:
             for size in (8, 4096):
                 t = rng.lognormal(0, 0.05, (3, ranks)) * 1e-5
                 t[:, SLOW] *= 3
-                store.add_cell(run, None, v, "bcast", size, ranks, "ok", None, 10,
-                               [Obs(i, r.tolist()) for i, r in enumerate(t)], 0, launch,
-                               "barrier")
+                store.add_cell(CellRow(run, None, v,
+                                       CellRequest(Cell("bcast", size, ranks), "barrier"),
+                                       CellStatus.OK, None, 10,
+                                       [Obs(i, r.tolist()) for i, r in enumerate(t)], 0,
+                                       launch))
     store.close()
     return run
 
@@ -48,8 +52,8 @@ def test_few_ranks_get_no_rank_view(tmp_path):
     run = store.begin_run("default", "test", 1, "0", {"cores": 2}, {})
     for v in ("a-1", "b-1"):
         store.add_variant(run, v, v, "default", {}, [], "core")
-        store.add_cell(run, None, v, "bcast", 8, 4, "ok", None, 10,
-                       [Obs(i, [1e-5] * 4) for i in range(3)], 0)
+        store.add_cell(CellRow(run, None, v, CellRequest(Cell("bcast", 8, 4)), CellStatus.OK,
+                               None, 10, [Obs(i, [1e-5] * 4) for i in range(3)]))
     assert "rank by rank" not in render_html(load(store, run))
 
 

@@ -7,7 +7,9 @@ import pytest
 
 from mpiarena.errors import ArenaError
 from mpiarena.programs import TunedConfig
-from mpiarena.store import SCHEMA_VERSION, Obs, Store
+from mpiarena.records import Cell, CellRequest
+from mpiarena.status import CellStatus
+from mpiarena.store import SCHEMA_VERSION, CellRow, Obs, Store
 from mpiarena.whatran import Cvar, WhatRan
 
 
@@ -15,11 +17,18 @@ def _run(store: Store) -> int:
     return store.begin_run("quick", "mpiarena run", 5, "0", {"cores": 2}, {"window": 64})
 
 
+def _ok(run: int, variant: str, bench: str, size: int, np_: int, observations: list[Obs],
+        launch: int = 0, timing: str = "loop", iterations: int = 10) -> CellRow:
+    """A measured cell's row."""
+    return CellRow(run, None, variant, CellRequest(Cell(bench, size, np_), timing),
+                   CellStatus.OK, None, iterations, observations, 0, launch)
+
+
 def test_cells_and_observations_round_trip(tmp_path):
     store = Store(tmp_path / "s.db")
     run = _run(store)
-    cell = store.add_cell(run, None, "x-1", "pingpong", 8, 2, "ok", None, 100,
-                          [Obs(0, [1e-6, 1.1e-6]), Obs(1, [2e-6, 2.1e-6])], 0)
+    cell = store.add_cell(_ok(run, "x-1", "pingpong", 8, 2,
+                              [Obs(0, [1e-6, 1.1e-6]), Obs(1, [2e-6, 2.1e-6])]))
     assert store.observations(run) == {cell: [[1e-6, 1.1e-6], [2e-6, 2.1e-6]]}
     assert store.resolve("latest") == run
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
@@ -81,6 +90,8 @@ def as_schema_3(path) -> None:
     db.executescript("DROP TABLE rank_seconds; DROP TABLE rank_extras; DROP TABLE summaries;"
                      "ALTER TABLE jobs DROP COLUMN interference;"
                      "ALTER TABLE jobs DROP COLUMN config;"
+                     "ALTER TABLE jobs DROP COLUMN failed_bench;"
+                     "ALTER TABLE jobs DROP COLUMN failed_size;"
                      "DROP TABLE configs; UPDATE meta SET value='3';")
     db.commit()
     db.close()
@@ -100,7 +111,7 @@ def test_a_schema_2_store_upgrades_in_place_with_each_cell_one_looped_launch(tmp
     path = tmp_path / "v2.db"
     store = Store(path)
     run = _run(store)
-    store.add_cell(run, None, "x-1", "pingpong", 8, 2, "ok", None, 100, [Obs(0, [1e-6, 1e-6])], 0)
+    store.add_cell(_ok(run, "x-1", "pingpong", 8, 2, [Obs(0, [1e-6, 1e-6])]))
     store.close()
     _as_schema_2(path)
     store = Store(path)
@@ -115,8 +126,8 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
     run = _run(store)
     for variant, level in (("a-1", 1e-6), ("b-1", 3e-6)):
         store.add_variant(run, variant, variant, "default", {}, [], "auto")
-        store.add_cell(run, None, variant, "pingpong", 8, 2, "ok", None, 100,
-                       [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)], 0)
+        store.add_cell(_ok(run, variant, "pingpong", 8, 2,
+                           [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)]))
     store.close()
     _as_schema_2(path)
     from mpiarena.analysis.compare import compare_runs
@@ -145,19 +156,19 @@ def _varied_run(path, ranks: int = 16) -> int:
             t = level * rng.lognormal(0, 0.1, size=(3, ranks)) * 1e-6
             late = [{"late": [0.1 * i] + [math.nan] * (ranks - 1),
                      "clock_offset": rng.normal(0, 1e-7, ranks).tolist()} for i in range(3)]
-            store.add_cell(run, None, v, "allreduce", 8, ranks, "ok", None, 10,
-                           [Obs(i, row.tolist(), x)
-                            for i, (row, x) in enumerate(zip(t, late, strict=True))],
-                           0, launch, "window")
-            store.add_cell(run, None, v, "pingpong", 8, 2, "ok", None, 10,
-                           [Obs(i, row[:2].tolist()) for i, row in enumerate(t)], 0, launch)
+            store.add_cell(_ok(run, v, "allreduce", 8, ranks,
+                               [Obs(i, row.tolist(), x)
+                                for i, (row, x) in enumerate(zip(t, late, strict=True))],
+                               launch, "window"))
+            store.add_cell(_ok(run, v, "pingpong", 8, 2,
+                               [Obs(i, row[:2].tolist()) for i, row in enumerate(t)], launch))
             ovl = [{"pure": [2.0, 2.0], "compute": [2.0, 2.0], "overlapped": [3.0, level * 2.5],
                     "after": [math.nan, 1.0]} for _ in range(3)]
-            store.add_cell(run, None, v, "overlap", 1024, 2, "ok", None, 10,
-                           [Obs(i, [1e-3, 1e-3], x) for i, x in enumerate(ovl)], 0, launch)
-            store.add_cell(run, None, v, "cpu", 0, 2, "ok", None, 10, [Obs(0, [1.0, 1.0])], 0,
-                           launch)
-        store.add_cell(run, None, v, "bcast", 8, ranks, "failed", "rank 3 died", None, [], 0, 4)
+            store.add_cell(_ok(run, v, "overlap", 1024, 2,
+                               [Obs(i, [1e-3, 1e-3], x) for i, x in enumerate(ovl)], launch))
+            store.add_cell(_ok(run, v, "cpu", 0, 2, [Obs(0, [1.0, 1.0])], launch))
+        store.add_cell(CellRow(run, None, v, CellRequest(Cell("bcast", 8, ranks)),
+                               CellStatus.FAILED, "rank 3 died", launch=4))
     store.close()
     return run
 
@@ -255,6 +266,8 @@ def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
     store.close()
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE jobs DROP COLUMN config; DROP TABLE configs;"
+                     "ALTER TABLE jobs DROP COLUMN failed_bench;"
+                     "ALTER TABLE jobs DROP COLUMN failed_size;"
                      "UPDATE meta SET value='6';")
     db.commit()
     db.close()
@@ -279,3 +292,36 @@ def test_a_schema_8_store_gains_the_tuned_configurations_table(tmp_path):
                                                2, "slower than x", "")])
     (back,) = upgraded.app_configs(run)
     assert back.values == {"allreduce": "ring"} and back.dropped == 2 and back.role == ""
+
+
+def test_a_schema_9_store_splits_the_cell_a_job_failed_in_from_its_cause(tmp_path):
+    path = tmp_path / "v9.db"
+    store = Store(path)
+    run = _run(store)
+    jobs = [store.add_job(run, "x-1", 2, "local", "core", ["arena"]) for _ in range(4)]
+    for job, reason in zip(jobs, ["bcast-ack 1024 B: the job ended (exit status 3)",
+                                  "start-up failed: no hello", None,
+                                  "pingpong 8 B in launch 1: no answer"], strict=True):
+        store.update_job(job, status="failed", reason=reason)
+    asked = CellRequest(Cell("pingpong", 8, 2))
+    for status, reason in (("skipped", "bcast-ack 1024 B: the job ended (exit status 3)"),
+                           ("na", "alltoall 8 B: kept as it is")):
+        store.add_cell(CellRow(run, None, "x-1", asked, CellStatus(status), reason))
+    store.close()
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE jobs DROP COLUMN failed_bench;"
+                     "ALTER TABLE jobs DROP COLUMN failed_size; UPDATE meta SET value='9';")
+    db.commit()
+    db.close()
+    upgraded = Store(path)
+    broken, started, silent, unsplit = upgraded.jobs(run)
+    assert (broken.failed_bench, broken.failed_size, broken.reason) == \
+        ("bcast-ack", 1024, "the job ended (exit status 3)")
+    assert broken.why == "bcast-ack 1024 B: the job ended (exit status 3)"
+    assert (started.failed_bench, started.reason, started.why) == \
+        (None, "start-up failed: no hello", "start-up failed: no hello")
+    assert (silent.reason, silent.why) == (None, "")
+    assert (unsplit.failed_bench, unsplit.why) == (None, "pingpong 8 B in launch 1: no answer")
+    assert [(c.status, c.reason) for c in upgraded.cells(run)] == [
+        (CellStatus.SKIPPED, "the job ended (exit status 3)"),
+        (CellStatus.NA, "alltoall 8 B: kept as it is")]

@@ -13,10 +13,12 @@ from conftest import IMPLS, mpiarena
 from test_core import running
 
 from mpiarena.impls import Implementation
-from mpiarena.plan import Cell, timing
+from mpiarena.plan import timing
+from mpiarena.records import Cell, CellRequest
 from mpiarena.results import load
 from mpiarena.runner.job import CellResult, Job
-from mpiarena.store import Obs, Store
+from mpiarena.status import CellStatus
+from mpiarena.store import CellRow, Obs, Store
 from mpiarena.suites import load as load_suite
 from mpiarena.suites import override
 
@@ -27,7 +29,8 @@ needs_mpi = pytest.mark.skipif(not MPI, reason="needs Debian's MPICH or Open MPI
 
 def cell(job: Job, bench: str, size: int, sync: str, obs: int = 8,
          target: float = 1e-3) -> CellResult:
-    res = job.cell(1, bench, size, obs, target, 3.0, 16, False, False, timeout=60, sync=sync)
+    res = job.cell(CellRequest(Cell(bench, size, job.np), sync, obs, target, 3.0, 16), 1,
+                   timeout=60)
     assert res.status == "ok", res.reason
     return res
 
@@ -146,9 +149,9 @@ def test_the_report_gives_the_window_drop_rate(tmp_path: Path):
     run = store.begin_run("quick", "mpiarena run", 1, "0", {"cores": 2}, {"target_time": 1e-3})
     store.add_variant(run, "mpich-4.0.2", "mpich-4.0.2", "default", {}, [], "auto")
     late = [0.1, 0.0, 0.5]
-    store.add_cell(run, None, "mpich-4.0.2", "bcast", 8, 2, "ok", None, 100,
-                   [Obs(i, [1e-6, 2e-6], {"late": [s, s]}) for i, s in enumerate(late)], 0,
-                   timing="window")
+    store.add_cell(CellRow(run, None, "mpich-4.0.2", CellRequest(Cell("bcast", 8, 2), "window"),
+                           CellStatus.OK, None, 100,
+                           [Obs(i, [1e-6, 2e-6], {"late": [s, s]}) for i, s in enumerate(late)]))
     store.end_run(run, "complete")
     from mpiarena.report.summary import method_lines
 

@@ -91,7 +91,7 @@ def test_a_variant_limited_to_a_benchmark_measures_only_it():
     impl = IMPLS[0]
     suite = check(Suite("t", "", ("allreduce", "bcast"), (8,), (2,), launches=1, variants=(
         VariantSpec(impl.id, "only", benchmarks=("bcast",)),)), "test")
-    turns = [(c.bench, v.id) for r in make_plan(suite, [impl], 1).rounds for s in r.sessions
+    turns = [(c.cell.bench, v.id) for r in make_plan(suite, [impl], 1).rounds for s in r.sessions
              for c, v in s.turns]
     assert sorted(turns) == sorted([("allreduce", impl.id), ("bcast", impl.id),
                                     ("bcast", f"{impl.id}:only")])

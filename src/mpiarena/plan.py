@@ -15,6 +15,7 @@ from .benchmarks import BENCHMARKS
 from .errors import ArenaError
 from .impls import Implementation, families, family_of
 from .machine import cores
+from .records import Cell, CellRequest
 from .suites import Suite, VariantSpec
 
 
@@ -41,13 +42,14 @@ class Variant:
 
 
 @dataclass(frozen=True)
-class Cell:
-    bench: str
-    size: int
-    np: int
+class CellOptions:
+    """What a run's settings ask of every cell beyond its suite."""
+
+    offcache: bool = False  # rotate buffers so caches do not flatter sizes
+    validate: bool = False  # check received data after each cell
 
 
-Turn = tuple[Cell, Variant]
+Turn = tuple[CellRequest, Variant]
 
 
 @dataclass
@@ -79,6 +81,11 @@ class Plan:
     variants: list[Variant]
     rounds: list[Round]
     seed: int
+    options: CellOptions = CellOptions()
+
+    def request(self, cell: Cell, variant: Variant) -> CellRequest:
+        """How the variant's launches ask the core for the cell."""
+        return request(cell, self.suite, variant.impl, self.options)
 
     @property
     def total_steps(self) -> int:
@@ -94,9 +101,9 @@ class Plan:
                 for bench in ("init", "finalize"):
                     measured.setdefault((Cell(bench, 0, rnd.np), rnd.np), set()).add(v.id)
             for session in rnd.sessions:
-                for cell, v in session.turns:
-                    if BENCHMARKS[cell.bench].kind != "cost":
-                        measured.setdefault((cell, rnd.np), set()).add(v.id)
+                for asked, v in session.turns:
+                    if BENCHMARKS[asked.cell.bench].kind != "cost":
+                        measured.setdefault((asked.cell, rnd.np), set()).add(v.id)
         return sum(max(0, len(ids) - 1) for ids in measured.values())
 
 
@@ -139,6 +146,21 @@ def timing(cell: Cell, suite: Suite, impl: Implementation) -> str:
     return suite.sync
 
 
+def max_time(cell: Cell, suite: Suite) -> float:
+    """Seconds a cell may take observations: the cpu benchmark holds for hold_time each."""
+    if cell.bench == "cpu":
+        return max(suite.max_cell_time, suite.hold_time * (suite.observations + 1))
+    return suite.max_cell_time
+
+
+def request(cell: Cell, suite: Suite, impl: Implementation,
+            options: CellOptions = CellOptions()) -> CellRequest:
+    """The cell as the suite and the run's settings ask it of a core of `impl`."""
+    return CellRequest(cell, timing(cell, suite, impl), suite.observations, suite.target_time,
+                       max_time(cell, suite), suite.window, suite.hold_time, options.offcache,
+                       options.validate)
+
+
 def cells_by_np(suite: Suite) -> dict[int, list[Cell]]:
     by_np: dict[int, list[Cell]] = {}
     for name in suite.benchmarks:
@@ -157,21 +179,22 @@ def _fits(variant: Variant, np: int) -> bool:
     return np >= family.min_np and (family.max_np is None or np <= family.max_np)
 
 
-def _session(index: int, cells: list[Cell], variants: list[Variant],
+def _session(index: int, cells: list[Cell], variants: list[Variant], plan: Plan,
              rng: random.Random) -> Session:
     order = list(cells)
     rng.shuffle(order)
-    return Session(index, [(cell, v) for cell in order
+    return Session(index, [(plan.request(cell, v), v) for cell in order
                            for v in rng.sample(variants, len(variants)) if v.measures(cell.bench)])
 
 
-def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None) -> Plan:
+def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None,
+              options: CellOptions = CellOptions()) -> Plan:
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
     variants = variants_for(suite.variants, impls)
+    plan = Plan(suite, variants, [], seed, options)
     cells = cells_by_np(suite)
     startup = any(BENCHMARKS[b].kind == "startup" for b in suite.benchmarks)
-    rounds = []
     for np in sorted(set(cells) | (set(suite.nps) if startup else set())):
         rnd = Round(np)
         fit = [v for v in variants if _fits(v, np)]
@@ -183,6 +206,6 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
         alone = [v for v in fit if v.exclusive]
         for i in range(suite.launches if here else 0):
             groups = [shared, *([v] for v in rng.sample(alone, len(alone)))]
-            rnd.sessions += [_session(i, here, g, rng) for g in groups if g]
-        rounds.append(rnd)
-    return Plan(suite, variants, rounds, seed)
+            rnd.sessions += [_session(i, here, g, plan, rng) for g in groups if g]
+        plan.rounds.append(rnd)
+    return plan

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ArenaError
+from .status import LaunchStatus
 
 WALL = "wall"  # the figure every launch has: seconds from launch to exit, lower is better
 OUTPUT_KEPT = 64 * 1024  # bytes of a launch's stdout and of its stderr kept in the store (tail)
@@ -63,7 +64,7 @@ class AppLaunch:
     np: int
     index: int  # which launch of its variant (warm-up launches count)
     kind: str  # timed | warmup | profiled
-    status: str  # ok | failed | timeout
+    status: LaunchStatus
     reason: str
     exit_code: int | None
     wall: float  # seconds, launch to exit (NaN: did not end)

@@ -1,4 +1,6 @@
-"""What the store returns: one frozen record per row, its JSON columns decoded.
+"""What the store takes and returns: one frozen record per row, its JSON columns decoded and
+its status an enum of status.py; and the cell request every layer from the plan to the store
+carries.
 
 Fields follow the tables' columns in order, so `dataclasses.asdict` gives a row as exported.
 """
@@ -8,7 +10,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any, Self
+
+from .status import CellStatus, JobStatus, RunStatus
 
 MODULE_PREFIX = "module:"  # the ids of implementations offered as environment modules
 
@@ -24,6 +29,7 @@ class _Record:
     """A row as a record: the columns named in JSON hold JSON text in the store."""
 
     JSON: tuple[str, ...] = ()
+    STATUS: type[StrEnum] | None = None  # the enum its status column holds the words of
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Self:
@@ -31,7 +37,36 @@ class _Record:
         for name in cls.JSON:
             if values[name] is not None:
                 values[name] = json.loads(values[name])
+        if cls.STATUS is not None:
+            values["status"] = cls.STATUS(values["status"])
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What a cell measures: a benchmark at a message size and a rank count."""
+
+    bench: str
+    size: int
+    np: int
+
+
+@dataclass(frozen=True)
+class CellRequest:
+    """One cell as a variant's launches ask the core for it, built once in the plan from the
+    suite and the run's settings: the job sends it as the core's cell command, the store keeps
+    its cell and timing in the cell's row. A cell read from another suite's output
+    (`mpiarena import`) asked no core: it holds its cell and timing only."""
+
+    cell: Cell
+    timing: str = "loop"  # how its calls are timed: loop, barrier or window (plan.timing)
+    observations: int = 0  # observations in each launch
+    target_time: float = 0.0  # seconds an observation's timed calls aim at
+    max_time: float = 0.0  # seconds the cell may spend taking observations
+    window: int = 64  # messages a burst keeps in flight (bibw, message rate)
+    hold_time: float = 1.0  # seconds the cpu benchmark holds per observation
+    offcache: bool = False  # rotate buffers so caches do not flatter sizes
+    validate: bool = False  # check received data after the cell
 
 
 @dataclass(frozen=True)
@@ -39,10 +74,11 @@ class RunRecord(_Record):
     """A run: when, what, where; `status` as stored (see Store.status for a dead owner)."""
 
     JSON = ("machine", "settings", "harness")
+    STATUS = RunStatus
     id: int
     started: str
     finished: str | None
-    status: str
+    status: RunStatus
     suite: str
     command: str
     seed: int
@@ -152,6 +188,7 @@ class JobRecord(_Record):
     beside it (machine_load.Interference's fields; None in stores older than schema 5)."""
 
     JSON = ("command", "ranks", "interference")
+    STATUS = JobStatus
     id: int
     run_id: int
     variant: str
@@ -159,19 +196,32 @@ class JobRecord(_Record):
     topology: str
     binding: str
     command: list[str]
-    status: str
-    reason: str | None
+    status: JobStatus
+    reason: str | None  # why it failed: the cause alone, the cell it failed in below
     tick: float | None
     resolution: float | None
     thread_level: str | None
     ranks: list[dict[str, Any]]
     interference: dict[str, Any] | None
     config: str | None  # the hash of what its library reported it ran with (Store.what_ran)
+    failed_bench: str | None = None  # the cell it failed in (None: it failed outside a cell)
+    failed_size: int | None = None
+
+    @property
+    def why(self) -> str:
+        """Why it failed as a run shows it: the cell it failed in, then the cause ("": no
+        reason stored)."""
+        if not self.reason or self.failed_bench is None:
+            return self.reason or ""
+        size = "" if self.failed_size is None else f" {self.failed_size} B"
+        return f"{self.failed_bench}{size}: {self.reason}"
 
 
 @dataclass(frozen=True)
 class CellRecord(_Record):
     """A cell measured (or not) for a variant in one launch."""
+
+    STATUS = CellStatus
 
     id: int
     run_id: int
@@ -181,7 +231,7 @@ class CellRecord(_Record):
     size: int
     np: int
     iterations: int | None
-    status: str
+    status: CellStatus
     reason: str | None
     seq: int
     launch: int

@@ -25,7 +25,7 @@ from .records import (
     RunSettings,
     VariantRecord,
 )
-from .status import CellStatus
+from .status import CellStatus, RunStatus
 from .store import CellFigures, Store, Vector
 from .whatran import WhatRan
 
@@ -143,18 +143,25 @@ def summarize(store: Store, cells: list[CellRecord]) -> dict[int, CellFigures]:
     return out
 
 
+class Lost(NamedTuple):
+    """A launch that did not measure a cell: how it ended, and why."""
+
+    status: CellStatus
+    reason: str
+
+
 @dataclass
 class Group:
     """Everything measured for one variant in one cell (benchmark x size x ranks)."""
 
-    status: str = CellStatus.OK  # ok when any launch measured it, else the worst status
+    status: CellStatus = CellStatus.OK  # ok when any launch measured it, else the worst status
     reason: str = ""
     values: list[float] = field(default_factory=list)  # reduced observations, in bench.unit
     launches: list[int] = field(default_factory=list)  # each value's launch
     per_rank: Sequence[Sequence[float] | Vector] = field(default_factory=list)  # per observation
     extras: Sequence[dict[str, list[float]]] = field(default_factory=list)  # per observation
     iterations: int | None = None
-    lost: dict[int, tuple[str, str]] = field(default_factory=dict)  # launch -> (status, why)
+    lost: dict[int, Lost] = field(default_factory=dict)  # launch -> how it lost the cell
     timing: str = "loop"  # how its calls were timed: loop, barrier or window (plan.timing)
     late: list[float] = field(default_factory=list)  # window: share of calls dropped, per obs.
 
@@ -176,7 +183,7 @@ class Group:
 class RunData:
     run_id: int
     run: RunRecord
-    status: str
+    status: RunStatus
     implementations: list[ImplementationRecord]
     variants: list[str]
     jobs: list[JobRecord]
@@ -197,7 +204,7 @@ class RunData:
         return [b for b in BENCHMARKS if b in present]
 
 
-_SEVERITY: dict[str, int] = {status: rank for rank, status in enumerate(CellStatus)}
+_SEVERITY: dict[CellStatus, int] = {status: rank for rank, status in enumerate(CellStatus)}
 
 
 def load(store: Store, run_id: int) -> RunData:
@@ -216,7 +223,7 @@ def load(store: Store, run_id: int) -> RunData:
             row.variant, Group())
         if row.status != CellStatus.OK:
             if row.status != CellStatus.NA:
-                group.lost[row.launch] = (row.status, row.reason or "")
+                group.lost[row.launch] = Lost(row.status, row.reason or "")
             if not group.values and _SEVERITY[row.status] > _SEVERITY[group.status]:
                 group.status, group.reason = row.status, row.reason or ""
         elif group.status != CellStatus.OK:  # a launch measured what an earlier one could not

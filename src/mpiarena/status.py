@@ -1,4 +1,5 @@
-"""The status values the store keeps: of a run, of a job (one launch), of a cell.
+"""The status values the store keeps: of a run, of a job (one launch), of a cell, of a launch of
+a user's program.
 
 They are StrEnums: each member equals the string stored, so stores written before read the same.
 """
@@ -36,3 +37,12 @@ class CellStatus(StrEnum):
     SKIPPED = "skipped"
     INVALID = "invalid"
     FAILED = "failed"
+
+
+class LaunchStatus(StrEnum):
+    """A launch of a user's program (`mpiarena app`): it exited 0; it exited otherwise, or its
+    launcher or profile failed; it did not end within the timeout and was killed."""
+
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"

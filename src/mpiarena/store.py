@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import os
+import re
 import socket
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,21 +26,23 @@ from typing import Any
 
 import numpy as np
 
+from .benchmarks import BENCHMARKS
 from .errors import ArenaError
 from .procs import alive
 from .programs import AppLaunch, RankCalls, TunedConfig
 from .records import (
     CellRecord,
+    CellRequest,
     HarnessTime,
     ImplementationRecord,
     JobRecord,
     RunRecord,
     VariantRecord,
 )
-from .status import CellStatus, JobStatus, RunStatus
+from .status import CellStatus, JobStatus, LaunchStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
-SCHEMA_VERSION = 9  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 10  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
@@ -48,6 +51,8 @@ SCHEMA_VERSION = 9  # 2: extras (CPU, memory, overlap and progress figures per o
 # 7: configs (what a library ran with, whatran.WhatRan, one row per distinct content) and
 # jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime);
 # 9: app_configs (`mpiarena app --tune`: each configuration raced, how it left, the winners)
+# 10: jobs.failed_bench and jobs.failed_size (the cell a job failed in, its reason the cause
+# alone: before, the reason started "BENCH SIZE B: ")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -68,7 +73,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), variant TEXT NOT NULL,
   np INTEGER NOT NULL, topology TEXT NOT NULL, binding TEXT NOT NULL, command TEXT NOT NULL,
   status TEXT NOT NULL, reason TEXT, tick REAL, resolution REAL, thread_level TEXT,
-  ranks TEXT NOT NULL, interference TEXT, config TEXT);
+  ranks TEXT NOT NULL, interference TEXT, config TEXT, failed_bench TEXT, failed_size INTEGER);
 CREATE TABLE IF NOT EXISTS configs (
   hash TEXT PRIMARY KEY, cvars TEXT, cvars_why TEXT NOT NULL, transport TEXT NOT NULL,
   transport_how TEXT NOT NULL);
@@ -172,13 +177,36 @@ def _harness(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE runs ADD COLUMN harness TEXT")
 
 
+def _failed_cells(db: sqlite3.Connection) -> None:
+    """Schema 9 -> 10: a failed job's reason named the cell it failed in ("BENCH SIZE B: cause")
+    and so did the reason of the cells the first stores skipped after it: the cell becomes the
+    job's fields, the reasons the cause alone (a jobs table that has the columns keeps them)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
+    for column, kind in (("failed_bench", "TEXT"), ("failed_size", "INTEGER")):
+        if column not in have:
+            db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+    names = "|".join(re.escape(b) for b in sorted(BENCHMARKS, key=len, reverse=True))
+    in_cell = re.compile(rf"^({names})(?: (\d+) B)?: ")
+    for job_id, reason in db.execute("SELECT id, reason FROM jobs WHERE reason IS NOT NULL")\
+            .fetchall():
+        if m := in_cell.match(reason):
+            db.execute("UPDATE jobs SET failed_bench=?, failed_size=?, reason=? WHERE id=?",
+                       (m[1], None if m[2] is None else int(m[2]), reason[m.end():], job_id))
+    named = re.compile(rf"^(?:{names})(?: \d+ (?:[KMG]i)?B)?: ")
+    lost = (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED)
+    for cell_id, reason in db.execute("SELECT id, reason FROM cells WHERE reason IS NOT NULL "
+                                      "AND status IN (?, ?, ?)", lost).fetchall():
+        if m := named.match(reason):
+            db.execute("UPDATE cells SET reason=? WHERE id=?", (reason[m.end():], cell_id))
+
+
 def _app_configs(db: sqlite3.Connection) -> None:
     """Schema 8 -> 9: the app_configs table (created empty by _create: no run tuned before)."""
 
 
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
-    6: _configs, 7: _harness, 8: _app_configs}
+    6: _configs, 7: _harness, 8: _app_configs, 9: _failed_cells}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -205,21 +233,18 @@ class Obs:
 
 @dataclass(frozen=True)
 class CellRow:
-    """One cell as stored: where it ran, how it ended, what it measured."""
+    """One cell as stored: where it ran, what was asked, how it ended, what it measured."""
 
     run_id: int
     job_id: int | None
     variant: str
-    bench: str
-    size: int
-    np: int
+    asked: CellRequest  # the store keeps its cell and timing
     status: CellStatus
-    reason: str | None
-    iterations: int | None
-    observations: list[Obs]
-    seq: int
+    reason: str | None = None
+    iterations: int | None = None
+    observations: list[Obs] = field(default_factory=list)
+    seq: int = 0
     launch: int = 0  # the variant's launches at this rank count, from 0
-    timing: str = "loop"  # how a call was timed
 
 
 class Store:
@@ -354,24 +379,16 @@ class Store:
                               tuple(Cvar(*c) for c in json.loads(r[1])), r[2], r[3], r[4])
                 for r in rows}
 
-    def add_cell(self, run_id: int, job_id: int | None, variant: str, bench: str, size: int,
-                 np: int, status: CellStatus, reason: str | None, iterations: int | None,
-                 observations: list[Obs], seq: int, launch: int = 0,
-                 timing: str = "loop") -> int:
-        """One cell and all its observations, in one transaction; `launch` counts the
-        variant's launches at this rank count from 0, `timing` names how a call was timed."""
-        return self.add_cell_row(CellRow(run_id, job_id, variant, bench, size, np, status,
-                                         reason, iterations, observations, seq, launch, timing))
-
-    def add_cell_row(self, row: CellRow) -> int:
+    def add_cell(self, row: CellRow) -> int:
         """One cell and all its observations, in one transaction."""
+        cell = row.asked.cell
         with self.tx() as db:
             cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
                              "iterations, status, reason, seq, launch, timing) "
                              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                             (row.run_id, row.job_id, row.variant, row.bench, row.size, row.np,
-                              row.iterations, row.status, row.reason, row.seq, row.launch,
-                              row.timing))
+                             (row.run_id, row.job_id, row.variant, cell.bench, cell.size,
+                              cell.np, row.iterations, row.status, row.reason, row.seq,
+                              row.launch, row.asked.timing))
             cell_id = int(cur.lastrowid or 0)
             db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
                            [(cell_id, o.index, _blob(o.per_rank)) for o in row.observations])
@@ -418,8 +435,8 @@ class Store:
     def app_launches(self, run_id: int) -> list[AppLaunch]:
         """The run's program launches in the order they ran."""
         rows = self.db.execute("SELECT * FROM app_launches WHERE run_id=? ORDER BY id", (run_id,))
-        return [AppLaunch(r["variant"], r["np"], r["idx"], r["kind"], r["status"], r["reason"],
-                          r["exit_code"], math.nan if r["wall"] is None else r["wall"],
+        return [AppLaunch(r["variant"], r["np"], r["idx"], r["kind"], LaunchStatus(r["status"]),
+                          r["reason"], r["exit_code"], math.nan if r["wall"] is None else r["wall"],
                           json.loads(r["metrics"]), r["stdout"], r["stderr"], r["command"],
                           json.loads(r["interference"]) if r["interference"] else None, r["id"])
                 for r in rows]
@@ -462,7 +479,7 @@ class Store:
             self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone())
 
     @staticmethod
-    def status(run: RunRecord) -> str:
+    def status(run: RunRecord) -> RunStatus:
         """The run's status, incomplete for a run whose process died while running."""
         if run.status != RunStatus.RUNNING:
             return run.status

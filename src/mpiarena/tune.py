@@ -22,7 +22,7 @@ from .cluster.topology import Where, opened
 from .errors import ArenaError
 from .impls import Implementation, family_of
 from .impls.base import Algorithm, Rule, TuningFile
-from .plan import make_plan
+from .plan import CellOptions, make_plan
 from .results import RunData, load
 from .runner.execute import Settings
 from .runner.session import measure
@@ -86,9 +86,9 @@ def _run(suite: Suite, impls: list[Implementation], m: Measure, store: Store,
          rank_user: RankUser | None, command: str, progress_to: Console,
          warn: Callable[[str], None], recorded: Mapping[str, object]) -> RunData:
     builds = build_all(impls, explicit=True, warn=warn)
-    plan = make_plan(suite, impls)
+    plan = make_plan(suite, impls, options=CellOptions(validate=True))
     with opened(m.where) as topology:
-        settings = Settings(timeout=m.timeout, validate=True, topology=topology.label)
+        settings = Settings(timeout=m.timeout, topology=topology.label)
         outcome = measure(plan, builds, store, topology, settings, rank_user, command,
                           progress_to, recorded)
     if outcome.status == RunStatus.INCOMPLETE:

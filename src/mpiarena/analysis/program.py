@@ -13,6 +13,7 @@ import numpy as np
 from ..machine_load import BUSY, Interference
 from ..programs import WALL, AppLaunch, Metric, RankCalls
 from ..records import RunRecord
+from ..status import LaunchStatus
 from ..store import Store
 from .stats import Sample, Verdict, verdicts
 from .verdicts import Speed
@@ -97,7 +98,7 @@ class AppResult:
         """variant -> its launches that failed or timed out (all kinds)."""
         out: dict[str, list[AppLaunch]] = {}
         for x in self.launches:
-            if x.status != "ok":
+            if x.status != LaunchStatus.OK:
                 out.setdefault(x.variant, []).append(x)
         return out
 
@@ -156,14 +157,15 @@ def analyze(store: Store, run_id: int) -> AppResult:
     metrics = [Metric(**m) for m in settings.get("metrics", [])]
     variants = [v.variant for v in store.variants(run_id)]
     launches = store.app_launches(run_id)
-    timed = [x for x in launches if x.kind == "timed" and x.status == "ok"]
+    timed = [x for x in launches if x.kind == "timed" and x.status == LaunchStatus.OK]
     calls = store.app_calls(run_id)
     profiles = {x.variant: calls.get(x.id, []) for x in launches
-                if x.kind == "profiled" and x.status == "ok"}
+                if x.kind == "profiled" and x.status == LaunchStatus.OK}
     figures = _figures(variants, timed, metrics)
     wall = figures[0]
     overheads = [Overhead(x.variant, x.wall, wall.center(x.variant)) for x in launches
-                 if x.kind == "profiled" and x.status == "ok" and wall.values.get(x.variant)]
+                 if x.kind == "profiled" and x.status == LaunchStatus.OK
+                 and wall.values.get(x.variant)]
     busy = {v: sum(1 for x in timed if x.variant == v and x.interference
                    and Interference(**x.interference).share > BUSY) for v in variants}
     return AppResult(run, int(settings.get("np", 0)), variants, launches, figures,

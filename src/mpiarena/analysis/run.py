@@ -6,7 +6,6 @@ figures, every warning and the scoreboard's standings, so that all reports say t
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,6 +15,7 @@ import numpy as np
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..impls.registry import families
+from ..records import JobRecord
 from ..results import Key, RunData
 from ..status import CellStatus, JobStatus, RunStatus
 from .cells import cell_warnings, warning_lines
@@ -119,12 +119,71 @@ def _where(keys: list[Key]) -> str:
 CAUSES = {"launches": "launches disagree", "noise": "noisy cells", "interference":
           "interference", "warm-up": "warm-up in the observations", "oversubscribed":
           "oversubscribed cells"}
-_CAUSE = re.compile(rf"^(?:{'|'.join(BENCHMARKS)})(?: \d+ (?:[KMG]i)?B)?: ")
 
 
-def _warnings(a: Analysis) -> list[Notice]:
+@dataclass(frozen=True)
+class Problem:
+    """A variant's cells lost the same way: their status (None: nothing was stored), or the
+    status of the one launch that lost cells other launches measured; and the cause."""
+
+    variant: str
+    status: CellStatus | None
+    cause: str
+    measured_before: int | None = None  # lost in a launch after this many measured them
+
+    @property
+    def said(self) -> str:
+        if self.status is None:
+            return "empty"
+        if self.measured_before is not None:
+            return (f"{self.status} in a launch (measured in {self.measured_before} before it, "
+                    "not asked again)")
+        return self.status
+
+    @property
+    def kind(self) -> str:
+        return "cells lost in a launch" if self.measured_before is not None else \
+            f"{self.said} cells"
+
+
+@dataclass
+class Flagged:
+    """A run's cells that need a word, by what is wrong with them."""
+
+    problems: dict[Problem, list[Key]] = field(default_factory=dict)
+    unexpressible: dict[tuple[str, str], list[Key]] = field(default_factory=dict)  # variant, why
+    short: dict[str, list[Key]] = field(default_factory=dict)  # variant -> cells
+
+
+def _flagged(data: RunData) -> Flagged:
+    """Every variant's cell that failed, was lost in a launch, is not expressible, holds fewer
+    observations than asked, or holds none."""
+    out = Flagged()
+    wanted = data.settings.observations * data.settings.launches
+    for key, cell in data.cells.items():
+        for variant, group in cell.items():
+            if group.status in (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED):
+                out.problems.setdefault(Problem(variant, group.status, group.reason),
+                                        []).append(key)
+            elif group.status == CellStatus.NA:
+                out.unexpressible.setdefault((variant, group.reason), []).append(key)
+            elif group.lost:  # measured in some launches, lost in others: say so, and why
+                for status, why in set(group.lost.values()):
+                    out.problems.setdefault(Problem(variant, status, why, len(group.nested)),
+                                            []).append(key)
+            elif (group.values and len(group.values) < wanted
+                  and BENCHMARKS[key.bench].kind != "startup"):
+                out.short.setdefault(variant, []).append(key)
+            elif not group.values:
+                out.problems.setdefault(Problem(variant, None, "no observation was stored"),
+                                        []).append(key)
+    return out
+
+
+def _run_notices(a: Analysis) -> list[Notice]:
+    """An incomplete run, and rank counts above the machine's cores."""
     data = a.data
-    out: list[Notice] = []
+    out = []
     if data.status != RunStatus.COMPLETE:
         note = f" ({data.run.note})" if data.run.note else ""
         out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
@@ -135,41 +194,30 @@ def _warnings(a: Analysis) -> list[Notice]:
                                        "run unbound and busy-polling libraries measure the "
                                        "scheduler (every line at this rank count is marked)",
                               "oversubscribed"))
-    problems: dict[tuple[str, str, str], list[Key]] = {}
-    unexpressible: dict[tuple[str, str], list[Key]] = {}
-    short: dict[str, list[Key]] = {}
+    return out
+
+
+def _problem_notices(problems: dict[Problem, list[Key]]) -> list[Notice]:
+    """One line per variant, status and cause (skipped cells warn, the others are errors)."""
+    return [Notice("warn" if p.status == CellStatus.SKIPPED else "error",
+                   f"{p.variant} {p.said} at {_where(keys)}: {p.cause or 'no reason'}", p.kind,
+                   len(keys))
+            for p, keys in problems.items()]
+
+
+def _job_notices(jobs: list[JobRecord], problems: dict[Problem, list[Key]]) -> list[Notice]:
+    """The jobs that failed for a cause no line about the variant's cells gives."""
+    said = {(p.variant, p.cause) for p in problems}
+    return [Notice("error", f"{job.variant} job at {job.np} ranks {job.status}: "
+                            f"{job.why or 'no reason'}", f"{job.status} jobs")
+            for job in jobs
+            if job.status not in (JobStatus.OK, JobStatus.DONE, JobStatus.RUNNING)
+            and (job.variant, job.reason or "") not in said]
+
+
+def _short_notices(data: RunData, short: dict[str, list[Key]]) -> list[Notice]:
     wanted = data.settings.observations * data.settings.launches
-    for key, cell in data.cells.items():
-        for variant, group in cell.items():
-            if group.status in (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED):
-                # later cells of a failed job say "<bench> <size>: <why>": one line per cause
-                reason = _CAUSE.sub("", group.reason or "")
-                problems.setdefault((variant, group.status, reason), []).append(key)
-            elif group.status == CellStatus.NA:
-                unexpressible.setdefault((variant, group.reason), []).append(key)
-            elif group.lost:  # measured in some launches, lost in others: say so, and why
-                for status, why in set(group.lost.values()):
-                    problems.setdefault((variant, f"{status} in a launch (measured in "
-                                         f"{len(group.nested)} before it, not asked again)",
-                                         _CAUSE.sub("", why)), []).append(key)
-            elif (group.values and len(group.values) < wanted
-                  and BENCHMARKS[key.bench].kind != "startup"):
-                short.setdefault(variant, []).append(key)
-            elif not group.values:
-                problems.setdefault((variant, "empty", "no observation was stored"),
-                                    []).append(key)
-    for (variant, status, reason), keys in problems.items():
-        level = "warn" if status.startswith(CellStatus.SKIPPED) else "error"
-        out.append(Notice(level, f"{variant} {status} at {_where(keys)}: {reason or 'no reason'}",
-                          f"{status} cells" if " " not in status else "cells lost in a launch",
-                          len(keys)))
-    for job in data.jobs:
-        cause = _CAUSE.sub("", job.reason or "")
-        if job.status not in (JobStatus.OK, JobStatus.DONE, JobStatus.RUNNING) and not any(
-                v == job.variant and r == cause for v, _, r in problems):
-            out.append(Notice("error", f"{job.variant} job at {job.np} ranks "
-                                        f"{job.status}: {job.reason or 'no reason'}",
-                              f"{job.status} jobs"))
+    out = []
     for variant, keys in short.items():
         cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
         out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
@@ -177,14 +225,27 @@ def _warnings(a: Analysis) -> list[Notice]:
                                    f"{data.settings.max_cell_time} s), "
                                    f"first at {_where(keys)}", "short of observations",
                                    len(keys)))
-    out += [Notice("warn", line, CAUSES[cause], n)
-            for cause, n, line in warning_lines(cell_warnings(data))]
+    return out
+
+
+def _unexpressible_notices(unexpressible: dict[tuple[str, str], list[Key]]) -> list[Notice]:
+    out = []
     for (variant, reason), keys in unexpressible.items():
         benches = sorted({k.bench for k in keys}, key=list(BENCHMARKS).index)
         out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
                                    f"({reason or 'not expressible'})", "not expressible (n/a)",
                                    len(keys)))
     return out
+
+
+def _warnings(a: Analysis) -> list[Notice]:
+    """Every notice about the run, in the order the reports give them."""
+    cells = _flagged(a.data)
+    return [*_run_notices(a), *_problem_notices(cells.problems),
+            *_job_notices(a.data.jobs, cells.problems), *_short_notices(a.data, cells.short),
+            *(Notice("warn", line, CAUSES[cause], n)
+              for cause, n, line in warning_lines(cell_warnings(a.data))),
+            *_unexpressible_notices(cells.unexpressible)]
 
 
 def reference_variant(data: RunData) -> str | None:

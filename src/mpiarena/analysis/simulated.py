@@ -36,7 +36,7 @@ class SimFigure:
     variant: str
     seconds: float
     spread: float
-    status: str
+    status: CellStatus
     reason: str
 
 

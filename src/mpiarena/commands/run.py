@@ -16,7 +16,7 @@ from ..cluster.topology import Where, opened
 from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
-from ..plan import Plan, check_variants, make_plan
+from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..results import load
 from ..status import RunStatus
 from ..store import Store
@@ -125,9 +125,12 @@ class Measurement:
     def settings(self, topology: str) -> Settings:
         from ..runner.execute import Settings  # loads numpy: only when a run starts
 
-        return Settings(timeout=self.timeout, offcache=self.off_cache, validate=self.validate,
-                        precision=self.precision, max_time=self.max_time, topology=topology,
-                        wait_quiet=self.wait_quiet or 0.0)
+        return Settings(timeout=self.timeout, topology=topology, precision=self.precision,
+                        max_time=self.max_time, wait_quiet=self.wait_quiet or 0.0)
+
+    def options(self) -> CellOptions:
+        """What every cell asks of the core beyond the suite."""
+        return CellOptions(offcache=self.off_cache, validate=self.validate)
 
 
 @dataclass(frozen=True)
@@ -247,7 +250,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
             impls = _startable(impls, topology.placement(2), explicit=bool(ids))
         store = options.store(db)
         builds = _builds(impls, explicit=bool(ids))
-        plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed)
+        plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,
+                         measurement.options())
         _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),

@@ -13,9 +13,9 @@ from typing import Any
 from .. import __version__
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
-from ..records import ImplementationRecord
+from ..records import Cell, CellRequest, ImplementationRecord
 from ..status import CellStatus, JobStatus, RunStatus
-from ..store import Obs, Store
+from ..store import CellRow, Obs, Store
 from ..whatran import WhatRan
 from .osu import WINDOW
 from .records import SUITE_PREFIX, Figure, Parsed
@@ -153,9 +153,11 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
                 if not kept:
                     continue
                 scale = BENCHMARKS[bench].scale
-                store.add_cell(run_id, job, variant, bench, size, n, CellStatus.OK, None, None,
-                               [Obs(i, [f.value / scale]) for i, f in enumerate(kept)], seq,
-                               index, kept[0].timing)
+                store.add_cell(CellRow(run_id, job, variant,
+                                       CellRequest(Cell(bench, size, n), kept[0].timing),
+                                       CellStatus.OK, None, None,
+                                       [Obs(i, [f.value / scale]) for i, f in enumerate(kept)],
+                                       seq, index))
                 seq += 1
                 cells += 1
     store.end_run(run_id, RunStatus.COMPLETE)

@@ -146,7 +146,7 @@ def _jobs(data: RunData, found: Finding) -> list[dict[str, Any]]:
                                                       else "") for r in job.ranks)
         out.append({"variant": job.variant, "np": job.np, "topology": job.topology,
                     "binding": job.binding, "status": job.status,
-                    "reason": job.reason or "", "ranks": binding or "-",
+                    "reason": job.why, "ranks": binding or "-",
                     "hosts": ", ".join(sorted(h for h in hosts if h)) or "-",
                     "tick": units.seconds(job.tick) if job.tick else "-",
                     "resolution": units.seconds(job.resolution) if job.resolution

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.program import AppResult, function_seconds
+from ..status import LaunchStatus
 from .plots import Maker, Plot, Styles, _axes, _figure, _legend, _set_title, _time_axis
 
 TOP_FUNCTIONS = 10  # the functions with most seconds in any library; the rest are left out
@@ -20,7 +21,7 @@ CALLS_CAPTION = ("Seconds per rank (the mean over ranks) in each MPI function, f
 def walls_plot(r: AppResult) -> Plot | None:
     """Wall time per launch in run order, a line per library; warm-ups hollow."""
     shown = [(i, x) for i, x in enumerate(r.launches, 1)
-             if x.status == "ok" and x.kind in ("timed", "warmup")]
+             if x.status == LaunchStatus.OK and x.kind in ("timed", "warmup")]
     if not shown:
         return None
     styles = Styles(r.variants)

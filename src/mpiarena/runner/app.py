@@ -24,7 +24,7 @@ from ..owners import Owner
 from ..plan import Variant
 from ..procs import last_words
 from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, Metric, RankCalls
-from ..status import RunStatus
+from ..status import LaunchStatus, RunStatus
 from ..store import Store
 from ..tags import RUN_VAR
 from ..users import RankUser
@@ -119,7 +119,8 @@ class AppRunner:
         here.chmod(0o777)
         out, err, profile_dir = here / "stdout", here / "stderr", here / "profile"
         program = self.programs[variant.impl.id].argv
-        base = AppLaunch(variant.id, s.np, index, kind, "failed", "", None, float("nan"))
+        base = AppLaunch(variant.id, s.np, index, kind, LaunchStatus.FAILED, "", None,
+                         float("nan"))
         before = machine_load.snapshot(runs=len(presence.others_measuring()))
         try:
             cmd = command_for(variant, s.np, program, self.user, self.daemons)
@@ -144,17 +145,17 @@ class AppRunner:
                    is not None}
         status, reason = _status(ended, s.timeout, err)
         calls: list[RankCalls] = []
-        if kind == "profiled" and status == "ok":
+        if kind == "profiled" and status == LaunchStatus.OK:
             try:
                 prof = read_profile(variant.impl.id, profile_dir, s.np)
                 calls = [RankCalls(rank, name, c.calls, c.seconds)
                          for rank, per in prof.items() for name, c in per.items()]
             except ArenaError as e:
-                status, reason = "failed", str(e)
+                status, reason = LaunchStatus.FAILED, str(e)
             version = profile_dir / "version.txt"
             if version.exists():
                 self._check_version(variant, version.read_text(errors="replace"))
-        if status != "ok":
+        if status != LaunchStatus.OK:
             self.daemons.stop(variant.id)  # a failed launch may leave its daemons unusable
         stored = self._store(replace(base, status=status, reason=reason,
                                         exit_code=ended.exit_code, wall=ended.wall,
@@ -176,12 +177,13 @@ class AppRunner:
         return replace(launch_, id=self.store.add_app_launch(self.run_id, launch_))
 
 
-def _status(ended: Ended, timeout: float, err: Path) -> tuple[str, str]:
+def _status(ended: Ended, timeout: float, err: Path) -> tuple[LaunchStatus, str]:
     if ended.timed_out:
-        return "timeout", f"did not end within {timeout:.0f} s (killed); raise --timeout"
+        return (LaunchStatus.TIMEOUT,
+                f"did not end within {timeout:.0f} s (killed); raise --timeout")
     if ended.exit_code != 0:
-        return "failed", f"exit status {ended.exit_code}: {last_words(err)}"
-    return "ok", ""
+        return LaunchStatus.FAILED, f"exit status {ended.exit_code}: {last_words(err)}"
+    return LaunchStatus.OK, ""
 
 
 def measure_app(variants: list[Variant], programs: dict[str, BuiltProgram],

@@ -24,11 +24,10 @@ from ..cluster.topology import Local, Topology
 from ..errors import ArenaError
 from ..impls import family_of
 from ..owners import Owner
-from ..plan import Cell, Plan, Round, Variant, timing
-from ..records import HarnessTime
+from ..plan import Plan, Round, Turn, Variant
+from ..records import Cell, CellRequest, HarnessTime
 from ..status import CellStatus, JobStatus
 from ..store import CellRow, Obs, Store
-from ..suites import Suite
 from ..tags import RUN_VAR
 from ..users import RankUser
 from ..whatran import WhatRan
@@ -40,9 +39,9 @@ from .launch import Daemons, job_for
 
 @dataclass(frozen=True)
 class Settings:
+    """How a run goes about its plan (what each cell asks of the core is in the plan)."""
+
     timeout: float = 60.0  # seconds a job may take to answer one cell or to start
-    offcache: bool = False
-    validate: bool = False
     topology: str = "local"
     precision: float | None = None  # adaptive: sample until the median's 95% CI is this tight
     max_time: float = 30.0  # adaptive: seconds one cell may take in all
@@ -130,27 +129,27 @@ class Executor:
         self.daemons.stop_all()
         self.topology.reap()
 
-    def _session(self, turns: list[tuple[Cell, Variant]], np_: int) -> None:
+    def _session(self, turns: list[Turn], np_: int) -> None:
         """One launch of each variant in `turns`, one job at a time in the order the variants
         first appear, each job's cells back to back in the session's order. No idle job shares
         the cores with a measuring one, and no cell waits for another job's turn (interleaved
         cell by cell, an idle job's ranks took up to 20 ms to wake for their next cell: 20 ms
         of a 28 ms cell-launch, measured here)."""
-        cells: dict[str, list[Cell]] = {}
+        cells: dict[str, list[CellRequest]] = {}
         variants: dict[str, Variant] = {}
-        for cell, variant in turns:
-            cells.setdefault(variant.id, []).append(cell)
+        for asked, variant in turns:
+            cells.setdefault(variant.id, []).append(asked)
             variants[variant.id] = variant
         for vid, its_cells in cells.items():
             self._launch(variants[vid], its_cells, np_)
 
-    def _launch(self, variant: Variant, cells: list[Cell], np_: int) -> None:
+    def _launch(self, variant: Variant, cells: list[CellRequest], np_: int) -> None:
         """The variant's next launch measuring `cells` in order; a failed cell ends the job, and
         the cells after it go on in a fresh one."""
         self._reap(0.0)
         running = self._start(variant, np_)
-        for cell in cells:
-            running = self._turn(cell, variant, running)
+        for asked in cells:
+            running = self._turn(asked, variant, running)
         if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
             self._finish(variant, running)
 
@@ -265,9 +264,13 @@ class Executor:
                 del self.lingering[job]
                 self._retire(job)
 
-    def _drop(self, variant: Variant, job: Job, job_id: int, reason: str) -> None:
-        """The job failed: record why, kill it, halt the variant's daemons."""
-        self._ended(job_id, status=JobStatus.FAILED, reason=reason)
+    def _drop(self, variant: Variant, job: Job, job_id: int, reason: str,
+              cell: Cell | None = None) -> None:
+        """The job failed (in `cell`, if given): record why, kill it, halt the variant's
+        daemons."""
+        self._ended(job_id, status=JobStatus.FAILED, reason=reason,
+                    failed_bench=None if cell is None else cell.bench,
+                    failed_size=None if cell is None else cell.size)
         self._retire(job)
         self.daemons.stop(variant.id)
 
@@ -287,11 +290,11 @@ class Executor:
         their own (MPICH 4.0.2 over an emulated TCP link hung in MPI_Finalize in 1 of 40)."""
         self.advance(f"{variant.id} start-up, {np} ranks")
         n = self.store.count_cells(self.run_id, "init", variant.id, np)
-        cell = Cell("init", 0, np)
+        init = self.plan.request(Cell("init", 0, np), variant)
         try:
             job, job_id, hello = self._launched(variant, np)
         except JobError as e:
-            self._record(variant, cell, None, CellStatus.FAILED, str(e), launch=n)
+            self._record(variant, init, None, CellStatus.FAILED, str(e), launch=n)
             return
         began = time.monotonic()
         try:
@@ -299,39 +302,35 @@ class Executor:
             self._spent(variant).quitting += time.monotonic() - began
         except JobError as e:
             self._drop(variant, job, job_id, f"shut-down failed: {e}")
-            self._record(variant, cell, job_id, CellStatus.FAILED, f"shut-down failed: {e}",
+            self._record(variant, init, job_id, CellStatus.FAILED, f"shut-down failed: {e}",
                          launch=n)
             return
         self._release(job, job_id)
         self._ended(job_id, status=JobStatus.OK)
-        self._record(variant, cell, job_id, CellStatus.OK, "", 1,
+        self._record(variant, init, job_id, CellStatus.OK, "", 1,
                      [Obs(0, [r.since_launch for r in hello.ranks])], launch=n)
-        self._record(variant, Cell("finalize", 0, np), job_id, CellStatus.OK, "", 1,
-                     [Obs(0, finalize)], launch=n)
+        self._record(variant, self.plan.request(Cell("finalize", 0, np), variant), job_id,
+                     CellStatus.OK, "", 1, [Obs(0, finalize)], launch=n)
 
-    def _turn(self, cell: Cell, variant: Variant, running: Running | str) -> Running | str:
+    def _turn(self, asked: CellRequest, variant: Variant,
+              running: Running | str) -> Running | str:
         """One cell in the variant's running job; the job the next cell goes to (a fresh one
         where this cell failed), or why there is none."""
+        cell = asked.cell
         self.advance(f"{variant.id} {cell.bench}")
         if (cell, variant.id) in self.broken:
             return running
         if isinstance(running, str):
             launch = self.launches.get((variant.id, cell.np), 1) - 1
-            self._record(variant, cell, None, CellStatus.SKIPPED, running, launch=launch)
+            self._record(variant, asked, None, CellStatus.SKIPPED, running, launch=launch)
             return running
-        s = self.plan.suite
         began = time.monotonic()
         try:
-            res = running.job.cell(self.seq, cell.bench, cell.size, s.observations,
-                                   s.target_time, _max_time(cell, s.observations, s), s.window,
-                                   self.settings.offcache, self.settings.validate,
-                                   self.settings.timeout, s.hold_time,
-                                   timing(cell, s, variant.impl),
+            res = running.job.cell(asked, self.seq, self.settings.timeout,
                                    self.calibrated.get((cell, variant.id)))
         except JobError as e:
-            why = f"{cell.bench} {cell.size} B: {e}"
-            self._drop(variant, running.job, running.job_id, why)
-            self._record(variant, cell, running.job_id, CellStatus.FAILED, str(e),
+            self._drop(variant, running.job, running.job_id, str(e), cell)
+            self._record(variant, asked, running.job_id, CellStatus.FAILED, str(e),
                          launch=running.launch)
             self.broken[cell, variant.id] = str(e)
             return (self._start(variant, cell.np, running.restarts + 1)
@@ -341,7 +340,7 @@ class Executor:
         self._count(self._spent(variant), res, time.monotonic() - began)
         if cell.bench == "memory" and res.status == CellStatus.OK:
             res = with_baseline(res, cell)
-        self._record(variant, cell, running.job_id, res.status, res.reason, res.iterations,
+        self._record(variant, asked, running.job_id, res.status, res.reason, res.iterations,
                      res.observations, launch=running.launch)
         if res.status == CellStatus.OK:
             if res.iterations:
@@ -361,7 +360,7 @@ class Executor:
         rng = random.Random(self.plan.seed + rnd.np)
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
         for _ in range(MAX_EXTRA_LAUNCHES):
-            pending = [(c, v) for c, v in planned if self._needs_more(c, v)]
+            pending = [(a, v) for a, v in planned if self._needs_more(a.cell, v)]
             if not pending:
                 return
             self.grow(len(pending))
@@ -396,13 +395,13 @@ class Executor:
                 self._session(turns, rnd.np)
             per_turn = (time.monotonic() - began) / cost
 
-    def _open(self, planned: list[tuple[Cell, Variant]], launches: float
-              ) -> list[tuple[Cell, Variant]]:
-        """The planned turns in comparisons still open that about `launches` more launches of
-        each variant can decide."""
+    def _open(self, planned: list[Turn], launches: float) -> list[tuple[Cell, Variant]]:
+        """The cells and variants of the planned turns in comparisons still open that about
+        `launches` more launches of each variant can decide."""
         variants = {v.id: v for _, v in planned}
         cells: dict[Cell, dict[str, Sample]] = {}
-        for cell, variant in planned:
+        for asked, variant in planned:
+            cell = asked.cell
             by_launch = self.sampled.get((cell, variant.id), ({}, 0.0))[0]
             if BENCHMARKS[cell.bench].kind != "cost" and (cell, variant.id) not in self.broken \
                     and any(by_launch.values()):
@@ -418,16 +417,15 @@ class Executor:
         return spent < self.settings.max_time and \
             not precise(by_launch.values(), self.settings.precision)
 
-    def _record(self, variant: Variant, cell: Cell, job_id: int | None, status: CellStatus,
-                reason: str, iterations: int | None = None,
+    def _record(self, variant: Variant, asked: CellRequest, job_id: int | None,
+                status: CellStatus, reason: str, iterations: int | None = None,
                 observations: list[Obs] | None = None, launch: int = 0) -> None:
         """Store the cell as it ended, between cells: no write runs beside a measurement, and
         what was measured is kept whenever the run ends."""
         began = time.monotonic()
-        self.store.add_cell_row(CellRow(self.run_id, job_id, variant.id, cell.bench, cell.size,
-                                        cell.np, status, reason or None, iterations,
-                                        observations or [], self.seq, launch,
-                                        timing(cell, self.plan.suite, variant.impl)))
+        self.store.add_cell(CellRow(self.run_id, job_id, variant.id, asked, status,
+                                    reason or None, iterations, observations or [], self.seq,
+                                    launch))
         self.seq += 1
         self._spent(variant).storing += time.monotonic() - began
 
@@ -442,13 +440,6 @@ class Executor:
         spent.calibrating += res.spent.calibrating
         spent.observing += res.spent.observing
         spent.timed += res.spent.timed
-
-
-def _max_time(cell: Cell, batch: int, suite: Suite) -> float:
-    """Seconds a cell may take observations: the cpu benchmark holds for hold_time each."""
-    if cell.bench == "cpu":
-        return max(suite.max_cell_time, suite.hold_time * (batch + 1))
-    return suite.max_cell_time
 
 
 def with_baseline(res: CellResult, cell: Cell) -> CellResult:

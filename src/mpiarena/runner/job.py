@@ -18,6 +18,7 @@ from typing import Literal, overload
 from .. import core_env
 from ..cluster.placement import Placement
 from ..procs import as_user
+from ..records import CellRequest
 from ..status import CellStatus
 from ..store import Obs
 from ..tags import TOKEN_VAR
@@ -71,11 +72,21 @@ class CoreSpent:
 
 @dataclass(frozen=True)
 class CellResult:
-    status: CellStatus  # ok | na | invalid
+    status: CellStatus  # as the core said (ok, na, invalid), or why the harness had none
     reason: str
     iterations: int | None
     observations: list[Obs]
     spent: CoreSpent = CoreSpent()
+
+
+def cell_command(asked: CellRequest, cell_id: int, calibrated: int | None = None) -> str:
+    """The control line that asks the core for a cell (commands.c's arena_parse_cmd)."""
+    cell = asked.cell
+    hint = f" k={calibrated}" if calibrated else ""
+    return (f"cell id={cell_id} bench={cell.bench} size={cell.size} obs={asked.observations} "
+            f"target={asked.target_time!r} max={asked.max_time!r} window={asked.window} "
+            f"offcache={int(asked.offcache)} validate={int(asked.validate)} "
+            f"hold={asked.hold_time!r} sync={asked.timing}{hint}\n")
 
 
 class Job:
@@ -194,18 +205,14 @@ class Job:
                 raise JobError(f"the core rejected a command: {parts[1:]}")
 
     # --- cells ---------------------------------------------------------------------------
-    def cell(self, cell_id: int, bench: str, size: int, obs: int, target: float,
-             max_time: float, window: int, offcache: bool, validate: bool,
-             timeout: float, hold: float = 1.0, sync: str = "loop",
-             k: int | None = None) -> CellResult:
-        """One cell; `sync` is how its calls are timed (plan.timing); `k` the iteration count
+    def cell(self, asked: CellRequest, cell_id: int, timeout: float,
+             calibrated: int | None = None) -> CellResult:
+        """One cell, numbered `cell_id` in the core's lines; `calibrated` the iteration count
         an earlier launch calibrated for it, where calibration starts."""
-        hint = f" k={k}" if k else ""
-        self._send(f"cell id={cell_id} bench={bench} size={size} obs={obs} target={target!r} "
-                   f"max={max_time!r} window={window} offcache={int(offcache)} "
-                   f"validate={int(validate)} hold={hold!r} sync={sync}{hint}\n")
-        # the timeout bounds a cell; the cpu benchmark also holds `hold` seconds per observation
-        deadline = time.monotonic() + timeout + (hold * obs if bench == "cpu" else 0.0)
+        self._send(cell_command(asked, cell_id, calibrated))
+        # the timeout bounds a cell; the cpu benchmark also holds hold_time per observation
+        held = asked.hold_time * asked.observations if asked.cell.bench == "cpu" else 0.0
+        deadline = time.monotonic() + timeout + held
         observations: list[Obs] = []
         iterations = None
         spent = CoreSpent()

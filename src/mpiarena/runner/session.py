@@ -59,8 +59,9 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
         "budget": suite.budget,
         "target_time": suite.target_time,
         "max_cell_time": suite.max_cell_time, "window": suite.window,
-        "hold_time": suite.hold_time, "sync": suite.sync, "offcache": settings.offcache,
-        "validate": settings.validate, "timeout": settings.timeout,
+        "hold_time": suite.hold_time, "sync": suite.sync,
+        "offcache": plan.options.offcache, "validate": plan.options.validate,
+        "timeout": settings.timeout,
         "topology": settings.topology, "precision": settings.precision,
         "max_time": settings.max_time, "wait_quiet": settings.wait_quiet,
         "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})

@@ -20,9 +20,9 @@ from ..build import SimulatedBuild
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
 from ..errors import ArenaError
 from ..owners import Owner
-from ..records import ImplementationRecord
+from ..records import Cell, CellRequest, ImplementationRecord
 from ..status import CellStatus, JobStatus, RunStatus
-from ..store import Store
+from ..store import CellRow, Store
 from ..tags import OWNER_VAR
 from .job import CellResult, Job, JobError
 
@@ -109,15 +109,7 @@ class Request:
                 f"{self.link.label()}, {factors}")
 
 
-@dataclass
-class Simulated:
-    """A model's cells at one rank count: (bench, size) -> its result, or why it has none."""
-
-    results: dict[tuple[str, int], CellResult | str] = field(default_factory=dict)
-    command: list[str] = field(default_factory=list)
-
-
-OnCell = Callable[[tuple[str, int], CellResult | str, int | None], None]  # cell, result, job
+OnCell = Callable[[CellRequest, CellResult, int | None], None]  # cell, result, job
 OnEnd = Callable[[int | None, str | None], None]  # job, why it failed (None: it did not)
 
 
@@ -144,6 +136,13 @@ class Simulator:
         return self.request.sync if BENCHMARKS[bench].kind == "coll" and bench != "bcast-ack" \
             else "loop"
 
+    def asked(self, bench: str, size: int, np: int) -> CellRequest:
+        """A cell as the simulated core is asked for it: no target time and no limit but the
+        timeout (`run` starts its calibration at one iteration: the simulated clock needs no
+        more)."""
+        return CellRequest(Cell(bench, size, np), self.timing(bench, np),
+                           self.request.observations, 0.0, 1e9, 64, 0.0)
+
     def _job(self, np: int, model: Model) -> Job:
         self.jobs += 1
         where = self.workdir / f"job-{self.jobs}"
@@ -161,7 +160,7 @@ class Simulator:
             on_end: OnEnd = lambda _job, _why: None) -> None:
         """The model's cells at np ranks, in order, in as few launches as they allow; on_end
         hears how each launch ended (None: well)."""
-        pending, restarts = list(cells), 0
+        pending, restarts = [self.asked(bench, size, np) for bench, size in cells], 0
         while pending:
             job = self.live = self._job(np, model)
             job_id = on_start(job)
@@ -171,19 +170,17 @@ class Simulator:
                 why = f"smpirun did not start: {_incomplete(e, job.log)}"
                 self._ended(job, job_id, on_end, why)
                 _bad_algorithm(job.log)
-                for cell in pending:
-                    on_cell(cell, why, job_id)
+                for asked in pending:
+                    on_cell(asked, _lost(CellStatus.FAILED, why), job_id)
                 return
             while pending:
-                cell = pending.pop(0)
+                asked = pending.pop(0)
                 try:
-                    res = job.cell(0, cell[0], cell[1], self.request.observations, 0.0, 1e9,
-                                   64, False, False, self.request.timeout, 0.0,
-                                   self.timing(cell[0], np), 1)
+                    res = job.cell(asked, 0, self.request.timeout, calibrated=1)
                 except JobError as e:
-                    on_cell(cell, _incomplete(e, job.log), job_id)
+                    on_cell(asked, _lost(CellStatus.FAILED, _incomplete(e, job.log)), job_id)
                     break
-                on_cell(cell, res, job_id)
+                on_cell(asked, res, job_id)
             else:
                 with contextlib.suppress(JobError):  # every cell was answered: a failed
                     job.quit(self.request.timeout)     # shutdown loses nothing
@@ -192,14 +189,20 @@ class Simulator:
             self._ended(job, job_id, on_end, "ended before its cell did")
             restarts += 1
             if restarts > MAX_RESTARTS:
-                for cell in pending:
-                    on_cell(cell, f"skipped: {MAX_RESTARTS} fresh launches ended early", None)
+                for asked in pending:
+                    on_cell(asked, _lost(CellStatus.SKIPPED, f"skipped: {MAX_RESTARTS} fresh "
+                                         "launches ended early"), None)
                 return
 
     def _ended(self, job: Job, job_id: int | None, on_end: OnEnd, why: str | None) -> None:
         job.kill()
         self.live = None
         on_end(job_id, why)
+
+
+def _lost(status: CellStatus, why: str) -> CellResult:
+    """A cell the simulation could not take."""
+    return CellResult(status, why, None, [])
 
 
 def _bad_algorithm(log: Path) -> None:
@@ -246,7 +249,7 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
              for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
     status = RunStatus.COMPLETE
     simulator = Simulator(sim, build, request)
-    recorder = _Recorder(store, run_id, simulator, advance)
+    recorder = _Recorder(store, run_id, advance)
     try:
         for np in request.nps:
             for m in request.models:
@@ -266,9 +269,8 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
 class _Recorder:
     """Writes one model's launches and cells at one rank count into the run, in turn."""
 
-    def __init__(self, store: Store, run_id: int, simulator: Simulator,
-                 advance: Callable[[str], None]):
-        self.store, self.run_id, self.simulator, self.advance = store, run_id, simulator, advance
+    def __init__(self, store: Store, run_id: int, advance: Callable[[str], None]):
+        self.store, self.run_id, self.advance = store, run_id, advance
         self.seq = 0
         self.variant, self.np, self.topology = "", 0, ""
 
@@ -279,17 +281,12 @@ class _Recorder:
         return self.store.add_job(self.run_id, self.variant, self.np, self.topology,
                                   "simulated", job.argv)
 
-    def done(self, cell: tuple[str, int], res: CellResult | str, job_id: int | None) -> None:
-        self.advance(f"{self.variant} {cell[0]} {cell[1]} B, {self.np} ranks")
-        timing = self.simulator.timing(cell[0], self.np)
-        if isinstance(res, str):
-            failed = CellStatus.SKIPPED if res.startswith("skipped") else CellStatus.FAILED
-            self.store.add_cell(self.run_id, job_id, self.variant, cell[0], cell[1], self.np,
-                                failed, res, None, [], self.seq, 0, timing)
-        else:
-            self.store.add_cell(self.run_id, job_id, self.variant, cell[0], cell[1], self.np,
-                                res.status, res.reason or None, res.iterations,
-                                res.observations, self.seq, 0, timing)
+    def done(self, asked: CellRequest, res: CellResult, job_id: int | None) -> None:
+        cell = asked.cell
+        self.advance(f"{self.variant} {cell.bench} {cell.size} B, {cell.np} ranks")
+        self.store.add_cell(CellRow(self.run_id, job_id, self.variant, asked, res.status,
+                                    res.reason or None, res.iterations, res.observations,
+                                    self.seq))
         self.seq += 1
 
     def ended(self, job_id: int | None, why: str | None) -> None:
@@ -307,11 +304,11 @@ def bare_pingpong(sim: SimGrid, build: SimulatedBuild, link: Link, sizes: list[i
     out: dict[int, float] = {}
     simulator = Simulator(sim, build, request)
 
-    def done(cell: tuple[str, int], res: CellResult | str, _job: int | None) -> None:
-        if isinstance(res, str) or res.status != CellStatus.OK:
-            raise ArenaError(f"the bare-link pingpong of {cell[1]} B failed under smpirun: "
-                             f"{res if isinstance(res, str) else res.reason}")
-        out[cell[1]] = BENCHMARKS["pingpong"].observation(res.observations[0].per_rank)
+    def done(asked: CellRequest, res: CellResult, _job: int | None) -> None:
+        if res.status != CellStatus.OK:
+            raise ArenaError(f"the bare-link pingpong of {asked.cell.size} B failed under "
+                             f"smpirun: {res.reason}")
+        out[asked.cell.size] = BENCHMARKS["pingpong"].observation(res.observations[0].per_rank)
 
     try:
         simulator.run(2, request.models[0], [("pingpong", s) for s in sizes],
