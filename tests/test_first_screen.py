@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -87,6 +88,6 @@ def test_a_wrapped_line_hangs_and_keeps_sizes_whole() -> None:
 
 def test_piped_output_honours_columns(run_db: Path) -> None:
     shown = subprocess.run([*ARGV, "show", "latest", "--db", str(run_db)], capture_output=True,
-                           text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "72"}, timeout=120)
+                           text=True, env={**os.environ, "COLUMNS": "72"}, timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert max(map(len, shown.stdout.splitlines())) <= 72
