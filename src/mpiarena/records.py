@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any, Self
 
 MODULE_PREFIX = "module:"  # the ids of implementations offered as environment modules
@@ -32,6 +33,33 @@ class _Record:
             if values[name] is not None:
                 values[name] = json.loads(values[name])
         return cls(**values)
+
+
+class Datatype(StrEnum):
+    """The element type of a run's sums (reduce, allreduce, scan, ireduce, accumulate...):
+    `run --datatype`, the core's ARENA_DATATYPE; an imported suite's as it ran (OSU 7: MPI_CHAR
+    unless -T, IMB: MPI_FLOAT unless -red_data_type). Sizes stay bytes."""
+
+    INT = "int"
+    CHAR = "char"
+    FLOAT = "float"
+    DOUBLE = "double"
+
+    @property
+    def mpi(self) -> str:
+        """MPI's name: MPI_INT..."""
+        return f"MPI_{self.name}"
+
+    @property
+    def size(self) -> int:
+        """Bytes of one element."""
+        return {"int": 4, "char": 1, "float": 4, "double": 8}[self.value]
+
+    @classmethod
+    def of_mpi(cls, name: str) -> Datatype | None:
+        """'MPI_CHAR' (any case, a trailing dot) -> CHAR; None for a type not among these."""
+        key = name.strip().rstrip(".").upper().removeprefix("MPI_")
+        return next((t for t in cls if t.name == key), None)
 
 
 @dataclass(frozen=True)
@@ -105,6 +133,9 @@ class RunSettings:
     study: str | None = None  # a reproduction's study and experiment
     experiment: str | None = None
     quick: bool = False
+    # the sums' element type as asked (run --datatype) or as an imported suite ran; None: not
+    # asked, MPI_INT sums and MPI_BYTE blocks in the datatype benchmarks (every older store)
+    datatype: Datatype | None = None
 
     @classmethod
     def read(cls, stored: dict[str, Any]) -> RunSettings:
@@ -112,7 +143,19 @@ class RunSettings:
         for name in ("benchmarks", "sizes", "nps"):
             if name in given:
                 given[name] = tuple(given[name])
+        if "datatype" in given:
+            given["datatype"] = Datatype(given["datatype"])
         return cls(**given)
+
+    @property
+    def sums(self) -> Datatype:
+        """The element type the run's sums added up."""
+        return self.datatype or Datatype.INT
+
+    @property
+    def blocks(self) -> str:
+        """What the datatype benchmarks' 8-byte blocks were made of (MPI's name)."""
+        return self.datatype.mpi if self.datatype else "MPI_BYTE"
 
 
 @dataclass(frozen=True)
