@@ -29,6 +29,7 @@ from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena import users
 from mpiarena.impls import Implementation
+from mpiarena.records import Datatype
 from mpiarena.results import Key, load
 from mpiarena.store import Store
 
@@ -206,6 +207,9 @@ def test_imb_runs_become_launches_that_show_and_compare_judge(imb: Imb, db: str)
     data = load(Store(Path(db)), 1)
     assert data.variants == ["mpich-4.0.2", "openmpi-4.1.4"]
     assert data.settings.launches == LAUNCHES
+    # IMB's reductions sum MPI_FLOAT, as its header says
+    assert "# MPI_Datatype for reductions    :   MPI_FLOAT" in mpich[0].read_text()
+    assert data.settings.datatype == Datatype.FLOAT
     for variant, files in (("mpich-4.0.2", mpich), ("openmpi-4.1.4", ompi)):
         for bench, size in [("pingpong", s) for s in SIZES] + [("allreduce", s) for s in SIZES]:
             group = data.cells[Key(bench, size, 2)][variant]
@@ -303,6 +307,9 @@ def test_osu_point_to_point_and_collective(osu: dict[str, Path], db: str):
                if ln.startswith("4096 "))
     group = load(Store(Path(db)), 2).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
     assert group.timing == "osu-mean-max"
+    # OSU 5 sums floats (OSU 7: MPI_CHAR unless -T, test_datatype.py)
+    assert "v5." in osu["osu_allreduce"].read_text().splitlines()[0]
+    assert load(Store(Path(db)), 2).settings.datatype == Datatype.FLOAT
     assert group.values == pytest.approx([float(row[3]) * 1e-6])
     done = mpiarena("import", "osu", str(osu["osu_put_latency"]), "--impl", "mpich-4.0.2",
                     "--db", db)

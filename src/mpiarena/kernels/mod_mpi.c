@@ -164,9 +164,20 @@ static int mpi_has_coll(enum arena_coll op, size_t size)
     return op < ARENA_NCOLL;
 }
 
+/* MPICH and Open MPI sum all four types; LAM ends the job at a sum of MPI_CHAR (MPI 1.2's
+ * MPI_SUM takes integers and floating point, and MPI_CHAR is neither). */
 static const char *mpi_reduce_as(enum arena_type t)
 {
     sums = t;
+#if defined(LAM_MPI)
+    static char why[160];
+    if (t == ARENA_TYPE_CHAR) {
+        snprintf(why, sizeof why, "LAM/MPI %d.%d.%d has no sum of MPI_CHAR (MPI 1.2 sums "
+                 "integers and floating point, not characters)", LAM_MAJOR_VERSION,
+                 LAM_MINOR_VERSION, LAM_RELEASE_VERSION);
+        return why;
+    }
+#endif
     return NULL;
 }
 

@@ -27,7 +27,7 @@ from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.whatran import run_configs
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, element_type
 from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
@@ -226,7 +226,9 @@ def _benches(a: Analysis) -> list[dict[str, Any]]:
         spec = BENCHMARKS[bench]
         entry = by_bench.get(bench)
         if entry is None:
-            entry = {"name": bench, "doc": spec.doc, "kind": spec.kind, "sized": spec.sized,
+            typed = element_type(bench, a.data.settings)
+            entry = {"name": bench, "doc": f"{spec.doc} ({typed})" if typed else spec.doc,
+                     "kind": spec.kind, "sized": spec.sized,
                      "tables": [], "ranks_image": None}
             by_bench[bench] = entry
             benches.append(entry)
