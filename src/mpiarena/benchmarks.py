@@ -316,7 +316,7 @@ def element_type(bench: str, settings: RunSettings) -> str | None:
     """MPI's name of what a benchmark's figures are made of, where that matters: the run's
     sums' datatype, the datatype benchmarks' blocks' (None: bytes, nothing to say)."""
     if BENCHMARKS[bench].sums:
-        return settings.sums.mpi
+        return settings.sums_name
     return settings.blocks if BENCHMARKS[bench].group == "datatypes" else None
 
 

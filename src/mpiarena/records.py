@@ -148,9 +148,17 @@ class RunSettings:
         return cls(**given)
 
     @property
-    def sums(self) -> Datatype:
-        """The element type the run's sums added up."""
+    def sums(self) -> Datatype | None:
+        """The element type the run's sums added up (None: an imported suite's whose output
+        does not say, ReproMPI's)."""
+        if self.datatype is None and self.topology == "imported":
+            return None
         return self.datatype or Datatype.INT
+
+    @property
+    def sums_name(self) -> str:
+        """The sums' datatype in words: MPI's name, or that the suite's output did not say."""
+        return self.sums.mpi if self.sums else "a datatype its suite's output does not say"
 
     @property
     def blocks(self) -> str:

@@ -60,11 +60,12 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
                   f"the other's method (--sync {ta} or --sync {tb}) to compare them",
                   soft_wrap=True)
     if unlike := summed_differently(a, b):
-        kept = a if imported_suite(a.run.suite) else b  # an imported run cannot be remeasured
-        err.print(f"warn: run {a.run_id} summed {a.settings.sums.mpi} and run {b.run_id} "
-                  f"{b.settings.sums.mpi}: {', '.join(unlike)} not compared (the datatype "
-                  f"changes the figure); measure with --datatype {kept.settings.sums.value} "
-                  "to compare like with like", soft_wrap=True, markup=False)
+        kept = (a if imported_suite(a.run.suite) else b).settings.sums  # an import stays
+        err.print(f"warn: run {a.run_id} summed {a.settings.sums_name} and run {b.run_id} "
+                  f"{b.settings.sums_name}: {', '.join(unlike)} not compared (the datatype "
+                  "changes the figure)" + (f"; measure with --datatype {kept.value} to compare "
+                                           "like with like" if kept else ""),
+                  soft_wrap=True, markup=False)
     if not changes:
         raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
                          "match variants with --pair A=B")

@@ -117,8 +117,8 @@ def _say_unlike_sums(runs: list[RunData], labels: list[str]) -> None:
     are not judged."""
     from ..analysis.compare import summed_differently
 
-    unlike = [f"{labels[i]} ({a.settings.sums.mpi}) to {labels[i + 1]} "
-              f"({b.settings.sums.mpi}): {', '.join(benches)}"
+    unlike = [f"{labels[i]} ({a.settings.sums_name}) to {labels[i + 1]} "
+              f"({b.settings.sums_name}): {', '.join(benches)}"
               for i, (a, b) in enumerate(itertools.pairwise(runs))
               if (benches := summed_differently(a, b))]
     if unlike:

@@ -273,7 +273,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         ("hang timeout", f"{settings.timeout} s"),
         ("rank counts", ", ".join(str(n) for n in settings.nps)),
         ("sizes", ", ".join(format_size(s) for s in settings.sizes)),
-        ("datatype of the sums", settings.sums.mpi),
+        ("datatype of the sums", settings.sums_name),
         ("datatype benchmarks' blocks", f"8 bytes of {settings.blocks}"),
     ]
     n_comparisons = len(all_verdicts)

@@ -127,11 +127,14 @@ def datatype_lines(data: RunData) -> list[str]:
     out = []
     if sums:
         t = data.settings.sums
-        odd = [] if imported_suite(data.run.suite) else rounded_up(
-            tuple(sorted({k.size for k in data.cells if k.bench in sums})), t)
-        out.append(f"Reductions: {t.mpi} sums ({', '.join(sums)}), sizes in bytes, {t.size} B "
-                   "an element" + (f"; {', '.join(map(format_size, odd))} rounded up to whole "
-                                   "elements" if odd else "") + ".")
+        if t is None:
+            out.append(f"Reductions: sums of {data.settings.sums_name} ({', '.join(sums)}).")
+        else:
+            odd = [] if imported_suite(data.run.suite) else rounded_up(
+                tuple(sorted({k.size for k in data.cells if k.bench in sums})), t)
+            out.append(f"Reductions: {t.mpi} sums ({', '.join(sums)}), sizes in bytes, {t.size} "
+                       "B an element" + (f"; {', '.join(map(format_size, odd))} rounded up to "
+                                         "whole elements" if odd else "") + ".")
     if blocks:
         out.append(f"Datatype benchmarks: 8-byte blocks of {data.settings.blocks} "
                    f"({', '.join(blocks)}).")

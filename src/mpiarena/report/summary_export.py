@@ -100,7 +100,7 @@ def datatype_record(data: RunData) -> dict[str, Any]:
     """The run's datatypes: what its sums added up and its datatype benchmarks' blocks were made
     of, and what --datatype asked (None: nothing; an imported run: the suite's)."""
     s = data.settings
-    return {"sums": s.sums.mpi, "blocks": s.blocks,
+    return {"sums": s.sums.mpi if s.sums else None, "blocks": s.blocks,
             "asked": s.datatype.value if s.datatype else None}
 
 
