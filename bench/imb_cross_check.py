@@ -16,8 +16,8 @@ What is compared, per benchmark and size:
   whatever --sync says, so the three mpiarena runs are pooled.
 - Collectives: IMB's t_max (the largest over ranks of each rank's mean per call, the calls
   separated by IMB's barrier) against mpiarena's median observation (the slowest rank's time
-  per call) under loop, barrier and window. IMB reduces MPI_FLOAT, mpiarena MPI_INT: both 4 bytes
-  per element, summed.
+  per call) under loop, barrier and window. Both sum MPI_FLOAT: IMB's default, mpiarena's with
+  --datatype float.
 Two ratios mpiarena/IMB: best, each side's least disturbed launch over the other's (the level
 of a figure here is set at launch and differs 2-3x between launches, see the field notes; other
 jobs only ever add time), which is judged; and paired, the median over rounds of the ratio
@@ -152,7 +152,7 @@ def run_arena(impl: Implementation, method: str, sizes: list[int], nobs: int, db
     median, and (window) its share dropped."""
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(BENCHES),
             "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync", method,
-            "--launches", "1", "--db", str(db)]
+            "--launches", "1", "--datatype", "float", "--db", str(db)]
     data = run_and_load(argv, env, 900, db)
     medians, late = {}, {}
     for bench in BENCHES:

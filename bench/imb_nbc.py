@@ -13,7 +13,7 @@ What is compared, per collective and size:
   overlapped time is the largest) against mpiarena's latency under the barrier method (the
   driver's barrier before each call, each timed alone; the slowest rank's mean). Ratio
   mpiarena/IMB, best launch over best launch (judged, 0.85-1.15 from 1 KiB up) and paired by
-  round: median [range]. IMB reduces MPI_FLOAT, mpiarena MPI_INT: 4 bytes each, summed.
+  round: median [range]. Both sum MPI_FLOAT (mpiarena: --datatype float).
 - overlap (printed, not judged: a share near 0 has no stable ratio): IMB's overlap[%] as it
   prints it, the same recomputed from its columns with mpiarena's formula, and mpiarena's
   -overlap and -overlap-test figures (medians over rounds).
@@ -121,7 +121,7 @@ def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path,
     benches = [f"{b}{tail}" for b in BENCHES for tail in ("", "-overlap", "-overlap-test")]
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(benches),
             "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync",
-            "barrier", "--launches", "1", "--db", str(db)]
+            "barrier", "--launches", "1", "--datatype", "float", "--db", str(db)]
     data = run_and_load(argv, env, 900, db)
     got = {}
     for bench in BENCHES:

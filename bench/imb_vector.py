@@ -16,8 +16,8 @@ What is compared (seconds per call; ratio mpiarena/IMB, each side's best launch)
   loop, then MPI_Start + MPI_Wait per call with IMB's barrier between calls. `X_persist_pure`
   times that alone (`X_persist` adds a CPU-exploit overlap test, not compared). Its
   Bcast/Reduce/Allreduce/Alltoall_persist_pure (t_max) against bcast_init, reduce_init,
-  allreduce_init, alltoall_init, judged as above. IMB reduces MPI_FLOAT, mpiarena MPI_INT
-  (4 bytes each, summed). IMB-MPI4 calls MPI_*_init by their MPI 4.0 names, so it does not build
+  allreduce_init, alltoall_init, judged as above. Both sum MPI_FLOAT (mpiarena: --datatype
+  float). IMB-MPI4 calls MPI_*_init by their MPI 4.0 names, so it does not build
   with Open MPI 4.1.4 (MPIX_*_init only): those rows say so and mpiarena's are not cross-checked.
 - IMB-HALO (simple_halo, -topo 2.1 -datatype char, 100 warm-up and 1000 timed exchanges with no
   barrier between them; its figure is the mean over ranks) against halo under loop (back to
@@ -149,7 +149,7 @@ def run_arena(impl: Implementation, method: str, benches: list[str], sizes: list
               nobs: int, db: Path, env: dict[str, str]) -> dict[Key, float]:
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(benches),
             "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync", method,
-            "--launches", "1", "--db", str(db)]
+            "--launches", "1", "--datatype", "float", "--db", str(db)]
     data = run_and_load(argv, env, 900, db)
     medians = {}
     for bench in benches:

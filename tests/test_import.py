@@ -29,6 +29,7 @@ from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena import users
 from mpiarena.impls import Implementation
+from mpiarena.records import Datatype
 from mpiarena.results import Key, load
 from mpiarena.store import Store
 
@@ -206,6 +207,9 @@ def test_imb_runs_become_launches_that_show_and_compare_judge(imb: Imb, db: str)
     data = load(Store(Path(db)), 1)
     assert data.variants == ["mpich-4.0.2", "openmpi-4.1.4"]
     assert data.settings.launches == LAUNCHES
+    # IMB's reductions sum MPI_FLOAT, as its header says
+    assert "# MPI_Datatype for reductions    :   MPI_FLOAT" in mpich[0].read_text()
+    assert data.settings.datatype == Datatype.FLOAT
     for variant, files in (("mpich-4.0.2", mpich), ("openmpi-4.1.4", ompi)):
         for bench, size in [("pingpong", s) for s in SIZES] + [("allreduce", s) for s in SIZES]:
             group = data.cells[Key(bench, size, 2)][variant]
@@ -303,6 +307,10 @@ def test_osu_point_to_point_and_collective(osu: dict[str, Path], db: str):
                if ln.startswith("4096 "))
     group = load(Store(Path(db)), 2).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
     assert group.timing == "osu-mean-max"
+    # OSU 5 sums floats (OSU 7: MPI_CHAR unless -T, test_datatype.py)
+    assert "v5." in next(ln for ln in osu["osu_allreduce"].read_text().splitlines()
+                         if ln.startswith("# OSU"))
+    assert load(Store(Path(db)), 2).settings.datatype == Datatype.FLOAT
     assert group.values == pytest.approx([float(row[3]) * 1e-6])
     done = mpiarena("import", "osu", str(osu["osu_put_latency"]), "--impl", "mpich-4.0.2",
                     "--db", db)
@@ -396,16 +404,22 @@ def test_repro_repetitions_are_one_launchs_observations(repro: dict[str, Path], 
 
 
 def test_imported_and_measured_cells_are_never_compared(imb: Imb, db: str):
-    run = mpiarena("run", "--bench", "allreduce", "--sizes", "4K", "--np", "2", "--impl",
-                   "mpich-4.0.2", "--launches", "1", "--observations", "3", "--sync", "barrier",
-                   "--db", db)
-    assert run.returncode == 0, run.stderr
+    for datatype in ("float", "int"):  # IMB's sums, then mpiarena's own
+        run = mpiarena("run", "--bench", "allreduce", "--sizes", "4K", "--np", "2", "--impl",
+                       "mpich-4.0.2", "--launches", "1", "--observations", "3", "--sync",
+                       "barrier", "--datatype", datatype, "--db", db)
+        assert run.returncode == 0, run.stderr
     done = mpiarena("import", "imb", str(imb.runs["mpich-4.0.2"][0]), "--impl",
                     "mpich-4.0.2", "--db", db)
     assert done.returncode == 0, done.stderr
-    both = mpiarena("compare", "1", "2", "--db", db)
+    both = mpiarena("compare", "1", "3", "--db", db)
     assert both.returncode == 2
-    assert "timed by barrier in run 1 and by imb-t_max in run 2" in both.stderr
+    assert "timed by barrier in run 1 and by imb-t_max in run 3" in both.stderr
+    assert "summed" not in both.stderr
+    both = mpiarena("compare", "2", "3", "--db", db)
+    assert both.returncode == 2
+    assert "warn: run 2 summed MPI_INT and run 3 MPI_FLOAT: allreduce not compared (the " \
+        "datatype changes the figure); measure with --datatype float" in both.stderr
 
 
 def test_a_wrong_file_is_one_line_and_nothing_is_stored(imb: Imb, osu: dict[str, Path],

@@ -44,7 +44,7 @@ IMPLS = {i.id: i for i in (
     _impl("pvm", "3.4.6", "debian", "gcc", "pvmd"),
     _impl("tcp", "6.1.0", "kernel", "gcc", "gcc"))}
 LAM_X = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,ARENA_RMA_WINDOW,MPIARENA_JOB,"
-         "MPIARENA_RUN,LD_PRELOAD,ARENA_PROFILE_DIR,ARENA_IO_DIR")
+         "MPIARENA_RUN,LD_PRELOAD,ARENA_PROFILE_DIR,ARENA_IO_DIR,ARENA_DATATYPE")
 
 
 def exe(impl_id: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .guidelines import GUIDELINES
+from .records import Datatype, RunSettings
 from .sizes import format_size
 
 Kind = Literal["timer", "p2p", "coll", "startup", "cost", "app"]
@@ -105,6 +106,7 @@ class Benchmark:
     figure: Callable[[list[float], Extras], float] | None = None  # the value, if not time
     windowed: bool = False  # an iteration is a window of operations (bibw, put-bw-*)
     group: str = ""  # MPI beyond MPI-1 (kernels/ext.h): one-sided, nbc, vector...
+    sums: bool = False  # adds up elements of the run's datatype (RunSettings.sums)
 
     def size_text(self, size: int) -> str:
         """A size as the tables show it: bytes, or an application kernel's problem size."""
@@ -140,16 +142,20 @@ def _nbc_overlap(per_rank: list[float], extras: Extras) -> float:
     return sum(shares) / len(shares)
 
 
-RMA_OPS = {"put": "MPI_Put", "get": "MPI_Get", "accumulate": "MPI_Accumulate (sum)",
-           "get_accumulate": "MPI_Get_accumulate (sum)", "fetch_and_op": "MPI_Fetch_and_op (sum)",
+# what a sum adds up: the run's datatype (run --datatype), each title naming it
+SUM = "sum of size bytes of the run's datatype"
+RMA_OPS = {"put": "MPI_Put", "get": "MPI_Get",
+           "accumulate": f"MPI_Accumulate ({SUM})",
+           "get_accumulate": f"MPI_Get_accumulate ({SUM})",
+           "fetch_and_op": "MPI_Fetch_and_op (sum)",
            "compare_and_swap": "MPI_Compare_and_swap"}
 RMA_SYNCS = {"fence": "between two MPI_Win_fence (one per iteration, both ranks)",
              "lock": "in an exclusive MPI_Win_lock/unlock epoch, the target passive",
              "lockall": "then MPI_Win_flush, inside one MPI_Win_lock_all (as IMB-RMA)",
              "pscw": "in a post-start-complete-wait epoch"}
 NBC_OPS = {"ibarrier": "MPI_Ibarrier", "ibcast": "MPI_Ibcast from rank 0",
-           "ireduce": "MPI_Ireduce of ceil(size/4) MPI_INT, sum, to rank 0",
-           "iallreduce": "MPI_Iallreduce of ceil(size/4) MPI_INT, sum",
+           "ireduce": f"MPI_Ireduce, {SUM}, to rank 0",
+           "iallreduce": f"MPI_Iallreduce, {SUM}",
            "ialltoall": "MPI_Ialltoall, size bytes per pair of ranks",
            "iallgather": "MPI_Iallgather, size bytes per rank"}
 VECTOR_OPS = {"allgatherv": "MPI_Allgatherv", "alltoallv": "MPI_Alltoallv",
@@ -158,8 +164,8 @@ VECTOR_COUNTS = {"allgatherv": "rank i contributes c(i) bytes", "gatherv": "rank
                  "bytes", "scatterv": "rank i receives c(i) bytes",
                  "alltoallv": "rank i sends c(i) bytes to every rank"}
 PERSISTENT_OPS = {"bcast": "MPI_Bcast_init from rank 0",
-                  "reduce": "MPI_Reduce_init of ceil(size/4) MPI_INT, sum, to rank 0",
-                  "allreduce": "MPI_Allreduce_init of ceil(size/4) MPI_INT, sum",
+                  "reduce": f"MPI_Reduce_init, {SUM}, to rank 0",
+                  "allreduce": f"MPI_Allreduce_init, {SUM}",
                   "alltoall": "MPI_Alltoall_init, size bytes per pair of ranks"}
 WINDOW_VARIANTS = ("window from MPI_Win_allocate spanning the receive slots "
                    "(ARENA_RMA_WINDOW=create or dynamic: the others)")
@@ -171,7 +177,7 @@ def _beyond_mpi1() -> list[Benchmark]:
     rma = [Benchmark(f"{op}-{sync}", "p2p", f"{call} from rank 0 to rank 1 {how}, one per epoch; "
                      "time per epoch, the slower of the two ranks (one way: OSU's fence and "
                      f"pscw latencies halve a put there and back); {WINDOW_VARIANTS}", pair=True,
-                     group="one-sided",
+                     group="one-sided", sums=op in ("accumulate", "get_accumulate"),
                      sizes=(8,) if op in ("fetch_and_op", "compare_and_swap") else None)
            for op, call in RMA_OPS.items() for sync, how in RMA_SYNCS.items()]
     rma += [Benchmark(f"{op}-bw-{sync}", "p2p", f"a window of {RMA_OPS[op]} from rank 0 to rank 1 "
@@ -182,14 +188,16 @@ def _beyond_mpi1() -> list[Benchmark]:
     for op, call in NBC_OPS.items():
         nbc += [
             Benchmark(op, "coll", f"{call} then MPI_Wait", sized=op != "ibarrier",
-                      group="non-blocking"),
+                      group="non-blocking", sums=op in ("ireduce", "iallreduce")),
             Benchmark(f"{op}-overlap", "cost", f"share of {call} hidden by computation of its "
                       "own length, no MPI call in between (the library's own progress; OSU)",
-                      sized=op != "ibarrier", unit="%", figure=_nbc_overlap, group="non-blocking"),
+                      sized=op != "ibarrier", unit="%", figure=_nbc_overlap, group="non-blocking",
+                      sums=op in ("ireduce", "iallreduce")),
             Benchmark(f"{op}-overlap-test", "cost", f"share of {call} hidden by computation of "
                       "its own length with MPI_Test after each sixteenth of it (progress driven "
                       "by the program; OSU's -t 16)", sized=op != "ibarrier", unit="%",
-                      figure=_nbc_overlap, group="non-blocking"),
+                      figure=_nbc_overlap, group="non-blocking",
+                      sums=op in ("ireduce", "iallreduce")),
         ]
     vector = [Benchmark(f"{op}{skew}", "coll", f"{call} of MPI_BYTE, displacements packed; "
                         + VECTOR_COUNTS[op] + ("; skewed: c(i) = floor(2 size (i+1) / (np+1)), "
@@ -209,7 +217,7 @@ def _beyond_mpi1() -> list[Benchmark]:
     persistent = [Benchmark(f"{op}_init", "coll", f"{call}, then MPI_Start and MPI_Wait per "
                             f"call (MPI 4.0; Open MPI 4.1.4: MPIX_{op.capitalize()}_init, Open "
                             f"MPI's extension), beside the blocking {op}; one request per buffer "
-                            "slot", group="persistent")
+                            "slot", group="persistent", sums=op in ("reduce", "allreduce"))
                   for op, call in PERSISTENT_OPS.items()]
     dtype = [Benchmark(f"{b}-{t}", "p2p" if b == "pingpong" else "coll",
                        f"{'half round trip' if b == 'pingpong' else 'MPI_Bcast from rank 0'} "
@@ -253,14 +261,14 @@ _ALL = [
               "timed at the root, slowest leaf (Nevin 1996)", min_ranks=2),
     Benchmark("scatter", "coll", "MPI_Scatter from rank 0, size bytes per rank"),
     Benchmark("gather", "coll", "MPI_Gather to rank 0, size bytes per rank"),
-    Benchmark("reduce", "coll", "MPI_Reduce of ceil(size/4) MPI_INT, sum, to rank 0"),
-    Benchmark("allreduce", "coll", "MPI_Allreduce of ceil(size/4) MPI_INT, sum"),
+    Benchmark("reduce", "coll", f"MPI_Reduce, {SUM}, to rank 0", sums=True),
+    Benchmark("allreduce", "coll", f"MPI_Allreduce, {SUM}", sums=True),
     Benchmark("allgather", "coll", "MPI_Allgather, size bytes per rank"),
     Benchmark("alltoall", "coll", "MPI_Alltoall, size bytes per pair of ranks"),
-    Benchmark("reduce_scatter_block", "coll", "MPI_Reduce_scatter_block of ceil(size/4) MPI_INT "
-              "(padded to a multiple of the ranks), sum; each rank gets its block"),
-    Benchmark("scan", "coll", "MPI_Scan of ceil(size/4) MPI_INT, sum"),
-    Benchmark("exscan", "coll", "MPI_Exscan of ceil(size/4) MPI_INT, sum"),
+    Benchmark("reduce_scatter_block", "coll", f"MPI_Reduce_scatter_block, {SUM} (padded to a "
+              "multiple of the ranks); each rank gets its block", sums=True),
+    Benchmark("scan", "coll", f"MPI_Scan, {SUM}", sums=True),
+    Benchmark("exscan", "coll", f"MPI_Exscan, {SUM}", sums=True),
     Benchmark("cpu", "cost", "CPU % of rank 1 blocked in a receive for the hold time",
               sized=False, pair=True, unit="%", figure=_cpu),
     Benchmark("memory", "cost", "peak resident memory during alltoall beyond a baseline "
@@ -291,7 +299,8 @@ _ALL += [
     Benchmark("app-stencil", "app", "2-D Jacobi stencil, 50 sweeps, halo rows exchanged; "
               "size = grid edge", sizes=(64, 256, 1024)),
 ]
-_ALL += [Benchmark(g.mockup, "coll", f"mock-up of {g.collective}: {g.doc}") for g in GUIDELINES]
+_ALL += [Benchmark(g.mockup, "coll", f"mock-up of {g.collective}: {g.doc}",
+                   sums="reduce" in g.mockup or "scan" in g.mockup) for g in GUIDELINES]
 _ALL += _beyond_mpi1()
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in _ALL}
 APP_CALLS = ("send", "recv", "sendrecv", "scatter", "reduce")  # extras t_send, t_recv...
@@ -301,3 +310,17 @@ APP_CHECKS = {"pi_error": "pi error", "checksum_error": "checksum rel. error",
 
 def get(name: str) -> Benchmark:
     return BENCHMARKS[name]
+
+
+def element_type(bench: str, settings: RunSettings) -> str | None:
+    """MPI's name of what a benchmark's figures are made of, where that matters: the run's
+    sums' datatype, the datatype benchmarks' blocks' (None: bytes, nothing to say)."""
+    if BENCHMARKS[bench].sums:
+        return settings.sums_name
+    return settings.blocks if BENCHMARKS[bench].group == "datatypes" else None
+
+
+def rounded_up(sizes: tuple[int, ...], datatype: Datatype) -> list[int]:
+    """The sizes a sum of this type rounds up to whole elements (the core sums ceil(size /
+    element) of them)."""
+    return [s for s in sizes if s % datatype.size]

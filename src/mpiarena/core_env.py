@@ -22,6 +22,9 @@ PROFILE_DIR = "ARENA_PROFILE_DIR"  # where the per-call profiler writes rank-R.t
 # over the core's receive buffers, MPI_Win_create_dynamic with them attached)
 RMA_WINDOW = "ARENA_RMA_WINDOW"
 IO_DIR = "ARENA_IO_DIR"  # where the MPI-IO benchmarks make their files: the run's, rank 0's
+# int|char|float|double: the element type of every sum (reduce, allreduce, scan, ireduce,
+# accumulate...) and of the datatype benchmarks' blocks; unset: int sums, MPI_BYTE blocks
+DATATYPE = "ARENA_DATATYPE"
 # test-only: faults and effects planted so tests can see them found
 FAULT = "ARENA_FAULT"  # crash:BENCH kills the last rank at BENCH; wrong answers for checkers
 PLANT_SLOW = "ARENA_PLANT_SLOW"  # F: a random half of the launches read F times slower
@@ -29,7 +32,7 @@ PLANT_SLOW_BENCH = "ARENA_PLANT_SLOW_BENCH"  # BENCH:SIZE:F: that cell reads F t
 LATE_RANK = "ARENA_LATE_RANK"  # R: rank R reaches every 5th window half a window late
 
 SETTINGS = (T0, NP, BIND, THREAD_LEVEL, PVM_ROUTE, PVM_ENCODING, PVM_HOSTS, TCP_BIND, TCP_PEER,
-            TCP_RSH, TCP_CONNECT, PROFILE_DIR, RMA_WINDOW, IO_DIR, FAULT, PLANT_SLOW,
+            TCP_RSH, TCP_CONNECT, PROFILE_DIR, RMA_WINDOW, IO_DIR, DATATYPE, FAULT, PLANT_SLOW,
             PLANT_SLOW_BENCH, LATE_RANK)
 
 

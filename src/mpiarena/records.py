@@ -42,6 +42,33 @@ class _Record:
         return cls(**values)
 
 
+class Datatype(StrEnum):
+    """The element type of a run's sums (reduce, allreduce, scan, ireduce, accumulate...):
+    `run --datatype`, the core's ARENA_DATATYPE; an imported suite's as it ran (OSU 7: MPI_CHAR
+    unless -T, IMB: MPI_FLOAT unless -red_data_type). Sizes stay bytes."""
+
+    INT = "int"
+    CHAR = "char"
+    FLOAT = "float"
+    DOUBLE = "double"
+
+    @property
+    def mpi(self) -> str:
+        """MPI's name: MPI_INT..."""
+        return f"MPI_{self.name}"
+
+    @property
+    def size(self) -> int:
+        """Bytes of one element."""
+        return {"int": 4, "char": 1, "float": 4, "double": 8}[self.value]
+
+    @classmethod
+    def of_mpi(cls, name: str) -> Datatype | None:
+        """'MPI_CHAR' (any case, a trailing dot) -> CHAR; None for a type not among these."""
+        key = name.strip().rstrip(".").upper().removeprefix("MPI_")
+        return next((t for t in cls if t.name == key), None)
+
+
 @dataclass(frozen=True)
 class Cell:
     """What a cell measures: a benchmark at a message size and a rank count."""
@@ -141,6 +168,9 @@ class RunSettings:
     study: str | None = None  # a reproduction's study and experiment
     experiment: str | None = None
     quick: bool = False
+    # the sums' element type as asked (run --datatype) or as an imported suite ran; None: not
+    # asked, MPI_INT sums and MPI_BYTE blocks in the datatype benchmarks (every older store)
+    datatype: Datatype | None = None
 
     @classmethod
     def read(cls, stored: dict[str, Any]) -> RunSettings:
@@ -148,7 +178,27 @@ class RunSettings:
         for name in ("benchmarks", "sizes", "nps"):
             if name in given:
                 given[name] = tuple(given[name])
+        if "datatype" in given:
+            given["datatype"] = Datatype(given["datatype"])
         return cls(**given)
+
+    @property
+    def sums(self) -> Datatype | None:
+        """The element type the run's sums added up (None: an imported suite's whose output
+        does not say, ReproMPI's)."""
+        if self.datatype is None and self.topology == "imported":
+            return None
+        return self.datatype or Datatype.INT
+
+    @property
+    def sums_name(self) -> str:
+        """The sums' datatype in words: MPI's name, or that the suite's output did not say."""
+        return self.sums.mpi if self.sums else "a datatype its suite's output does not say"
+
+    @property
+    def blocks(self) -> str:
+        """What the datatype benchmarks' 8-byte blocks were made of (MPI's name)."""
+        return self.datatype.mpi if self.datatype else "MPI_BYTE"
 
 
 @dataclass(frozen=True)

@@ -146,11 +146,25 @@ def timed_differently(a: RunData, b: RunData,
     return out
 
 
+def same_sums(a: RunData, b: RunData, bench: str) -> bool:
+    """Whether two runs' figures of bench are like with like as far as datatypes go: it adds
+    nothing up, or both runs summed the same datatype."""
+    return not BENCHMARKS[bench].sums or a.settings.sums == b.settings.sums
+
+
+def summed_differently(a: RunData, b: RunData) -> list[str]:
+    """The sum benchmarks both runs measured where they summed different datatypes (none where
+    they summed the same): those cells are not compared."""
+    both = {k.bench for k in a.cells} & {k.bench for k in b.cells}
+    return [bench for bench in BENCHMARKS if bench in both and not same_sums(a, b, bench)]
+
+
 def _shared(a: RunData, b: RunData, pairs: dict[str, str] | None) -> Iterator[Shared]:
     """(key, variant in a, variant in b, group in a, group in b) of every timed cell measured
-    in both runs."""
+    in both runs (a sum: of the same datatype)."""
     pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
-    for key in sorted(k for k in set(a.cells) & set(b.cells) if BENCHMARKS[k.bench].unit == "s"):
+    for key in sorted(k for k in set(a.cells) & set(b.cells)
+                      if BENCHMARKS[k.bench].unit == "s" and same_sums(a, b, k.bench)):
         for va, vb in pairs.items():
             ga, gb = a.cells[key].get(va), b.cells[key].get(vb)
             if measured(ga) and measured(gb):

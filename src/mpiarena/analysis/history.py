@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
-from .compare import Change, Drift, Shared, drift_of, judged
+from .compare import Change, Drift, Shared, drift_of, judged, same_sums
 from .groups import measured
 from .interference import finding
 from .stats import THRESHOLD, summarize
@@ -141,7 +141,8 @@ def history(runs: Sequence[RunData], keep: Callable[[TrackedCell], bool] = Filte
     drift that every step between consecutive runs of every series shows. `follow` maps a
     variant to an earlier one whose series it continues (mpich-5.0.2 -> mpich-4.0.2 after an
     upgrade), as `compare --pair` does. A change between runs that timed the cell by different
-    methods is not judged (the method changes the figure)."""
+    methods is not judged (the method changes the figure), nor one between runs that summed
+    different datatypes (compare.same_sums)."""
     series: dict[TrackedCell, Series] = {}
     groups: dict[tuple[TrackedCell, int], tuple[str, Group]] = {}
     for index, run in enumerate(runs):
@@ -157,7 +158,7 @@ def history(runs: Sequence[RunData], keep: Callable[[TrackedCell], bool] = Filte
               for a, b in itertools.pairwise(p.run for p in s.points)]
     wanted += [Wanted(s, s.points[0].run, s.points[-1].run, True) for s in ordered
                if len(s.points) >= 3]
-    drift = _judge(wanted, groups, threshold)
+    drift = _judge(wanted, groups, threshold, runs)
     shown = {p.run for s in ordered for p in s.points}
     return History(list(runs), ordered, threshold, drift,
                    [b for b in map(_busy, range(len(runs)), runs) if b and b.run in shown])
@@ -174,14 +175,15 @@ class Wanted:
 
 
 def _judge(wanted: list[Wanted], groups: dict[tuple[TrackedCell, int], tuple[str, Group]],
-           threshold: float) -> Drift:
+           threshold: float, runs: Sequence[RunData]) -> Drift:
     """Every wanted change judged as one family and put in its series (none where the two runs
-    timed the cell differently), held against the drift that the changes between consecutive
-    runs show; that drift."""
+    timed the cell differently or summed different datatypes), held against the drift that
+    the changes between consecutive runs show; that drift."""
     shared: dict[Wanted, Shared] = {}
     for w in wanted:
         (va, ga), (vb, gb) = groups[w.series.cell, w.before], groups[w.series.cell, w.after]
-        if ga.timing == gb.timing:
+        if ga.timing == gb.timing and same_sums(runs[w.before], runs[w.after],
+                                                w.series.cell.bench):
             shared[w] = w.series.cell.key, va, vb, ga, gb
     judgements = judged(list(shared.values()), threshold=threshold,
                         gauges=[not w.overall for w in shared])

@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, element_type
 from ..errors import ArenaError
 from ..impls.registry import families
 from ..records import JobRecord
@@ -60,7 +60,10 @@ class Analysis:
         return text + self.oversub(np_)
 
     def title(self, bench: str, np_: int) -> str:
-        return f"{bench}: {BENCHMARKS[bench].doc} ({np_} ranks){self.oversub(np_)}"
+        """What a benchmark's table holds: its doc, its datatype where that matters, ranks."""
+        typed = element_type(bench, self.data.settings)
+        return (f"{bench}: {BENCHMARKS[bench].doc} ({f'{typed}, ' if typed else ''}{np_} ranks)"
+                f"{self.oversub(np_)}")
 
     def summary_keys(self, keys: list[Key]) -> list[Key]:
         """The keys whose verdicts the terminal prints by default: the first and last size."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import ArenaError
+from ..imports.records import imported_suite
 from ..results import load
 from ..store import Store
 from . import options
@@ -26,7 +27,7 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     """The same implementations across two runs: regressions and improvements, with statistics.
     Two app runs: each figure of each library, run B's launches against run A's. With
     --fail-on-regression the exit status is 1 when a regression is decided."""
-    from ..analysis.compare import compare_runs, timed_differently
+    from ..analysis.compare import compare_runs, summed_differently, timed_differently
     from ..analysis.program import is_app_run
     from ..analysis.simulated import is_simulated
     from ..report import terminal
@@ -58,6 +59,13 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
                   f"{b.run_id}: not compared (the method changes the figure); rerun one with "
                   f"the other's method (--sync {ta} or --sync {tb}) to compare them",
                   soft_wrap=True)
+    if unlike := summed_differently(a, b):
+        kept = (a if imported_suite(a.run.suite) else b).settings.sums  # an import stays
+        err.print(f"warn: run {a.run_id} summed {a.settings.sums_name} and run {b.run_id} "
+                  f"{b.settings.sums_name}: {', '.join(unlike)} not compared (the datatype "
+                  "changes the figure)" + (f"; measure with --datatype {kept.value} to compare "
+                                           "like with like" if kept else ""),
+                  soft_wrap=True, markup=False)
     if not changes:
         raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
                          "match variants with --pair A=B")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ from ..results import RunData, load
 from ..store import Store
 from . import options
 from .ci import CI, ci_options, finish
-from .options import console
+from .options import console, err
 
 
 @dataclass(frozen=True)
@@ -103,11 +104,26 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     if not h.series:
         raise ArenaError("no cell of these runs matches --impl, --bench, --sizes and --np; "
                          "'mpiarena list' and 'mpiarena show RUN' show what they measured")
+    _say_unlike_sums(runs, labels)
     words.render(h, labels, console)
     if html:
         options.write_report(Path(html), words.render_html(h, labels))
     finish(ci, lambda: to_xml("mpiarena history", history_cases(h, labels)),
            [words.step_line(labels, s, step) for s, step in h.regressions()])
+
+
+def _say_unlike_sums(runs: list[RunData], labels: list[str]) -> None:
+    """One line where consecutive runs summed different datatypes: their reductions' changes
+    are not judged."""
+    from ..analysis.compare import summed_differently
+
+    unlike = [f"{labels[i]} ({a.settings.sums_name}) to {labels[i + 1]} "
+              f"({b.settings.sums_name}): {', '.join(benches)}"
+              for i, (a, b) in enumerate(itertools.pairwise(runs))
+              if (benches := summed_differently(a, b))]
+    if unlike:
+        err.print(f"warn: sums of different datatypes are not compared (the datatype changes "
+                  f"the figure): {'; '.join(unlike)}", soft_wrap=True, markup=False)
 
 
 def _follow(follows: tuple[str, ...]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import paths, users
+from ..benchmarks import BENCHMARKS, rounded_up
 from ..build import Build, build_all
 from ..cluster.placement import Placement
 from ..cluster.topology import Where, opened
@@ -17,7 +18,9 @@ from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
 from ..plan import CellOptions, Plan, check_variants, make_plan
+from ..records import Datatype
 from ..results import load
+from ..sizes import format_size
 from ..status import RunStatus
 from ..store import Store
 from ..suites import Suite, builtin_names, fit_to_cores, override
@@ -110,10 +113,12 @@ class Measurement:
     wait_quiet: float | None
     seed: int | None
     sync: str | None
+    datatype: Datatype | None  # the sums' element type (None: not asked, int)
 
     @classmethod
-    def parse(cls, precision: str | None, **given: Any) -> Measurement:
-        return cls(precision=_fraction(precision), **given)
+    def parse(cls, precision: str | None, datatype: str | None, **given: Any) -> Measurement:
+        return cls(precision=_fraction(precision),
+                   datatype=Datatype(datatype) if datatype else None, **given)
 
     def suite(self, chosen: Suite, selection: Selection) -> Suite:
         """The suite with the command line's overrides; --launches alone means no budget."""
@@ -126,7 +131,8 @@ class Measurement:
         from ..runner.execute import Settings  # loads numpy: only when a run starts
 
         return Settings(timeout=self.timeout, topology=topology, precision=self.precision,
-                        max_time=self.max_time, wait_quiet=self.wait_quiet or 0.0)
+                        max_time=self.max_time, wait_quiet=self.wait_quiet or 0.0,
+                        datatype=self.datatype)
 
     def options(self) -> CellOptions:
         """What every cell asks of the core beyond the suite."""
@@ -139,6 +145,19 @@ class Output:
 
     tables: bool
     method: bool
+
+
+def _say_how_sums_round(plan: Plan, datatype: Datatype | None) -> None:
+    """One line where --datatype's element does not divide a size a sum is measured at: the
+    core sums whole elements, that size rounded up to one more."""
+    sums = [b for b in plan.suite.benchmarks if BENCHMARKS[b].sums]
+    if datatype is None or not sums:
+        return
+    if odd := rounded_up(plan.suite.sizes, datatype):
+        sizes = ", ".join(format_size(s) for s in odd)
+        err.print(f"note: {', '.join(sums)} at {sizes}: not a whole number of {datatype.mpi} "
+                  f"({datatype.size} B): rounded up to whole elements", soft_wrap=True,
+                  markup=False)
 
 
 def _say_what_it_can_decide(plan: Plan) -> None:
@@ -200,7 +219,11 @@ def _say_what_it_can_decide(plan: Plan) -> None:
                  f"for other processes to leave the machine quiet ({DURATION_HELP})"),
     click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)"),
     click.option("--sync", help="how collectives are timed: loop, barrier or window (default: "
-                 "the suite's, else window; barrier where a family cannot do window)"))
+                 "the suite's, else window; barrier where a family cannot do window)"),
+    click.option("--datatype", type=click.Choice([t.value for t in Datatype]),
+                 help="element type of the sums (reduce, allreduce, scan, ireduce, accumulate..."
+                 ") and of the datatype benchmarks' blocks; sizes stay bytes (default: int "
+                 "sums, MPI_BYTE blocks)"))
 @options.where_options(
     cluster="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
     "(emulated:fast-ethernet|fddi|gige), or the name of one kept up",
@@ -252,6 +275,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,
                          measurement.options())
+        _say_how_sums_round(plan, measurement.datatype)
         _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),

@@ -30,10 +30,10 @@ LAUNCHER = Path("/usr/bin/mpirun.lam")
 RPI = "LAM_MPI_SSI_rpi"  # the point-to-point transport module mpirun selects
 # mpirun -x: LAM passes no other environment to the ranks (and only the last -x counts);
 # LD_PRELOAD and the profile directory are the per-call profiler's; the one-sided window's
-# memory (a variant's setting) and the MPI-IO benchmarks' directory
+# memory (a variant's setting), the MPI-IO benchmarks' directory and the sums' datatype
 EXPORTED = ",".join((core_env.T0, core_env.FAULT, core_env.BIND, core_env.THREAD_LEVEL,
                      core_env.RMA_WINDOW, tags.TOKEN_VAR, tags.RUN_VAR, "LD_PRELOAD",
-                     core_env.PROFILE_DIR, core_env.IO_DIR))
+                     core_env.PROFILE_DIR, core_env.IO_DIR, core_env.DATATYPE))
 
 
 class LamUniverse:

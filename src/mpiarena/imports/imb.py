@@ -4,7 +4,9 @@ A run starts at IMB's banner ("Intel(R) MPI Benchmarks VERSION, PART part"); eac
 "# Benchmarking NAME" and "# #processes = N", then its column header (#bytes, #repetitions,
 t[usec] or t_min/t_max/t_avg[usec], Mbytes/sec...) and one row per message size. PingPong's t
 is half the round trip, as mpiarena's pingpong; the others' figure is the column chosen
-(t_max by default: the slowest rank's mean per call, as mpiarena times a collective).
+(t_max by default: the slowest rank's mean per call, as mpiarena times a collective). Its
+reductions sum MPI_FLOAT unless -red_data_type says otherwise, as its header says ("#
+MPI_Datatype for reductions    :   MPI_FLOAT").
 """
 
 from __future__ import annotations
@@ -12,7 +14,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .records import Choices, Figure, Parsed, bad, found, integer, number
+from ..benchmarks import BENCHMARKS
+from ..records import Datatype
+from .records import (
+    Choices,
+    Figure,
+    Parsed,
+    bad,
+    datatype_named,
+    found,
+    integer,
+    number,
+    one_datatype,
+)
 
 FIGURES = ("t_max", "t_avg", "t_min")
 BANNER = re.compile(r"Intel\(R\) MPI Benchmarks \S+, (.+?) part")
@@ -65,12 +79,17 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     unmapped: list[str] = []
     part: str | None = None
     table: _Table | None = None
+    sums = Datatype.FLOAT  # IMB's default (-red_data_type), until its header says
+    datatypes: set[Datatype] = set()
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if m := BANNER.search(line):
             part = m.group(1).removeprefix("MPI-").removesuffix(" (GPU)")
             runs.append([])
             table = None
+            sums = Datatype.FLOAT
+        elif line.startswith("# MPI_Datatype for reductions"):
+            sums = datatype_named(path, n, "IMB", line.split(":", 1)[1])
         elif line.startswith("# Benchmarking "):
             if not runs:
                 raise bad(path, n, "a table before IMB's banner ('Intel(R) MPI Benchmarks ... "
@@ -96,12 +115,14 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                     unmapped.append(name)
             else:
                 runs[-1].append(got)
+                if BENCHMARKS[got.bench].sums:
+                    datatypes.add(sums)
         elif table is not None and table.columns and not line:
             table = None
     runs = [_pure_first(r) for r in runs]
     return found(path, "imb", runs, unmapped, "no IMB banner ('Intel(R) MPI Benchmarks "
                  "VERSION, PART part'): not IMB output",
-                 "IMB tables")
+                 "IMB tables", datatype=one_datatype(path, "IMB", datatypes))
 
 
 def _pure_first(figures: list[Figure]) -> list[Figure]:

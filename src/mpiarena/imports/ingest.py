@@ -13,7 +13,7 @@ from typing import Any
 from .. import __version__
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
-from ..records import Cell, CellRequest, ImplementationRecord
+from ..records import Cell, CellRequest, Datatype, ImplementationRecord
 from ..status import CellStatus, JobStatus, RunStatus
 from ..store import CellRow, Obs, Store
 from ..whatran import WhatRan
@@ -84,6 +84,7 @@ def _settings(suite: str, parsed: Sequence[Parsed], held: list[ImportedLaunch],
     old = dict(before or {})
     previous = old.get("imported", {})
     windows = {p.window for p in parsed if p.window is not None}
+    datatype = _datatype(parsed, old.get("datatype"))
     return {
         **old,
         "benchmarks": sorted({*old.get("benchmarks", []), *(f.bench for f in figures)},
@@ -93,12 +94,25 @@ def _settings(suite: str, parsed: Sequence[Parsed], held: list[ImportedLaunch],
         "observations": max([old.get("observations", 0), *per_launch.values()]),
         "launches": max([old.get("launches", 0), *counts.values()]),
         "window": windows.pop() if windows else old.get("window", WINDOW),
-        "topology": "imported", "ranks_run_as": "-",
+        "topology": "imported", "ranks_run_as": "-", "datatype": datatype,
         "imported": {"suite": suite, "figure": figure,
                      "launch": "file" if per_file else "run of the suite",
                      "files": {**previous.get("files", {}),
                                impl_id: [str(p.path.resolve()) for p in parsed]}},
     }
+
+
+def _datatype(parsed: Sequence[Parsed], joined: str | None) -> str | None:
+    """The datatype the files' sums added up (and the run they join), or one line where two
+    differ: their figures are not the same measurement."""
+    used = {p.datatype.value: str(p.path) for p in parsed if p.datatype is not None}
+    if joined is not None:
+        used.setdefault(joined, "the run it joins")
+    if len(used) > 1:
+        raise ArenaError("sums of different datatypes: " + ", ".join(
+            f"{Datatype(t).mpi} in {where}" for t, where in used.items()) +
+            "; import them as separate runs")
+    return next(iter(used), None)
 
 
 def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: ImplementationRecord,

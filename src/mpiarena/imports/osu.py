@@ -6,7 +6,8 @@ test; a one-sided test says its synchronisation ("# Synchronization: MPI_Win_flu
 microseconds (point-to-point: one way, half the round trip, as mpiarena's pingpong); bandwidth
 is MB/s (10^6 bytes per second), turned into mpiarena's time per message (osu_bw -> ping) or
 per window (osu_bibw -> bibw, osu_put_bw -> put-bw-*; OSU's window, 64 unless the file says).
-OSU does not print how many ranks ran a collective: --np says it.
+OSU does not print how many ranks ran a collective: --np says it. OSU 7 sums MPI_CHAR unless
+its -T says otherwise, and prints which ("# Datatype: MPI_CHAR."); OSU 5 and 6 sum MPI_FLOAT.
 """
 
 from __future__ import annotations
@@ -14,7 +15,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .records import Choices, Figure, Parsed, bad, found, integer, number
+from ..benchmarks import BENCHMARKS
+from ..records import Datatype
+from .records import (
+    Choices,
+    Figure,
+    Parsed,
+    bad,
+    datatype_named,
+    found,
+    integer,
+    number,
+    one_datatype,
+)
 
 WINDOW = 64  # OSU's default window of bandwidth tests
 # OSU's name of a collective in its title (5.x: "Broadcast", "All-to-All Personalized
@@ -38,9 +51,11 @@ FIGURES = ("avg", "min", "max")
 class _Test:
     """The test a run's title names, and what its header lines said."""
 
-    def __init__(self, title: str):
+    def __init__(self, title: str, version: int):
         self.title = title
         self.sync = "MPI_Win_flush"  # OSU's default for one-sided latency
+        # what its sums add up: OSU 7's default (its "# Datatype:" line says), before it floats
+        self.datatype = Datatype.CHAR if version >= 7 else Datatype.FLOAT
         self.window = WINDOW
         self.pairs = 1
         self.columns: list[str] = []
@@ -79,6 +94,12 @@ def _title(line: str) -> str:
     return re.sub(r"^MPI(-\w+)?\s+", "", t)
 
 
+def _version(line: str) -> int:
+    """The major version a title line ends with ('... Test v7.3' -> 7; none: 0)."""
+    m = re.search(r"v?(\d+)[\d.]*\w*\s*$", line)
+    return int(m.group(1)) if m else 0
+
+
 def _columns(line: str) -> list[str]:
     """'# Size      Avg Latency(us)   Min Latency(us)' -> ['Size', 'Avg Latency(us)', ...]."""
     return [c for c in re.split(r"\s{2,}|\t", line.lstrip("#").strip()) if c]
@@ -89,11 +110,12 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     runs: list[list[Figure]] = []
     unmapped: list[str] = []
     windows: set[int] = set()
+    datatypes: set[Datatype] = set()
     test: _Test | None = None
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if line.startswith("# OSU"):
-            test = _Test(_title(line))
+            test = _Test(_title(line), _version(line))
             runs.append([])
         elif not line:
             continue
@@ -102,6 +124,8 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                       "the output of an OSU micro-benchmark?")
         elif line.startswith("# Synchronization:"):
             test.sync = line.split(":", 1)[1].strip()
+        elif line.startswith("# Datatype:"):
+            test.datatype = datatype_named(path, n, "OSU", line.split(":", 1)[1])
         elif m := re.search(r"pairs:\s*(\d+)", line):
             test.pairs = int(m.group(1))
             if w := re.search(r"window size:\s*(\d+)", line):
@@ -120,6 +144,8 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                     unmapped.append(test.title)
                 continue
             runs[-1].append(_figure(path, n, line, test, bench, reads, figure, choices.np))
+            if BENCHMARKS[bench].sums:
+                datatypes.add(test.datatype)
             if reads.startswith("mbs-window"):
                 windows.add(test.window)
     if len(windows) > 1:
@@ -127,7 +153,8 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                   "them separately")
     return found(path, "osu", runs, unmapped, "no OSU title line ('# OSU MPI ... Test vN'): "
                  "not the output of an OSU micro-benchmark",
-                 "OSU tests", windows.pop() if windows else None)
+                 "OSU tests", windows.pop() if windows else None,
+                 one_datatype(path, "OSU", datatypes))
 
 
 def _figure(path: Path, n: int, line: str, test: _Test, bench: str, reads: str, figure: str,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ArenaError
+from ..records import Datatype
 
 # What each suite measured, as the store's cells.timing records it (report/summary.py words it)
 TIMING = {
@@ -72,14 +73,16 @@ class SuiteRun:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A file of a suite's output: its runs, what in it has no counterpart in mpiarena, and the
-    window its bandwidth figures were converted with (None: none)."""
+    """A file of a suite's output: its runs, what in it has no counterpart in mpiarena, the
+    window its bandwidth figures were converted with (None: none) and the datatype its sums
+    (reductions) added up (None: it has none, or the suite does not say)."""
 
     path: Path
     suite: str
     runs: tuple[SuiteRun, ...]
     unmapped: tuple[str, ...] = ()
     window: int | None = None
+    datatype: Datatype | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ class Choices:
 
 
 def found(path: Path, suite: str, runs: list[list[Figure]], unmapped: list[str], header: str,
-          parts: str, window: int | None = None) -> Parsed:
+          parts: str, window: int | None = None, datatype: Datatype | None = None) -> Parsed:
     """What a parser found, or one line: `header` when no run of the suite began in the file;
     when none of its runs has a figure to import, the `parts` (IMB tables...) it held."""
     if not runs:
@@ -110,7 +113,26 @@ def found(path: Path, suite: str, runs: list[list[Figure]], unmapped: list[str],
     if not any(runs):
         raise bad(path, 1, f"no figures mpiarena can import ({parts}: "
                   f"{', '.join(unmapped) or 'none'})")
-    return Parsed(path, suite, tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped), window)
+    return Parsed(path, suite, tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped), window,
+                  datatype)
+
+
+def one_datatype(path: Path, suite: str, used: set[Datatype]) -> Datatype | None:
+    """The one datatype a file's sums added up (None: it has no sums), or one line: figures
+    of two datatypes are two measurements, never one cell's."""
+    if len(used) > 1:
+        raise bad(path, 0, f"{suite} sums of different datatypes "
+                  f"({', '.join(sorted(t.mpi for t in used))}): import them separately")
+    return next(iter(used), None)
+
+
+def datatype_named(path: Path, line: int, suite: str, name: str) -> Datatype:
+    """A datatype as a suite's output names it ('MPI_CHAR.'), or one line if it is not one of
+    those mpiarena records."""
+    if (datatype := Datatype.of_mpi(name)) is None:
+        raise bad(path, line, f"{suite} summed {name.strip().rstrip('.')}: mpiarena records "
+                  f"{', '.join(t.mpi for t in Datatype)}")
+    return datatype
 
 
 def bad(path: Path, line: int, what: str) -> ArenaError:

@@ -14,6 +14,23 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* The element type of every sum (ARENA_DATATYPE, read once at start-up: job.c; int unless
+ * set). Sizes stay bytes: a reduction of `size` bytes sums arena_elems(size, type) elements,
+ * a size that is not a whole number of them rounded up to one more. */
+enum arena_type { ARENA_TYPE_INT, ARENA_TYPE_CHAR, ARENA_TYPE_FLOAT, ARENA_TYPE_DOUBLE,
+                  ARENA_NTYPE };
+
+static inline size_t arena_type_size(enum arena_type t)
+{
+    return t == ARENA_TYPE_CHAR ? 1 : t == ARENA_TYPE_FLOAT ? sizeof(float)
+         : t == ARENA_TYPE_DOUBLE ? sizeof(double) : sizeof(int);
+}
+
+static inline size_t arena_elems(size_t size, enum arena_type t)
+{
+    return (size + arena_type_size(t) - 1) / arena_type_size(t);
+}
+
 /* Collective operations the driver can ask of a module. */
 enum arena_coll {
     ARENA_BARRIER,
@@ -24,11 +41,11 @@ enum arena_coll {
     ARENA_ALLREDUCE,
     ARENA_ALLGATHER,
     ARENA_ALLTOALL,
-    ARENA_REDUCE_SCATTER_BLOCK, /* ceil(size/4) ints padded to a multiple of np, sum; each
-                                 * rank gets its block (arena_block ints) */
-    ARENA_SCAN,         /* ceil(size/4) ints, sum, inclusive prefix */
+    ARENA_REDUCE_SCATTER_BLOCK, /* arena_elems elements padded to a multiple of np, sum;
+                                 * each rank gets its block (arena_block elements) */
+    ARENA_SCAN,         /* arena_elems elements, sum, inclusive prefix */
     ARENA_EXSCAN,       /* the same, exclusive (rank 0's result undefined) */
-    ARENA_REDUCE_LOCAL, /* local, no communication: rbuf += sbuf, ceil(size/4) ints */
+    ARENA_REDUCE_LOCAL, /* local, no communication: rbuf += sbuf, arena_elems elements */
     ARENA_REDUCE_DOUBLE, /* ceil(size/8) doubles, sum, root 0: the application kernels' */
     ARENA_NCOLL
 };
@@ -38,7 +55,7 @@ enum arena_nb {
     ARENA_NB_SEND,      /* to peer */
     ARENA_NB_RECV,      /* from peer */
     ARENA_NB_EXCHANGE,  /* both at once with peer */
-    ARENA_NB_ALLREDUCE, /* ceil(size/4) ints, sum (MPI_Iallreduce) */
+    ARENA_NB_ALLREDUCE, /* arena_elems elements, sum (MPI_Iallreduce) */
     ARENA_NB_ALLTOALL,  /* size bytes per pair (MPI_Ialltoall) */
 };
 
@@ -68,7 +85,10 @@ typedef struct arena_module {
     int (*has_coll)(enum arena_coll op, size_t size);
     /* Non-zero if a 0-byte point-to-point message exists (not on a byte stream). */
     int zero_byte_messages;
-    /* One collective of `size` bytes per rank (reduce: ceil(size/4) ints, sum), root 0.
+    /* Set the element type of the sums that coll and start make (reductions); NULL, or why
+     * this family cannot sum it (its reductions are then n/a with that reason). */
+    const char *(*reduce_as)(enum arena_type t);
+    /* One collective of `size` bytes per rank (reduce: arena_elems elements, sum), root 0.
      * sbuf/rbuf are sized by the driver: np*size where the operation needs it. */
     void (*coll)(enum arena_coll op, const void *sbuf, void *rbuf, size_t size);
     /* Optional (NULL: the family has none). Start one non-blocking operation; return 0 if
@@ -87,11 +107,10 @@ typedef struct arena_module {
 
 extern const arena_module arena_module_impl;
 
-/* Ints per rank in a reduce_scatter_block of `size` bytes over np ranks. */
-static inline size_t arena_block(size_t size, int np)
+/* Elements of type t per rank in a reduce_scatter_block of `size` bytes over np ranks. */
+static inline size_t arena_block(size_t size, int np, enum arena_type t)
 {
-    size_t ints = (size + 3) / 4;
-    return (ints + (size_t)np - 1) / (size_t)np;
+    return (arena_elems(size, t) + (size_t)np - 1) / (size_t)np;
 }
 
 /* Application kernels (apps.c), written once against the module. */

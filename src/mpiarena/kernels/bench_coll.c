@@ -59,10 +59,10 @@ static void mockup_call(int bench, size_t size, unsigned char *s, unsigned char 
                         unsigned char *t)
 {
     int rank = arena_rank, np = arena_np;
-    size_t ints = (size + 3) / 4 * 4, blk = arena_block(size, np) * 4;
+    size_t sums = arena_sum_bytes(size), blk = arena_sum_block(size) * arena_elem_size();
     size_t all = size * (size_t)np, piece = (size + (size_t)np - 1) / (size_t)np;
     switch (bench) {
-    case B_M_ALLREDUCE_RB: M->coll(ARENA_REDUCE, s, r, size); M->coll(ARENA_BCAST, r, r, ints); break;
+    case B_M_ALLREDUCE_RB: M->coll(ARENA_REDUCE, s, r, size); M->coll(ARENA_BCAST, r, r, sums); break;
     case B_M_ALLREDUCE_RSB:
         M->coll(ARENA_REDUCE_SCATTER_BLOCK, s, t, size);
         M->coll(ARENA_ALLGATHER, t, r, blk);
@@ -81,7 +81,7 @@ static void mockup_call(int bench, size_t size, unsigned char *s, unsigned char 
         break;
     case B_M_SCAN_ER: /* rank 0's exscan result is undefined: its scan is its own vector */
         M->coll(ARENA_EXSCAN, s, r, size);
-        if (rank == 0) memcpy(r, s, ints);
+        if (rank == 0) memcpy(r, s, sums);
         else M->coll(ARENA_REDUCE_LOCAL, s, r, size);
         break;
     default: break;

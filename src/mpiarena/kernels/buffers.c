@@ -16,7 +16,7 @@
 static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
 {
     size_t np = (size_t)arena_np;
-    size_t ints = (size + 3) / 4 * 4, blk = arena_block(size, arena_np) * 4;
+    size_t sums = arena_sum_bytes(size), blk = arena_sum_block(size) * arena_elem_size();
     size_t all = size * np;
     if (is_ext(b)) {
         arena_ext_buffers(b, size, sn, rn);
@@ -28,14 +28,14 @@ static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
     case B_GATHER: case B_ALLGATHER: *sn = size; *rn = all; break;
     case B_ALLTOALL: *sn = *rn = all; break;
     case B_REDUCE: case B_ALLREDUCE: case B_SCAN: case B_EXSCAN: case B_M_ALLREDUCE_RB:
-    case B_M_REDUCE_AR: case B_M_SCAN_ER: *sn = *rn = ints; break;
+    case B_M_REDUCE_AR: case B_M_SCAN_ER: *sn = *rn = sums; break;
     case B_REDUCE_SCATTER_BLOCK: case B_M_RSB_RS: *sn = blk * np; *rn = blk; break;
     case B_M_ALLREDUCE_RSB: *sn = *rn = blk * np; break;
     case B_M_BCAST_SA: *sn = 0; *rn = (size + np - 1) / np * np; break;
     case B_M_ALLGATHER_GB: case B_M_GATHER_AG: *sn = size; *rn = all; break;
     case B_M_ALLGATHER_A2A: case B_M_SCATTER_B: *sn = *rn = all; break;
     case B_MEMORY: *sn = *rn = all; break;
-    case B_OVERLAP: *sn = *rn = all > ints ? all : ints; break;
+    case B_OVERLAP: *sn = *rn = all > sums ? all : sums; break;
     case B_CPU: *sn = *rn = 1; break;
     case B_THREADS: *sn = 8; *rn = 64 * size; break;
     case B_APP_PI: case B_APP_MATVEC: case B_APP_MATMUL: case B_APP_ROWMM: case B_APP_PRIMES:

@@ -74,6 +74,7 @@ const char *arena_unrunnable(const struct cmd *c, char *msg, size_t len)
         return c->size == 0 && M->has_coll(coll_of(b), 1)
             ? "this family cannot express a 0-byte message in this collective"
             : "not expressible in this family";
+    if (is_sum(b) && arena_datatype_refused) return arena_datatype_refused;
     if (c->size < 0 || c->nobs < 1 || c->args.burst < 1 || c->args.hold < 0) return "bad cell parameters";
     if (c->sync < 0) return "unknown timing method: sync is loop, barrier or window";
     if (c->sync != SYNC_LOOP && !is_synced(b))

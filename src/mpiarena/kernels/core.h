@@ -19,7 +19,8 @@
  * extras.c      the figures an observation carries besides its time (arena_note)
  * faults.c      the test-only hooks, decided before any timed region
  * benchmarks.c  the benchmarks' names
- * job.c         the job: rank, rank count, thread level, memory after init
+ * job.c         the job: rank, rank count, thread level, memory after init, the sums'
+ *               element type
  * and below them all the family's module (arena.h; apps.c, the application kernels, uses
  * only the module).
  *
@@ -96,6 +97,61 @@ struct bufs {
 extern int arena_rank, arena_np;
 extern char arena_thread_level[32];
 extern double arena_rss_init;
+extern enum arena_type arena_datatype; /* the sums' element type (ARENA_DATATYPE; int) */
+extern int arena_datatype_asked;       /* ARENA_DATATYPE set: the datatype benchmarks' blocks
+                                        * are of it too (else MPI_BYTE) */
+extern const char *arena_datatype_refused; /* why the family cannot sum it, or NULL */
+
+/* Bytes of one element of the sums; elements a sum of `size` bytes adds up (rounded up), the
+ * bytes they span, and a reduce_scatter_block's elements per rank. */
+static inline size_t arena_elem_size(void) { return arena_type_size(arena_datatype); }
+static inline size_t arena_sum_elems(size_t size) { return arena_elems(size, arena_datatype); }
+static inline size_t arena_sum_bytes(size_t size)
+{
+    return arena_sum_elems(size) * arena_elem_size();
+}
+static inline size_t arena_sum_block(size_t size)
+{
+    return arena_block(size, arena_np, arena_datatype);
+}
+
+/* What rank r adds at element i of a checked sum, and the sum over ranks lo..hi-1: chars stay 0
+ * or 1, so that no sum over fewer than 128 ranks overflows (Open MPI 4.1.4 saturates a char sum
+ * that does, MPICH wraps it). */
+static inline long arena_summand(size_t i, int r)
+{
+    return arena_datatype == ARENA_TYPE_CHAR ? (long)((i + (size_t)r) % 2) : (long)(i % 1000) + r;
+}
+
+static inline long arena_summed(size_t i, int lo, int hi)
+{
+    long sum = 0;
+    for (int r = lo; r < hi; r++)
+        sum += arena_summand(i, r);
+    return sum;
+}
+
+/* Element i of a buffer of the sums' type set to v (char: its low byte). */
+static inline void arena_elem_set(unsigned char *p, size_t i, long v)
+{
+    switch (arena_datatype) {
+    case ARENA_TYPE_CHAR: p[i] = (unsigned char)(v & 0xff); break;
+    case ARENA_TYPE_FLOAT: ((float *)p)[i] = (float)v; break;
+    case ARENA_TYPE_DOUBLE: ((double *)p)[i] = (double)v; break;
+    default: ((int *)p)[i] = (int)v; break;
+    }
+}
+
+/* Whether element i differs from v (char: its low byte). */
+static inline int arena_elem_differs(const unsigned char *p, size_t i, long v)
+{
+    switch (arena_datatype) {
+    case ARENA_TYPE_CHAR: return p[i] != (unsigned char)(v & 0xff);
+    case ARENA_TYPE_FLOAT: return ((const float *)p)[i] != (float)v;
+    case ARENA_TYPE_DOUBLE: return ((const double *)p)[i] != (double)v;
+    default: return ((const int *)p)[i] != (int)v;
+    }
+}
 
 static inline int is_p2p(int b) { return b >= B_PINGPONG && b <= B_BIBW; }
 static inline int is_ext(int b) { return b >= B_EXT && b < B_COUNT; }
@@ -122,6 +178,14 @@ static inline int is_pair(int b)
            (ext_flags(b) & EXT_PAIR);
 }
 static inline int is_app(int b) { return b >= B_APP_PI && b <= B_APP_STENCIL; }
+/* Benchmarks that sum through the module (coll's reductions): those a family that cannot sum
+ * the job's type leaves n/a. */
+static inline int is_sum(int b)
+{
+    return b == B_REDUCE || b == B_ALLREDUCE || (b >= B_REDUCE_SCATTER_BLOCK && b <= B_EXSCAN) ||
+           b == B_M_ALLREDUCE_RB || b == B_M_ALLREDUCE_RSB || b == B_M_REDUCE_AR ||
+           b == B_M_RSB_RS || b == B_M_SCAN_ER;
+}
 static inline enum arena_coll coll_of(int b)
 {
     return b == B_BCAST_ACK ? ARENA_BCAST : (enum arena_coll)(b - B_BARRIER);

@@ -30,6 +30,7 @@
  * observations follow at k where k calls would last 1-4 targets (else calibration starts again
  * from the warm-up's time per call).
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
+ * ARENA_DATATYPE=int|char|float|double is the element type of every sum (job.c).
  *
  * How an observation's calls are timed (`sync`): timing_loop.c, timing_barrier.c,
  * timing_window.c. Every observation carries `cpu`: the rank's CPU seconds (user + system,
@@ -51,6 +52,23 @@
 #include "core.h"
 
 #define LINE 4096
+
+/* ARENA_DATATYPE=int|char|float|double: the sums' element type (job.c), read once; another
+ * value ends the job before the library starts, as ARENA_THREAD_LEVEL's does. */
+static void read_datatype(void)
+{
+    static const char *const names[ARENA_NTYPE] = {"int", "char", "float", "double"};
+    const char *want = getenv("ARENA_DATATYPE");
+    if (!want || !*want) return;
+    for (int t = 0; t < ARENA_NTYPE; t++)
+        if (!strcmp(want, names[t])) {
+            arena_datatype = (enum arena_type)t;
+            arena_datatype_asked = 1;
+            return;
+        }
+    fprintf(stderr, "arena: ARENA_DATATYPE=%s is not int, char, float or double\n", want);
+    exit(2);
+}
 
 static double realtime(void)
 {
@@ -234,9 +252,11 @@ int main(int argc, char **argv)
         }
     }
     const char *t0env = getenv("ARENA_T0");
+    read_datatype();
     double before = realtime();
     M->init(&argc, &argv, &arena_rank, &arena_np, arena_thread_level, sizeof arena_thread_level);
     double after = realtime();
+    arena_datatype_refused = M->reduce_as(arena_datatype);
     arena_faults_init(t0env);
     arena_resident(&arena_rss_init, &unused);
     const char *bind = getenv("ARENA_BIND");

@@ -1,6 +1,7 @@
 /*
  * mod_mpi.c - the MPI module: every primitive maps to one MPI call on a duplicate of
- * MPI_COMM_WORLD, all with MPI_BYTE except the reductions (MPI_INT, MPI_SUM).
+ * MPI_COMM_WORLD, all with MPI_BYTE except the reductions (MPI_SUM of the job's type:
+ * MPI_INT, MPI_CHAR, MPI_FLOAT or MPI_DOUBLE, reduce_as).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -10,8 +11,10 @@
 #include <time.h>
 
 #include "arena.h"
+#include "mpi_type.h"
 
 static MPI_Comm comm = MPI_COMM_NULL;
+static enum arena_type sums = ARENA_TYPE_INT; /* the reductions' element type */
 static const char *level_names[] = {"single", "funneled", "serialized", "multiple"};
 
 /* ARENA_THREAD_LEVEL=single|funneled|serialized|multiple asks MPI_Init_thread for that
@@ -161,31 +164,50 @@ static int mpi_has_coll(enum arena_coll op, size_t size)
     return op < ARENA_NCOLL;
 }
 
+/* MPICH and Open MPI sum all four types; LAM ends the job at a sum of MPI_CHAR (MPI 1.2's
+ * MPI_SUM takes integers and floating point, and MPI_CHAR is neither). */
+static const char *mpi_reduce_as(enum arena_type t)
+{
+    sums = t;
+#if defined(LAM_MPI)
+    static char why[160];
+    if (t == ARENA_TYPE_CHAR) {
+        snprintf(why, sizeof why, "LAM/MPI %d.%d.%d has no sum of MPI_CHAR (MPI 1.2 sums "
+                 "integers and floating point, not characters)", LAM_MAJOR_VERSION,
+                 LAM_MINOR_VERSION, LAM_RELEASE_VERSION);
+        return why;
+    }
+#endif
+    return NULL;
+}
+
 static void mpi_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)
 {
     void *s = (void *)sbuf;
-    int n = (int)size;
+    int n = (int)size, e = (int)arena_elems(size, sums);
+    MPI_Datatype type = arena_mpi_type(sums);
     switch (op) {
     case ARENA_BARRIER: MPI_Barrier(comm); break;
     case ARENA_BCAST: MPI_Bcast(rbuf, n, MPI_BYTE, 0, comm); break;
     case ARENA_SCATTER: MPI_Scatter(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, 0, comm); break;
     case ARENA_GATHER: MPI_Gather(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, 0, comm); break;
-    case ARENA_REDUCE: MPI_Reduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, 0, comm); break;
-    case ARENA_ALLREDUCE: MPI_Allreduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
+    case ARENA_REDUCE: MPI_Reduce(s, rbuf, e, type, MPI_SUM, 0, comm); break;
+    case ARENA_ALLREDUCE: MPI_Allreduce(s, rbuf, e, type, MPI_SUM, comm); break;
     case ARENA_ALLGATHER: MPI_Allgather(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
     case ARENA_ALLTOALL: MPI_Alltoall(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm); break;
-    case ARENA_SCAN: MPI_Scan(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
+    case ARENA_SCAN: MPI_Scan(s, rbuf, e, type, MPI_SUM, comm); break;
 #if HAVE_EXSCAN
-    case ARENA_EXSCAN: MPI_Exscan(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm); break;
+    case ARENA_EXSCAN: MPI_Exscan(s, rbuf, e, type, MPI_SUM, comm); break;
 #endif
 #if HAVE_MPI22
     case ARENA_REDUCE_SCATTER_BLOCK: {
         int np;
         MPI_Comm_size(comm, &np);
-        MPI_Reduce_scatter_block(s, rbuf, (int)arena_block(size, np), MPI_INT, MPI_SUM, comm);
+        MPI_Reduce_scatter_block(s, rbuf, (int)arena_block(size, np, sums), type, MPI_SUM,
+                                 comm);
         break;
     }
-    case ARENA_REDUCE_LOCAL: MPI_Reduce_local(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM); break;
+    case ARENA_REDUCE_LOCAL: MPI_Reduce_local(s, rbuf, e, type, MPI_SUM); break;
 #endif
     case ARENA_REDUCE_DOUBLE:
         MPI_Reduce(s, rbuf, (n + 7) / 8, MPI_DOUBLE, MPI_SUM, 0, comm);
@@ -210,7 +232,8 @@ static int mpi_start(enum arena_nb op, const void *sbuf, void *rbuf, size_t size
         return 1;
 #if MPI_VERSION >= 3 && !defined(LAM_MPI)
     case ARENA_NB_ALLREDUCE:
-        MPI_Iallreduce(s, rbuf, (n + 3) / 4, MPI_INT, MPI_SUM, comm, &pending[npending++]);
+        MPI_Iallreduce(s, rbuf, (int)arena_elems(size, sums), arena_mpi_type(sums), MPI_SUM,
+                       comm, &pending[npending++]);
         return 1;
     case ARENA_NB_ALLTOALL:
         MPI_Ialltoall(s, n, MPI_BYTE, rbuf, n, MPI_BYTE, comm, &pending[npending++]);
@@ -383,6 +406,7 @@ const arena_module arena_module_impl = {
     .burst = mpi_burst,
     .has_coll = mpi_has_coll,
     .zero_byte_messages = 1,
+    .reduce_as = mpi_reduce_as,
     .coll = mpi_coll,
     .start = mpi_start,
     .wait = mpi_wait,

@@ -4,8 +4,9 @@
  * so group instance numbers equal ranks. Settings (read by rank 0 and passed on):
  *   ARENA_PVM_ROUTE=direct     task-to-task TCP links (PvmRouteDirect) instead of via pvmd
  *   ARENA_PVM_ENCODING=xdr|raw|inplace   PvmDataDefault (XDR), PvmDataRaw, PvmDataInPlace
- * Collectives: barrier (pvm_barrier), bcast (pvm_mcast), scatter, gather, reduce (PvmSum);
- * allreduce, allgather and alltoall have no PVM call and are reported n/a, as are 0-byte
+ * Collectives: barrier (pvm_barrier), bcast (pvm_mcast), scatter, gather, reduce (PvmSum of
+ * the job's type: PVM_INT, PVM_FLOAT or PVM_DOUBLE; PvmSum has no PVM_BYTE, so char sums are
+ * n/a); allreduce, allgather and alltoall have no PVM call and are reported n/a, as are 0-byte
  * scatter, gather and reduce (PVM refuses a count of 0).
  */
 #define _GNU_SOURCE
@@ -84,7 +85,7 @@ static void pvm_init_(int *argc, char ***argv, int *rank, int *np, char *level, 
         settings[1] = getenv("ARENA_PVM_ROUTE") && !strcmp(getenv("ARENA_PVM_ROUTE"), "direct");
         settings[2] = setting_encoding(getenv("ARENA_PVM_ENCODING"));
         tids[0] = pvm_mytid();
-        setenv("PVM_EXPORT", "ARENA_FAULT:ARENA_BIND:MPIARENA_JOB:ARENA_T0", 1);
+        setenv("PVM_EXPORT", "ARENA_FAULT:ARENA_BIND:MPIARENA_JOB:ARENA_T0:ARENA_DATATYPE", 1);
         char exe[4096];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
         if (n <= 0)
@@ -205,6 +206,20 @@ static int pvm_has_coll_(enum arena_coll op, size_t size)
     return op == ARENA_BARRIER || op == ARENA_BCAST;
 }
 
+static enum arena_type sums = ARENA_TYPE_INT; /* the reductions' element type */
+
+static const char *pvm_reduce_as_(enum arena_type t)
+{
+    sums = t;
+    return t == ARENA_TYPE_CHAR ? "PVM has no sum of chars: pvm_reduce's PvmSum takes every "
+                                  "type but PVM_BYTE (its manual page)" : NULL;
+}
+
+static int pvm_type(enum arena_type t)
+{
+    return t == ARENA_TYPE_FLOAT ? PVM_FLOAT : t == ARENA_TYPE_DOUBLE ? PVM_DOUBLE : PVM_INT;
+}
+
 static void pvm_coll_(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)
 {
     int n = (int)size, rc = 0;
@@ -227,8 +242,9 @@ static void pvm_coll_(enum arena_coll op, const void *sbuf, void *rbuf, size_t s
         rc = pvm_gather(rbuf, (void *)sbuf, n, PVM_BYTE, TAG_COLL, GROUP, 0);
         break;
     case ARENA_REDUCE: /* pvm_reduce works in place: the copy is part of the cost */
-        memcpy(rbuf, sbuf, (size + 3) / 4 * 4);
-        rc = pvm_reduce(PvmSum, rbuf, (n + 3) / 4, PVM_INT, TAG_COLL, GROUP, 0);
+        memcpy(rbuf, sbuf, arena_elems(size, sums) * arena_type_size(sums));
+        rc = pvm_reduce(PvmSum, rbuf, (int)arena_elems(size, sums), pvm_type(sums), TAG_COLL,
+                        GROUP, 0);
         break;
     case ARENA_REDUCE_DOUBLE:
         memcpy(rbuf, sbuf, (size + 7) / 8 * 8);
@@ -254,6 +270,7 @@ const arena_module arena_module_impl = {
     .sendrecv = pvm_sendrecv_,
     .burst = pvm_burst,
     .has_coll = pvm_has_coll_,
+    .reduce_as = pvm_reduce_as_,
     .no_config = "not an MPI library",
     .zero_byte_messages = 1,
     .coll = pvm_coll_,

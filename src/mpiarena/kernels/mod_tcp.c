@@ -230,6 +230,12 @@ static int tcp_has_coll(enum arena_coll op, size_t size)
     return 0;
 }
 
+static const char *tcp_reduce_as(enum arena_type t)
+{
+    (void)t; /* no collective, no sum: each is n/a as not expressible */
+    return NULL;
+}
+
 static void tcp_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)
 {
     (void)op, (void)sbuf, (void)rbuf, (void)size;
@@ -249,6 +255,7 @@ const arena_module arena_module_impl = {
     .sendrecv = tcp_sendrecv,
     .burst = tcp_burst,
     .has_coll = tcp_has_coll,
+    .reduce_as = tcp_reduce_as,
     .no_config = "not an MPI library",
     .zero_byte_messages = 0,
     .coll = tcp_coll,

@@ -1,8 +1,8 @@
 /*
  * mpi_nbc.c - ext.h's G_NBC benchmarks: MPI-3's non-blocking collectives, every rank taking
  * part, on a duplicate of MPI_COMM_WORLD. The data are the blocking collectives' (mod_mpi.c):
- * ibcast from and ireduce to rank 0, the reductions ceil(size/4) MPI_INT summed, ialltoall and
- * iallgather size bytes per rank.
+ * ibcast from and ireduce to rank 0, the reductions MPI_SUM of the job's type (job.c), ialltoall
+ * and iallgather size bytes per rank.
  *   OP                 one MPI_I<op>, then MPI_Wait: an iteration, timed by the core
  *   OP-overlap         OSU's overlap (osu_ibcast...), timed here: every iteration after the
  *                      driver's barrier (untimed), first k of start + wait alone (pure, per
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "mpi_type.h"
 
 #if MPI_VERSION >= 3 && !defined(LAM_MPI)
 #define HAVE_NBC 1
@@ -67,11 +68,11 @@ static const char *nbc_unrunnable(int b, size_t size, int np, char *msg, size_t 
 
 static void nbc_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
 {
-    size_t ints = (size + 3) / 4 * 4, all = size * (size_t)np;
+    size_t summed = arena_sum_bytes(size), all = size * (size_t)np;
     switch (op_of(b)) {
     case IBARRIER: *sn = *rn = 0; break;
     case IBCAST: *sn = 0; *rn = size; break;
-    case IREDUCE: case IALLREDUCE: *sn = *rn = ints; break;
+    case IREDUCE: case IALLREDUCE: *sn = *rn = summed; break;
     case IALLTOALL: *sn = *rn = all; break;
     case IALLGATHER: *sn = size; *rn = all; break;
     }
@@ -87,12 +88,13 @@ static void nbc_setup(int b, size_t size, int burst, const struct bufs *bufs)
 static void start(enum op op, size_t size, unsigned char *s, unsigned char *r)
 {
 #if HAVE_NBC
-    int n = (int)size, ints = (int)((size + 3) / 4);
+    int n = (int)size, e = (int)arena_sum_elems(size);
+    MPI_Datatype type = arena_mpi_type(arena_datatype);
     switch (op) {
     case IBARRIER: MPI_Ibarrier(comm, &req); break;
     case IBCAST: MPI_Ibcast(r, n, MPI_BYTE, 0, comm, &req); break;
-    case IREDUCE: MPI_Ireduce(s, r, ints, MPI_INT, MPI_SUM, 0, comm, &req); break;
-    case IALLREDUCE: MPI_Iallreduce(s, r, ints, MPI_INT, MPI_SUM, comm, &req); break;
+    case IREDUCE: MPI_Ireduce(s, r, e, type, MPI_SUM, 0, comm, &req); break;
+    case IALLREDUCE: MPI_Iallreduce(s, r, e, type, MPI_SUM, comm, &req); break;
     case IALLTOALL: MPI_Ialltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, &req); break;
     case IALLGATHER: MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, &req); break;
     }
@@ -188,12 +190,13 @@ static long wrong(const unsigned char *p, size_t n, long from)
     return -1;
 }
 
-/* The first wrong byte of n ints that should hold the sums over every rank of i % 1000 + rank,
- * or -1. */
-static long wrong_sums(const int *v, size_t n, int np)
+/* The first wrong byte of n elements of the sums' type that should hold the sums over every
+ * rank of arena_summand, or -1. */
+static long wrong_sums(const unsigned char *v, size_t n, int np)
 {
     for (size_t i = 0; i < n; i++)
-        if (v[i] != np * (int)(i % 1000) + np * (np - 1) / 2) return (long)i * 4;
+        if (arena_elem_differs(v, i, arena_summed(i, 0, np)))
+            return (long)(i * arena_elem_size());
     return -1;
 }
 
@@ -205,13 +208,13 @@ static const char *nbc_validate(int b, size_t size, const struct bufs *bufs, cha
     int rank = arena_rank, np = arena_np;
     enum op op = op_of(b);
     unsigned char *s = bufs->s, *r = bufs->r;
-    size_t sn, rn, ints = (size + 3) / 4;
+    size_t sn, rn, nsum = arena_sum_elems(size);
     long bad = -1;
     nbc_buffers(b, size, np, &sn, &rn);
     memset(r, 0, rn);
     if (op == IBCAST && rank == 0) fill(r, size, 0);
     if (op == IREDUCE || op == IALLREDUCE)
-        for (size_t i = 0; i < ints; i++) ((int *)s)[i] = (int)(i % 1000) + rank;
+        for (size_t i = 0; i < nsum; i++) arena_elem_set(s, i, arena_summand(i, rank));
     if (op == IALLTOALL)
         for (int j = 0; j < np; j++) fill(s + (size_t)j * size, size, (long)rank * np + j);
     if (op == IALLGATHER) fill(s, size, rank);
@@ -221,8 +224,8 @@ static const char *nbc_validate(int b, size_t size, const struct bufs *bufs, cha
     switch (op) {
     case IBARRIER: break;
     case IBCAST: bad = wrong(r, size, 0); break;
-    case IREDUCE: if (rank == 0) bad = wrong_sums((const int *)r, ints, np); break;
-    case IALLREDUCE: bad = wrong_sums((const int *)r, ints, np); break;
+    case IREDUCE: if (rank == 0) bad = wrong_sums(r, nsum, np); break;
+    case IALLREDUCE: bad = wrong_sums(r, nsum, np); break;
     case IALLTOALL:
         for (int j = 0; j < np && bad < 0; j++)
             if ((bad = wrong(r + (size_t)j * size, size, (long)j * np + rank)) >= 0)

@@ -1,7 +1,7 @@
 /*
  * mpi_persist.c - ext.h's G_PERSIST benchmarks (MPI 4.0's persistent collectives):
- * MPI_Bcast_init (from rank 0), MPI_Reduce_init (to rank 0) and MPI_Allreduce_init of
- * ceil(size/4) MPI_INT summed, MPI_Alltoall_init of size bytes per pair of ranks; the request
+ * MPI_Bcast_init (from rank 0), MPI_Reduce_init (to rank 0) and MPI_Allreduce_init summing
+ * the job's type (job.c), MPI_Alltoall_init of size bytes per pair of ranks; the request
  * made in setup, then MPI_Start and MPI_Wait per iteration, on the same buffers as the
  * blocking bcast, reduce, allreduce and alltoall.
  * A persistent request binds its buffers: setup makes one request per slot of the cell's
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "mpi_type.h"
 
 #if MPI_VERSION >= 4
 #define PCOLL(name) MPI_##name##_init
@@ -53,28 +54,27 @@ static const char *persist_unrunnable(int b, size_t size, int np, char *msg, siz
 #endif
 }
 
-static size_t ints_of(size_t size) { return (size + 3) / 4; }
-
 static void persist_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
 {
     switch (b) {
     case XB_BCAST_INIT: *sn = 0; *rn = size; break;
     case XB_ALLTOALL_INIT: *sn = *rn = size * (size_t)np; break;
-    default: *sn = *rn = ints_of(size) * 4; break;
+    default: *sn = *rn = arena_sum_bytes(size); break;
     }
 }
 
 #if defined(PCOLL)
 static void make(int b, size_t size, unsigned char *s, unsigned char *r, MPI_Request *req)
 {
-    int n = (int)size, ints = (int)ints_of(size);
+    int n = (int)size, e = (int)arena_sum_elems(size);
+    MPI_Datatype type = arena_mpi_type(arena_datatype);
     switch (b) {
     case XB_BCAST_INIT: PCOLL(Bcast)(r, n, MPI_BYTE, 0, comm, MPI_INFO_NULL, req); break;
     case XB_REDUCE_INIT:
-        PCOLL(Reduce)(s, r, ints, MPI_INT, MPI_SUM, 0, comm, MPI_INFO_NULL, req);
+        PCOLL(Reduce)(s, r, e, type, MPI_SUM, 0, comm, MPI_INFO_NULL, req);
         break;
     case XB_ALLREDUCE_INIT:
-        PCOLL(Allreduce)(s, r, ints, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, req);
+        PCOLL(Allreduce)(s, r, e, type, MPI_SUM, comm, MPI_INFO_NULL, req);
         break;
     default: PCOLL(Alltoall)(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, MPI_INFO_NULL, req); break;
     }
@@ -111,21 +111,20 @@ static unsigned char pattern(int from, int to, size_t i)
     return (unsigned char)(from * 131 + to * 37 + (long)i * 7 + (long)(i >> 8) * 13 + 1);
 }
 
-static int summand(size_t i, int rank) { return (int)(i % 1000) + rank; }
-
 /* Slot 0's request once with patterned data: bcast's bytes from rank 0, the sums of
- * summand(i, rank) over the ranks (at rank 0 for reduce), alltoall's block from each rank. */
+ * arena_summand(i, rank) over the ranks (at rank 0 for reduce), alltoall's block from each
+ * rank. */
 static const char *persist_validate(int b, size_t size, const struct bufs *bufs, char *msg,
                                     size_t len)
 {
-    int rank = arena_rank, np = arena_np, *si = (int *)bufs->s, *ri = (int *)bufs->r;
+    int rank = arena_rank, np = arena_np;
     unsigned char *s = bufs->s, *r = bufs->r;
-    size_t ints = ints_of(size), sn, rn;
+    size_t nsum = arena_sum_elems(size), sn, rn;
     persist_buffers(b, size, np, &sn, &rn);
     memset(r, 0, rn);
     for (size_t i = 0; b == XB_BCAST_INIT && rank == 0 && i < size; i++) r[i] = pattern(0, -1, i);
-    for (size_t i = 0; (b == XB_REDUCE_INIT || b == XB_ALLREDUCE_INIT) && i < ints; i++)
-        si[i] = summand(i, rank);
+    for (size_t i = 0; (b == XB_REDUCE_INIT || b == XB_ALLREDUCE_INIT) && i < nsum; i++)
+        arena_elem_set(s, i, arena_summand(i, rank));
     for (int j = 0; b == XB_ALLTOALL_INIT && j < np; j++)
         for (size_t i = 0; i < size; i++) s[(size_t)j * size + i] = pattern(rank, j, i);
     persist_call(b, size, s, r);
@@ -138,8 +137,9 @@ static const char *persist_validate(int b, size_t size, const struct bufs *bufs,
         for (size_t i = 0; i < size * (size_t)np && bad < 0; i++)
             if (r[i] != pattern((int)(i / size), rank, i % size)) bad = (long)i;
     } else if (b == XB_ALLREDUCE_INIT || rank == 0) {
-        for (size_t i = 0; i < ints && bad < 0; i++)
-            if (ri[i] != np * (int)(i % 1000) + np * (np - 1) / 2) bad = (long)i * 4;
+        for (size_t i = 0; i < nsum && bad < 0; i++)
+            if (arena_elem_differs(r, i, arena_summed(i, 0, np)))
+                bad = (long)(i * arena_elem_size());
     }
     if (bad < 0) return NULL;
     snprintf(msg, len, "rank %d received wrong data at byte %ld of %zu", rank, bad, rn);

@@ -4,8 +4,8 @@
  *   <op>-<sync>       one operation per epoch; time per iteration = one epoch
  *   put-bw-<sync>     the cell's `burst` operations in one epoch; time per epoch
  *   get-bw-<sync>
- * Operations: put, get (size bytes), accumulate and get_accumulate (ceil(size/4) MPI_INT,
- * MPI_SUM), fetch_and_op (one 8-byte integer, sum) and compare_and_swap (one 8-byte integer).
+ * Operations: put, get (size bytes), accumulate and get_accumulate (MPI_SUM of the job's
+ * type, job.c), fetch_and_op (one 8-byte integer, sum) and compare_and_swap (one 8-byte integer).
  * Synchronisation, per iteration:
  *   fence    the op then MPI_Win_fence on both ranks (the fence that closes one epoch opens the
  *            next; setup opens the first)
@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "mpi_type.h"
 
 #if defined(LAM_MPI)
 #define HAVE_LOCK 0 /* MPI_Win_lock is declared in LAM's mpi.h but liblam has none */
@@ -134,7 +135,7 @@ static void rma_buffers(int b, size_t size, int np, size_t *sn, size_t *rn)
 {
     (void)np;
     switch (op_of(b)) {
-    case ACC: case GACC: *sn = *rn = (size + 3) / 4 * 4; break;
+    case ACC: case GACC: *sn = *rn = arena_sum_bytes(size); break;
     case FOP: *sn = *rn = 8; break;
     case CAS: *sn = 16, *rn = 8; break; /* the new value, then the one compared */
     default: *sn = *rn = size; break;
@@ -180,14 +181,15 @@ static void rma_setup(int b, size_t size, int burst, const struct bufs *bufs)
 /* One operation from the origin's slot buffers s and r to the target's slot at disp. */
 static void one_op(enum rma_op o, size_t size, unsigned char *s, unsigned char *r, MPI_Aint disp)
 {
-    int n = (int)((size + 3) / 4);
+    int n = (int)arena_sum_elems(size);
+    MPI_Datatype type = arena_mpi_type(arena_datatype);
     switch (o) {
     case PUT: MPI_Put(s, (int)size, MPI_BYTE, 1, disp, (int)size, MPI_BYTE, win); break;
     case GET: MPI_Get(r, (int)size, MPI_BYTE, 1, disp, (int)size, MPI_BYTE, win); break;
-    case ACC: MPI_Accumulate(s, n, MPI_INT, 1, disp, n, MPI_INT, MPI_SUM, win); break;
+    case ACC: MPI_Accumulate(s, n, type, 1, disp, n, type, MPI_SUM, win); break;
 #if HAVE_MPI3
     case GACC:
-        MPI_Get_accumulate(s, n, MPI_INT, r, n, MPI_INT, 1, disp, n, MPI_INT, MPI_SUM, win);
+        MPI_Get_accumulate(s, n, type, r, n, type, 1, disp, n, type, MPI_SUM, win);
         break;
     case FOP: MPI_Fetch_and_op(s, r, MPI_INT64_T, 1, disp, MPI_SUM, win); break;
     case CAS: MPI_Compare_and_swap(s, s + 8, r, MPI_INT64_T, 1, disp, win); break;
@@ -240,8 +242,10 @@ static void own_access(int b, int begin)
 }
 
 static unsigned char pattern(size_t i) { return (unsigned char)(i * 7 + (i >> 8) * 13 + 5); }
-static int32_t before(size_t i) { return (int32_t)(i % 1000); }
-static int32_t added(size_t i) { return (int32_t)(7 * (i % 13) + 1); }
+/* The target's value and the origin's operand at element i (chars: a sum below 128). */
+static int chars(void) { return arena_datatype == ARENA_TYPE_CHAR; }
+static long before(size_t i) { return (long)(i % (chars() ? 64 : 1000)); }
+static long added(size_t i) { return (long)((chars() ? 1 : 7) * (i % 13) + 1); }
 
 /* The first of n bytes where got differs from want, or -1. */
 static long differs(const void *got, const void *want, size_t n)
@@ -258,8 +262,8 @@ static const char *rma_validate(int b, size_t size, const struct bufs *bufs, cha
                                 size_t len)
 {
     enum rma_op o = op_of(b);
-    size_t n = (size + 3) / 4;
-    size_t span = o == FOP || o == CAS ? 8 : o == ACC || o == GACC ? 4 * n : size;
+    size_t n = arena_sum_elems(size);
+    size_t span = o == FOP || o == CAS ? 8 : o == ACC || o == GACC ? arena_sum_bytes(size) : size;
     unsigned char *s = bufs->s, *r = bufs->r, *t = mem;
     unsigned char *tw = arena_xcalloc(span, 1, "a check");
     unsigned char *rw = arena_xcalloc(span, 1, "a check");
@@ -271,9 +275,8 @@ static const char *rma_validate(int b, size_t size, const struct bufs *bufs, cha
         tw[i] = o == PUT || o == GET ? pattern(i) : 0, rw[i] = o == GET ? pattern(i) : 0;
     if (o == ACC || o == GACC)
         for (size_t i = 0; i < n; i++) {
-            int32_t was = before(i), sum = was + added(i);
-            memcpy(tw + 4 * i, &sum, 4);
-            if (o == GACC) memcpy(rw + 4 * i, &was, 4);
+            arena_elem_set(tw, i, before(i) + added(i));
+            if (o == GACC) arena_elem_set(rw, i, before(i));
         }
     if (o == FOP || o == CAS) {
         int64_t now = o == FOP ? v[0] + v[1] : 99;
@@ -284,14 +287,14 @@ static const char *rma_validate(int b, size_t size, const struct bufs *bufs, cha
         own_access(b, 1);
         for (size_t i = 0; i < span; i++) t[i] = o == GET ? pattern(i) : 0;
         if (o == ACC || o == GACC)
-            for (size_t i = 0; i < n; i++) memcpy(t + 4 * i, &(int32_t){before(i)}, 4);
+            for (size_t i = 0; i < n; i++) arena_elem_set(t, i, before(i));
         if (o == FOP || o == CAS) memcpy(t, &v[0], 8);
         own_access(b, 0);
     } else {
         memset(r, 0, span);
         for (size_t i = 0; i < size; i++) s[i] = pattern(i);
         if (o == ACC || o == GACC)
-            for (size_t i = 0; i < n; i++) memcpy(s + 4 * i, &(int32_t){added(i)}, 4);
+            for (size_t i = 0; i < n; i++) arena_elem_set(s, i, added(i));
         if (o == FOP) memcpy(s, &v[1], 8);
         if (o == CAS) memcpy(s, &(int64_t){99}, 8), memcpy(s + 8, &v[0], 8);
     }

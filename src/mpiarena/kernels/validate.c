@@ -29,15 +29,13 @@ static long check(const unsigned char *p, size_t n, long src)
     return -1;
 }
 
-static int reduce_value(size_t i, int r) { return (int)(i % 1000) + r; }
-
-/* Index of the first wrong byte of n ints that should hold the sums of reduce_value over
- * ranks lo..hi-1 at elements first, first + 1, ...; or -1. */
-static long check_sums(const int *ri, size_t n, size_t first, int lo, int hi)
+/* Index of the first wrong byte of n elements of the sums' type that should hold the sums of
+ * arena_summand over ranks lo..hi-1 at elements first, first + 1, ...; or -1. */
+static long check_sums(const unsigned char *r, size_t n, size_t first, int lo, int hi)
 {
     for (size_t i = 0; i < n; i++)
-        if (ri[i] != (hi - lo) * (int)((first + i) % 1000) + (lo + hi - 1) * (hi - lo) / 2)
-            return (long)i * 4;
+        if (arena_elem_differs(r, i, arena_summed(first + i, lo, hi)))
+            return (long)(i * arena_elem_size());
     return -1;
 }
 
@@ -60,8 +58,7 @@ const char *arena_validate(int bench, size_t size, const struct bufs *b, int bur
     unsigned char *s = b->s, *r = b->r;
     int rank = arena_rank, np = arena_np;
     long bad = -1;
-    int *si = (int *)s, *ri = (int *)r;
-    size_t nint = (size + 3) / 4, bints = arena_block(size, np);
+    size_t nsum = arena_sum_elems(size), bsum = arena_sum_block(size);
     int checks = 0, as = checked_as(bench);
     if (is_ext(bench))
         return arena_ext_validate(bench, size, b, msg, len);
@@ -78,8 +75,8 @@ const char *arena_validate(int bench, size_t size, const struct bufs *b, int bur
         break;
     case B_REDUCE: case B_ALLREDUCE: case B_SCAN: case B_EXSCAN: case B_REDUCE_SCATTER_BLOCK: {
         int padded = as == B_REDUCE_SCATTER_BLOCK || bench == B_M_ALLREDUCE_RSB; /* np blocks */
-        for (size_t i = 0; i < (padded ? bints * (size_t)np : nint); i++)
-            si[i] = reduce_value(i, rank);
+        for (size_t i = 0; i < (padded ? bsum * (size_t)np : nsum); i++)
+            arena_elem_set(s, i, arena_summand(i, rank));
         break;
     }
     default:
@@ -111,15 +108,15 @@ const char *arena_validate(int bench, size_t size, const struct bufs *b, int bur
         for (int j = 0; j < np && bad < 0; j++) { bad = check(r + (size_t)j * size, size, (long)j * np + rank); checks = 1; }
         break;
     case B_REDUCE: case B_ALLREDUCE:
-        if (rank == 0 || as == B_ALLREDUCE) { checks = 1; bad = check_sums(ri, nint, 0, 0, np); }
+        if (rank == 0 || as == B_ALLREDUCE) { checks = 1; bad = check_sums(r, nsum, 0, 0, np); }
         break;
-    case B_SCAN: checks = 1; bad = check_sums(ri, nint, 0, 0, rank + 1); break;
+    case B_SCAN: checks = 1; bad = check_sums(r, nsum, 0, 0, rank + 1); break;
     case B_EXSCAN: /* rank 0's result is undefined */
-        if (rank > 0) { checks = 1; bad = check_sums(ri, nint, 0, 0, rank); }
+        if (rank > 0) { checks = 1; bad = check_sums(r, nsum, 0, 0, rank); }
         break;
     case B_REDUCE_SCATTER_BLOCK:
         checks = 1;
-        bad = check_sums(ri, bints, (size_t)rank * bints, 0, np);
+        bad = check_sums(r, bsum, (size_t)rank * bsum, 0, np);
         break;
     default: break;
     }

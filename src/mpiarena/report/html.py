@@ -28,7 +28,7 @@ from ..analysis.run import Analysis, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, element_type
 from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
@@ -229,7 +229,9 @@ def _benches(a: Analysis) -> list[dict[str, Any]]:
         spec = BENCHMARKS[bench]
         entry = by_bench.get(bench)
         if entry is None:
-            entry = {"name": bench, "doc": spec.doc, "kind": spec.kind, "sized": spec.sized,
+            typed = element_type(bench, a.data.settings)
+            entry = {"name": bench, "doc": f"{spec.doc} ({typed})" if typed else spec.doc,
+                     "kind": spec.kind, "sized": spec.sized,
                      "tables": [], "ranks_image": None}
             by_bench[bench] = entry
             benches.append(entry)
@@ -274,6 +276,8 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         ("hang timeout", f"{settings.timeout} s"),
         ("rank counts", ", ".join(str(n) for n in settings.nps)),
         ("sizes", ", ".join(format_size(s) for s in settings.sizes)),
+        ("datatype of the sums", settings.sums_name),
+        ("datatype benchmarks' blocks", f"8 bytes of {settings.blocks}"),
     ]
     n_comparisons = len(all_verdicts)
     found = finding(data.jobs)

@@ -29,7 +29,7 @@ from ..analysis.stats import (
     Verdict,
 )
 from ..analysis.verdicts import Speed, Sureness
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, rounded_up
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
 from ..records import ImplementationRecord, VariantRecord, impl_of
 from ..results import Key, RunData
@@ -116,7 +116,30 @@ def method_lines(data: RunData) -> list[str]:
     if suite := imported_suite(data.run.suite):
         text = IMPORTED_METHOD.format(suite=suite, launches=data.settings.launches) + \
             text[text.index("Cells show"):]
-    return [text, *_timing_lines(data), *_late_lines(data)]
+    return [text, *_timing_lines(data), *datatype_lines(data), *_late_lines(data)]
+
+
+def datatype_lines(data: RunData) -> list[str]:
+    """What the run's sums added up and its datatype benchmarks' blocks were made of, where it
+    measured any: 'Reductions: MPI_INT sums (reduce, allreduce), ...'."""
+    ran = {key.bench for key in data.cells}
+    sums = [b for b in BENCHMARKS if b in ran and BENCHMARKS[b].sums]
+    blocks = [b for b in BENCHMARKS if b in ran and BENCHMARKS[b].group == "datatypes"]
+    out = []
+    if sums:
+        t = data.settings.sums
+        if t is None:
+            out.append(f"Reductions: sums of {data.settings.sums_name} ({', '.join(sums)}).")
+        else:
+            odd = [] if imported_suite(data.run.suite) else rounded_up(
+                tuple(sorted({k.size for k in data.cells if k.bench in sums})), t)
+            out.append(f"Reductions: {t.mpi} sums ({', '.join(sums)}), sizes in bytes, {t.size} "
+                       "B an element" + (f"; {', '.join(map(format_size, odd))} rounded up to "
+                                         "whole elements" if odd else "") + ".")
+    if blocks:
+        out.append(f"Datatype benchmarks: 8-byte blocks of {data.settings.blocks} "
+                   f"({', '.join(blocks)}).")
+    return out
 
 
 def _timing_lines(data: RunData) -> list[str]:

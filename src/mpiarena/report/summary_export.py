@@ -20,16 +20,17 @@ from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..analysis.whatran import run_configs
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, element_type
 from ..results import RunData
 from .summary import method_lines
 from .whatran import binding_line
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
-VERSION = 5  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models;
-# 5: counterparts, overlap
+VERSION = 6  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models;
+# 5: counterparts, overlap; 6: datatype (the run's, and each record's where it matters)
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
-FIELDS = ["variant", "bench", "size", "np", "unit", "timing", "status", "reason", "launches",
+FIELDS = ["variant", "bench", "size", "np", "unit", "datatype", "timing", "status", "reason",
+          "launches",
           "observations", "figure", "ci_low", "ci_high", "ci_confidence", "rerun_low", "rerun_high",
           "rerun_confidence", "between_launches", "fastest", "ratio_to_fastest", "ratio_ci_low",
           "ratio_ci_high", "p_adjusted", "verdict", "undecided_why", "launches_needed"]
@@ -51,7 +52,8 @@ def records(a: Analysis) -> list[dict[str, object]]:
             v = against.get(variant)
             out.append({
                 "variant": variant, "bench": bench, "size": size, "np": np_,
-                "unit": UNITS[BENCHMARKS[bench].unit], "timing": group.timing,
+                "unit": UNITS[BENCHMARKS[bench].unit],
+                "datatype": element_type(bench, a.data.settings), "timing": group.timing,
                 "status": group.status, "reason": group.reason or None,
                 "launches": s.launches if s else 0, "observations": s.n if s else 0,
                 "figure": _number(s.median) if s else None,
@@ -84,7 +86,7 @@ def to_json(a: Analysis) -> str:
         "schema": "mpiarena-summary", "version": VERSION,
         "run": {"id": data.run_id, "status": data.status, "suite": data.run.suite,
                 "started": data.run.started, "command": data.run.command,
-                "machine": data.machine},
+                "machine": data.machine, "datatype": datatype_record(data)},
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
         "what_ran": what_ran(data),
         "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
@@ -92,6 +94,14 @@ def to_json(a: Analysis) -> str:
         "counterparts": [counterpart_record(c) for c in counterpart_checks(data)],
         "overlap": [overlap_record(r) for r in overlap_rows(data)],
         "records": records(a)}, indent=1)
+
+
+def datatype_record(data: RunData) -> dict[str, Any]:
+    """The run's datatypes: what its sums added up and its datatype benchmarks' blocks were made
+    of, and what --datatype asked (None: nothing; an imported run: the suite's)."""
+    s = data.settings
+    return {"sums": s.sums.mpi if s.sums else None, "blocks": s.blocks,
+            "asked": s.datatype.value if s.datatype else None}
 
 
 def _hidden(h: Hidden | None) -> dict[str, Any] | None:

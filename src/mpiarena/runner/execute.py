@@ -25,7 +25,7 @@ from ..errors import ArenaError
 from ..impls import family_of
 from ..owners import Owner
 from ..plan import Plan, Round, Turn, Variant
-from ..records import Cell, CellRequest, HarnessTime
+from ..records import Cell, CellRequest, Datatype, HarnessTime
 from ..status import CellStatus, JobStatus
 from ..store import CellRow, Obs, Store
 from ..tags import RUN_VAR
@@ -46,6 +46,7 @@ class Settings:
     precision: float | None = None  # adaptive: sample until the median's 95% CI is this tight
     max_time: float = 30.0  # adaptive: seconds one cell may take in all
     wait_quiet: float = 0.0  # seconds a launch may wait for others to leave the machine quiet
+    datatype: Datatype | None = None  # the sums' element type (None: the core's, MPI_INT)
 
 
 @dataclass
@@ -162,7 +163,8 @@ class Executor:
                                        len(presence.others_measuring()))
         try:
             job, binding = job_for(variant, np, self.builds[variant.impl.id].binary,
-                                   self.workdir, self.user, log, self.daemons)
+                                   self.workdir, self.user, log, self.daemons,
+                                   self.settings.datatype)
         except JobError as e:
             self.daemons.stop(variant.id)
             raise JobError(f"its daemons did not start: {e}") from e

@@ -16,6 +16,7 @@ from ..impls.base import Launch, Runtime
 from ..launchers import launcher_for
 from ..owners import Owner
 from ..plan import Variant
+from ..records import Datatype
 from ..tags import OWNER_VAR, RUN_VAR
 from ..users import RankUser
 from .job import Job, JobError
@@ -112,12 +113,15 @@ def command_for(variant: Variant, np: int, program: list[str], user: RankUser | 
 
 
 def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUser | None,
-            log: Path, daemons: Daemons) -> tuple[Job, str]:
-    """A job of the core (not started yet, its daemons up) and the binding it really has."""
+            log: Path, daemons: Daemons, datatype: Datatype | None = None) -> tuple[Job, str]:
+    """A job of the core (not started yet, its daemons up) and the binding it really has;
+    `datatype` the element type of its sums (None: the core's own, int)."""
     cmd = command_for(variant, np, [str(binary)], user, daemons)
     # a variant may name another directory (another file system) for the MPI-IO benchmarks
     io = dict(variant.env).get(core_env.IO_DIR) or str(io_dir(workdir, user))
     env = {**cmd.env, core_env.IO_DIR: io}
+    if datatype is not None:
+        env[core_env.DATATYPE] = datatype.value
     return Job(cmd.argv, env, workdir, user, log, cmd.placement), cmd.binding
 
 

@@ -64,6 +64,7 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
         "timeout": settings.timeout,
         "topology": settings.topology, "precision": settings.precision,
         "max_time": settings.max_time, "wait_quiet": settings.wait_quiet,
+        "datatype": settings.datatype,
         "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})
     register(store, run_id, builds, plan.variants)
     status = RunStatus.COMPLETE
