@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena.analysis.cells import cell_warnings, outliers, warning_lines
+from mpiarena.analysis.cells import WarningLine, cell_warnings, outliers, warning_lines
 from mpiarena.analysis.compare import compare_runs, timed_differently
 from mpiarena.analysis.curves import (
     Switch,
@@ -138,8 +138,10 @@ def test_warnings_name_the_likely_cause():
     assert "noisy machine or interference" in by[("bcast", 8, 2), "noisy"].text
     assert len(by) == 4
     lines = warning_lines(list(by.values()))
-    assert len(lines) == 4 and ("oversubscribed", 1, "spiky: 1 cell (allreduce 8 B (4 ranks)); "
-                                "e.g. " + by[("allreduce", 8, 4), "spiky"].text) in lines
+    spiky = by[("allreduce", 8, 4), "spiky"].text
+    assert len(lines) == 4 and WarningLine(
+        "oversubscribed", 1, f"spiky: 1 cell (allreduce 8 B (4 ranks)); e.g. {spiky}",
+        f"spiky, allreduce 8 B (4 ranks): {spiky}") in lines
 
 
 # --- launches -------------------------------------------------------------------------------
@@ -382,6 +384,7 @@ def test_warnings_fold_to_one_line_per_kind_with_a_count():
     folded = notice_kinds(notices)
     assert len(folded) == len({(n.level, n.kind) for n in notices})
     line = next(n.text for n in folded if n.kind == "noisy cells")
-    assert line.startswith("noisy cells: 9 cells (3 lines with --all); e.g. a: 3 cells")
+    assert line.startswith("noisy cells: 9 cells (3 lines with --all); e.g. a, pingpong 8 B "
+                           "(2 ranks): ")
     failed = next(n for n in folded if n.kind == "cells lost in a launch")
     assert failed.text.startswith("a failed in a launch")  # a kind of one stays whole

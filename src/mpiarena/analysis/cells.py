@@ -67,13 +67,11 @@ LAUNCH_SPREAD = 1.25  # launch medians this far apart, with most variance betwee
 
 
 def _spread(medians: np.ndarray) -> str:
-    """'1.1, 1.5, 1.2 us' for a few launch medians; their range and middle half for more."""
+    """'1.1, 1.5, 1.2 us' for a few launch medians; their range for more."""
     us = np.sort(medians) * 1e6
     if len(us) <= 6:
         return ", ".join(f"{v:.3g}" for v in medians * 1e6) + " us"
-    q1, q3 = np.percentile(us, [25, 75])
-    return (f"{us[0]:.3g}-{us[-1]:.3g} us over {len(us)} launches, the middle half "
-            f"{q1:.3g}-{q3:.3g} us")
+    return f"{us[0]:.3g}-{us[-1]:.3g} us over {len(us)} launches"
 
 
 def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
@@ -84,9 +82,8 @@ def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
             or medians.max() / medians.min() < LAUNCH_SPREAD:
         return None
     return CellWarning(key, variant, f"its launches disagree: {share:.0%} of the variance lies "
-                       f"between launches, launch medians {_spread(medians)}; the level is set "
-                       "when a "
-                       "job starts, so only more launches narrow it", "launches")
+                       f"between launches (launch medians {_spread(medians)}): only more "
+                       "launches narrow it", "launches")
 
 
 def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, min_rel: float,
@@ -126,20 +123,29 @@ def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, m
     return CellWarning(key, variant, f"{lead}: {why}", cause, tuple(int(i) for i in idx))
 
 
-def warning_lines(warnings: Sequence[CellWarning],
-                  per_variant: int = 3) -> list[tuple[str, int, str]]:
-    """(cause, cells, line): one line per variant and cause ("12 cells: ..."), naming at most
-    `per_variant` cells."""
+@dataclass(frozen=True)
+class WarningLine:
+    """One variant's doubtful cells of one cause: how many, the line naming them, and its
+    first cell in words (for a line that folds every variant's)."""
+
+    cause: str
+    cells: int
+    text: str  # "lam-7.1.4: 60 cells (allreduce 0 B (2 ranks), ... and 57 more); e.g. ..."
+    example: str  # "lam-7.1.4, allreduce 0 B (2 ranks): its launches disagree: ..."
+
+
+def warning_lines(warnings: Sequence[CellWarning], per_variant: int = 3) -> list[WarningLine]:
+    """One line per variant and cause ("12 cells: ..."), naming at most `per_variant` cells."""
     by: dict[tuple[str, str], list[CellWarning]] = {}
     for w in warnings:
         by.setdefault((w.variant, w.cause), []).append(w)
     lines = []
     for (variant, cause), ws in sorted(by.items()):
-        cells = ", ".join(f"{k.bench} {BENCHMARKS[k.bench].size_text(k.size)} ({k.np} ranks)"
-                          for k in (w.key for w in ws[:per_variant]))
+        named = [f"{k.bench} {BENCHMARKS[k.bench].size_text(k.size)} ({k.np} ranks)"
+                 for k in (w.key for w in ws[:per_variant])]
         more = f" and {len(ws) - per_variant} more" if len(ws) > per_variant else ""
         first = ws[0].text
-        lines.append((cause, len(ws), f"{variant}: {len(ws)} cell{'s' if len(ws) > 1 else ''} "
-                             f"({cells}{more}); e.g. {first}"))
+        lines.append(WarningLine(cause, len(ws), f"{variant}: {len(ws)} cell"
+                                 f"{'s' if len(ws) > 1 else ''} ({', '.join(named)}{more}); "
+                                 f"e.g. {first}", f"{variant}, {named[0]}: {first}"))
     return lines
-

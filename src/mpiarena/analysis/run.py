@@ -38,6 +38,7 @@ class Notice:
     text: str
     kind: str  # what it is about, for one line per kind: "failed cells", "launches disagree"
     count: int = 1  # how many cells (or jobs) it covers
+    example: str = ""  # a line of many cells: its first cell in words
 
 
 @dataclass
@@ -246,8 +247,8 @@ def _warnings(a: Analysis) -> list[Notice]:
     cells = _flagged(a.data)
     return [*_run_notices(a), *_problem_notices(cells.problems),
             *_job_notices(a.data.jobs, cells.problems), *_short_notices(a.data, cells.short),
-            *(Notice("warn", line, CAUSES[cause], n)
-              for cause, n, line in warning_lines(cell_warnings(a.data))),
+            *(Notice("warn", w.text, CAUSES[w.cause], w.cells, w.example)
+              for w in warning_lines(cell_warnings(a.data))),
             *_unexpressible_notices(cells.unexpressible)]
 
 
@@ -260,19 +261,21 @@ def reference_variant(data: RunData) -> str | None:
 
 def notice_kinds(notices: list[Notice]) -> list[Notice]:
     """One notice per level and kind, in order of first appearance: how many cells (or jobs)
-    the kind covers, how many detailed lines stand behind it, and the first one's text."""
+    the kind covers, how many detailed lines stand behind it, and the first one's text (or,
+    for lines of many cells, the first cell's)."""
     by: dict[tuple[str, str], list[Notice]] = {}
     for n in notices:
         by.setdefault((n.level, n.kind), []).append(n)
     out = []
     for (level, kind), ns in by.items():
-        if len(ns) == 1:
+        if len(ns) == 1 and not ns[0].example:
             out.append(ns[0])
             continue
         count = sum(n.count for n in ns)
         unit = "jobs" if kind.endswith("jobs") else "cells"
-        out.append(Notice(level, f"{kind}: {count} {unit} ({len(ns)} lines with --all); "
-                                 f"e.g. {ns[0].text}", kind, count))
+        lines = f"{len(ns)} lines with --all" if len(ns) > 1 else "--all lists them"
+        out.append(Notice(level, f"{kind}: {count} {unit} ({lines}); "
+                                 f"e.g. {ns[0].example or ns[0].text}", kind, count))
     return out
 
 
