@@ -68,6 +68,12 @@ def _home(first: str) -> str | None:
     return None
 
 
+def names(b: Bullet) -> list[tuple[str, int]]:
+    """The file names a bullet holds, each with its line."""
+    return [(m.group(1), b.line + b.text.count("\n", 0, m.start()))
+            for m in FILE.finditer(b.text)]
+
+
 def meaning(name: str, home: str | None) -> Path:
     """The file a name in a bullet of `home` stands for (it may not exist)."""
     if "/" in name:
@@ -99,7 +105,7 @@ def named_at_home(doc: list[Bullet]) -> set[Path]:
     """Files named bare in their home bullet, or by a path that places them."""
     named = set()
     for b in doc:
-        for name in FILE.findall(b.text):
+        for name, _ in names(b):
             path = meaning(name, b.home)
             if "/" in name or (path.exists() and home_of(path) == b.home):
                 named.add(path)
@@ -114,8 +120,8 @@ def test_every_module_is_named_in_its_home_bullet():
 
 
 def test_every_file_named_exists():
-    absent = [f"line {b.line}: {name}" for b in bullets(DOC.read_text())
-              for name in FILE.findall(b.text) if not meaning(name, b.home).exists()]
+    absent = [f"line {line}: {name}" for b in bullets(DOC.read_text())
+              for name, line in names(b) if not meaning(name, b.home).exists()]
     assert not absent, "docs/architecture.md names files that do not exist:\n" + "\n".join(
         absent)
 
@@ -163,5 +169,6 @@ def test_the_names_are_read_as_their_files():
     assert PACKAGE / "plan.py" not in named  # platform's, not named in its layer's bullet
     assert not (PACKAGE / "reproduction.py").exists()
     assert meaning("cell.c", "report") == PACKAGE / "cell.c"  # not there: caught as absent
+    assert ("analysis/run.py", 2) in names(doc[0])
     assert meaning("tests/test_layers.py", None) == ROOT / "tests/test_layers.py"
     assert out_of_order(doc) == ["line 3: layer:foundation after report"]  # kernels: none
