@@ -93,10 +93,15 @@ def verdict_text(label: str, v: Verdict) -> str:
             f"{undecided_why(v)}")
 
 
+PRACTICAL_LAUNCHES = 1000  # more launches a variant than anyone would run
+
+
 def undecided_why(v: Verdict) -> str:
     """Why a verdict is undecided, and what would decide it."""
     more = (f": about {v.needed} launches per variant would decide it (--launches {v.needed})"
-            if v.needed else "")
+            if v.needed and v.needed <= PRACTICAL_LAUNCHES else
+            f": the ratio sits so close to {THRESHOLD:.0%} that over {PRACTICAL_LAUNCHES} "
+            "launches per variant would be needed" if v.needed else "")
     return {"launches": f"{min(v.launches_fast, v.launches_slow)} launches cannot decide "
                         f"anything (--launches {MIN_LAUNCHES} at least)",
             "test": f"the launch test does not back it after {CORRECTION} "

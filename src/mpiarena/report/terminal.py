@@ -128,9 +128,8 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
         _table(a, bench, np_, keys, console)
         for key in keys if all_verdicts else a.summary_keys(keys):
             for v in a.judged.get(key, []):
-                line = escape(verdict_text(a.label(key), v))
                 colour = {Speed.FASTER: "green", Speed.UNDECIDED: "yellow"}.get(v.outcome, "")
-                console.print(f"  [{colour}]{line}[/]" if colour else f"  {line}")
+                say(console, f"  {verdict_text(a.label(key), v)}", colour)
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
     _against_the_reference(a.data, console)
@@ -241,10 +240,10 @@ def _apps(data: RunData, console: Console) -> None:
 def _pingpong_figures(a: Analysis, console: Console) -> None:
     """Derived figures and protocol switches under the pingpong table."""
     for variant, d in a.derived.items():
-        console.print(f"  [dim]{escape(derived_text(variant, d))}[/]")
+        say(console, f"  {derived_text(variant, d)}", "dim")
     for variant, found in a.switches.items():
         for switch in found:
-            console.print(f"  [dim]{escape(switch_text(variant, switch))}[/]")
+            say(console, f"  {switch_text(variant, switch)}", "dim")
 
 
 def _against_the_reference(data: RunData, console: Console) -> None:
