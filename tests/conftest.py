@@ -23,7 +23,7 @@ import pytest
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
 from mpiarena.impls import Implementation, discover
-from mpiarena.runner import presence
+from mpiarena.runner import presence, watchdog
 from mpiarena.runner.cleanup import sweep_stale
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
@@ -339,6 +339,9 @@ def nothing_left_by_the_test() -> Iterator[None]:
     children = len(CHILDREN)
     before = _traces()
     yield
+    # mpiarena run inside this process starts its watchdog here, once for the whole session:
+    # every command forked after it would then start none of its own
+    assert watchdog._pipe is None, "a test ran mpiarena in the test process: use mpiarena()"
     pids = [*CHILDREN[children:], os.getpid()]
     deadline = time.monotonic() + LEFT_GRACE
     while (left := _left_since(before, pids)) and time.monotonic() < deadline:

@@ -25,7 +25,6 @@ from mpiarena.analysis.tune_space import (
     configurations,
     space,
 )
-from mpiarena.commands import cli
 from mpiarena.errors import ArenaError
 from mpiarena.impls import Implementation, family_of
 from mpiarena.impls.base import Algorithm
@@ -241,9 +240,12 @@ def test_a_configuration_that_makes_the_program_fail_is_dropped_with_the_reason(
     broken = Algorithm("allreduce", "bogus", "MPIR_Allreduce_intra_bogus",
                        (("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "bogus"),))
     monkeypatch.setattr(type(family_of(MPICH4)), "algorithms", lambda self, impl, coll: [broken])
-    cli.main(["app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce", "--budget",
-              "30s", "--launches", "4", "--db", db, "--", str(PROGRAM), "20", "64"],
-             standalone_mode=False)
+    # forked from this process, the patch with it (in this process, its watchdog would be this
+    # process's, and every command forked after it would start none of its own)
+    done = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
+                    "--budget", "30s", "--launches", "4", "--db", db, "--", str(PROGRAM), "20",
+                    "64")
+    assert done.returncode == 0, done.stderr
     store = Store(Path(db))
     run_id = store.resolve("latest")
     configs = {c.variant: c for c in store.app_configs(run_id)}

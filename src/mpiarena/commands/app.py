@@ -190,10 +190,10 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
 
     result = analyze(store, outcome.run_id)
     render(result, console)
-    options.say_stored(db, [outcome.run_id])
     if outcome.status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
         sys.exit(130)
-    if not any(result.figure("wall").values.values()):
+    if not any(result.figure("wall").values.values()):  # the one line an error gets says where
         raise ArenaError(f"the program failed in every timed launch (run {outcome.run_id} keeps "
                          "them): 'mpiarena show --launch-output' prints what it said")
+    options.say_stored(db, [outcome.run_id])

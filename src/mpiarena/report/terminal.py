@@ -78,6 +78,8 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
             lead=("warn:", COLOURS["warn"]))
     for line in scoreboard_lines(a):
         say(console, line, "" if line.startswith(" ") else "bold")
+    for line in placement_lines(data):  # off this machine: where the ranks ran
+        say(console, line, "dim")
     if method or all_verdicts:
         _setup(data, console)
     if tables or all_verdicts:
@@ -101,11 +103,11 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
 
 
 def _setup(data: RunData, console: Console) -> None:
-    """The machine, each implementation's version, where the ranks ran and the method."""
+    """The machine, each implementation's version and the method."""
     say(console, f"Machine: {machine_line(data)}", "dim")
     for impl in data.implementations:
         say(console, f"  {implementation_line(impl)}", "dim")
-    for line in [*placement_lines(data), *method_lines(data)]:
+    for line in method_lines(data):
         say(console, line, "dim")
 
 
