@@ -14,8 +14,8 @@ def warning_lines(found: Finding) -> list[str]:
     the launches that began while another mpiarena run measured here."""
     lines = []
     if found.above:
-        worst = "; ".join(f"{v.variant}: {v.launches} launches, up to {v.worst:.0%}"
-                          for v in found.variants())
+        worst = "; ".join(f"{v.variant}: {v.launches} launch{'es' if v.launches != 1 else ''}, "
+                          f"up to {v.worst:.0%}" for v in found.variants())
         lines.append(f"warn: interference: other work took more than {found.busy:.0%} of the "
                      f"machine during {len(found.above)} of {len(found.launches)} launches "
                      f"({worst}): their figures may be slowed; {ADVICE}")
