@@ -16,6 +16,7 @@ from rich.console import Console
 
 from mpiarena import users
 from mpiarena.analysis.fingerprint import Fingerprint, Unlike
+from mpiarena.analysis.stats import THRESHOLD
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import Implementation, family_of
 from mpiarena.report.fingerprint import line
@@ -54,7 +55,9 @@ def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
     for f in done.prints:
         assert "binomial" in f.like + f.open, f  # never told apart from itself
         assert [u.algorithm for u in f.unlike] == ["scatter_ring_allgather"], f
-        assert f.unlike[0].ci_high < 0.8 and f.fastest == "binomial", f  # 1.5-2.2x here
+        # binomial is the faster, beyond the rule's 5%: typically 1.5-2.2x here, but one fresh
+        # clone's run read 1.41x at 1 MiB with its interval reaching 1.19x (ci_high 0.84)
+        assert f.unlike[0].ci_high < 1 / (1 + THRESHOLD) and f.fastest == "binomial", f
     # MPICH's launches agree within a few % on a quiet machine: 20 launches reach 'same' in 7
     # cells of 8, but under the whole suite's load 20, 30 and 50 launches each left both cells
     # undecided at times. Each cell's line says what was decided, whichever it was (the
