@@ -50,9 +50,11 @@ def _run_id(out: str) -> int:
 
 @need_mpich
 def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path):
+    # 20 verification launches a side: the launches' levels are bimodal here, and at 6 and 10
+    # the planted 1.4-1.7x read intervals reaching 0.98 and 1.02 (not a decided gain)
     res = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
-                   "--budget", "50s", "--launches", "6", "--dir", str(tmp_path / "tuned"), "--db",
-                   db, "--", str(PROGRAM), "200", "256", env=PLANTED)
+                   "--budget", "50s", "--launches", "20", "--dir", str(tmp_path / "tuned"),
+                   "--db", db, "--", str(PROGRAM), "200", "256", env=PLANTED)
     assert res.returncode == 0, res.stdout + res.stderr
     # the space is printed first, with why allreduce is in it
     assert re.search(r"allreduce: default, .*smp.*\(MPI_Allreduce takes \d+\.\d% of the "
@@ -66,10 +68,10 @@ def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path)
     assert winner.values["allreduce"] not in ("default", "smp")
     # the planted default is slower than the winner by the verification's launches
     gain = re.search(rf"mpich-4.0.2: {re.escape(winner.variant)} is ([\d.]+)x faster than the "
-                     r"default \(95% CI ([\d.]+)-([\d.]+), 6 fresh launches each\)", res.stdout)
+                     r"default \(95% CI ([\d.]+)-([\d.]+), \d+ fresh launches each\)", res.stdout)
     assert gain and float(gain.group(2)) > 1.05, res.stdout
     kinds = [x.kind for x in store.app_launches(run_id)]
-    assert kinds.count("profiled") == 1 and kinds.count("verify") == 12
+    assert kinds.count("profiled") == 1 and kinds.count("verify") == 2 * 20
     shown = mpiarena("show", str(run_id), "--db", db).stdout
     assert f"export MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={winner.values['allreduce']}" in shown
     assert re.search(r"launch: env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=\S+ "
