@@ -31,10 +31,11 @@ from pathlib import Path
 from harness_overhead import TAG, clean_up, mpiarena_argv
 
 from mpiarena import paths
+from mpiarena.analysis.answer import mpi_variants
 from mpiarena.analysis.run import analyse
+from mpiarena.analysis.verdicts import Speed
 from mpiarena.build import build_core
 from mpiarena.impls import discover, select
-from mpiarena.impls.registry import families
 from mpiarena.results import load
 from mpiarena.store import Store
 
@@ -43,12 +44,11 @@ def between_libraries(store: Store, run_id: int) -> dict[tuple[object, ...], str
     """The run's report's verdicts whose two variants are MPI libraries: (cell, the pair in
     name order) -> 'X faster' | 'indistinguishable' | 'undecided'."""
     data = load(store, run_id)
-    mpi = {f.name for f in families() if f.pmpi}
-    family = {i.impl_id: i.family for i in data.implementations}
-    return {(key, *sorted((v.fast, v.slow))): f"{v.fast} faster" if v.outcome == "faster"
+    mpi = set(mpi_variants(data))  # the first screen's count is the same
+    return {(key, *sorted((v.fast, v.slow))): f"{v.fast} faster" if v.outcome == Speed.FASTER
             else v.outcome
             for key, vs in analyse(data).judged.items() for v in vs
-            if family.get(v.fast) in mpi and family.get(v.slow) in mpi}
+            if v.fast in mpi and v.slow in mpi}
 
 
 def decided_between_libraries(store: Store, run_id: int) -> tuple[int, int]:

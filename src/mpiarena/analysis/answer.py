@@ -96,8 +96,8 @@ def _exceptions(a: Analysis, keys: list[Key], ranked: list[str]) -> list[SizeRan
     sizes = sorted({k.size for k in keys if BENCHMARKS[k.bench].sized})
     for size in sizes:
         here = standings(a, ranked, [k for k in keys if k.size == size and
-                                     BENCHMARKS[k.bench].sized])
-        if not here or here[0].variant == leader:
+                                     BENCHMARKS[k.bench].sized], unless_led_by=leader)
+        if not here:  # the kind's leader leads here too (or nothing to rank)
             continue
         behind = next((s for s in here if s.variant == leader), None)
         if behind is None or behind.ci_low <= 1 + THRESHOLD:

@@ -70,6 +70,13 @@ class Analysis:
         """The keys whose verdicts the terminal prints by default: the first and last size."""
         return sorted({keys[0], keys[-1]}, key=keys.index)
 
+    @cached_property
+    def log_launch_medians(self) -> dict[tuple[Key, str], np.ndarray]:
+        """Each measured cell's launch medians, logged: what every standing resamples (the
+        answer asks for several standings over the same cells)."""
+        return {(k, v): np.log(launch_medians(sample)) for k, cell in self.data.cells.items()
+                for v, sample in comparable(cell).items()}
+
     def best(self, key: Key) -> str | None:
         ok = comparable(self.data.cells[key])
         return min(ok, key=lambda v: center(ok[v])) if len(ok) > 1 else None
@@ -335,27 +342,31 @@ def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
 
 def standings(a: Analysis, variants: Sequence[str] | None = None,
               keys: Sequence[Key] | None = None, leader: str | None = None,
-              rounds: int = 1000) -> list[Standing]:
+              rounds: int = 1000, unless_led_by: str | None = None) -> list[Standing]:
     """Every variant (of `variants`, default all) that measured at least half of the cells
     (`keys`, default the run's point-to-point and collective time cells), against the leader
     (`leader`, default the lowest geometric mean) over the cells all of them measured, best
     first. The interval resamples each variant's launches jointly across the cells (one launch
-    measures all its cells), so shared launch levels are not counted as independent evidence."""
+    measures all its cells), so shared launch levels are not counted as independent evidence.
+    Empty at once, before any resampling, where `unless_led_by` has the lowest geometric mean."""
     if keys is None:
         keys = [k for ks in a.tables.values() for k in ks
                 if BENCHMARKS[k.bench].kind in ("p2p", "coll")]
-    cells = [comparable(a.data.cells[k]) for k in keys]
-    counts = {v: sum(v in c for c in cells) for v in variants or a.data.variants}
+    cells = {k: comparable(a.data.cells[k]) for k in keys}
+    counts = {v: sum(v in c for c in cells.values()) for v in variants or a.data.variants}
     ranked = [v for v, n in counts.items() if n and n >= max(counts.values()) / 2]
-    common = [c for c in cells if all(v in c for v in ranked)]
+    common = [k for k, c in cells.items() if all(v in c for v in ranked)]
     if len(ranked) < 2 or not common or (leader is not None and leader not in ranked):
         return []
-    logs = {v: np.array([math.log(center(c[v])) for c in common]) for v in ranked}
-    leader = leader or min(ranked, key=lambda v: logs[v].mean())
+    logs = {v: np.array([math.log(center(cells[k][v])) for k in common]) for v in ranked}
+    lowest = min(ranked, key=lambda v: logs[v].mean())
+    if lowest == unless_led_by:
+        return []
+    leader = leader or lowest
     rng = np.random.default_rng(0)
     boot = {}
     for v in ranked:
-        medians = [np.log(launch_medians(c[v])) for c in common]
+        medians = [a.log_launch_medians[k, v] for k in common]
         # one draw per launch slot shared by every cell, scaled to each cell's launch count
         draws = rng.random((rounds, max(map(len, medians))))
         boot[v] = np.mean([np.median(m[(draws[:, :len(m)] * len(m)).astype(int)], axis=1)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from .. import __version__, machine
+from .. import __version__, machine, units
 from ..analysis.race import FAILED, Race, verification_pairs
 from ..analysis.tune_space import Configuration, Space, configurations, shares, space
 from ..build import Build
@@ -123,10 +123,10 @@ class TuneRunner:
         one = sum(self._wall(race, c) for c in race.alive())
         if one + self._verify_cost() > self.left():
             need = time.monotonic() - self.began + 4 * one + self._verify_cost()
-            raise ArenaError(f"--budget {_span(self.tuning.budget)} is too small for one "
+            raise ArenaError(f"--budget {units.duration(self.tuning.budget)} is too small for one "
                              f"round: a launch of each of the {len(race.alive())} "
-                             f"configurations takes about {_span(one)} and the "
-                             f"verification about {_span(self._verify_cost())}; give "
+                             f"configurations takes about {units.duration(one)} and the "
+                             f"verification about {units.duration(self._verify_cost())}; give "
                              f"--budget {_minutes(need)} or more")
 
     def _race(self, race: Race, rng: random.Random) -> None:
@@ -147,8 +147,8 @@ class TuneRunner:
                 if d.round == race.rounds and d.reason.startswith(FAILED):
                     self.said.progress(f"  dropped {c}: {d.reason}")
             self.said.progress(f"round {race.rounds}: {len(race.alive())} configurations left, "
-                               f"{race.spent} launches spent, {_span(max(self.left(), 0))} "
-                               "of the budget left")
+                               f"{race.spent} launches spent, "
+                               f"{units.duration(max(self.left(), 0))} of the budget left")
 
     def _verify(self, winners: dict[str, str], overall: str | None, rng: random.Random) -> None:
         defaults = {lib: lib for lib in winners}
@@ -168,13 +168,6 @@ class TuneRunner:
 def _name(c: Configuration) -> str:
     named = [f"{d}={v}" for d, v in c.values if v != "default"]
     return ",".join(named) or "default"
-
-
-def _span(seconds: float) -> str:
-    """A duration as the budget's progress says it: 42 s, 3m05s."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
 
 
 def _minutes(seconds: float) -> str:
