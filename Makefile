@@ -21,10 +21,10 @@ demo: install
 
 test: install
 	$(BIN)/ruff check src tests bench
-	@# the type check beside the wheel smoke (neither times anything): 10 s saved, its output after
-	@out=$$(mktemp); $(BIN)/mypy > $$out 2>&1 & pid=$$!; ./scripts/wheel-smoke.sh $(BIN)/python; \
-	  smoke=$$?; wait $$pid; typed=$$?; cat $$out; rm -f $$out; [ $$smoke -eq 0 ] && [ $$typed -eq 0 ]
-	$(BIN)/python -m pytest -q --durations=20
+	@# what times nothing, at once: the type check, the wheel smoke, the tests marked parallel
+	./scripts/checks-beside.sh $(BIN)
+	@# then every other test alone: they time calls, or read figures a busy machine moves
+	$(BIN)/python -m pytest -q -m 'not parallel' --durations=20
 
 bench: install
 	$(BIN)/python bench/quick_suite.py

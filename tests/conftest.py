@@ -42,6 +42,34 @@ os.environ[presence.GROUP_VAR] = GROUP
 # Emulated clusters a test names carry this session's tag: two test sessions on one machine
 # never ask for the same name (cluster_name)
 SESSION = str(os.getpid())
+# xdist's workers (make test's parallel lane) set COLUMNS=80 and LINES=24: the commands would
+# wrap at 80 columns there and at 150 (piped, no COLUMNS) everywhere else
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _var in ("COLUMNS", "LINES"):
+        os.environ.pop(_var, None)
+# Files whose tests assert nothing that another test running beside them could move (no time,
+# figure or verdict read from a measurement, no quiet machine): their build, structure, error
+# paths, stored runs, reports and simulations. `make test` runs them two at a time (-m parallel,
+# pytest-xdist) beside the type check and the wheel smoke, then every other test alone.
+PARALLEL = {"test_any_machine.py", "test_app_build.py", "test_app_report.py",
+            "test_architecture.py", "test_core_contract.py", "test_docs.py", "test_drift.py",
+            "test_exit_codes.py", "test_family_module.py", "test_install_doctor.py",
+            "test_kernel_calls.py", "test_launchers.py", "test_layers.py", "test_modules.py",
+            "test_plan.py", "test_predict.py", "test_profile.py", "test_rank_view.py",
+            "test_renderers.py", "test_report.py", "test_rule_simulation.py", "test_sbatch.py",
+            "test_sizes.py", "test_slurm.py", "test_slurm_cluster.py", "test_stats.py",
+            "test_store.py", "test_units.py", "test_vocabulary.py", "test_whatran.py",
+            "test_whatran_report.py"}
+
+_missing = PARALLEL - {p.name for p in Path(__file__).parent.glob("test_*.py")}
+assert not _missing, f"PARALLEL names no such file: {_missing}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of the PARALLEL files `parallel`."""
+    for item in items:
+        if item.path.name in PARALLEL:
+            item.add_marker(pytest.mark.parallel)
 
 
 def cluster_name(what: str) -> str:

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make test's first lane: what times nothing, at once on the machine's cores: the type check, the
+# wheel smoke (live) and the tests that may share the machine (tests/conftest.py: PARALLEL), two
+# at a time. Each one's output follows, the failed ones last, so that a failure's name ends it.
+# Usage: scripts/checks-beside.sh [BIN]   (BIN: the venv's bin folder; default .venv/bin)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-.venv/bin}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin/mypy" > "$out/type check" 2>&1 & typed=$!
+"$bin/python" -m pytest -q -p no:cacheprovider -m parallel -n 2 --dist loadfile \
+    --durations=20 > "$out/parallel tests" 2>&1 & tested=$!
+./scripts/wheel-smoke.sh "$bin/python"; smoke=$?
+wait $typed; typed=$?
+wait $tested; tested=$?
+failed=()
+for part in "type check" "parallel tests"; do
+    status=$typed; [ "$part" = "parallel tests" ] && status=$tested
+    if [ "$status" -eq 0 ]; then
+        echo "== $part: passed"; cat "$out/$part"
+    else
+        failed+=("$part")
+    fi
+done
+for part in "${failed[@]}"; do
+    echo "== $part: FAILED"; cat "$out/$part"
+done
+[ "$smoke" -eq 0 ] && [ "${#failed[@]}" -eq 0 ]
