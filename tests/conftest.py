@@ -50,26 +50,30 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # Files whose tests assert nothing that another test running beside them could move (no time,
 # figure or verdict read from a measurement, no quiet machine): their build, structure, error
 # paths, stored runs, reports and simulations. `make test` runs them two at a time (-m parallel,
-# pytest-xdist) beside the type check and the wheel smoke, then every other test alone.
-PARALLEL = {"test_any_machine.py", "test_app_build.py", "test_app_report.py",
-            "test_architecture.py", "test_core_contract.py", "test_docs.py", "test_drift.py",
-            "test_exit_codes.py", "test_family_module.py", "test_install_doctor.py",
-            "test_kernel_calls.py", "test_launchers.py", "test_layers.py", "test_modules.py",
-            "test_plan.py", "test_predict.py", "test_profile.py", "test_rank_view.py",
-            "test_renderers.py", "test_report.py", "test_rule_simulation.py", "test_sbatch.py",
-            "test_sizes.py", "test_slurm.py", "test_slurm_cluster.py", "test_stats.py",
-            "test_store.py", "test_units.py", "test_vocabulary.py", "test_whatran.py",
-            "test_whatran_report.py"}
-
-_missing = PARALLEL - {p.name for p in Path(__file__).parent.glob("test_*.py")}
+# pytest-xdist) beside the type check and the wheel smoke, then every other test alone. The
+# slowest first (their times in a fresh clone's lane, 2026-11-27), so that the two workers end
+# together. test_report.py is not here though it could be: its run and its figures, drawn by
+# worker processes, took 22 s alone and 56 s in the lane.
+PARALLEL = ("test_sbatch.py", "test_app_report.py", "test_app_build.py", "test_install_doctor.py",
+            "test_exit_codes.py", "test_stats.py", "test_family_module.py", "test_kernel_calls.py",
+            "test_slurm.py", "test_slurm_cluster.py", "test_modules.py", "test_whatran.py",
+            "test_whatran_report.py", "test_drift.py", "test_profile.py", "test_predict.py",
+            "test_layers.py", "test_any_machine.py", "test_rule_simulation.py",
+            "test_rank_view.py", "test_vocabulary.py", "test_architecture.py",
+            "test_core_contract.py", "test_docs.py", "test_launchers.py", "test_plan.py",
+            "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py")
+_missing = set(PARALLEL) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL names no such file: {_missing}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests of the PARALLEL files `parallel`."""
+    """Mark the tests of the PARALLEL files `parallel`; under xdist, run them in its order."""
     for item in items:
         if item.path.name in PARALLEL:
             item.add_marker(pytest.mark.parallel)
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        rank = {name: i for i, name in enumerate(PARALLEL)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 def cluster_name(what: str) -> str:

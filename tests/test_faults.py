@@ -40,13 +40,13 @@ CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 
 
-def start(db: str, *extra: str, first: str = FIRST,
-          observations: int = 300) -> Started:
-    """A run of two launches of first and another implementation, observations long enough
+def start(db: str, *extra: str, first: str = FIRST, observations: int = 300,
+          launches: int = 2) -> Started:
+    """A run of launches (two) of first and another implementation, observations long enough
     (with the default) that a test catches first's ranks alive."""
     impls = [f"--impl={i}" for i in dict.fromkeys([first, OTHER])]
-    proc = spawn("run", *impls, "--bench", "pingpong", "--sizes", "8,1K", "--launches", "2",
-                 "--observations", str(observations), "--db", db, *extra)
+    proc = spawn("run", *impls, "--bench", "pingpong", "--sizes", "8,1K", "--launches",
+                 str(launches), "--observations", str(observations), "--db", db, *extra)
     STARTED.append(proc)
     return proc
 
@@ -102,7 +102,7 @@ def test_a_killed_rank_fails_its_implementation_only(db, victim):
 
 
 def test_a_hung_rank_times_out(db):
-    proc = start(db, "--timeout", "3")
+    proc = start(db, "--timeout", "3", launches=1)  # the hang is in the first launch
     wait_for(lambda: any(v == FIRST for v, _, _ in cells(db)), run=proc)
     victim = wait_for(lambda: ranks_of(FIRST))[-1]
     os.kill(victim, signal.SIGSTOP)

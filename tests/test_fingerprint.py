@@ -82,7 +82,7 @@ def test_open_mpi_forced_to_binomial_is_never_told_apart_from_binomial(shared_di
     'indistinguishable' would need about a hundred launches: what must hold is that binomial is
     never 'unlike' the default forced to it, while the 2x slower algorithm is."""
     assert OMPI is not None
-    done = _forced_default(OMPI, "bcast", "binomial", "scatter_allgather", (65536,), 8,
+    done = _forced_default(OMPI, "bcast", "binomial", "scatter_allgather", (65536,), 6,
                            shared_dir, db)
     (f,) = done.prints
     assert "binomial" in f.like + f.open and "binomial" not in [u.algorithm for u in f.unlike]
