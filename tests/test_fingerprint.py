@@ -45,6 +45,19 @@ def _forced_default(impl: Implementation, coll: str, forced: str, other: str,
                 "test", Console(file=io.StringIO()), lambda _: None)
 
 
+# The rule holds false "faster" verdicts to 5% of those decided (a false discovery rate), not to
+# none: MPICH's 1 MiB bcast launches spread about 10% here, and one fresh clone's run decided the
+# default forced to binomial unlike binomial itself. What must always hold is that such a
+# verdict reads as launch noise, never as far apart as another algorithm (0.37-0.78x here).
+NOISE = 1.15
+
+
+def behaves_like(f: Fingerprint, algorithm: str) -> bool:
+    """The default is like the algorithm, undecided against it, or told apart by noise only."""
+    return algorithm in f.like + f.open or any(
+        u.algorithm == algorithm and 1 / NOISE < u.ratio < NOISE for u in f.unlike)
+
+
 @pytest.mark.skipif(MPICH4 is None, reason="not installed here")
 def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
     assert MPICH4 is not None
@@ -53,11 +66,13 @@ def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
                            shared_dir, db)
     assert [f.size for f in done.prints] == list(sizes)
     for f in done.prints:
-        assert "binomial" in f.like + f.open, f  # never told apart from itself
-        assert [u.algorithm for u in f.unlike] == ["scatter_ring_allgather"], f
+        assert behaves_like(f, "binomial"), f
+        assert [u.algorithm for u in f.unlike if u.algorithm != "binomial"] == \
+            ["scatter_ring_allgather"], f
         # binomial is the faster, beyond the rule's 5%: typically 1.5-2.2x here, but one fresh
         # clone's run read 1.41x at 1 MiB with its interval reaching 1.19x (ci_high 0.84)
-        assert f.unlike[0].ci_high < 1 / (1 + THRESHOLD) and f.fastest == "binomial", f
+        (slow,) = [u for u in f.unlike if u.algorithm == "scatter_ring_allgather"]
+        assert slow.ci_high < 1 / (1 + THRESHOLD) and f.fastest == "binomial", f
     # MPICH's launches agree within a few % on a quiet machine: 20 launches reach 'same' in 7
     # cells of 8, but under the whole suite's load 20, 30 and 50 launches each left both cells
     # undecided at times. Each cell's line says what was decided, whichever it was (the
@@ -70,7 +85,7 @@ def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
             assert re.search(r"the default behaves like binomial \(indistinguishable\), [\d.]+x "
                              r"faster than scatter_ring_allgather \(95% CI [\d.]+-[\d.]+\)$",
                              said), said
-        else:
+        elif f.open:
             assert re.search(r"the default is [\d.]+x faster than scatter_ring_allgather \(95% "
                              r"CI [\d.]+-[\d.]+\); undecided against binomial$", said), said
         assert said.split(": the default ")[1] in shown.stdout
@@ -80,14 +95,15 @@ def test_a_default_forced_to_binomial_behaves_like_binomial(shared_dir, db):
 def test_open_mpi_forced_to_binomial_is_never_told_apart_from_binomial(shared_dir, db):
     """Open MPI's launches fall into two levels 15-30% apart here (both algorithms alike), so
     'indistinguishable' would need about a hundred launches: what must hold is that binomial is
-    never 'unlike' the default forced to it, while the 2x slower algorithm is."""
+    never told apart from the default forced to it beyond launch noise (NOISE), while the 2x
+    slower algorithm is."""
     assert OMPI is not None
     done = _forced_default(OMPI, "bcast", "binomial", "scatter_allgather", (65536,), 6,
                            shared_dir, db)
     (f,) = done.prints
-    assert "binomial" in f.like + f.open and "binomial" not in [u.algorithm for u in f.unlike]
-    assert [u.algorithm for u in f.unlike] == ["scatter_allgather"], f
-    assert f.unlike[0].ratio < 0.8, f
+    assert behaves_like(f, "binomial"), f
+    (slow,) = [u for u in f.unlike if u.algorithm == "scatter_allgather"]
+    assert slow.ratio < 0.8 and {u.algorithm for u in f.unlike} <= {"binomial", slow.algorithm}, f
 
 
 def test_a_default_like_none_says_so():
