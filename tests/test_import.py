@@ -499,7 +499,8 @@ def test_a_figure_the_suite_does_not_give_is_one_line(db: str):
 
 def test_netpipe_stdout_with_counters_split_from_their_lines_reads_the_same():
     """NetPIPE's counter "N:" and the rest of its line are two writes: another process's output
-    (its other rank's, the launcher's) may split or stack them (once here: '15: 0: vm')."""
+    (its other rank's, the launcher's) may split or stack them (once here: '15: 0: vm'), or land
+    in the middle of a line."""
     from mpiarena.imports import netpipe
     from mpiarena.imports.records import Choices
 
@@ -509,7 +510,16 @@ def test_netpipe_stdout_with_counters_split_from_their_lines_reads_the_same():
     split = ("0: vm\n1: vm\n15: 0: vm\n15: Now starting the main loop\n  0:\n"
              "      1 bytes  28433 times -->      0.35 Mbps in      21.73 usec\n"
              "15: 16:  1:       2 bytes   4602 times -->      0.70 Mbps in      21.66 usec\n")
-    read = [netpipe.parse(Path("np.stdout"), text, Choices()).runs for text in (clean, split)]
-    assert [[(f.size, f.value) for f in r.figures] for r in read[0]] == \
-        [[(f.size, f.value) for f in r.figures] for r in read[1]] == \
+    # mid-line, as a fresh clone's test run read it: rank 1's two lines between the parts
+    mid = ("0: vm\nNow starting the main loop\n"
+           "  0:       1 bytes  28433 times -->      0.35 Mbps in      21.73 usec\n"
+           "  1:       2 bytes   4602 times --> Sending output to np.out\n1: vm\n"
+           "      0.70 Mbps in      21.66 usec\n")
+    # a size cut short (no tail before the next head) is no figure
+    cut = clean.replace("  0:       1 bytes",
+                        "  7:       9 bytes   50 times --> \n  0:       1 bytes")
+    read = [netpipe.parse(Path("np.stdout"), text, Choices()).runs
+            for text in (clean, split, mid, cut)]
+    figures = [[[(f.size, f.value) for f in r.figures] for r in runs] for runs in read]
+    assert figures[0] == figures[1] == figures[2] == figures[3] == \
         [[(1, pytest.approx(21.73e-6)), (2, pytest.approx(21.66e-6))]]

@@ -60,7 +60,11 @@ def test_a_hog_beside_a_run_is_waited_out_recorded_found_and_warned_of(db):
         beside = _run(db, "--wait-quiet", "1.2")
     assert len(beside) == 2 and all(x.share > BUSY for x in beside), beside
     assert all(x.other_cpu_s > 0.3 * x.wall_s and x.cores == os.cpu_count() for x in beside)
-    assert all(x.gave_up and 1.0 <= x.waited_s <= 1.3 for x in beside), beside  # its bound
+    # its bound; once, a fresh clone's second launch found the machine quiet after one 0.5 s
+    # probe while the hog ran (its share then not recorded): the whole record, said in full
+    said = [(round(x.share, 3), round(x.other_cpu_s, 3), round(x.steal_s, 3), round(x.wall_s, 3),
+             round(x.waited_s, 3), x.gave_up) for x in beside]
+    assert all(x.gave_up and 1.0 <= x.waited_s <= 1.3 for x in beside), said
     found = finding(Store(db).jobs(1))
     assert [x.job_id for x in found.above] == [1, 2] and found.gave_up == 2
     assert [(v.variant, v.launches) for v in found.variants()] == [(MPI, 2)]

@@ -10,37 +10,54 @@ from pathlib import Path
 
 from .records import Choices, Figure, Parsed, SuiteRun, bad, integer, number
 
-# the counter "N:" and the rest are two writes: another process's output may split them
-STDOUT = re.compile(r"^\s*(?:\d+:)?\s*(\d+) bytes\s+\d+ times -->\s+(\S+) Mbps in\s+(\S+) usec")
-COUNTERS = re.compile(r"^(\d+:\s*)+")
-NOISE = ("Sending output to", "Now starting", "Receiving", "Latency:", "Sync Time:",
-         "Starting", "Using", "Send and receive", "Printing", "Preposting")
+# one size's line "N: B bytes R times --> X Mbps in T usec" is written in parts, and another
+# process's output (its other rank's, the launcher's) may land between them, even mid-line:
+# a size is its head and the next tail with no other head between them
+SIZE = re.compile(r"(\d+) bytes\s+\d+ times -->(?:(?!\d+ bytes\s+\d+ times -->).)*?"
+                  r"(\S+) Mbps in\s+(\S+) usec", re.S)
 
 
 def parse(path: Path, text: str, choices: Choices) -> Parsed:
     if choices.figure is not None:
         raise bad(path, 0, "NetPIPE gives one figure per size; --figure is for imb and osu")
+    figures = _printed(path, text) if "times -->" in text else _np_out(path, text)
     runs: list[list[Figure]] = []
     last = None
-    for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        bare = COUNTERS.sub("", line)  # a counter, or counters split from their lines
-        if not bare or bare.startswith(NOISE) or (bare != line and re.match(r"^\S+$", bare)):
-            continue  # blank, NetPIPE's chatter, "0: host", counters split from their lines
-        if m := STDOUT.match(line) or STDOUT.match(bare):
-            size, seconds = int(m.group(1)), number(path, n, m.group(3), "usec") * 1e-6
-        else:
-            words = line.split()
-            if len(words) < 3:
-                raise bad(path, n, f"'{line[:60]}' is not a NetPIPE line (np.out: bytes, Mbps, "
-                          "seconds; stdout: 'N: B bytes R times --> X Mbps in T usec')")
-            size = integer(path, n, words[0], "bytes")
-            number(path, n, words[1], "Mbps")
-            seconds = number(path, n, words[2], "seconds")
-        if last is None or size <= last:
+    for figure in figures:
+        if last is None or figure.size <= last:
             runs.append([])
-        last = size
-        runs[-1].append(Figure("pingpong", size, 2, seconds, "netpipe-best", "NetPIPE", n))
+        last = figure.size
+        runs[-1].append(figure)
     if not runs:
         raise bad(path, 1, "no NetPIPE figures in the file (np.out: bytes, Mbps, seconds)")
     return Parsed(path, "netpipe", tuple(SuiteRun(tuple(r)) for r in runs))
+
+
+def _figure(path: Path, line: int, size: int, seconds: float) -> Figure:
+    return Figure("pingpong", size, 2, seconds, "netpipe-best", "NetPIPE", line)
+
+
+def _printed(path: Path, text: str) -> list[Figure]:
+    """What NetPIPE printed while it ran: its sizes wherever other output split them."""
+    figures = []
+    for m in SIZE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        figures.append(_figure(path, line, integer(path, line, m.group(1), "bytes"),
+                               number(path, line, m.group(3), "usec") * 1e-6))
+    return figures
+
+
+def _np_out(path: Path, text: str) -> list[Figure]:
+    """np.out: bytes, Mbps and seconds on each line."""
+    figures = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        words = raw.split()
+        if not words:
+            continue
+        if len(words) < 3:
+            raise bad(path, n, f"'{raw.strip()[:60]}' is not a NetPIPE line (np.out: bytes, "
+                      "Mbps, seconds; stdout: 'N: B bytes R times --> X Mbps in T usec')")
+        number(path, n, words[1], "Mbps")
+        figures.append(_figure(path, n, integer(path, n, words[0], "bytes"),
+                               number(path, n, words[2], "seconds")))
+    return figures
