@@ -33,16 +33,16 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     return Parsed(path, "netpipe", tuple(SuiteRun(tuple(r)) for r in runs))
 
 
-def _figure(path: Path, line: int, size: int, seconds: float) -> Figure:
+def _figure(line: int, size: int, seconds: float) -> Figure:
     return Figure("pingpong", size, 2, seconds, "netpipe-best", "NetPIPE", line)
 
 
 def _printed(path: Path, text: str) -> list[Figure]:
     """What NetPIPE printed while it ran: its sizes wherever other output split them."""
-    figures = []
+    figures, line, at = [], 1, 0
     for m in SIZE.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        figures.append(_figure(path, line, integer(path, line, m.group(1), "bytes"),
+        line, at = line + text.count("\n", at, m.start()), m.start()
+        figures.append(_figure(line, integer(path, line, m.group(1), "bytes"),
                                number(path, line, m.group(3), "usec") * 1e-6))
     return figures
 
@@ -58,6 +58,6 @@ def _np_out(path: Path, text: str) -> list[Figure]:
             raise bad(path, n, f"'{raw.strip()[:60]}' is not a NetPIPE line (np.out: bytes, "
                       "Mbps, seconds; stdout: 'N: B bytes R times --> X Mbps in T usec')")
         number(path, n, words[1], "Mbps")
-        figures.append(_figure(path, n, integer(path, n, words[0], "bytes"),
+        figures.append(_figure(n, integer(path, n, words[0], "bytes"),
                                number(path, n, words[2], "seconds")))
     return figures
