@@ -102,8 +102,29 @@ def test_children_that_live_between_two_snapshots_count_through_their_parent():
         beside = machine_load.since(before)
         after = machine_load.snapshot()
     key = next(k for k in before.others if k[0] == shell)
-    assert after.others[key] - before.others[key] > 1.0  # the idle shell's reaped children
+    assert after.others[key].reaped - before.others[key].reaped > 1.0  # the idle shell's children
     assert beside.other_cpu_s > 1.0 and beside.share > BUSY, beside
+
+
+def test_a_child_gone_unreaped_hides_nothing_its_parent_took(tmp_path):
+    """A parent that ignores SIGCHLD gains none of its children's CPU: a child of 0.6 CPU s that
+    ends during the span once took that much off the spinning parent's growth."""
+    script = tmp_path / "autoreaped.py"
+    script.write_text("import os, signal, time\n"
+                      "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                      "if os.fork() == 0:\n"
+                      "    os.sched_setaffinity(0, {0})\n"
+                      "    while time.process_time() < 0.9: pass\n"
+                      "    os._exit(0)\n"
+                      "while True: pass\n")
+    with hog(f"exec python3 {script}") as parent:
+        time.sleep(0.4)  # the child 0.6 s into its 0.9 CPU s, as the parent into its spin
+        before = machine_load.snapshot()
+        time.sleep(1.5)
+        beside = machine_load.since(before)
+    child = [p for p in before.others.values() if p.ppid == parent]
+    assert len(child) == 1 and child[0].own > 0.3, child  # spinning then, gone by now
+    assert beside.other_cpu_s > 1.2, beside  # the parent alone spun 1.5 s on its core
 
 
 def test_own_children_are_not_others():

@@ -4,8 +4,10 @@ took from this machine over a span of time, read from /proc.
 mpiarena's own processes are its process and every descendant of it or of a process whose
 environment names it as owner (the daemons a run starts daemonise, and start ranks of their
 own). A process reaped during the span brings all its CPU into its parent's cutime/cstime, so
-the short-lived children of a long-lived process (a build's compilers) count too; what a reaped
-process had used before the span began is taken off again.
+the short-lived children of a long-lived process (a build's compilers) count too. What a process
+gone during the span had used before it began is taken off the reaped-children CPU that its
+nearest ancestor still there gained, never off anything else: a parent that ignores SIGCHLD, or
+an orphan's reaper that keeps no count, gains none, and then hides nothing of what others took.
 """
 
 from __future__ import annotations
@@ -55,34 +57,41 @@ class Quiet:
 
 
 @dataclass(frozen=True)
+class Proc:
+    """A process as /proc/PID/stat tells it: its CPU seconds (utime + stime) and those of its
+    children it reaped (cutime + cstime)."""
+
+    pid: int
+    ppid: int
+    start: int  # clock ticks after boot: with the pid, one process for good
+    own: float
+    reaped: float
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.pid, self.start
+
+
+@dataclass(frozen=True)
 class Snapshot:
-    """The machine at one moment: each other process's CPU seconds (its own and its reaped
-    children's) by (pid, start time), steal seconds, the 1-minute load average, and how the
-    wait for a quiet machine before it went."""
+    """The machine at one moment: each other process by (pid, start time), steal seconds, the
+    1-minute load average, and how the wait for a quiet machine before it went."""
 
     at: float
-    others: dict[tuple[int, int], float]
+    others: dict[tuple[int, int], Proc]
     steal: float
     load: float
     quiet: Quiet = Quiet()
     runs: int = 0  # other mpiarena runs measuring
 
 
-@dataclass(frozen=True)
-class _Proc:
-    pid: int
-    ppid: int
-    start: int
-    cpu: float  # utime + stime + cutime + cstime, seconds
-
-
-def _proc(entry: Path) -> _Proc | None:
+def _proc(entry: Path) -> Proc | None:
     try:
         fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None  # gone meanwhile
-    ticks = sum(int(f) for f in fields[11:15])
-    return _Proc(int(entry.name), int(fields[1]), int(fields[19]), ticks / HZ)
+    own, reaped = (int(fields[i]) + int(fields[i + 1]) for i in (11, 13))
+    return Proc(int(entry.name), int(fields[1]), int(fields[19]), own / HZ, reaped / HZ)
 
 
 def _tagged(pid: int, needle: bytes) -> bool:
@@ -92,7 +101,7 @@ def _tagged(pid: int, needle: bytes) -> bool:
         return False
 
 
-def _others(me: Owner) -> list[_Proc]:
+def _others(me: Owner) -> list[Proc]:
     """Every process that is neither mpiarena's process nor one it (or its daemons) started."""
     procs = {p.pid: p for e in Path("/proc").iterdir() if e.name.isdigit()
              if (p := _proc(e)) is not None}
@@ -119,17 +128,39 @@ def _stat() -> tuple[float, float]:
 def snapshot(quiet: Quiet = Quiet(), runs: int = 0) -> Snapshot:
     """The machine now, as this process sees it, after `quiet`, with `runs` other mpiarena
     runs measuring."""
-    others = {(p.pid, p.start): p.cpu for p in _others(Owner.me())}
+    others = {p.key: p for p in _others(Owner.me())}
     steal, load = _stat()
     return Snapshot(time.monotonic(), others, steal, load, quiet, runs)
+
+
+def _heir(gone: Proc, before: Snapshot, now: Snapshot) -> tuple[int, int] | None:
+    """The nearest ancestor of a process gone since `before` that is still there now: the one
+    whose reaped children's CPU holds the gone process's, if any does."""
+    by_pid = {p.pid: p for p in before.others.values()}
+    parent = by_pid.get(gone.ppid)
+    while parent is not None and parent.key not in now.others and parent.ppid != parent.pid:
+        parent = by_pid.get(parent.ppid)
+    return parent.key if parent is not None and parent.key in now.others else None
+
+
+def _taken(before: Snapshot, now: Snapshot) -> float:
+    """CPU seconds others took from `before` to `now`: what each process used itself, and what
+    the children it reaped had used since `before`."""
+    counted: dict[tuple[int, int], float] = {}  # gone processes' CPU that `before` already held
+    for gone in before.others.values():
+        if gone.key not in now.others and (heir := _heir(gone, before, now)) is not None:
+            counted[heir] = counted.get(heir, 0.0) + gone.own + gone.reaped
+    taken = 0.0
+    for key, proc in now.others.items():
+        own, reaped = (was.own, was.reaped) if (was := before.others.get(key)) else (0.0, 0.0)
+        taken += max(0.0, proc.own - own) + max(0.0, proc.reaped - reaped - counted.get(key, 0.0))
+    return taken
 
 
 def since(before: Snapshot) -> Interference:
     """What others took from the machine between `before` and now."""
     now = snapshot()
-    grown = sum(max(0.0, cpu - before.others.get(key, 0.0)) for key, cpu in now.others.items())
-    reaped = sum(cpu for key, cpu in before.others.items() if key not in now.others)
-    return Interference(max(0.0, grown - reaped), max(0.0, now.steal - before.steal),
+    return Interference(_taken(before, now), max(0.0, now.steal - before.steal),
                         now.at - before.at, machine.cores(), before.load,
                         before.quiet.waited_s, before.quiet.gave_up, before.runs)
 
