@@ -57,6 +57,11 @@ env = {{ OMPI_MCA_btl_vader_eager_limit = "8192", OMPI_MCA_coll_tuned_bcast_algo
 impl = "{OPENMPI.id}"
 name = "tcp"
 env = {{ OMPI_MCA_btl = "self,tcp" }}
+
+[[variant]]
+impl = "{OPENMPI.id}"
+name = "shipped"
+env = {{ OMPI_MCA_pml = "" }}
 """)
     mpich, openmpi = family_of(MPICH), family_of(OPENMPI)
     short = _first(jobs, what, f"{MPICH.id}:short")
@@ -74,6 +79,12 @@ env = {{ OMPI_MCA_btl = "self,tcp" }}
     assert eager.transport.startswith("pml ob1, btl self, vader (requested: pml ")
     assert "probe launch" in eager.transport_how
     assert _first(jobs, what, f"{OPENMPI.id}:tcp").transport.startswith("pml ob1, btl self, tcp")
+    # the core skips pml cm's start here (no RDMA device): the selection is the one the
+    # library makes as shipped, which a variant's own (empty) pml gets
+    plain, shipped = _first(jobs, what, OPENMPI.id), _first(jobs, what, f"{OPENMPI.id}:shipped")
+    assert plain.value("pml") == "^cm" and shipped.value("pml") == ""
+    assert plain.transport.split(" (")[0] == shipped.transport.split(" (")[0] == \
+        "pml ob1, btl self, vader", (plain.transport, shipped.transport)
     assert eager.value("no_such_variable") is None
     assert all(c.scope != "unknown" for c in eager.cvars or ())
 

@@ -206,6 +206,11 @@ class Family(Protocol):
         (off shared memory that nodes emulated on one machine would find between them)."""
         ...
 
+    def start_up_env(self, impl: Implementation) -> dict[str, str]:
+        """Environment that shortens the core's start-up on this machine without changing
+        what the library selects to carry its messages (a variant's own setting wins)."""
+        ...
+
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         """Arguments that make the compiler wrapper print the underlying command."""
         ...
@@ -291,6 +296,9 @@ class FamilyDefaults:
         return None
 
     def network_env(self, impl: Implementation, placement: Placement) -> dict[str, str]:
+        return {}
+
+    def start_up_env(self, impl: Implementation) -> dict[str, str]:
         return {}
 
     def algorithms(self, impl: Implementation, coll: str) -> list[Algorithm]:

@@ -120,6 +120,9 @@ def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUs
     # a variant may name another directory (another file system) for the MPI-IO benchmarks
     io = dict(variant.env).get(core_env.IO_DIR) or str(io_dir(workdir, user))
     env = {**cmd.env, core_env.IO_DIR: io}
+    if cmd.placement is None:  # on this machine, whose devices start_up_env looked at
+        for key, value in family_of(variant.impl).start_up_env(variant.impl).items():
+            env.setdefault(key, value)
     if datatype is not None:
         env[core_env.DATATYPE] = datatype.value
     return Job(cmd.argv, env, workdir, user, log, cmd.placement), cmd.binding
