@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml scripts/install-system.sh scripts/fetch-test-
 	./scripts/install-system.sh
 	./scripts/fetch-test-programs.sh
 	python3 -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	$(BIN)/pip install -q --no-compile --disable-pip-version-check -e '.[test]'
 	if [ "$$(id -u)" -eq 0 ]; then $(BIN)/mpiarena setup; fi
 	$(BIN)/mpiarena install $(PYPI_BUILD)
 	touch $@

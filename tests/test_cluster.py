@@ -341,8 +341,8 @@ def test_a_bad_hosts_file_is_one_line_naming_the_host(tmp_path, db, lines, said)
 def test_a_rank_killed_on_a_node_fails_its_implementation_and_the_cluster_goes(db):
     victim = MPI
     proc = start("run", "--cluster", "emulated:nodes=2", "--impl", victim, "--impl", "tcp",
-                 "--bench", "pingpong", "--sizes", "8,1K,64K", "--launches", "2",
-                 "--observations", "100", "--db", db)
+                 "--bench", "pingpong", "--sizes", "8,64K", "--launches", "1",
+                 "--observations", "100", "--db", db)  # a second launch asserted nothing more
     cluster = emulated.run_name(proc.pid)  # not another test session's
 
     def on_n1() -> list[int]:
