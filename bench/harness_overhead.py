@@ -34,6 +34,7 @@ from mpiarena import paths, users
 from mpiarena.build import CFLAGS
 from mpiarena.impls import Implementation, discover, family_of, select
 from mpiarena.plan import Variant
+from mpiarena.procs import wait_until
 from mpiarena.results import RunData, load
 from mpiarena.runner import cleanup
 from mpiarena.sizes import format_size, parse_sizes
@@ -102,7 +103,9 @@ def kill_tagged(token: str) -> list[int]:
 
 def clean_up(token: str, scratch: Path) -> None:
     """Kill whatever this bench started and remove its scratch directory; say if anything
-    was still running."""
+    was still running once mpiarena's watchdog, which outlives it by its sweep, had 5 s to end
+    (killing it mid-sweep was once this bench's only leftover)."""
+    wait_until(lambda: not cleanup.tagged_pids(token, TAG), within=5.0)
     left = kill_tagged(token)
     shutil.rmtree(scratch, ignore_errors=True)
     if left:
