@@ -24,7 +24,7 @@ test: install
 	@# what times nothing, at once: the type check, the wheel smoke, the tests marked parallel
 	./scripts/checks-beside.sh $(BIN)
 	@# then every other test alone: they time calls, or read figures a busy machine moves
-	$(BIN)/python -m pytest -q -m 'not parallel' --durations=20
+	$(BIN)/python -m pytest -q -rsfE -m 'not parallel' --durations=20
 
 bench: install
 	$(BIN)/python bench/quick_suite.py

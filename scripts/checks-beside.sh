@@ -10,7 +10,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bin/mypy" > "$out/type check" 2>&1 & typed=$!
 "$bin/python" -m pytest -q -p no:cacheprovider -m parallel -n 2 --dist loadfile \
-    --durations=20 > "$out/parallel tests" 2>&1 & tested=$!
+    -rsfE --durations=20 > "$out/parallel tests" 2>&1 & tested=$!
 ./scripts/wheel-smoke.sh "$bin/python"; smoke=$?
 wait $typed; typed=$?
 wait $tested; tested=$?

@@ -47,7 +47,7 @@ def median(x: Sequence[float] | np.ndarray) -> float:
     hundreds of thousands of them)."""
     s: list[float] = sorted(x.tolist() if isinstance(x, np.ndarray) else x)
     half = len(s) // 2
-    if not s or any(math.isnan(v) for v in s):
+    if not s or any(map(math.isnan, s)):
         return math.nan
     return s[half] if len(s) % 2 else (s[half - 1] + s[half]) / 2
 
@@ -241,10 +241,10 @@ def _u_at_most(u: float, n: int, m: int) -> float:
     return float(cdf[k]) if k <= half else float(1 - cdf[n * m - k - 1])
 
 
-def _log_shifts(a: Sample, b: Sample) -> np.ndarray:
+def _log_shifts(ma: np.ndarray, mb: np.ndarray) -> np.ndarray:
     """log(b_j) - log(a_i) for every pair of launch medians, sorted."""
-    la = np.log(np.maximum(launch_medians(a), np.finfo(float).tiny))
-    lb = np.log(np.maximum(launch_medians(b), np.finfo(float).tiny))
+    la = np.log(np.maximum(ma, np.finfo(float).tiny))
+    lb = np.log(np.maximum(mb, np.finfo(float).tiny))
     return np.sort((lb[None, :] - la[:, None]).ravel())
 
 
@@ -277,11 +277,12 @@ class _Read:
     m: int
 
     @classmethod
-    def of(cls, a: Sample, b: Sample) -> _Read:
-        n, m = len(launch_medians(a)), len(launch_medians(b))
+    def of(cls, ma: np.ndarray, mb: np.ndarray) -> _Read:
+        """From each side's launch medians."""
+        n, m = len(ma), len(mb)
         if n == 0 or m == 0:
             return cls(math.nan, np.array([]), n, m)
-        return cls(center(b) / center(a), _log_shifts(a, b), n, m)
+        return cls(median(mb) / median(ma), _log_shifts(ma, mb), n, m)
 
     def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         """Moses' interval of the ratio; (0, inf) with too few launches for any."""
@@ -307,7 +308,7 @@ def ratio_ci(fast: Sample, slow: Sample,
              confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     """center(slow) / center(fast), with Moses' interval of the ratio of launch medians
     (distribution-free, exact; (0, inf) with too few launches for any interval)."""
-    read = _Read.of(fast, slow)
+    read = _Read.of(launch_medians(fast), launch_medians(slow))
     return (read.ratio, *read.interval(confidence))
 
 
@@ -402,21 +403,21 @@ def _why(lo: float, hi: float, launches: int, needed: int, threshold: float) -> 
 def difference_p(a: Sample, b: Sample) -> float:
     """Two-sided exact Mann-Whitney p of 'a and b differ' on launch medians, read off D;
     1 when a side has under MIN_LAUNCHES launches."""
-    return _Read.of(a, b).p()
+    return _Read.of(launch_medians(a), launch_medians(b)).p()
 
 
-def launches_to_decide(a: Sample, b: Sample, level: float, alpha: float = ALPHA,
+def launches_to_decide(ma: np.ndarray, mb: np.ndarray, level: float,
                        threshold: float = THRESHOLD, power: float = 0.8) -> int:
-    """About how many launches per variant would decide the pair with `power`, from the launches
-    so far (normal approximation of the Mann-Whitney test on log launch medians, efficiency
-    3/pi), its test held to `level` (two-sided; the correction's step it would take); 0 when the
-    ratio sits on the threshold (no number of launches would)."""
-    la, lb = np.log(launch_medians(a)), np.log(launch_medians(b))
+    """About how many launches per variant would decide the pair with `power`, from each side's
+    launch medians so far (normal approximation of the Mann-Whitney test on their logs,
+    efficiency 3/pi), its test held to `level` (two-sided; the correction's step it would
+    take); 0 when the ratio sits on the threshold (no number of launches would)."""
+    la, lb = np.log(ma), np.log(mb)
     if min(len(la), len(lb)) < 2:
         return 0
     spread = math.sqrt((np.var(la, ddof=1) * (len(la) - 1) + np.var(lb, ddof=1) * (len(lb) - 1))
                        / (len(la) + len(lb) - 2)) or 1e-3
-    shift, margin = abs(math.log(center(b) / center(a))), math.log1p(threshold)
+    shift, margin = abs(math.log(median(mb) / median(ma))), math.log1p(threshold)
     options = [] if shift - margin <= 0.1 * margin else \
         [_n_for(shift - margin, min(level, 1 - CONFIDENCE) / 2, spread, power)]
     if margin - shift > 0.1 * margin:  # the interval within the threshold
@@ -432,8 +433,20 @@ def _n_for(effect: float, tail: float, spread: float, power: float) -> float:
     return 2 * math.pi / 3 * (z * spread / effect) ** 2
 
 
-def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
-          threshold: float = THRESHOLD) -> list[Judged]:
+class _Medians:
+    """Each sample's launch medians, worked out once while the samples are alive (by id)."""
+
+    def __init__(self) -> None:
+        self.known: dict[int, tuple[Sample, np.ndarray]] = {}  # the sample kept: its id holds
+
+    def __call__(self, sample: Sample) -> np.ndarray:
+        if id(sample) not in self.known:
+            self.known[id(sample)] = sample, launch_medians(sample)
+        return self.known[id(sample)][1]
+
+
+def judge(pairs: Sequence[Pair], alpha: float = ALPHA, threshold: float = THRESHOLD,
+          medians: _Medians | None = None) -> list[Judged]:
     """Every pair judged by one rule. above / below: b is slower / faster by more than the
     threshold: the launch test of a ratio beyond the threshold (exact Mann-Whitney on launch
     medians, one margin each way), corrected across the pairs (one family, CORRECTION), backs
@@ -442,12 +455,14 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
     within +-threshold (two one-sided tests at 2.5% each, per pair). open: anything else, with
     about how many launches would decide it. No decision from under MIN_LAUNCHES launches a
     side."""
-    reads = [_Read.of(p.a, p.b) for p in pairs]
+    of = medians or _Medians()
+    sides = [(of(p.a), of(p.b)) for p in pairs]
+    reads = [_Read.of(ma, mb) for ma, mb in sides]
     adjusted = benjamini_hochberg([r.p(threshold) for r in reads])
     # the correction's next step: the level an open comparison's test would have to reach
     level = alpha * (sum(1 for q in adjusted if q < alpha) + 1) / max(1, len(pairs))
     out = []
-    for pair, q, read in zip(pairs, adjusted, reads, strict=True):
+    for (ma, mb), q, read in zip(sides, adjusted, reads, strict=True):
         ratio, n, m = read.ratio, read.n, read.m
         lo, hi = read.interval()
         if q < alpha and (lo > 1 + threshold or hi < 1 / (1 + threshold)):
@@ -456,7 +471,7 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA,
             outcome = Judgement.SAME
         else:
             outcome = Judgement.OPEN
-        needed = launches_to_decide(pair.a, pair.b, level, alpha, threshold) \
+        needed = launches_to_decide(ma, mb, level, threshold) \
             if outcome == Judgement.OPEN else 0
         why = _why(lo, hi, min(n, m), needed, threshold) if outcome == Judgement.OPEN else ""
         out.append(Judged(ratio, lo, hi, q, outcome, n, m, needed, why))
@@ -488,12 +503,12 @@ def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
              threshold: float = THRESHOLD) -> list[list[Verdict]]:
     """For each cell's samples, the fastest (lowest figure) against every other, judged as one
     family across all cells."""
-    pairs, names = [], []
+    pairs, names, of = [], [], _Medians()
     for cell in samples:
-        ranked = sorted(cell, key=lambda k: center(cell[k]))
+        ranked = sorted(cell, key=lambda k: median(of(cell[k])))
         names.append([(ranked[0], other) for other in ranked[1:]])
         pairs += [Pair(cell[ranked[0]], cell[other]) for other in ranked[1:]]
-    judged = iter(judge(pairs, alpha, threshold))
+    judged = iter(judge(pairs, alpha, threshold, of))
     return [[Verdict(fast, slow, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
                      FASTEST_SPEED[j.outcome], j.launches_a, j.launches_b, j.needed,
                      j.why or ("test" if j.outcome == Judgement.BELOW else ""))
