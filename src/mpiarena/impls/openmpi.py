@@ -151,9 +151,10 @@ class OpenMpi(Daemonless):
                 "OMPI_MCA_oob_tcp_if_include": placement.iface}
 
     def start_up_env(self, impl: Implementation) -> dict[str, str]:
-        """pml cm opens its mtls (ofi, psm, psm2) at every start: 0.2 s of a 0.32 s launch
-        here. Each needs an RDMA device (ofi's default excludes its tcp, udp and shm
-        providers), so without one cm is never selected and the core's launches skip it."""
+        """pml cm opens its mtls at every start (psm and psm2 on Debian, which excludes ofi):
+        0.2 s of a 0.32 s launch here. Each needs an RDMA device (ofi's default excludes its
+        tcp, udp and shm providers), so without one cm is never selected and the core's
+        launches skip it."""
         return {} if _rdma_devices() else {f"{MCA}pml": "^cm"}
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
