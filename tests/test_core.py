@@ -149,19 +149,21 @@ def test_bcast_ack_times_the_broadcast_at_the_root(chosen):
     with running(chosen, 3) as job:
         cells = {(bench, size): measure(job, bench, size)
                  for bench in ("bcast", "bcast-ack") for size in (0, 4096)}
+    with running(chosen, 2) as job:
+        timed = {bench: measure(job, bench, 4096) for bench in ("bcast", "bcast-ack")}
     with running(chosen, 1) as job:
         alone = measure(job, "bcast-ack", 0)
     assert alone.status == "na" and "at least 2 ranks" in alone.reason
-    medians = {}
     for (bench, size), res in cells.items():
         assert res.status == "ok", (bench, size, res.reason)
         values = [BENCHMARKS[bench].observation(o.per_rank) for o in res.observations]
         assert values and all(np.isfinite(v) and v > 0 for v in values), (bench, size, values)
-        medians[bench, size] = np.median(values)
     ack = cells["bcast-ack", 4096].observations
     assert all(o.per_rank[0] > 0 and not any(o.per_rank[1:]) for o in ack)  # the root's time
-    # The acknowledgement can only add time to a broadcast, but on this 2-core machine 3 ranks
-    # are oversubscribed and measure the scheduler as much as the library: plain bcast's median
-    # swings by 3x between runs (PVM: 35 to 121 us at 4 KiB) and once came out above bcast-ack
-    # (0.83x). So the floor asserted is half of plain bcast, not all of it.
-    assert medians["bcast-ack", 4096] >= 0.5 * medians["bcast", 4096], medians
+    # The acknowledgement can only add time to a broadcast. 3 ranks on this 2-core machine are
+    # oversubscribed and measure the scheduler: bcast-ack over bcast at 4 KiB read 0.30x to 158x
+    # in 9 jobs of 3 ranks here (a fresh clone's PVM: 0.43x), 1.15x to 2.2x in 9 jobs of 2 ranks.
+    # So the times are compared at 2 ranks, with a floor for launch noise.
+    two = {b: float(np.median([BENCHMARKS[b].observation(o.per_rank) for o in res.observations]))
+           for b, res in timed.items() if res.status == "ok" and res.observations}
+    assert len(two) == 2 and two["bcast-ack"] >= 0.8 * two["bcast"], (two, timed)
