@@ -133,10 +133,9 @@ def snapshot(quiet: Quiet = Quiet(), runs: int = 0) -> Snapshot:
     return Snapshot(time.monotonic(), others, steal, load, quiet, runs)
 
 
-def _heir(gone: Proc, before: Snapshot, now: Snapshot) -> tuple[int, int] | None:
-    """The nearest ancestor of a process gone since `before` that is still there now: the one
-    whose reaped children's CPU holds the gone process's, if any does."""
-    by_pid = {p.pid: p for p in before.others.values()}
+def _heir(gone: Proc, by_pid: dict[int, Proc], now: Snapshot) -> tuple[int, int] | None:
+    """The nearest ancestor (by_pid: the processes before) of a process gone since then that
+    is still there now: the one whose reaped children's CPU holds the gone process's, if any."""
     parent = by_pid.get(gone.ppid)
     while parent is not None and parent.key not in now.others and parent.ppid != parent.pid:
         parent = by_pid.get(parent.ppid)
@@ -147,8 +146,9 @@ def _taken(before: Snapshot, now: Snapshot) -> float:
     """CPU seconds others took from `before` to `now`: what each process used itself, and what
     the children it reaped had used since `before`."""
     counted: dict[tuple[int, int], float] = {}  # gone processes' CPU that `before` already held
+    by_pid = {p.pid: p for p in before.others.values()}
     for gone in before.others.values():
-        if gone.key not in now.others and (heir := _heir(gone, before, now)) is not None:
+        if gone.key not in now.others and (heir := _heir(gone, by_pid, now)) is not None:
             counted[heir] = counted.get(heir, 0.0) + gone.own + gone.reaped
     taken = 0.0
     for key, proc in now.others.items():

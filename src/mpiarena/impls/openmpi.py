@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 from ..cluster.placement import Placement
@@ -46,6 +47,7 @@ FRAMEWORKS = ("pml", "btl", "mtl")  # the point-to-point transport's
 EAGER_LIMITS = (1024, 16384, 65536)
 
 
+@cache  # the devices of a machine stay for the life of a run
 def _rdma_devices() -> bool:
     """Whether this machine has a device an mtl could use (verbs, Omni-Path, PSM)."""
     infiniband = Path("/sys/class/infiniband")
