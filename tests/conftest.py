@@ -48,9 +48,10 @@ if "PYTEST_XDIST_WORKER" in os.environ:
     for _var in ("COLUMNS", "LINES"):
         os.environ.pop(_var, None)
 # Files whose tests assert nothing that another test running beside them could move (no time,
-# figure or verdict read from a measurement, no quiet machine): their build, structure, error
-# paths, stored runs, reports and simulations. `make test` runs them two at a time (-m parallel,
-# pytest-xdist) beside the type check and the wheel smoke, then every other test alone. The
+# figure or verdict read from a measurement, no quiet machine; a test there that does is marked
+# `alone`): their build, structure, error paths, stored runs, reports and simulations.
+# `make test` runs them two at a time (-m parallel, pytest-xdist) beside the type check and the
+# wheel smoke, then every other test alone. The
 # slowest first (their times in a fresh clone's lane, 2026-11-27), so that the two workers end
 # together. test_report.py is not here though it could be: its run and its figures, drawn by
 # worker processes, took 22 s alone and 56 s in the lane.
@@ -67,9 +68,10 @@ assert not _missing, f"PARALLEL names no such file: {_missing}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests of the PARALLEL files `parallel`; under xdist, run them in its order."""
+    """Mark the tests of the PARALLEL files `parallel`, but for those marked `alone` (a test
+    there that reads a measured figure); under xdist, run them in PARALLEL's order."""
     for item in items:
-        if item.path.name in PARALLEL:
+        if item.path.name in PARALLEL and item.get_closest_marker("alone") is None:
             item.add_marker(pytest.mark.parallel)
     if "PYTEST_XDIST_WORKER" in os.environ:
         rank = {name: i for i, name in enumerate(PARALLEL)}

@@ -212,6 +212,9 @@ def test_the_summary_counts_cells_within_the_target():
 
 # --- a real run -----------------------------------------------------------------------------
 
+# alone: beside another test, 2 ranks of polling MPICH share the 2 cores with it, and a
+# 256 KiB allreduce measured 1.5 ms, 17x its time alone (CI of stop 46)
+@pytest.mark.alone
 @pytest.mark.skipif(MPICH4 is None, reason="not installed here")
 def test_a_real_run_gives_a_fit_for_every_collective_cell(tmp_path: Path):
     assert MPICH4 is not None
