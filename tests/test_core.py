@@ -167,3 +167,19 @@ def test_bcast_ack_times_the_broadcast_at_the_root(chosen):
     two = {b: float(np.median([BENCHMARKS[b].observation(o.per_rank) for o in res.observations]))
            for b, res in timed.items() if res.status == "ok" and res.observations}
     assert len(two) == 2 and two["bcast-ack"] >= 0.8 * two["bcast"], (two, timed)
+
+
+def test_a_cold_warm_up_keeps_the_earlier_launchs_k():
+    """A later launch's warm-up that reads its k far too long (here planted: the cell's first
+    step 20x slow, as a cold start) is looked at once more before calibration starts again:
+    the observations run at the k the earlier launch calibrated."""
+    chosen = next((i for i in IMPLS if i.family == "mpich"), IMPLS[0])
+    with running(chosen, 2, {"ARENA_PLANT_COLD": "20"}) as job:
+        first = measure(job, "pingpong", 8, obs=2)
+        assert first.status == "ok" and first.iterations, first.reason
+        again = job.cell(CellRequest(Cell("pingpong", 8, 2), "loop", 2, 1e-3, 2.0, 16), 2,
+                         timeout=60, calibrated=first.iterations)
+    assert again.status == "ok" and again.iterations == first.iterations, \
+        (first.iterations, again.iterations)
+    # both warm-ups were steps that calibrated, and none was kept as an observation
+    assert len(again.observations) == 2 and again.spent.calibrating > 0

@@ -30,10 +30,11 @@ FAULT = "ARENA_FAULT"  # crash:BENCH kills the last rank at BENCH; wrong answers
 PLANT_SLOW = "ARENA_PLANT_SLOW"  # F: a random half of the launches read F times slower
 PLANT_SLOW_BENCH = "ARENA_PLANT_SLOW_BENCH"  # BENCH:SIZE:F: that cell reads F times slower
 LATE_RANK = "ARENA_LATE_RANK"  # R: rank R reaches every 5th window half a window late
+PLANT_COLD = "ARENA_PLANT_COLD"  # F: every cell's first step (its warm-up) reads F times slower
 
 SETTINGS = (T0, NP, BIND, THREAD_LEVEL, PVM_ROUTE, PVM_ENCODING, PVM_HOSTS, TCP_BIND, TCP_PEER,
             TCP_RSH, TCP_CONNECT, PROFILE_DIR, RMA_WINDOW, IO_DIR, DATATYPE, FAULT, PLANT_SLOW,
-            PLANT_SLOW_BENCH, LATE_RANK)
+            PLANT_SLOW_BENCH, LATE_RANK, PLANT_COLD)
 
 
 def unescape(text: str) -> str:

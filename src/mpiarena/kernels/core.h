@@ -266,6 +266,7 @@ const char *arena_validate(int bench, size_t size, const struct bufs *b, int bur
 void arena_faults_init(const char *t0env);
 void arena_fault_crash(int bench);            /* before a cell: the last rank may die */
 double arena_fault_factor(int bench, int64_t size); /* a cell's planted slowdown, or 1 */
+double arena_fault_cold(void);               /* a cell's first step's planted factor, or 1 */
 void arena_fault_corrupt(unsigned char *r, size_t size, size_t rstride); /* after a check's call */
 void arena_fault_late(double *release, unsigned char *late, long k, double len);
 

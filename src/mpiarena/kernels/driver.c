@@ -26,9 +26,9 @@
  * struct bench_args), `config` (the library's
  * control variables, rank 0 only, never inside a cell) and `quit`. End of input
  * means quit. No statistics are computed here. `k` is the iteration count an earlier launch
- * calibrated for the same cell: a warm-up of a quarter of its calls checks it, and the
- * observations follow at k where k calls would last 1-4 targets (else calibration starts again
- * from the warm-up's time per call).
+ * calibrated for the same cell: a warm-up of a quarter of its calls checks it (twice where the
+ * first read it slow), and the observations follow at k where k calls would last a quarter to
+ * 4 targets (else calibration starts again from the warm-up's time per call: cell.c).
  * ARENA_BIND=core binds rank r to the r-th allowed CPU (modulo), for launchers that cannot.
  * ARENA_DATATYPE=int|char|float|double is the element type of every sum (job.c).
  *

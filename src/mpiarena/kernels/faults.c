@@ -13,6 +13,8 @@
  *   ARENA_PLANT_SLOW_BENCH=BENCH:SIZE:F  every timed figure of the cells of BENCH at SIZE
  *                               bytes times F: a self-consistency violation at one size
  *   ARENA_LATE_RANK=R           rank R reaches every 5th window half a window late
+ *   ARENA_PLANT_COLD=F          the first step of every cell (its warm-up) reads F times slow:
+ *                               a cold start
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -30,12 +32,14 @@ static struct {
     long long slow_size;
     double slow_factor;
     int late;              /* this rank arrives late */
-} fault = {-1, 0, 1.0, -1, 0, 1.0, 0};
+    double cold;           /* a cell's first step's planted factor */
+} fault = {-1, 0, 1.0, -1, 0, 1.0, 0, 1.0};
 
 void arena_faults_init(const char *t0env)
 {
     const char *what = getenv("ARENA_FAULT"), *slow = getenv("ARENA_PLANT_SLOW");
     const char *cell = getenv("ARENA_PLANT_SLOW_BENCH"), *late = getenv("ARENA_LATE_RANK");
+    const char *cold = getenv("ARENA_PLANT_COLD");
     char name[64];
     if (what && !strncmp(what, "crash:", 6) && arena_rank == arena_np - 1)
         fault.crash_bench = arena_bench_index(what + 6);
@@ -45,6 +49,7 @@ void arena_faults_init(const char *t0env)
     if (cell && sscanf(cell, "%63[^:]:%lld:%lf", name, &fault.slow_size, &fault.slow_factor) == 3)
         fault.slow_bench = arena_bench_index(name);
     fault.late = late && *late && atoi(late) == arena_rank;
+    fault.cold = cold && *cold ? atof(cold) : 1.0;
 }
 
 void arena_fault_crash(int bench)
@@ -57,6 +62,11 @@ double arena_fault_factor(int bench, int64_t size)
 {
     int slow = bench >= 0 && bench == fault.slow_bench && size == fault.slow_size;
     return fault.launch * (slow ? fault.slow_factor : 1.0);
+}
+
+double arena_fault_cold(void)
+{
+    return fault.cold;
 }
 
 void arena_fault_corrupt(unsigned char *r, size_t size, size_t rstride)
