@@ -24,21 +24,26 @@ def _decided(cells):
 
 
 def _start(rng, ratios, launches):
-    return {i: {"a": [_launch(rng, 1.0) for _ in range(launches)],
-                "b": [_launch(rng, r) for _ in range(launches)]} for i, r in enumerate(ratios)}
+    """Per cell i, variants a{i} (level 1) and b{i} (its ratio): each cell's own, launched
+    alone."""
+    return {i: {f"a{i}": [_launch(rng, 1.0) for _ in range(launches)],
+                f"b{i}": [_launch(rng, r) for _ in range(launches)]}
+            for i, r in enumerate(ratios)}
 
 
 def _budgeted(rng, ratios, base, extra_turns):
     """`base` launches of every cell, then rounds of one more launch of what open_comparisons
-    names (each cell's variants launch alone here), until `extra_turns` launches are spent."""
+    names (a launch costs 1), until `extra_turns` launches are spent."""
     cells = _start(rng, ratios, base)
-    spent, wanted = 0, [(k, v) for k in cells for v in ("a", "b")]
+    cost = {v: 1.0 for cell in cells.values() for v in cell}
+    spent = 0
     while spent < extra_turns:
-        wanted = open_comparisons(cells, (extra_turns - spent) / max(len(wanted), 1))
+        wanted = open_comparisons(cells, extra_turns - spent, cost)
         if not wanted:
             break
         for key, variant in wanted[:extra_turns - spent]:
-            cells[key][variant].append(_launch(rng, 1.0 if variant == "a" else ratios[key]))
+            level = 1.0 if variant.startswith("a") else ratios[key]
+            cells[key][variant].append(_launch(rng, level))
             spent += 1
     return cells
 
@@ -69,6 +74,26 @@ def test_the_budget_calls_no_identical_pair_faster():
     called = sum(any(v.outcome == "faster" for vs in verdicts(list(r.values())) for v in vs)
                  for r in reports)
     assert called <= 1, called
+
+
+def test_the_time_left_goes_to_the_comparisons_it_decides_most_cheaply():
+    """Two open comparisons about as near a decision (40 and 31 more launches a side), one
+    between variants whose launch costs 1 s, one with a variant whose launch costs 10 s (PVM's
+    slow cells): 100 s decide only the cheap one, and it is chosen; with every launch costing
+    the same, the nearer one was; 500 s decide both."""
+    rng = np.random.default_rng(40)
+    cells = {0: {"a": [_launch(rng, 1.0) for _ in range(8)],
+                 "b": [_launch(rng, 1.08) for _ in range(8)]},
+             1: {"c": [_launch(rng, 1.0) for _ in range(8)],
+                 "pvm": [_launch(rng, 1.08) for _ in range(8)]}}
+    more = {v.fast + v.slow: v.needed - 8 for vs in verdicts(list(cells.values())) for v in vs
+            if v.outcome == "undecided"}
+    assert more == {"ab": 40, "cpvm": 31}, more
+    cost = {"a": 1.0, "b": 1.0, "c": 1.0, "pvm": 10.0}
+    assert open_comparisons(cells, 100, cost) == [(0, "a"), (0, "b")]
+    assert open_comparisons(cells, 100, {v: 1.0 for v in cost}) == [(1, "c"), (1, "pvm")]
+    assert sorted(open_comparisons(cells, 500, cost)) == [(0, "a"), (0, "b"), (1, "c"),
+                                                          (1, "pvm")]
 
 
 def test_a_budgeted_run_adds_launches_to_open_cells_and_stops_in_time(db):

@@ -4,7 +4,7 @@ which cells' comparisons are still open and decidable."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -24,20 +24,29 @@ def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
     return ci_halfwidth([np.asarray(v) for v in by_launch if len(v)]) <= precision
 
 
-def open_comparisons(cells: dict[K, dict[str, Sample]], launches: float) -> list[tuple[K, str]]:
+def open_comparisons(cells: dict[K, dict[str, Sample]], seconds: float,
+                     cost: Mapping[str, float]) -> list[tuple[K, str]]:
     """The (cell, variant) of the comparisons (a cell's fastest variant against another, as the
-    report makes them, one family across the cells) still undecided that about `launches` more
-    launches of each variant can decide, the nearest to a decision first; when none can, those
-    of every open comparison that more launches could decide (one more may still do)."""
+    report makes them, one family across the cells) still undecided that the launches `seconds`
+    allows can decide, a launch of variant v costing cost[v] seconds: the cheapest decisions
+    first (more launches needed times both variants' cost), while every variant's launches
+    (the most its chosen comparisons need) fit in the time together. When none fits, those of
+    every open comparison that more launches could decide (one more may still do)."""
     keys = [k for k, cell in cells.items() if len(cell) > 1]
     open_: list[tuple[int, K, str, str]] = []
     for key, judged in zip(keys, verdicts([cells[k] for k in keys]), strict=True):
         open_ += [(v.needed - min(v.launches_fast, v.launches_slow), key, v.fast, v.slow)
                   for v in judged if v.outcome == Speed.UNDECIDED and v.needed]
-    open_.sort(key=lambda o: o[0])
-    fits = [o for o in open_ if o[0] <= launches] or open_
-    return list(dict.fromkeys(t for _, key, fast, slow in fits for t in ((key, fast),
-                                                                          (key, slow))))
+    open_.sort(key=lambda o: o[0] * (cost[o[2]] + cost[o[3]]))
+    need: dict[str, int] = {}  # the launches each chosen variant needs
+    fits = []
+    for more, key, fast, slow in open_:
+        trial = {**need, fast: max(need.get(fast, 0), more), slow: max(need.get(slow, 0), more)}
+        if sum(cost[v] * n for v, n in trial.items()) <= seconds:
+            need = trial
+            fits.append((more, key, fast, slow))
+    return list(dict.fromkeys(t for _, key, fast, slow in fits or open_
+                              for t in ((key, fast), (key, slow))))
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,8 @@ class Executor:
         # what it runs with: read once a run, on the first launch that starts
         self.seq = 0
         self.spent: dict[str, HarnessTime] = {}  # variant id -> where its time goes
+        # (variant id, np) -> the seconds of each of its whole launches: what the budget costs
+        self.launch_walls: dict[tuple[str, int], list[float]] = {}
         self.began = time.monotonic()  # the budget counts from here
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
@@ -125,7 +127,7 @@ class Executor:
         if self.settings.precision:
             self._refine(rnd)
         elif self.plan.suite.budget:  # keep what the later rounds' own launches will take
-            self._spend(rnd, self.began + self.plan.suite.budget - rounds_after * base, base)
+            self._spend(rnd, self.began + self.plan.suite.budget - rounds_after * base)
         self._reap(self.settings.timeout)
         self.daemons.stop_all()
         self.topology.reap()
@@ -147,12 +149,14 @@ class Executor:
     def _launch(self, variant: Variant, cells: list[CellRequest], np_: int) -> None:
         """The variant's next launch measuring `cells` in order; a failed cell ends the job, and
         the cells after it go on in a fresh one."""
+        began = time.monotonic()
         self._reap(0.0)
         running = self._start(variant, np_)
         for asked in cells:
             running = self._turn(asked, variant, running)
         if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
             self._finish(variant, running)
+        self.launch_walls.setdefault((variant.id, np_), []).append(time.monotonic() - began)
 
     def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
         """A started job, or JobError (its daemons are then halted: they start again when next
@@ -374,32 +378,33 @@ class Executor:
                 if turns:
                     self._session(turns, rnd.np)
 
-    def _spend(self, rnd: Round, deadline: float, base_seconds: float) -> None:
+    def _spend(self, rnd: Round, deadline: float) -> None:
         """The budget: more launches, still interleaved, of the variants in comparisons still
-        open that the launches the time left allows can decide, until none is or the time is
-        spent. Each is a whole launch, every cell in a base session's order, so that every
-        launch of a variant has one shape (launches that measured only their open cells read 8%
-        slower in the median than the base ones in one quick run; reruns then agreed less)."""
+        open that the time left can decide, each variant's launch costing what its launches so
+        far took (PVM's 30 ms cells made its launch 10x raw TCP's in a quick run), until none
+        is or the time is spent. Each is a whole launch, every cell in a base session's order,
+        so that every launch of a variant has one shape (launches that measured only their open
+        cells read 8% slower in the median than the base ones in one quick run; reruns then
+        agreed less)."""
         rng = random.Random(self.plan.seed + rnd.np)
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
-        per_turn = base_seconds / max(1, len(planned) * self.plan.suite.launches)
         while (left := deadline - time.monotonic()) > 0:
-            wanted = {v.id for _, v in self._open(planned, left / per_turn / len(planned))}
+            cost = {v.id: float(np.mean(self.launch_walls.get((v.id, rnd.np), [0.0])))
+                    for _, v in planned}
+            wanted = {v.id for _, v in self._open(planned, left, cost)}
             index = rng.choice([s.index for s in rnd.sessions])  # its shared and lone sessions
             sessions = [turns for s in rnd.sessions if s.index == index
                         if (turns := [t for t in s.turns if t[1].id in wanted])]
-            cost = sum(map(len, sessions))
-            if not sessions or per_turn * cost > left:
+            if not sessions or sum(cost[v] for v in {v.id for t in sessions for _, v in t}) > left:
                 return
-            began = time.monotonic()
-            self.grow(cost)
+            self.grow(sum(map(len, sessions)))
             for turns in sessions:
                 self._session(turns, rnd.np)
-            per_turn = (time.monotonic() - began) / cost
 
-    def _open(self, planned: list[Turn], launches: float) -> list[tuple[Cell, Variant]]:
-        """The cells and variants of the planned turns in comparisons still open that about
-        `launches` more launches of each variant can decide."""
+    def _open(self, planned: list[Turn], seconds: float,
+              cost: dict[str, float]) -> list[tuple[Cell, Variant]]:
+        """The cells and variants of the planned turns in comparisons still open that `seconds`
+        of launches, each variant's at `cost`, can decide."""
         variants = {v.id: v for _, v in planned}
         cells: dict[Cell, dict[str, Sample]] = {}
         for asked, variant in planned:
@@ -409,7 +414,7 @@ class Executor:
                     and any(by_launch.values()):
                 cells.setdefault(cell, {})[variant.id] = [np.asarray(x) for x in
                                                           by_launch.values() if x]
-        return [(cell, variants[v]) for cell, v in open_comparisons(cells, launches)]
+        return [(cell, variants[v]) for cell, v in open_comparisons(cells, seconds, cost)]
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
         if (cell, variant.id) in self.broken or (cell, variant.id) not in self.sampled:
