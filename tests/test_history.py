@@ -53,11 +53,12 @@ def series(tmp_path_factory: pytest.TempPathFactory) -> Path:
     slow.write_text(SUITE.format(impl=LIB, env='MPIR_CVAR_NOLOCAL = "1", UCX_TLS = "tcp,self"'))
     db = where / "h.db"
     for run in range(1, RUNS + 1):
-        # --timeout 10: Debian's MPICH 4.0.2 over UCX's TCP now and then hangs in MPI_Finalize
+        # --timeout 5: Debian's MPICH 4.0.2 over UCX's TCP now and then hangs in MPI_Finalize
         # until the job's timeout (docs/clusters.md): once, the default 60 s took this fixture
-        # from 6 s to 67 s; each cell here answers in milliseconds
+        # from 6 s to 67 s, and 10 s to 16 s in a fresh clone's run; each cell here answers in
+        # milliseconds, and a job starts in under a second
         done = mpiarena("run", "--impl", LIB, "--suite", str(slow if run >= SLOW_FROM else fast),
-                        "--timeout", "10", "--db", str(db))
+                        "--timeout", "5", "--db", str(db))
         assert done.returncode == 0, done.stderr
     return db
 
