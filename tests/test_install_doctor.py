@@ -12,7 +12,8 @@ from mpiarena.impls import pypi
 
 def test_install_pypi_build_into_its_own_prefix(tmp_path):
     home = {"MPIARENA_HOME": str(tmp_path / "home")}
-    # the session's cores: `impls` builds only the new prefix's (all six took 14 CPU s)
+    # the session's cores: `impls` builds only the new prefix's (building every core in an
+    # empty home took the test 14.5 s, 6.4 s with them)
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / "builds").symlink_to(paths.builds_dir())
     done = mpiarena("install", "mpich==5.0.2", env=home)

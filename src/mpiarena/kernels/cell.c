@@ -125,10 +125,10 @@ static void keep(const struct cmd *c, struct observations *obs, const struct ste
  * quarter to 4 targets here (it reached the target twice there, and the same k runs the same
  * loop in every launch: launch levels differ up to 3x on this kind of machine), and where one
  * call lasts longer (k = 1 cannot shrink). A warm-up that read them longer is run once more
- * before it counts: its first call may have paid for the cell's cold start (a warm-up of 1-92
- * calls read 4-10x slow at MPICH's 4 KiB pingpong and 256 KiB reduce, and calibration started
- * again, 2 steps of a target or more each). Otherwise calibration starts from this step's time
- * per call tk. */
+ * before it counts, as its first call may have paid for the cell's cold start: MPICH's 4 KiB
+ * pingpong (92 calls) and 256 KiB reduce (2) read over 4 targets in every later launch and
+ * calibrated again, 2 steps of a target or more each; the second look kept k in all of them.
+ * Otherwise calibration starts from this step's time per call tk. */
 static void check_hint(const struct cmd *c, struct calibration *cal, struct step *st, double tk)
 {
     double at_k = tk * (double)c->k;
