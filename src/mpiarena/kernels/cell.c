@@ -14,6 +14,8 @@
 
 enum step_kind { STEP_RUN, STEP_OBS, STEP_END };
 
+#define LOOKS 3 /* warm-ups that may check an earlier launch's k (see check_hint) */
+
 /* Where rank 0's time in a cell went: steps that warmed up or calibrated, steps that observed
  * (their barriers and relays included), and the observations' timed calls (k x time per call). */
 struct spent {
@@ -124,11 +126,13 @@ static void keep(const struct cmd *c, struct observations *obs, const struct ste
 /* The warm-up that checks an earlier launch's k: the k is kept where its calls would last a
  * quarter to 4 targets here (it reached the target twice there, and the same k runs the same
  * loop in every launch: launch levels differ up to 3x on this kind of machine), and where one
- * call lasts longer (k = 1 cannot shrink). A warm-up that read them longer is run once more
- * before it counts, as its first call may have paid for the cell's cold start: MPICH's 4 KiB
- * pingpong (92 calls) and 256 KiB reduce (2) read over 4 targets in every later launch and
- * calibrated again, 2 steps of a target or more each; the second look kept k in all of them.
- * Otherwise calibration starts from this step's time per call tk. */
+ * call lasts longer (k = 1 cannot shrink). A warm-up that read them longer is run again, up to
+ * LOOKS in all, before it counts, as its first call may have paid for the cell's cold start:
+ * MPICH's 4 KiB pingpong (92 calls) and 256 KiB reduce (2) read over 4 targets in every later
+ * launch and calibrated again, 2 steps of a target or more each; a second look kept k in all of
+ * them. A third, as a quarter target's warm-up (hundreds of microseconds) that the scheduler
+ * preempts once (a timeslice: milliseconds) also reads over 4 targets: a test's second look did,
+ * in 1 of 10 fresh clones' runs. Otherwise calibration starts from this step's time per call. */
 static void check_hint(const struct cmd *c, struct calibration *cal, struct step *st, double tk)
 {
     double at_k = tk * (double)c->k;
@@ -191,7 +195,7 @@ static void next_step(const struct cmd *c, struct calibration *cal, struct step 
 static void run_steps(const struct cmd *c, const struct bufs *b, struct observations *obs,
                       double factor, struct spent *spent)
 {
-    struct calibration cal = {c->k > 0 && c->k <= KMAX ? 2 : 0, 0, 0, M->now()};
+    struct calibration cal = {c->k > 0 && c->k <= KMAX ? LOOKS : 0, 0, 0, M->now()};
     /* an earlier launch's k is checked on a warm-up of a quarter of its calls */
     struct step st = {cal.looks ? (c->k + 3) / 4 : 1, STEP_RUN, 0, 0, 0};
     double wiped = 0; /* window method: calls of observations that kept none */
