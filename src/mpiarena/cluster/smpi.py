@@ -105,22 +105,29 @@ def parse_link(text: str) -> Link:
 
 @dataclass(frozen=True)
 class Factors:
-    """SMPI's corrections of the link model: latency times `latency`, and the bandwidth of a
-    message of at least `size` bytes times its factor (the largest size not above the
-    message's applies); (1, ((0, 1),)) is the bare link."""
+    """SMPI's corrections of the link model: the latency and the bandwidth of a message of at
+    least `size` bytes times their factors (the largest size not above the message's
+    applies); (((0, 1),), ((0, 1),)) is the bare link."""
 
-    latency: float = 1.0
+    latency: tuple[tuple[int, float], ...] = ((0, 1.0),)
     bandwidth: tuple[tuple[int, float], ...] = ((0, 1.0),)
 
     def cfg(self) -> list[str]:
-        bw = ";".join(f"{s}:{f:.6g}" for s, f in sorted(self.bandwidth, reverse=True))
-        return [f"--cfg=smpi/lat-factor:0:{self.latency:.6g}", f"--cfg=smpi/bw-factor:{bw}"]
+        return [f"--cfg=smpi/lat-factor:{_pieces(self.latency)}",
+                f"--cfg=smpi/bw-factor:{_pieces(self.bandwidth)}"]
 
     def label(self) -> str:
         if self == Factors():
             return "none (the bare link)"
+        lat = (f"x{self.latency[0][1]:.3g}" if len(self.latency) == 1 else
+               f"x ({', '.join(f'{format_size(s)}: {f:.3g}' for s, f in self.latency)})")
         bw = ", ".join(f"{format_size(s)}: {f:.3g}" for s, f in sorted(self.bandwidth))
-        return f"latency x{self.latency:.3g}; bandwidth x ({bw})"
+        return f"latency {lat}; bandwidth x ({bw})"
+
+
+def _pieces(factors: tuple[tuple[int, float], ...]) -> str:
+    """SMPI's piecewise factor: size:factor entries, the largest size first."""
+    return ";".join(f"{s}:{f:.6g}" for s, f in sorted(factors, reverse=True))
 
 
 @dataclass(frozen=True)

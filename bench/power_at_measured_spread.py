@@ -1,0 +1,131 @@
+"""The verdict rule's power and false verdicts at the spread a real run measured.
+
+Every cell of an MPI library in a stored quick run (or one measured now) gives its own launches.
+In each trial every such cell becomes one comparison of the report's family: its launches drawn
+twice with replacement (as many as it had), one side scaled by the true ratio, the whole family
+judged by `stats.judge` as a report is. A true ratio of 1.10 says how often a 10% difference
+(5% beyond the threshold) is called at this machine's launch-to-launch spread; 1.00 how often
+identical libraries are called "faster". The spread itself is printed per benchmark: the
+log-sd of the launch medians between launches, the pooled log-sd inside one, and the share of
+launches 1.25x or more above their cell's median (the slow level of bimodal launches).
+
+Usage: python bench/power_at_measured_spread.py [--db STORE --run ID] [--trials 40]
+(without --db: a quick run over this machine's implementations first, about 3 minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mpiarena.analysis.stats import MIN_LAUNCHES, Pair, Sample, judge, launch_medians
+from mpiarena.results import load
+from mpiarena.store import Store
+
+NOT_MPI = ("pvm", "tcp")  # the families that are no MPI library
+SLOW = 1.25  # a launch this far above its cell's median runs at the slow level
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One cell of one variant: its launches, and how they vary."""
+
+    bench: str
+    launches: Sample
+    between: float  # sd of the log launch medians
+    within: float  # pooled sd of log observations inside a launch
+    slow: float  # share of launches SLOW x or more above the median
+
+
+def spread_of(bench: str, sample: Sample) -> Spread:
+    logs = np.log(launch_medians(sample))
+    inside = [np.log(a) - np.log(a).mean() for a in sample if len(a) > 1 and min(a) > 0]
+    dof = sum(len(d) - 1 for d in inside)
+    within = float(np.sqrt(sum((d**2).sum() for d in inside) / dof)) if dof else 0.0
+    slow = float(np.mean(logs > np.median(logs) + np.log(SLOW)))
+    return Spread(bench, sample, float(np.std(logs, ddof=1)), within, slow)
+
+
+def spreads(db: Path, run: int) -> list[Spread]:
+    data = load(Store(db), run)
+    found = []
+    for key, cell in sorted(data.cells.items()):
+        for variant, group in cell.items():
+            nested = [a for a in group.nested if len(a)]
+            if variant.split("-")[0] not in NOT_MPI and len(nested) >= MIN_LAUNCHES:
+                found.append(spread_of(key.bench, nested))
+    return found
+
+
+def drawn(rng: np.random.Generator, sample: Sample, scale: float) -> list[np.ndarray]:
+    return [np.asarray(sample[i]) * scale for i in rng.integers(0, len(sample), len(sample))]
+
+
+def trial(rng: np.random.Generator, cells: list[Spread], ratio: float) -> list[str]:
+    pairs = [Pair(drawn(rng, c.launches, 1.0), drawn(rng, c.launches, ratio)) for c in cells]
+    return [str(j.outcome) for j in judge(pairs)]
+
+
+def quick_run(where: Path) -> Path:
+    db = where / "quick.db"
+    subprocess.run([sys.executable, "-c", "from mpiarena.commands import main; main()", "run",
+                    "--suite", "quick", "--db", str(db)], check=True, stdout=subprocess.DEVNULL)
+    return db
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path)
+    parser.add_argument("--run", type=int, default=1)
+    parser.add_argument("--trials", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or quick_run(Path(tmp))
+        cells = spreads(db, args.run)
+    print(f"{len(cells)} cells of MPI libraries, {args.trials} trials a ratio, each one family "
+          f"of {len(cells)} comparisons")
+    by_bench: dict[str, list[Spread]] = defaultdict(list)
+    for c in cells:
+        by_bench[c.bench].append(c)
+    rng = np.random.default_rng(2026)
+    called: dict[float, dict[str, list[float]]] = {}
+    for ratio in (1.0, 1.10, 1.20):
+        per: dict[str, list[float]] = defaultdict(list)
+        for _ in range(args.trials):
+            for c, outcome in zip(cells, trial(rng, cells, ratio), strict=True):
+                if ratio == 1.0:
+                    per[c.bench].append(outcome in ("above", "below"))
+                else:
+                    per[c.bench].append(outcome == "above")
+        called[ratio] = per
+    print(f"{'benchmark':<12} {'cells':>5} {'launches':>8} {'between':>8} {'within':>7} "
+          f"{'slow':>5} {'false 1.00':>10} {'found 1.10':>10} {'found 1.20':>10}")
+    rows = [*sorted(by_bench), "all"]
+    for bench in rows:
+        group = cells if bench == "all" else by_bench[bench]
+
+        def share(ratio: float, name: str = bench) -> float:
+            per = called[ratio]
+            values = [v for b in per for v in per[b]] if name == "all" else per[name]
+            return float(np.mean(values))
+
+        print(f"{bench:<12} {len(group):>5} "
+              f"{np.median([len(c.launches) for c in group]):>8.0f} "
+              f"{np.median([c.between for c in group]):>7.1%} "
+              f"{np.median([c.within for c in group]):>6.1%} "
+              f"{np.mean([c.slow for c in group]):>5.0%} "
+              f"{share(1.0):>10.3f} {share(1.10):>10.2f} {share(1.20):>10.2f}")
+    print("between / within: medians over the cells; slow: launches 1.25x above their cell's "
+          "median, all cells; false: share of identical pairs called faster; found: share of "
+          "true differences called")
+
+
+if __name__ == "__main__":
+    main()
