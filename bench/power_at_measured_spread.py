@@ -9,6 +9,12 @@ identical libraries are called "faster". The spread itself is printed per benchm
 log-sd of the launch medians between launches, the pooled log-sd inside one, and the share of
 launches 1.25x or more above their cell's median (the slow level of bimodal launches).
 
+Whether a probe of the machine's state could explain the spread: per variant, how much of the
+between-launch variance a level shared by all cells of one launch explains (the launch's median
+over its cells of the cell's log launch median minus its median over launches), and how the
+cells measured one after the other in a launch correlate beyond it (the state a probe measured
+before each cell could share at best).
+
 Usage: python bench/power_at_measured_spread.py [--db STORE --run ID] [--trials 40]
 (without --db: a quick run over this machine's implementations first, about 3 minutes)
 """
@@ -64,6 +70,58 @@ def spreads(db: Path, run: int) -> list[Spread]:
     return found
 
 
+@dataclass(frozen=True)
+class LaunchState:
+    """One variant: the between-launch spread of its cells, what a launch-wide level explains
+    of it, and the correlation of neighbouring cells' residuals within a launch."""
+
+    variant: str
+    between: float
+    explained: float
+    neighbours: float
+
+
+def launch_states(db: Path, run: int) -> list[LaunchState]:
+    store = Store(db)
+    data = load(store, run)
+    seq = {(c.variant, c.bench, c.size, c.np, c.launch): c.seq for c in store.cells(run)}
+    out = []
+    for variant in data.variants:
+        # log launch median minus the cell's median over launches, per launch: (seq, residual)
+        per_launch: dict[int, list[tuple[int, float]]] = defaultdict(list)
+        for key, cell in data.cells.items():
+            group = cell.get(variant)
+            if group is None or len(group.launches) != len(group.values):
+                continue
+            by: dict[int, list[float]] = defaultdict(list)
+            for value, launch in zip(group.values, group.launches, strict=True):
+                by[launch].append(value)
+            logs = {n: float(np.log(np.median(v))) for n, v in by.items() if min(v) > 0}
+            if len(logs) < 6:
+                continue
+            mid = float(np.median(list(logs.values())))
+            for n, x in logs.items():
+                at = seq.get((variant, key.bench, key.size, key.np, n))
+                if at is not None:
+                    per_launch[n].append((at, x - mid))
+        total = left = 0.0
+        now, after = [], []
+        for rows in per_launch.values():
+            if len(rows) < 10:
+                continue
+            x = np.array([r for _, r in sorted(rows)])
+            level = float(np.median(x))
+            total += float((x**2).sum())
+            left += float(((x - level) ** 2).sum())
+            now += (x[:-1] - level).tolist()
+            after += (x[1:] - level).tolist()
+        if total > 0 and len(now) > 2:
+            count = sum(len(r) for r in per_launch.values() if len(r) >= 10)
+            out.append(LaunchState(variant, float(np.sqrt(total / count)), 1 - left / total,
+                                   float(np.corrcoef(now, after)[0, 1])))
+    return out
+
+
 def drawn(rng: np.random.Generator, sample: Sample, scale: float) -> list[np.ndarray]:
     return [np.asarray(sample[i]) * scale for i in rng.integers(0, len(sample), len(sample))]
 
@@ -89,6 +147,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or quick_run(Path(tmp))
         cells = spreads(db, args.run)
+        states = launch_states(db, args.run)
+    print("What a launch-wide state explains of the between-launch spread:")
+    for st in states:
+        print(f"  {st.variant:<16} spread {st.between:.1%}, a level shared by the launch's "
+              f"cells explains {st.explained:.0%}; neighbouring cells beyond it: r = "
+              f"{st.neighbours:.2f}")
     print(f"{len(cells)} cells of MPI libraries, {args.trials} trials a ratio, each one family "
           f"of {len(cells)} comparisons")
     by_bench: dict[str, list[Spread]] = defaultdict(list)

@@ -172,7 +172,6 @@ def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[s
     return [r.host for r in hello.ranks], size * 8 / best, crossed
 
 
-@pytest.mark.alone  # its rate band: a test beside it takes CPU that raw TCP needs at 100 Mbit/s
 @pytest.mark.parametrize("impl", IMPLS, ids=[i.id for i in IMPLS])
 def test_every_family_crosses_the_shaped_link(two_nodes, impl):
     hosts, rate, crossed = pingpong_across(two_nodes, impl, 1 << 20)

@@ -452,7 +452,6 @@ def _claim_rows(report: str) -> list[str]:
 needs_net = pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")
 
 
-@pytest.mark.alone  # raw TCP's rate on the emulated link, in a band
 @needs_net
 @pytest.mark.skipif("tcp" not in FAMILIES, reason="needs raw TCP")
 def test_chau2001_short_mode(tmp_path: Path) -> None:
@@ -473,7 +472,6 @@ def test_chau2001_short_mode(tmp_path: Path) -> None:
     assert "conclusions:" in stdout
 
 
-@pytest.mark.alone  # LAM's barrier time, in a band
 @needs_net
 def test_nevin1996_short_mode_on_fddi(tmp_path: Path) -> None:
     report, _ = _short("nevin1996", tmp_path, *_ids("lam"))  # what it asserts is LAM's
@@ -485,7 +483,6 @@ def test_nevin1996_short_mode_on_fddi(tmp_path: Path) -> None:
     assert len(_claim_rows(report)) == len(studies.load("nevin1996").claims)
 
 
-@pytest.mark.alone  # which library's MPI_Wtime is slower: a verdict
 def test_cleary2006_short_mode_on_this_machine(tmp_path: Path) -> None:
     report, _ = _short("cleary2006", tmp_path, "--cluster", "local")
     rows = _claim_rows(report)

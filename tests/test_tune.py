@@ -186,7 +186,6 @@ PLANTED = [
 ]
 
 
-@pytest.mark.alone  # a verdict on measured figures
 @pytest.mark.parametrize(("impl", "coll", "slow", "sizes", "launches"), PLANTED)
 def test_a_planted_slow_choice_loaded_through_the_file_is_slower(impl, coll, slow, sizes,
                                                                   launches, shared_dir, db):
