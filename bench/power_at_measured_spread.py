@@ -16,6 +16,7 @@ cells measured one after the other in a launch correlate beyond it (the state a 
 before each cell could share at best).
 
 Usage: python bench/power_at_measured_spread.py [--db STORE --run ID] [--trials 40]
+       [--launches N]
 (without --db: a quick run over this machine's implementations first, about 3 minutes)
 """
 
@@ -122,12 +123,17 @@ def launch_states(db: Path, run: int) -> list[LaunchState]:
     return out
 
 
-def drawn(rng: np.random.Generator, sample: Sample, scale: float) -> list[np.ndarray]:
-    return [np.asarray(sample[i]) * scale for i in rng.integers(0, len(sample), len(sample))]
+def drawn(rng: np.random.Generator, sample: Sample, scale: float, n: int | None
+          ) -> list[np.ndarray]:
+    """n launches (default: as many as the cell had) drawn from the cell's, times scale."""
+    picks = rng.integers(0, len(sample), n or len(sample))
+    return [np.asarray(sample[i]) * scale for i in picks]
 
 
-def trial(rng: np.random.Generator, cells: list[Spread], ratio: float) -> list[str]:
-    pairs = [Pair(drawn(rng, c.launches, 1.0), drawn(rng, c.launches, ratio)) for c in cells]
+def trial(rng: np.random.Generator, cells: list[Spread], ratio: float, n: int | None
+          ) -> list[str]:
+    pairs = [Pair(drawn(rng, c.launches, 1.0, n), drawn(rng, c.launches, ratio, n))
+             for c in cells]
     return [str(j.outcome) for j in judge(pairs)]
 
 
@@ -143,6 +149,8 @@ def main() -> None:
     parser.add_argument("--db", type=Path)
     parser.add_argument("--run", type=int, default=1)
     parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--launches", type=int, help="launches a side to draw (default: as "
+                        "many as each cell had): what more launches would find")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or quick_run(Path(tmp))
@@ -153,8 +161,9 @@ def main() -> None:
         print(f"  {st.variant:<16} spread {st.between:.1%}, a level shared by the launch's "
               f"cells explains {st.explained:.0%}; neighbouring cells beyond it: r = "
               f"{st.neighbours:.2f}")
-    print(f"{len(cells)} cells of MPI libraries, {args.trials} trials a ratio, each one family "
-          f"of {len(cells)} comparisons")
+    drawing = f"{args.launches} launches a side drawn" if args.launches else "their launches"
+    print(f"{len(cells)} cells of MPI libraries ({drawing}), {args.trials} trials a ratio, each "
+          f"one family of {len(cells)} comparisons")
     by_bench: dict[str, list[Spread]] = defaultdict(list)
     for c in cells:
         by_bench[c.bench].append(c)
@@ -163,7 +172,7 @@ def main() -> None:
     for ratio in (1.0, 1.10, 1.20):
         per: dict[str, list[float]] = defaultdict(list)
         for _ in range(args.trials):
-            for c, outcome in zip(cells, trial(rng, cells, ratio), strict=True):
+            for c, outcome in zip(cells, trial(rng, cells, ratio, args.launches), strict=True):
                 if ratio == 1.0:
                     per[c.bench].append(outcome in ("above", "below"))
                 else:
