@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from mpiarena.analysis.stats import MIN_LAUNCHES, Pair, Sample, judge, launch_medians
-from mpiarena.results import load
+from mpiarena.results import RunData, load
 from mpiarena.store import Store
 
 NOT_MPI = ("pvm", "tcp")  # the families that are no MPI library
@@ -60,8 +60,7 @@ def spread_of(bench: str, sample: Sample) -> Spread:
     return Spread(bench, sample, float(np.std(logs, ddof=1)), within, slow)
 
 
-def spreads(db: Path, run: int) -> list[Spread]:
-    data = load(Store(db), run)
+def spreads(data: RunData) -> list[Spread]:
     found = []
     for key, cell in sorted(data.cells.items()):
         for variant, group in cell.items():
@@ -82,10 +81,9 @@ class LaunchState:
     neighbours: float
 
 
-def launch_states(db: Path, run: int) -> list[LaunchState]:
-    store = Store(db)
-    data = load(store, run)
-    seq = {(c.variant, c.bench, c.size, c.np, c.launch): c.seq for c in store.cells(run)}
+def launch_states(store: Store, data: RunData) -> list[LaunchState]:
+    seq = {(c.variant, c.bench, c.size, c.np, c.launch): c.seq
+           for c in store.cells(data.run_id)}
     out = []
     for variant in data.variants:
         # log launch median minus the cell's median over launches, per launch: (seq, residual)
@@ -154,8 +152,10 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or quick_run(Path(tmp))
-        cells = spreads(db, args.run)
-        states = launch_states(db, args.run)
+        store = Store(db)
+        data = load(store, args.run)
+        cells = spreads(data)
+        states = launch_states(store, data)
     print("What a launch-wide state explains of the between-launch spread:")
     for st in states:
         print(f"  {st.variant:<16} spread {st.between:.1%}, a level shared by the launch's "

@@ -56,8 +56,8 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # where its sources are there. test_report.py is not here though it could be: its run and its
 # figures, drawn by worker processes, took 22 s alone and 56 s in the lane. Nor are the files
 # of emulated clusters, reproduce, app and tune, which wait more than they compute (43-48% of
-# the two cores busy alone): here, their tests that read no figure took 1.4x as long and the
-# lane 60 s longer, the second lane 55-73 s shorter, make test no shorter (2026-11-28).
+# the two cores busy alone): with their tests that read no figure here, this lane took 195 s,
+# the second 364-382 s, make test 581 and 598 s: no shorter (2026-11-28).
 PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
             "test_install_doctor.py",
             "test_exit_codes.py", "test_stats.py", "test_family_module.py", "test_kernel_calls.py",

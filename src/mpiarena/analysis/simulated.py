@@ -103,19 +103,15 @@ def fit_factors(measured: dict[int, float], bare: dict[int, float], link: Link) 
     # a 1 KiB pingpong beat, its bandwidth factor 0.0013, simulated 84% slower than measured)
     needed = {s: measured[s] - offset(s) for s in sizes}
     quickest = min(sizes, key=lambda s: (needed[s], s))
+    slower = [s for s in sizes if s < quickest]  # all latency: their bandwidth term vanishes
+    own = [(0 if i == 0 else s, max(needed[s] / link.latency, 1e-6))
+           for i, s in enumerate(slower)]  # the first from 0 bytes
     lat = max(needed[quickest] / link.latency, 1e-6)
-    latency = [(0, lat)]
-    bw = []
-    for s in sizes:
-        if s < quickest:
-            latency.append((s, max(needed[s] / link.latency, 1e-6)))
-            bw.append((s, MAX_BW_FACTOR))
-            continue
+    bw = [(s, MAX_BW_FACTOR) for s in slower]
+    for s in sizes[len(slower):]:
         left = needed[s] - lat * link.latency
         bw.append((s, min(MAX_BW_FACTOR, s / (rate * left)) if left > 0 else MAX_BW_FACTOR))
-    if len(latency) > 1:  # the sizes before the quickest have their own (the first from 0
-        latency = [(0, latency[1][1]), *latency[2:], (quickest, lat)]  # bytes), from it: lat
-    return Factors(tuple(latency), tuple(bw))
+    return Factors((*own, (quickest if own else 0, lat)), tuple(bw))
 
 
 @dataclass(frozen=True)
