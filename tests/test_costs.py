@@ -73,7 +73,8 @@ def _blocked_cpu(impl, env: dict[str, str]) -> float:
                  marks=pytest.mark.skipif(LAM is None, reason="LAM/MPI is not installed")),
     pytest.param(IMPI, {}, {"I_MPI_WAIT_MODE": "1", "I_MPI_THREAD_YIELD": "3",
                             "I_MPI_THREAD_SLEEP": "100"}, id="impi",
-                 marks=pytest.mark.skipif(IMPI is None, reason="Intel MPI is not installed")),
+                 marks=pytest.mark.skipif(IMPI is None, reason="Intel MPI is not installed "
+                                          "(make test installs its PyPI build)")),
 ])
 def test_a_blocking_variant_uses_far_less_cpu_than_the_polling_default(impl, polling, blocking):
     busy, idle = _blocked_cpu(impl, polling), _blocked_cpu(impl, blocking)

@@ -8,6 +8,7 @@ from conftest import leftovers, mpiarena
 
 from mpiarena import paths
 from mpiarena.impls import pypi
+from mpiarena.impls.discover import discover
 
 
 def test_install_pypi_build_into_its_own_prefix(tmp_path):
@@ -25,6 +26,19 @@ def test_install_pypi_build_into_its_own_prefix(tmp_path):
     assert again.returncode == 0 and str(prefix) in again.stdout
     listed = mpiarena("impls", env=home)
     assert "mpich-5.0.2" in listed.stdout and "MPICH Version" in listed.stdout
+
+
+def test_prefixes_elsewhere_are_found_through_mpiarena_impls_path(tmp_path, monkeypatch):
+    """make test's Intel MPI lives outside the data directory, as a site-wide install would."""
+    def pypi_ids() -> set[str]:
+        return {f.impl.id for f in discover({}, tmp_path) if f.impl and f.impl.origin == "pypi"}
+
+    monkeypatch.setenv("MPIARENA_IMPLS_PATH", "")
+    assert pypi_ids() == set()
+    installed = {pypi.read_marker(p)["family"] + "-" + pypi.read_marker(p)["version"]
+                 for p in pypi.installed_prefixes(paths.impls_dir())}
+    monkeypatch.setenv("MPIARENA_IMPLS_PATH", f"{tmp_path / 'none'}:{paths.impls_dir()}")
+    assert installed and pypi_ids() == installed
 
 
 def test_install_refuses_unknown_family_and_missing_version(tmp_path):

@@ -44,6 +44,12 @@ def impls_dir() -> Path:
     return shared_dir(data_dir() / "impls")
 
 
+def more_impls_dirs() -> list[Path]:
+    """MPIARENA_IMPLS_PATH: more directories of `mpiarena install` prefixes, colon-separated
+    (a site-wide install, or the builds only the tests use), searched after impls_dir()."""
+    return [Path(d) for d in os.environ.get("MPIARENA_IMPLS_PATH", "").split(os.pathsep) if d]
+
+
 def builds_dir() -> Path:
     return shared_dir(data_dir() / "builds")
 

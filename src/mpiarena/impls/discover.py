@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import more_impls_dirs
 from . import modules, pypi
 from .base import Found, Implementation
 from .registry import families, family_named
@@ -35,7 +36,7 @@ def _candidates(user: dict[str, Path], impls_dir: Path) -> Iterator[_Candidate]:
     if on_path := shutil.which("mpicc"):
         yield _Candidate(None, "path", Path(on_path), Path(on_path).with_name("mpiexec"), None,
                          {})
-    for prefix in pypi.installed_prefixes(impls_dir):
+    for prefix in (p for d in (impls_dir, *more_impls_dirs()) for p in pypi.installed_prefixes(d)):
         marker = pypi.read_marker(prefix)
         mpicc, mpiexec = pypi.wrapper_and_launcher(prefix)
         yield _Candidate(f"{marker['family']}-{marker['version']}", "pypi", mpicc, mpiexec,
