@@ -12,7 +12,7 @@ TEST_HOME  := $(if $(filter 0,$(shell id -u)),/var/lib/mpiarena/test-home,$(absp
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-system.sh scripts/fetch-test-programs.sh
+$(VENV)/.installed: Makefile pyproject.toml scripts/install-system.sh scripts/fetch-test-programs.sh
 	./scripts/install-system.sh
 	./scripts/fetch-test-programs.sh
 	python3 -m venv $(VENV)

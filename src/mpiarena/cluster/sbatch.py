@@ -149,9 +149,10 @@ def final(job: int) -> JobState:
 
 
 def pause(waited: float) -> float:
-    """Seconds between two polls after `waited` seconds of following: 1 at first, spacing out
-    to 10 after five minutes, sparing the controller of a long queue."""
-    return min(10.0, 1.0 + waited / 30)
+    """Seconds between two polls after `waited` seconds of following: a quarter second at first,
+    so that a short job's end shows at once, spacing out to 1 s after 20 s and 10 s after six
+    minutes, sparing the controller of a long queue."""
+    return min(10.0, 0.25 + waited / 27)
 
 
 def follow(job: int, changed: Callable[[JobState], None]) -> JobState:
