@@ -64,6 +64,7 @@ mkdir "$tmp/work" "$tmp/home"
 cd "$tmp/work"
 export MPIARENA_HOME="$tmp/home"  # cores built from the installed sources, not a cached build
 unset PYTHONPATH
+unset MPIARENA_IMPLS_PATH  # what make test adds for its own tests (Intel MPI): a user has none
 arena="$tmp/venv/bin/mpiarena"
 where=$("$tmp/venv/bin/python" -c 'import mpiarena; print(mpiarena.__file__)')
 [[ $where == "$tmp/venv/"* ]] || fail "mpiarena imported from $where, not the installed wheel"
