@@ -8,6 +8,12 @@ PYPI_BUILD ?= mpich==5.0.2
 TEST_BUILD ?= impi==2021.19
 TEST_HOME  := $(if $(filter 0,$(shell id -u)),/var/lib/mpiarena/test-home,$(abspath $(VENV))/test-home)
 
+# Python keeps its byte-compiled modules here, whatever the environment says: uv installs none up
+# front, and every interpreter of the tests (the lanes, pytest's rewritten test files, the
+# wheel smoke's commands) compiled numpy, scipy and matplotlib afresh where
+# PYTHONDONTWRITEBYTECODE was set: 5.2 s to import what the tests import, 2.2 s compiled
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: install demo test lint bench clean
 
 install: $(VENV)/.installed
