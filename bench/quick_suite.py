@@ -20,6 +20,7 @@ import contextlib
 import itertools
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -146,6 +147,8 @@ def main() -> int:
     parser.add_argument("--decided", type=float, default=0.85,
                         help="share of comparisons between MPI libraries to decide (0.85)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-cache run")
+    parser.add_argument("--keep", type=Path, help="copy the warm runs' stores into this "
+                        "directory (for bench/power_at_measured_spread.py --db)")
     parser.add_argument("--runs", type=int, default=1, help="warm runs (default 1); from 2, how "
                         "often their verdicts agree")
     args = parser.parse_args()
@@ -168,6 +171,12 @@ def main() -> int:
                           env, args.limit, args.decided, verdicts) for r in range(args.runs)])
         if len(verdicts) > 1:
             agreement(verdicts)
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for r in range(args.runs):
+                with contextlib.closing(sqlite3.connect(tmp / f"warm{r}.db")) as src, \
+                        contextlib.closing(sqlite3.connect(args.keep / f"warm{r}.db")) as dst:
+                    src.backup(dst)
         if not args.no_cold:
             home = tmp / "home"
             home.mkdir(mode=0o755)
