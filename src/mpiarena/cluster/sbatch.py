@@ -150,7 +150,7 @@ def final(job: int) -> JobState:
 
 def pause(waited: float) -> float:
     """Seconds between two polls after `waited` seconds of following: a quarter second at first,
-    so that a short job's end shows at once, spacing out to 1 s after 20 s and 10 s after six
+    so that a short job's end shows at once, spacing out to 1 s after 20 s and 10 s after 4.4
     minutes, sparing the controller of a long queue."""
     return min(10.0, 0.25 + waited / 27)
 
