@@ -63,6 +63,20 @@ def cvar_diffs(a: WhatRan, b: WhatRan) -> list[CvarDiff]:
             if va.get(n) != vb.get(n)]
 
 
+def _set_differences(v: VariantRecord, impl: ImplementationRecord | None,
+                     base: WhatRan | None, mine: WhatRan | None) -> list[CvarDiff]:
+    """The variant's differences from its library's default, but for the variables each launch
+    sets itself, unless the variant's environment sets them."""
+    if base is None or mine is None:
+        return []
+    if impl is None:
+        return cvar_diffs(base, mine)
+    family = family_named(impl.family)
+    asked = {family.cvar_for_env(key) for key in v.env}
+    return [d for d in cvar_diffs(base, mine)
+            if d.name in asked or not family.launch_bound(d.name)]
+
+
 def _why_none(jobs: list[JobRecord], variant: str) -> str:
     mine = [j for j in jobs if j.variant == variant]
     if not mine:
@@ -139,7 +153,7 @@ def configs(implementations: list[ImplementationRecord], variants: list[VariantR
         base_name = defaults.get(v.impl_id)
         base = _first(jobs, reported, base_name) if base_name else None
         against = base_name if base is not None and base_name != v.variant else None
-        differs = cvar_diffs(base, mine) if against and base and mine else []
+        differs = _set_differences(v, impls.get(v.impl_id), base, mine) if against else []
         out.append(VariantConfig(v.variant, v.impl_id, mine, against, differs,
                                  "" if mine else _why_none(jobs, v.variant)))
         if v.impl_id in impls:

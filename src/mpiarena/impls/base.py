@@ -259,6 +259,12 @@ class Family(Protocol):
         variables say (each a sentence: what, and what would make it act)."""
         ...
 
+    def launch_bound(self, cvar: str) -> bool:
+        """True for a control variable each launch sets itself (a job id, a contact address, a
+        session directory, a value per network interface present): it differs between any two
+        launches, so it says nothing of a variant's settings."""
+        ...
+
 
 class FamilyDefaults:
     """What most families share: found by their compiler wrapper or not at all, nothing to
@@ -326,6 +332,9 @@ class FamilyDefaults:
 
     def ignored(self, cvars: tuple[Cvar, ...], env: Mapping[str, str]) -> list[str]:
         return []
+
+    def launch_bound(self, cvar: str) -> bool:
+        return False
 
 
 class Daemonless(FamilyDefaults):

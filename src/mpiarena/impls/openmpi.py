@@ -239,5 +239,12 @@ class OpenMpi(Daemonless):
                 f"the forced algorithm (set {DYNAMIC}=1 beside it)"
                 for key in sorted(env) if re.fullmatch(rf"{MCA}coll_tuned_\w+_algorithm", key)]
 
+    def launch_bound(self, cvar: str) -> bool:
+        """ORTE's job ids, contact URIs and session directory, and btl/tcp's bandwidth and
+        latency per interface (an emulated cluster's veth appears among them while it is up)."""
+        return LAUNCH_BOUND.fullmatch(cvar) is not None
 
+
+LAUNCH_BOUND = re.compile(r"(ess_base|orte_ess)_jobid|orte_\w+_uri|orte_jobfam_session_dir"
+                          r"|btl_tcp_(bandwidth|latency)_.+")
 FAMILY = OpenMpi()
