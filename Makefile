@@ -41,10 +41,11 @@ $(TEST_HOME)/.installed: $(VENV)/.installed
 test: export MPIARENA_IMPLS_PATH = $(TEST_HOME)/impls
 test: install $(TEST_HOME)/.installed
 	$(BIN)/ruff check src tests bench
-	@# what times nothing, at once: the type check, the wheel smoke, the tests marked parallel
+	@# what times nothing, at once: the type check, the wheel smoke, the tests marked parallel,
+	@# and beside them the tests marked beside
 	./scripts/checks-beside.sh $(BIN)
 	@# then every other test alone: they time calls, or read figures a busy machine moves
-	$(BIN)/python -m pytest -q -rsfE -m 'not parallel' --durations=20
+	$(BIN)/python -m pytest -q -rsfE -m 'not parallel and not beside' --durations=20
 
 bench: install
 	$(BIN)/python bench/quick_suite.py

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make test's first lane: what times nothing, at once on the machine's cores: the type check, the
-# wheel smoke (live) and the tests that may share the machine (tests/conftest.py: PARALLEL), two
-# at a time. Each one's output follows, the failed ones last, so that a failure's name ends it.
+# wheel smoke (live), the tests that may share the machine (tests/conftest.py: PARALLEL), two at
+# a time, and beside them, one at a time, the tests that wait more than they compute (BESIDE).
+# Each one's output follows, the failed ones last, so that a failure's name ends it.
 # Usage: scripts/checks-beside.sh [BIN]   (BIN: the venv's bin folder; default .venv/bin)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,13 +12,16 @@ trap 'rm -rf "$out"' EXIT
 "$bin/mypy" > "$out/type check" 2>&1 & typed=$!
 "$bin/python" -m pytest -q -p no:cacheprovider -m parallel -n 2 --dist loadfile \
     -rsfE --durations=20 > "$out/parallel tests" 2>&1 & tested=$!
+"$bin/python" -m pytest -q -p no:cacheprovider -m beside -rsfE --durations=10 \
+    > "$out/tests beside" 2>&1 & waited=$!
 ./scripts/wheel-smoke.sh "$bin/python"; smoke=$?
 wait $typed; typed=$?
 wait $tested; tested=$?
+wait $waited; waited=$?
+declare -A status=(["type check"]=$typed ["parallel tests"]=$tested ["tests beside"]=$waited)
 failed=()
-for part in "type check" "parallel tests"; do
-    status=$typed; [ "$part" = "parallel tests" ] && status=$tested
-    if [ "$status" -eq 0 ]; then
+for part in "type check" "parallel tests" "tests beside"; do
+    if [ "${status[$part]}" -eq 0 ]; then
         echo "== $part: passed"; cat "$out/$part"
     else
         failed+=("$part")

@@ -54,10 +54,7 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # wheel smoke, then every other test alone. The slowest first (their times in a fresh clone's
 # lane, 2026-11-27), so that the two workers end together; test_import.py builds IMB (60 s)
 # where its sources are there. test_report.py is not here though it could be: its run and its
-# figures, drawn by worker processes, took 22 s alone and 56 s in the lane. Nor are the files
-# of emulated clusters, reproduce, app and tune, which wait more than they compute (43-48% of
-# the two cores busy alone): with their tests that read no figure here, this lane took 195 s,
-# the second 364-382 s, make test 581 and 598 s: no shorter (2026-11-28).
+# figures, drawn by worker processes, took 22 s alone and 56 s in the lane.
 PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
             "test_install_doctor.py",
             "test_exit_codes.py", "test_stats.py", "test_family_module.py", "test_kernel_calls.py",
@@ -67,16 +64,29 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
             "test_rank_view.py", "test_vocabulary.py", "test_architecture.py",
             "test_core_contract.py", "test_docs.py", "test_launchers.py", "test_plan.py",
             "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py")
-_missing = set(PARALLEL) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
-assert not _missing, f"PARALLEL names no such file: {_missing}"
+# Files of real runs that wait more than they compute (emulated clusters' ssh and shaped links,
+# killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
+# them one at a time (-m beside) beside the first lane's two workers, in their idle time, not
+# after it. Alone, the first lane took 155 s and these 128 s; together 213 s and 193 s, every
+# test passed (this tree, 2026-11-28). A test there that reads a measured figure is marked
+# `alone`.
+BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py")
+_missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
+assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
+assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests of the PARALLEL files `parallel`, but for those marked `alone` (a test
-    there that reads a measured figure); under xdist, run them in PARALLEL's order."""
+    """Mark the tests of the PARALLEL files `parallel` and those of the BESIDE files `beside`,
+    but for those marked `alone` (a test there that reads a measured figure); under xdist, run
+    them in PARALLEL's order."""
     for item in items:
-        if item.path.name in PARALLEL and item.get_closest_marker("alone") is None:
+        if item.get_closest_marker("alone") is not None:
+            continue
+        if item.path.name in PARALLEL:
             item.add_marker(pytest.mark.parallel)
+        elif item.path.name in BESIDE:
+            item.add_marker(pytest.mark.beside)
     if "PYTEST_XDIST_WORKER" in os.environ:
         rank = {name: i for i, name in enumerate(PARALLEL)}
         items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
