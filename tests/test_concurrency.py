@@ -137,6 +137,29 @@ def test_a_registration_is_only_counted_while_its_run_lives(monkeypatch):
         presence.forget_stale()
 
 
+def test_a_sweep_in_a_group_takes_only_what_its_groups_crashed_runs_left(monkeypatch):
+    """Processes a crashed run left (its owner tag names a dead mpiarena) are swept by a run of
+    the same presence group, or of none, never by another group's: two test sessions on one
+    machine, each killing mpiarena on purpose, do not clean up, and say so, for each other."""
+    gone = subprocess.Popen(["true"])
+    dead = Owner(gone.pid, start_time(gone.pid))
+    gone.wait()
+    left = {name: subprocess.Popen(["sleep", "60"], env={**os.environ, OWNER_VAR: str(dead),
+                                                        presence.GROUP_VAR: group})
+            for name, group in (("mine", GROUP), ("theirs", f"{GROUP}-other"))}
+    try:
+        assert sweep_stale(paths.scratch_dir()) == 1
+        assert left["mine"].wait(timeout=10) == -9 and left["theirs"].poll() is None
+        with monkeypatch.context() as ungrouped:
+            ungrouped.delenv(presence.GROUP_VAR)
+            assert sweep_stale(paths.scratch_dir()) == 1
+        assert left["theirs"].wait(timeout=10) == -9
+    finally:
+        for proc in left.values():
+            proc.kill()
+            proc.wait()
+
+
 def a_claim(name: str, owner: Owner, with_state: bool = True) -> Path:
     """A cluster's directory as its maker leaves it after claiming it, before or after it wrote
     its state, with its switch namespace made and no node yet."""

@@ -108,11 +108,15 @@ def test_compare_names_the_settings_that_differ_between_two_runs(run, tmp_path):
     db, _ = run
     suite = tmp_path / "t.toml"
     suite.write_text(SUITE.replace('"4096"', '"2048"'))
-    again = mpiarena("run", "--impl", PAIR[0], "--suite", str(suite), "--db", db)
+    again = mpiarena("run", "--impl", ",".join(PAIR), "--suite", str(suite), "--db", db)
     assert again.returncode == 0, again.stderr
     out = " ".join(mpiarena("compare", "1", "2", "--db", db).stdout.split())
     assert ("mpich-4.0.2:short: 1 control variables differ: MPIR_CVAR_BCAST_SHORT_MSG_SIZE "
             "4096 -> 2048") in out
+    # each launch of Open MPI names its own job, contact URIs and session directory: no
+    # difference between two runs, where its variants are in both
+    assert "openmpi-4.1.4:forced" in mpiarena("show", "2", "--config", "--db", db).stdout
+    assert not re.search(r"jobid|_uri|session_dir|scratch/run-", out), out
 
 
 def test_a_rank_that_saw_more_than_its_core_is_a_binding_the_launcher_did_not_apply():

@@ -69,12 +69,18 @@ def _set_differences(v: VariantRecord, impl: ImplementationRecord | None,
     sets itself, unless the variant's environment sets them."""
     if base is None or mine is None:
         return []
+    return _set_by_choice(cvar_diffs(base, mine), impl, [v])
+
+
+def _set_by_choice(diffs: list[CvarDiff], impl: ImplementationRecord | None,
+                   variants: list[VariantRecord]) -> list[CvarDiff]:
+    """diffs but for the variables each launch of impl sets itself (job ids, contact URIs,
+    values per network interface), unless one of variants' environments sets them."""
     if impl is None:
-        return cvar_diffs(base, mine)
+        return diffs
     family = family_named(impl.family)
-    asked = {family.cvar_for_env(key) for key in v.env}
-    return [d for d in cvar_diffs(base, mine)
-            if d.name in asked or not family.launch_bound(d.name)]
+    asked = {family.cvar_for_env(key) for v in variants for key in v.env}
+    return [d for d in diffs if d.name in asked or not family.launch_bound(d.name)]
 
 
 def _why_none(jobs: list[JobRecord], variant: str) -> str:
@@ -164,3 +170,34 @@ def configs(implementations: list[ImplementationRecord], variants: list[VariantR
 def run_configs(data: RunData) -> Configs:
     """The run's configurations, as `configs` reads them from its data."""
     return configs(data.implementations, data.variant_rows, data.jobs, data.reported)
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """What ran differently between a variant of one run and its counterpart in another."""
+
+    name: str  # the variant, or "A -> B" where --pair matched two
+    transport: tuple[str, str] | None  # (before, after) where it changed
+    differs: list[CvarDiff]  # but for what each launch sets itself
+
+
+def run_changes(a: RunData, b: RunData, pairs: dict[str, str]) -> list[ConfigChange]:
+    """For each pair (variant of a, variant of b) whose configurations both runs read, what
+    differs: the transport and the control variables, leaving out those each launch sets
+    itself (Family.launch_bound), unless either variant's environment sets them."""
+    ca_all, cb_all = run_configs(a), run_configs(b)
+    rows = {**{v.variant: v for v in b.variant_rows}, **{v.variant: v for v in a.variant_rows}}
+    impls = {i.impl_id: i for i in [*b.implementations, *a.implementations]}
+    out = []
+    for va, vb in pairs.items():
+        ca, cb = ca_all.of(va), cb_all.of(vb)
+        if ca is None or cb is None or ca.what is None or cb.what is None:
+            continue
+        asked = [r for r in (rows.get(va), rows.get(vb)) if r is not None]
+        differs = _set_by_choice(cvar_diffs(ca.what, cb.what), impls.get(cb.impl_id), asked)
+        moved = ca.what.transport != cb.what.transport
+        if moved or differs:
+            out.append(ConfigChange(va if va == vb else f"{va} -> {vb}",
+                                    (ca.what.transport, cb.what.transport) if moved else None,
+                                    differs))
+    return out

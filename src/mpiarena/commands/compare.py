@@ -70,11 +70,11 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
         raise ArenaError(f"runs {a.run_id} and {b.run_id} share no cell of the same variant; "
                          "match variants with --pair A=B")
     terminal.render_changes(a, b, changes, console, show_all)
-    from ..analysis.whatran import run_configs
+    from ..analysis.whatran import run_changes
     from ..report.whatran import change_lines
 
     shared = mapping or {v: v for v in a.variants if v in b.variants}
-    took = change_lines(run_configs(a), run_configs(b), shared)
+    took = change_lines(run_changes(a, b, shared))
     if took:
         console.print("What ran differently (as the libraries reported it):")
         for line in took:

@@ -240,11 +240,13 @@ class OpenMpi(Daemonless):
                 for key in sorted(env) if re.fullmatch(rf"{MCA}coll_tuned_\w+_algorithm", key)]
 
     def launch_bound(self, cvar: str) -> bool:
-        """ORTE's job ids, contact URIs and session directory, and btl/tcp's bandwidth and
-        latency per interface (an emulated cluster's veth appears among them while it is up)."""
+        """ORTE's job ids, contact URIs and session directory, the AMCA parameter files' search
+        path (it ends in the ranks' working directory: the run's scratch directory), and
+        btl/tcp's bandwidth and latency per interface (an emulated cluster's veth appears among
+        them while it is up)."""
         return LAUNCH_BOUND.fullmatch(cvar) is not None
 
 
 LAUNCH_BOUND = re.compile(r"(ess_base|orte_ess)_jobid|orte_\w+_uri|orte_jobfam_session_dir"
-                          r"|btl_tcp_(bandwidth|latency)_.+")
+                          r"|mca_base_param_file_path|btl_tcp_(bandwidth|latency)_.+")
 FAMILY = OpenMpi()

@@ -4,7 +4,7 @@ and bindings a launcher did not apply."""
 
 from __future__ import annotations
 
-from ..analysis.whatran import BindingMiss, Configs, CvarDiff, VariantConfig, cvar_diffs
+from ..analysis.whatran import BindingMiss, ConfigChange, Configs, CvarDiff, VariantConfig
 
 HEADING = ("What ran (as each library reported it from inside its ranks, read once per variant "
            "and rank count before any timed cell):")
@@ -47,19 +47,14 @@ def config_lines(c: Configs) -> list[str]:
     return lines
 
 
-def change_lines(a: Configs, b: Configs, pairs: dict[str, str]) -> list[str]:
-    """What differs in what ran between variant a of one run and variant b of another."""
+def change_lines(changes: list[ConfigChange]) -> list[str]:
+    """What differs in what ran between variants of two runs (analysis.whatran.run_changes)."""
     out = []
-    for va, vb in pairs.items():
-        ca, cb = a.of(va), b.of(vb)
-        if ca is None or cb is None or ca.what is None or cb.what is None:
-            continue
-        name = va if va == vb else f"{va} -> {vb}"
-        if ca.what.transport != cb.what.transport:
-            out.append(f"{name}: transport {ca.what.transport} -> {cb.what.transport}")
-        diffs = cvar_diffs(ca.what, cb.what)
-        if diffs:
-            shown = "; ".join(diff_text(d) for d in diffs[:8])
-            more = f" and {len(diffs) - 8} more" if len(diffs) > 8 else ""
-            out.append(f"{name}: {len(diffs)} control variables differ: {shown}{more}")
+    for c in changes:
+        if c.transport is not None:
+            out.append(f"{c.name}: transport {c.transport[0]} -> {c.transport[1]}")
+        if c.differs:
+            shown = "; ".join(diff_text(d) for d in c.differs[:8])
+            more = f" and {len(c.differs) - 8} more" if len(c.differs) > 8 else ""
+            out.append(f"{c.name}: {len(c.differs)} control variables differ: {shown}{more}")
     return out

@@ -5,7 +5,8 @@ figures share the machine with someone else's load.
 
 A run started with MPIARENA_PRESENCE_GROUP set registers in that group and counts only the runs
 of its group (two test sessions on one machine, say, each checking what its own runs record);
-every run still counts it, as one without the variable counts every run."""
+every run still counts it, as one without the variable counts every run. Its sweep likewise
+takes only what crashed runs of its group left (runner.cleanup.sweep_stale)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ class Measuring:
     group: str = ""  # its MPIARENA_PRESENCE_GROUP ("": none)
 
 
-def _group() -> str:
+def group() -> str:
+    """This process's presence group ("": none)."""
     return os.environ.get(GROUP_VAR, "")
 
 
@@ -45,7 +47,7 @@ def _dir() -> Path:
 @contextlib.contextmanager
 def measuring(command: str, where: str) -> Iterator[Measuring]:
     """Registered as measuring for the life of the block."""
-    me = Measuring(Owner.me(), time.time(), command, where, _group())
+    me = Measuring(Owner.me(), time.time(), command, where, group())
     path = _dir() / f"{me.owner}.json"
     partial = path.with_suffix(".partial")
     fields = {**asdict(me), "owner": str(me.owner)}
@@ -75,9 +77,9 @@ def others_measuring() -> list[Measuring]:
     """The other mpiarena runs measuring now on this machine, earliest first (in a group: those
     of the group only); those whose process is gone (killed, or its pid reused) are not
     counted."""
-    group = _group()
+    mine = group()
     found = [m for _, m in _registered() if m.owner.pid != os.getpid() and m.owner.alive()
-             and (not group or m.group == group)]
+             and (not mine or m.group == mine)]
     return sorted(found, key=lambda m: m.since)
 
 
