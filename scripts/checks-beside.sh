@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test's first lane: what times nothing, at once on the machine's cores: the type check, the
 # wheel smoke (live), the tests that may share the machine (tests/conftest.py: PARALLEL), two at
-# a time, and beside them, two at a time too, the tests that wait more than they compute (BESIDE).
+# a time, and beside them, one at a time, the tests that wait more than they compute (BESIDE).
 # Each one's output follows, the failed ones last, so that a failure's name ends it.
 # Usage: scripts/checks-beside.sh [BIN]   (BIN: the venv's bin folder; default .venv/bin)
 set -uo pipefail
@@ -12,8 +12,8 @@ trap 'rm -rf "$out"' EXIT
 "$bin/mypy" > "$out/type check" 2>&1 & typed=$!
 "$bin/python" -m pytest -q -p no:cacheprovider -m parallel -n 2 --dist loadfile \
     -rsfE --durations=20 > "$out/parallel tests" 2>&1 & tested=$!
-"$bin/python" -m pytest -q -p no:cacheprovider -m beside -n 2 --dist loadfile -rsfE \
-    --durations=10 > "$out/tests beside" 2>&1 & waited=$!
+"$bin/python" -m pytest -q -p no:cacheprovider -m beside -rsfE --durations=10 \
+    > "$out/tests beside" 2>&1 & waited=$!
 ./scripts/wheel-smoke.sh "$bin/python"; smoke=$?
 wait $typed; typed=$?
 wait $tested; tested=$?

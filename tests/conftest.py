@@ -65,13 +65,12 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
             "test_core_contract.py", "test_docs.py", "test_launchers.py", "test_plan.py",
             "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py")
 # Files of real runs that wait more than they compute (emulated clusters' ssh and shaped links,
-# killed and hung jobs, runs at once, programs built and run) and read no figure a busy machine
-# moves: `make test` runs them two at a time too (-m beside), beside the first lane's two
-# workers, in their idle time, not after it; slowest first. The first four, one at a time:
-# alone, the first lane took 155 s and they 128 s; together 213 s and 193 s, every test passed
-# (this tree, 2026-11-28). A test there that reads a measured figure is marked `alone`.
-BESIDE = ("test_cluster.py", "test_faults.py", "test_reproduce.py", "test_app.py",
-          "test_concurrency.py")
+# killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
+# them one at a time (-m beside) beside the first lane's two workers, in their idle time, not
+# after it. Alone, the first lane took 155 s and these 128 s; together 213 s and 193 s, every
+# test passed (this tree, 2026-11-28). A test there that reads a measured figure is marked
+# `alone`.
+BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
 assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
@@ -80,7 +79,7 @@ assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests of the PARALLEL files `parallel` and those of the BESIDE files `beside`,
     but for those marked `alone` (a test there that reads a measured figure); under xdist, run
-    them in PARALLEL's and BESIDE's order."""
+    them in PARALLEL's order."""
     for item in items:
         if item.get_closest_marker("alone") is not None:
             continue
@@ -89,7 +88,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         elif item.path.name in BESIDE:
             item.add_marker(pytest.mark.beside)
     if "PYTEST_XDIST_WORKER" in os.environ:
-        rank = {name: i for i, name in enumerate(PARALLEL + BESIDE)}
+        rank = {name: i for i, name in enumerate(PARALLEL)}
         items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 

@@ -115,7 +115,6 @@ def test_prebuilt_binaries_per_library(db):
     assert all("bw" in x.metrics and x.kind == "timed" for x in launches)
 
 
-@pytest.mark.alone  # a step's time below 10 ms: polling ranks that share the cores take longer
 def test_one_source_compiled_per_library_with_a_metric(db, steps_c):
     wanted = [i for i in (*PAIR, "lam-7.1.4") if i in BY_ID]
     res = mpiarena("app", *(a for i in wanted for a in ("--impl", i)), "--launches", "4",
