@@ -45,11 +45,17 @@ def test_lam_transports_all_work_and_tcp_is_really_tcp():
 @pytest.mark.skipif(PVM is None, reason="PVM is not installed")
 @pytest.mark.parametrize("np_", [2, 3])
 def test_pvm_routings_and_encodings(np_):
-    seen = {}
-    for route, encoding in (("default", "xdr"), ("direct", "raw"), ("direct", "inplace")):
-        env = {"ARENA_PVM_ROUTE": route, "ARENA_PVM_ENCODING": encoding}
-        with running(PVM, np_, env=env) as job:
-            seen[route, encoding] = exercise(job)
+    # At 2 tasks, 3 launches of each in turn, each time its fastest: a whole launch can run
+    # slow (a fresh clone's lane: direct raw 230 us against 85-112 us in 8 launches here, and
+    # 207 us through the daemon), and the launch, not the observation, is the unit
+    seen: dict[tuple[str, str], tuple[float, float]] = {}
+    for _ in range(3 if np_ == 2 else 1):
+        for route, encoding in (("default", "xdr"), ("direct", "raw"), ("direct", "inplace")):
+            env = {"ARENA_PVM_ROUTE": route, "ARENA_PVM_ENCODING": encoding}
+            with running(PVM, np_, env=env) as job:
+                got = exercise(job)
+            before = seen.get((route, encoding), got)
+            seen[route, encoding] = (min(before[0], got[0]), min(before[1], got[1]))
     assert all(0 < t < 5e-3 for pair in seen.values() for t in pair), seen
     # 64 KiB through the daemon, XDR-encoded, costs more than raw over a task-to-task link; with
     # 3 tasks on 2 cores, scheduling noise swamps it
