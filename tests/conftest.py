@@ -52,8 +52,8 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # `alone`): their build, structure, error paths, stored runs, reports and simulations.
 # `make test` runs them two at a time (-m parallel, pytest-xdist) beside the type check and the
 # wheel smoke, then every other test alone. The slowest first (their times in a fresh clone's
-# lane, 2026-11-27), so that the two workers end together; test_import.py builds IMB (60 s)
-# where its sources are there. test_report.py is not here though it could be: its run and its
+# lane, 2026-11-27), so that the two workers end together; test_import.py builds IMB-MPI1 twice
+# (35 s alone) where its sources are there. test_report.py is not here though it could be: its run and its
 # figures, drawn by worker processes, took 22 s alone and 56 s in the lane.
 PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
             "test_install_doctor.py",
@@ -68,8 +68,9 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
 # killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
 # them one at a time (-m beside) beside the first lane's two workers, in their idle time, not
 # after it. Alone, the first lane took 155 s and these 128 s; together 213 s and 193 s, every
-# test passed (this tree, 2026-11-28). A test there that reads a measured figure is marked
-# `alone`.
+# test passed (this tree, 2026-11-28). Two at a time, test_app.py among them, the first lane
+# took 298 s in a fresh clone, not 248: the cores were busy already. A test there that reads
+# a measured figure is marked `alone`.
 BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
