@@ -53,8 +53,8 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # `make test` runs them two at a time (-m parallel, pytest-xdist) beside the type check and the
 # wheel smoke, then every other test alone. The slowest first (their times in a fresh clone's
 # lane, 2026-11-27), so that the two workers end together; test_import.py builds IMB-MPI1 twice
-# (35 s alone) where its sources are there. test_report.py is not here though it could be: its run and its
-# figures, drawn by worker processes, took 22 s alone and 56 s in the lane.
+# (35 s alone) where its sources are there. test_report.py is not here though it could be: its
+# run and its figures, drawn by worker processes, took 22 s alone and 56 s in the lane.
 PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
             "test_install_doctor.py",
             "test_exit_codes.py", "test_stats.py", "test_family_module.py", "test_kernel_calls.py",
