@@ -322,8 +322,14 @@ def db(tmp_path: Path) -> str:
 
 @pytest.fixture(autouse=True, scope="session")
 def nothing_left_behind():
-    """Start from what a crashed earlier run may have left swept away; end with nothing running."""
-    sweep_stale(paths.scratch_dir())
+    """Start from what a crashed earlier run may have left swept away, whichever test session or
+    user's it was (a sweep in this session's group would take only the group's: none yet);
+    end with nothing running."""
+    os.environ.pop(presence.GROUP_VAR)
+    try:
+        sweep_stale(paths.scratch_dir())
+    finally:
+        os.environ[presence.GROUP_VAR] = GROUP
     yield
     assert leftovers() == []
     assert ours(netns.existing()) == []  # no emulated cluster outlives the tests
