@@ -63,24 +63,15 @@ def cvar_diffs(a: WhatRan, b: WhatRan) -> list[CvarDiff]:
             if va.get(n) != vb.get(n)]
 
 
-def _set_differences(v: VariantRecord, impl: ImplementationRecord | None,
-                     base: WhatRan | None, mine: WhatRan | None) -> list[CvarDiff]:
-    """The variant's differences from its library's default, but for the variables each launch
-    sets itself, unless the variant's environment sets them."""
-    if base is None or mine is None:
-        return []
-    return _set_by_choice(cvar_diffs(base, mine), impl, [v])
-
-
-def _set_by_choice(diffs: list[CvarDiff], impl: ImplementationRecord | None,
-                   variants: list[VariantRecord]) -> list[CvarDiff]:
-    """diffs but for the variables each launch of impl sets itself (job ids, contact URIs,
-    values per network interface), unless one of variants' environments sets them."""
-    if impl is None:
-        return diffs
-    family = family_named(impl.family)
-    asked = {family.cvar_for_env(key) for v in variants for key in v.env}
-    return [d for d in diffs if d.name in asked or not family.launch_bound(d.name)]
+def _chosen(diffs: list[CvarDiff], impls: list[ImplementationRecord],
+            variants: list[VariantRecord]) -> list[CvarDiff]:
+    """diffs but for the variables that a launch of one of impls sets itself (job ids, contact
+    URIs, values per network interface: Family.launch_bound), unless one of variants'
+    environments sets them."""
+    families = [family_named(i.family) for i in impls]
+    asked = {f.cvar_for_env(key) for f in families for v in variants for key in v.env}
+    return [d for d in diffs
+            if d.name in asked or not any(f.launch_bound(d.name) for f in families)]
 
 
 def _why_none(jobs: list[JobRecord], variant: str) -> str:
@@ -159,7 +150,8 @@ def configs(implementations: list[ImplementationRecord], variants: list[VariantR
         base_name = defaults.get(v.impl_id)
         base = _first(jobs, reported, base_name) if base_name else None
         against = base_name if base is not None and base_name != v.variant else None
-        differs = _set_differences(v, impls.get(v.impl_id), base, mine) if against else []
+        differs = (_chosen(cvar_diffs(base, mine), [impls[v.impl_id]] if v.impl_id in impls
+                           else [], [v]) if against and base and mine else [])
         out.append(VariantConfig(v.variant, v.impl_id, mine, against, differs,
                                  "" if mine else _why_none(jobs, v.variant)))
         if v.impl_id in impls:
@@ -186,15 +178,16 @@ def run_changes(a: RunData, b: RunData, pairs: dict[str, str]) -> list[ConfigCha
     differs: the transport and the control variables, leaving out those each launch sets
     itself (Family.launch_bound), unless either variant's environment sets them."""
     ca_all, cb_all = run_configs(a), run_configs(b)
-    rows = {**{v.variant: v for v in b.variant_rows}, **{v.variant: v for v in a.variant_rows}}
-    impls = {i.impl_id: i for i in [*b.implementations, *a.implementations]}
     out = []
     for va, vb in pairs.items():
         ca, cb = ca_all.of(va), cb_all.of(vb)
         if ca is None or cb is None or ca.what is None or cb.what is None:
             continue
-        asked = [r for r in (rows.get(va), rows.get(vb)) if r is not None]
-        differs = _set_by_choice(cvar_diffs(ca.what, cb.what), impls.get(cb.impl_id), asked)
+        impls = [i for run, c in ((a, ca), (b, cb)) for i in run.implementations
+                 if i.impl_id == c.impl_id]
+        asked = [r for run, name in ((a, va), (b, vb)) for r in run.variant_rows
+                 if r.variant == name]
+        differs = _chosen(cvar_diffs(ca.what, cb.what), impls, asked)
         moved = ca.what.transport != cb.what.transport
         if moved or differs:
             out.append(ConfigChange(va if va == vb else f"{va} -> {vb}",

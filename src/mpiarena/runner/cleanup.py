@@ -62,24 +62,20 @@ def _orphaned(owner: str) -> bool:
     return found is not None and not found.alive()
 
 
-def _of_my_group(env: dict[str, str]) -> bool:
-    """A process of a run this one may sweep: any, without a presence group; with one, those
-    of the same group (another test session's crashed run is that session's to sweep)."""
-    mine = presence.group()
-    return not mine or env.get(presence.GROUP_VAR, "") == mine
-
-
-def sweep_stale(scratch: Path) -> int:
+def sweep_stale(scratch: Path, every_group: bool = False) -> int:
     """Kill what an earlier mpiarena left when it crashed (daemons, launchers, ranks), remove
     its scratch directory and what each family's daemons leave; return how many processes were
     killed. What belongs to an mpiarena that still runs, another user's or CI job's included,
-    is left alone, and with a presence group so are the processes of other groups' runs."""
+    is left alone; in a presence group, so are the processes of other groups' crashed runs
+    (another test session's is that session's to sweep), unless every_group."""
+    mine = "" if every_group else presence.group()
     stale = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         env = _environ(entry)
-        if _orphaned(env.get(OWNER_VAR, "")) and _of_my_group(env):
+        if _orphaned(env.get(OWNER_VAR, "")) and (not mine
+                                                  or env.get(presence.GROUP_VAR, "") == mine):
             stale.append(int(entry.name))
     for pid in stale:
         with contextlib.suppress(ProcessLookupError):
