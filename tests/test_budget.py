@@ -111,3 +111,17 @@ def test_a_budgeted_run_adds_launches_to_open_cells_and_stops_in_time(db):
     assert max(n for *_, n in counts) > 3, counts
     assert took < 12 + 20, took  # the budget, plus building, start-up and the report
     assert "Who is fastest" in done.stdout
+
+
+def test_the_budget_buys_no_launches_for_the_timer(db):
+    """The timer's cell reads a clock, not the libraries' message passing: a budgeted run of it
+    alone ends with the launches asked for, though 3 launches a side decide nothing (a quick
+    run's budget once spent 22 PVM launches, 19 s of its 170, on PVM's and raw TCP's timer cells,
+    which read the same clock)."""
+    done = mpiarena("run", f"--impl={IMPLS[0].id}", f"--impl={IMPLS[1].id}", "--bench",
+                    "wtime", "--launches", "3", "--budget", "8s", "--db", db)
+    assert done.returncode == 0, done.stderr
+    counts = sqlite3.connect(db).execute(
+        "SELECT variant, COUNT(DISTINCT launch) FROM cells WHERE bench='wtime' "
+        "GROUP BY variant").fetchall()
+    assert len(counts) == 2 and all(n == 3 for _, n in counts), counts

@@ -37,6 +37,8 @@ def kill_tagged(token: str, grace: float = 1.0, var: str = TOKEN_VAR) -> list[in
     seen: set[int] = set()
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
         pids = tagged_pids(token, var)
+        if not pids and not seen:
+            break  # none: a job that exited on its own (every launch's end) needs no second look
         seen.update(pids)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
