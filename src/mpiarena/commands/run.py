@@ -213,8 +213,9 @@ def _say_what_it_can_decide(plan: Plan) -> None:
                  help=f"with --precision: how long one cell may take in all ({DURATION_HELP})"),
     click.option("--budget", type=options.DURATION_OR_OFF,
                  help=f"time the measurement may take ({DURATION_HELP}; off for none): after "
-                 "the suite's launches, more go to the comparisons still undecided that more "
-                 "can decide (default: the suite's, 170s for quick; none with --launches)"),
+                 "the suite's launches, more go to the comparisons of message passing still "
+                 "undecided that more can decide (default: the suite's, 170s for quick; none "
+                 "with --launches)"),
     click.option("--wait-quiet", type=DURATION, help="before each launch, wait up to this long "
                  f"for other processes to leave the machine quiet ({DURATION_HELP})"),
     click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)"),
