@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from .groups import measured
 from .stats import Sample, ci_halfwidth, verdicts
@@ -22,6 +23,18 @@ def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
     """The 95% interval of the figure over these launches' observations is within +-precision
     of it (relative); never with fewer than 6 launches."""
     return ci_halfwidth([np.asarray(v) for v in by_launch if len(v)]) <= precision
+
+
+# benchmark kinds whose comparisons the budget buys no launches for: the costs, and the timer,
+# which reads a clock, not the libraries' message passing (PVM's and raw TCP's timer cells read
+# the same clock, on the 5% line: a quick run's budget spent 22 PVM launches, 19 s of its 170,
+# on that one cell)
+UNBUDGETED = ("cost", "timer")
+
+
+def budgeted(bench: str) -> bool:
+    """Whether the budget may buy launches to decide a comparison of this benchmark."""
+    return BENCHMARKS[bench].kind not in UNBUDGETED
 
 
 def open_comparisons(cells: dict[K, dict[str, Sample]], seconds: float,

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import machine_load, paths
-from ..analysis.sampling import open_comparisons, precise
+from ..analysis.sampling import budgeted, open_comparisons, precise
 from ..analysis.stats import Sample
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
@@ -60,7 +60,6 @@ class Running:
 
 
 MAX_RESTARTS = 3  # fresh launches a session gives a variant whose cells keep failing
-UNBUDGETED = ("cost", "timer")  # benchmark kinds the budget buys no launches for
 MAX_EXTRA_LAUNCHES = 32  # adaptive sampling: launches added at most, whatever the time left
 # seconds a launcher may take to exit once every rank has finalized before the next launch goes
 # on beside it (Open MPI's mpirun exits 7 ms after its ranks, LAM's 0.5 s: measured here)
@@ -405,16 +404,15 @@ class Executor:
     def _open(self, planned: list[Turn], seconds: float,
               cost: dict[str, float]) -> list[tuple[Cell, Variant]]:
         """The cells and variants of the planned turns in comparisons still open that `seconds`
-        of launches, each variant's at `cost`, can decide: comparisons of message passing, not
-        of costs or of the timer (PVM's and raw TCP's timer cells read the same clock, on the 5%
-        line: a quick run's budget spent 22 PVM launches, 19 s of its 170, on that one cell)."""
+        of launches, each variant's at `cost`, can decide, of the benchmarks it buys launches
+        for (analysis.sampling.budgeted)."""
         variants = {v.id: v for _, v in planned}
         cells: dict[Cell, dict[str, Sample]] = {}
         for asked, variant in planned:
             cell = asked.cell
             by_launch = self.sampled.get((cell, variant.id), ({}, 0.0))[0]
-            if BENCHMARKS[cell.bench].kind not in UNBUDGETED \
-                    and (cell, variant.id) not in self.broken and any(by_launch.values()):
+            if budgeted(cell.bench) and (cell, variant.id) not in self.broken \
+                    and any(by_launch.values()):
                 cells.setdefault(cell, {})[variant.id] = [np.asarray(x) for x in
                                                           by_launch.values() if x]
         return [(cell, variants[v]) for cell, v in open_comparisons(cells, seconds, cost)]
