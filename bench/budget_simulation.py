@@ -1,66 +1,63 @@
 #!/usr/bin/env python3
-"""The budget's choice of launches in simulation: comparisons chosen by what they cost to
-decide (each variant's launch at its own cost, as the runner measures it) against chosen as if
-every launch cost the same, on reports where one variant's launch costs 10 times the others'
-(PVM's in the quick suite: its 30 ms cells). Each report: 24 cells of 4 variants, 10 launches
-each, then whole launches of the variants that `open_comparisons` names until the budget is
-spent. Prints the comparisons decided per budget, both ways; exit 1 if choosing by cost decides
-fewer in all.
-"""
+"""The verdict rule at the line, in simulation with the budget's own loop
+(`mpiarena.analysis.rule_check`): per shape (one comparison alone; 3 boundary cells among 30;
+the quick suite's shape) and true ratio (1.05, the line; 1.03; 1.00; 1.10), the share of
+comparisons called "faster", the false discovery share of the report's "faster" verdicts, and
+the launches spent; and the same shapes at a fixed number of launches for comparison.
+Exit 1 if a target is missed: at most 2.5% false "faster" per comparison at the line, at most
+1% for identical libraries, at most ALPHA false among a report's "faster" verdicts."""
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
+import time
 
 import numpy as np
 
-from mpiarena.analysis.sampling import open_comparisons
-from mpiarena.analysis.stats import verdicts
+from mpiarena.analysis import rule_check as R
+from mpiarena.analysis.stats import ALPHA, THRESHOLD
 
-COST = {"a": 1.0, "b": 1.0, "c": 1.0, "dear": 10.0}  # seconds a launch
-RATIOS = (1.0, 1.04, 1.08, 1.12, 1.2, 1.5)
-
-
-def launch(rng: np.random.Generator, level: float) -> np.ndarray:
-    """One launch of 2 observations: its level log-normal around `level` (sd 10%)."""
-    return level * math.exp(rng.normal(0, 0.10)) * np.exp(rng.normal(0, 0.05, 2))
+TARGET_LINE, TARGET_NULL, TARGET_FOUND = 0.025, 0.01, 0.85
 
 
-def report(rng: np.random.Generator, assumed: dict[str, float], seconds: float) -> int:
-    """One report's comparisons decided once the budget is spent, launches chosen on the
-    `assumed` costs and paid at the true ones."""
-    levels = [{"a": 1.0, "b": float(rng.choice(RATIOS)), "c": float(rng.choice(RATIOS)),
-               "dear": float(rng.choice((0.9, 1.06, 1.1, 1.15, 3.0)))} for _ in range(24)]
-    cells = {i: {v: [launch(rng, lv) for _ in range(10)] for v, lv in cell.items()}
-             for i, cell in enumerate(levels)}
-    left = seconds
-    while left > 0:
-        wanted = {v for _, v in open_comparisons(cells, left, assumed)}
-        if not wanted or sum(COST[v] for v in wanted) > left:
-            break
-        for v in wanted:
-            for i, cell in cells.items():
-                cell[v].append(launch(rng, levels[i][v]))
-        left -= sum(COST[v] for v in wanted)
-    return sum(j.outcome != "undecided" for js in verdicts(list(cells.values())) for j in js)
+def row(shape: R.Report, trials: int, budgeted: bool) -> dict[str, float]:
+    """The shape's rates over `trials` reports."""
+    outs = [R.simulate(shape, np.random.default_rng(seed), budgeted=budgeted)
+            for seed in range(trials)]
+    line = sum(o.line for o in outs)
+    beyond = sum(o.beyond for o in outs)
+    faster = sum(o.faster for o in outs)
+    return {"line": sum(o.line_faster for o in outs) / line if line else float("nan"),
+            "found": sum(o.found for o in outs) / beyond if beyond else float("nan"),
+            "fdr": float(np.mean([o.false_faster / o.faster if o.faster else 0.0
+                                  for o in outs])),
+            "faster": faster / trials,
+            "launches": sum(o.launches for o in outs) / trials}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reports", type=int, default=16, help="reports per budget (16)")
+    parser.add_argument("--trials", type=int, default=400, help="reports a row (400)")
     args = parser.parse_args()
-    same = {v: float(np.mean(list(COST.values()))) for v in COST}
-    totals = [0, 0]
-    print(f"{'budget':>8} {'by cost':>8} {'same cost':>10}  ({args.reports} reports each)")
-    for seconds in (100, 200, 400, 800):
-        got = [sum(report(np.random.default_rng(seed), costs, seconds)
-                   for seed in range(args.reports)) for costs in (COST, same)]
-        totals = [t + g for t, g in zip(totals, got, strict=True)]
-        print(f"{seconds:>7}s {got[0]:>8} {got[1]:>10}  x{got[0] / got[1]:.2f}")
-    ok = totals[0] >= totals[1]
-    print(f"{'PASS' if ok else 'FAIL'}: by cost {totals[0]}, as if the same {totals[1]}")
+    ok = True
+    print(f"{'shape':<58} {'design':<9} {'faster at the line':>18} {'true 1.10 found':>15} "
+          f"{'false share':>11} {'launches':>9}")
+    shapes = [R.alone(1 + THRESHOLD), R.alone(1.03), R.alone(1.0), R.alone(1.10),
+              R.among(1 + THRESHOLD), R.among(1.0), R.quick(1 + THRESHOLD)]
+    for shape in shapes:
+        for budgeted in (True, False):
+            trials = args.trials if len(shape.cells) == 1 else max(20, args.trials // 10)
+            began = time.monotonic()
+            r = row(shape, trials, budgeted)
+            print(f"{shape.name:<58} {'budget' if budgeted else 'fixed':<9} {r['line']:>18.3f} "
+                  f"{r['found']:>15.3f} {r['fdr']:>11.3f} {r['launches']:>9.0f}"
+                  f"  ({trials} reports, {time.monotonic() - began:.0f} s)")
+            if budgeted:
+                null = shape.name.endswith(" 1")
+                ok &= not r["line"] > TARGET_LINE and r["fdr"] <= ALPHA
+                ok &= not (null and r["faster"] / len(shape.cells) > TARGET_NULL)
+    print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
 

@@ -11,7 +11,8 @@ decides scores 100% identical, so this one is the measure of quality), and the s
 when runs drift no more than launches do; no target, since drift between runs lies outside
 every interval of one run; the 95% interval of the figure is printed beside it: it holds
 another run's figure only about 83% of the time even when runs vary no more than launches).
-Every pair of implementations is judged as a cell of its own, Holm-corrected across the run.
+Every pair of implementations is judged as a cell of its own, corrected across the run
+(stats.CORRECTION).
 Prints the figures and exits 1 when a target is missed.
 """
 

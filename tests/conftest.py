@@ -61,6 +61,7 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
             "test_slurm.py", "test_slurm_cluster.py", "test_modules.py", "test_whatran.py",
             "test_whatran_report.py", "test_drift.py", "test_profile.py", "test_predict.py",
             "test_layers.py", "test_any_machine.py", "test_rule_simulation.py",
+            "test_rule_at_the_line.py",
             "test_rank_view.py", "test_vocabulary.py", "test_architecture.py",
             "test_core_contract.py", "test_docs.py", "test_launchers.py", "test_plan.py",
             "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py")

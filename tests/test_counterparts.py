@@ -28,7 +28,8 @@ def test_every_counterpart_names_two_benchmarks_of_the_same_kind_of_figure():
 @pytest.mark.skipif(MPI is None, reason="no MPICH or Open MPI here")
 def test_a_planted_datatype_cost_is_found_at_its_size_and_no_other(tmp_path):
     """pingpong-vector made 30x slower at 4 KiB only: slower than pingpong there; 6 launches,
-    the fewest with which the launch test can back a verdict after Holm over the run's checks."""
+    the fewest with which the launch test can back a verdict after the correction over the
+    run's checks (unpaired: under stats.PAIRED_FROM launches)."""
     assert MPI is not None
     suite = tmp_path / "planted.toml"
     suite.write_text('benchmarks = ["pingpong", "pingpong-vector"]\n'

@@ -76,11 +76,13 @@ def test_identical_libraries_under_run_drift_are_called_changed_in_under_5_perce
 
 def test_a_real_slowdown_of_one_variant_among_six_is_still_found():
     rng = np.random.default_rng(42)
-    for slower, trials, at_least in ((2.0, 20, 0.99), (1.3, 100, 0.8)):
+    # 1.3x: 77% found, where the drift's range was the normal's 86% (that range called 2.8% of
+    # identical cells changed with 3 variants: compare.DRIFT_REACH's, under 1%)
+    for slower, trials, at_least in ((2.0, 20, 0.99), (1.3, 100, 0.72)):
         found = [c.outcome == "regression" for _ in range(trials)
                  for c in compare_runs(_run(rng, 1), _run(rng, 2, slower))
                  if c.variant == VARIANTS[0]]
-        assert sum(found) / len(found) >= at_least, (slower, sum(found) / len(found))  # 100%, 86%
+        assert sum(found) / len(found) >= at_least, (slower, sum(found) / len(found))
 
 
 def test_a_history_under_run_drift_finds_the_slowdown_and_calls_few_steps_of_the_rest():

@@ -77,7 +77,8 @@ def test_validation_checks_the_mockups():
 def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
     """allreduce made 50x slower at 64 B only (a test-only setting of the core): its mock-up
     reduce+bcast beats it there and nowhere else, and every report says so. 6 launches: the
-    fewest with which the launch test can back a verdict after Holm over the run's 6 checks;
+    fewest with which the launch test can back a verdict after the correction over the run's 6
+    checks (unpaired: under stats.PAIRED_FROM launches);
     50x: launches of this loaded 2-core machine disturbed 10x and more are common."""
     assert MPI is not None
     suite = tmp_path / "planted.toml"

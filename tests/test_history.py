@@ -187,7 +187,7 @@ def _launches(rng: np.random.Generator, level: float, n: int = 8) -> list[np.nda
 
 def test_identical_runs_are_called_changed_in_under_alpha_of_histories_a_planted_one_found():
     """One family per history: the chance that a history of identical runs calls any change
-    is at most ALPHA (Holm), and the threshold makes it rarer still."""
+    is at most ALPHA (the correction's), and the threshold makes it rarer still."""
     rng = np.random.default_rng(31)
     keys = [Key("pingpong", s, 2) for s in (8, 4096, 65536)]
     histories, called, found = 200, 0, 0

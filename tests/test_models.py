@@ -161,7 +161,7 @@ def test_every_clause_of_explain_quotes_stored_figures(tmp_path):
             want = [seconds(getattr(r, name).value) if unit == "seconds" else
                     f"{getattr(r, name).value * 1e9:.3g} ns/B" for r in (ra, rb)]
             assert list(quoted.groups()) == want, clause
-    # 4 launches a side cannot decide a Holm family this large: it says so, and what would
+    # 4 launches a side cannot decide a family this large: it says so, and what would
     hint = re.search(r"^Cannot tell: (\d+) of (\d+) comparisons, at 4 launches a side(.*)$",
                      said.stdout, re.M)
     assert hint and 0 < int(hint.group(1)) <= int(hint.group(2)), said.stdout

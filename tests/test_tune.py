@@ -202,7 +202,7 @@ def test_a_planted_slow_choice_loaded_through_the_file_is_slower(impl, coll, slo
     ratios = [float(m.group(1)) for x in lines if (m := re.search(r": ([\d.]+)x", x))]
     # 0.35-0.7x here, 0.71x on CI's machine; busy spells left 5 launches undecided (CI
     # 0.18-1.66), and on CI's machine 10 (MPICH 5 at 64 KiB: 0.43x, CI 0.36-0.72, short of the
-    # Holm-corrected test), hence 20 (12 for Open MPI). A busy machine can hide one size of two,
+    # corrected test), hence 20 (12 for Open MPI). A busy machine can hide one size of two,
     # not both; the file shows as a decided slowdown and never as a gain
     assert len(ratios) == len(sizes) and min(ratios) < 0.8, res.stdout
     assert any("WORSE" in x for x in lines), res.stdout

@@ -118,3 +118,29 @@ def test_no_two_classes_or_aliases_share_a_name():
     shared = {name: found for name, found in definitions().items() if len(found) > 1}
     assert not shared, "one name per concept:\n" + "\n".join(
         f"{name}: {', '.join(map(str, found))}" for name, found in sorted(shared.items()))
+
+
+# how a family of tests could be corrected, by the names a text would give it
+CORRECTIONS = re.compile(r"\b(Holm|Bonferroni|[SŠ]id[aá]k|Hommel|"
+                         r"(?<!Benjamini-)(?<!Benjamini and )Hochberg)\b", re.IGNORECASE)
+ROOT = SRC.parent.parent
+# dated records of measurements taken under earlier rules: history, not a rule stated
+HISTORY = {ROOT / "docs" / "results.md"}
+
+
+def test_every_text_names_the_one_correction_the_constants_define():
+    """No output, schema, template, doc, test or bench names a correction other than the one
+    `stats.CORRECTION` names (Benjamini-Hochberg), and the rule's own text renders it."""
+    from mpiarena.analysis.stats import CORRECTION
+    from mpiarena.report.summary import rule_text
+
+    assert CORRECTION == "Benjamini-Hochberg"
+    assert f"{CORRECTION}-corrected" in rule_text()
+    places = [*SRC.rglob("*.py"), *SRC.rglob("*.j2"), *SRC.rglob("*.json"), *SRC.rglob("*.toml"),
+              *(ROOT / "tests").glob("*.py"), *(ROOT / "bench").glob("*.py"),
+              ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    found = [f"{p.relative_to(ROOT)}:{i}: {m[0]}" for p in places if p not in HISTORY
+             and p != Path(__file__).resolve()
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             for m in CORRECTIONS.finditer(line)]
+    assert not found, found

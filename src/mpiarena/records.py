@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Self
 
-from .status import CellStatus, JobStatus, RunStatus
+from .status import CellStatus, JobStatus, LaunchShape, RunStatus
 
 MODULE_PREFIX = "module:"  # the ids of implementations offered as environment modules
 
@@ -256,6 +256,10 @@ class JobRecord(_Record):
     config: str | None  # the hash of what its library reported it ran with (Store.what_ran)
     failed_bench: str | None = None  # the cell it failed in (None: it failed outside a cell)
     failed_size: int | None = None
+    shape: LaunchShape = LaunchShape.WHOLE  # every cell of the plan, or a budget's open ones
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", LaunchShape(self.shape))  # the store's word
 
     @property
     def why(self) -> str:

@@ -25,7 +25,7 @@ from .records import (
     RunSettings,
     VariantRecord,
 )
-from .status import CellStatus, RunStatus
+from .status import CellStatus, LaunchShape, RunStatus
 from .store import CellFigures, Store, Vector
 from .whatran import WhatRan
 
@@ -40,6 +40,15 @@ class Key(NamedTuple):
     bench: str
     size: int
     np: int
+
+
+class Stratified(list[np.ndarray]):
+    """A cell's observations per launch with each launch's shape: a budget's partial launches
+    may read at another level than whole ones, so the statistics compare within shapes."""
+
+    def __init__(self, arrays: Sequence[np.ndarray], shapes: Sequence[LaunchShape]):
+        super().__init__(arrays)
+        self.shapes = tuple(shapes)
 
 
 def nest(values: Sequence[float] | np.ndarray, launches: Sequence[int]) -> list[np.ndarray]:
@@ -164,6 +173,7 @@ class Group:
     lost: dict[int, Lost] = field(default_factory=dict)  # launch -> how it lost the cell
     timing: str = "loop"  # how its calls were timed: loop, barrier or window (plan.timing)
     late: list[float] = field(default_factory=list)  # window: share of calls dropped, per obs.
+    partial: set[int] = field(default_factory=set)  # launches of LaunchShape.PARTIAL
 
     @property
     def array(self) -> np.ndarray:
@@ -176,7 +186,11 @@ class Group:
         (a group built without launches is one launch)."""
         if len(self.launches) != len(self.values):
             return [self.array] if self.values else []
-        return nest(self.values, self.launches)
+        nested = nest(self.values, self.launches)
+        if not self.partial:
+            return nested
+        return Stratified(nested, [LaunchShape.PARTIAL if i in self.partial else LaunchShape.WHOLE
+                                 for i in np.unique(self.launches).tolist()])
 
 
 @dataclass
@@ -216,6 +230,8 @@ def load(store: Store, run_id: int) -> RunData:
         store.save_summaries(ANALYSIS_VERSION, fresh)
         summaries |= fresh
     raw = Raw(store.path)
+    jobs = store.jobs(run_id)
+    partial_jobs = {j.id for j in jobs if j.shape == LaunchShape.PARTIAL}
     parts: dict[int, tuple[Group, list[Part]]] = {}
     cells: dict[Key, dict[str, Group]] = {}
     for row in rows:
@@ -235,6 +251,8 @@ def load(store: Store, run_id: int) -> RunData:
         keep = np.isfinite(figures)
         group.values += figures[keep].tolist()
         group.launches += [row.launch] * int(keep.sum())
+        if row.job_id in partial_jobs:
+            group.partial.add(row.launch)
         parts.setdefault(id(group), (group, []))[1].append((row.id, keep))
     for group, part in parts.values():
         group.per_rank = Lazy(len(group.values), partial(raw.per_rank, part))
@@ -242,5 +260,5 @@ def load(store: Store, run_id: int) -> RunData:
     run = store.run(run_id)
     rows_v = store.variants(run_id)
     return RunData(run_id, run, store.status(run), store.implementations(run_id),
-                   [v.variant for v in rows_v], store.jobs(run_id), RunSettings.read(run.settings),
+                   [v.variant for v in rows_v], jobs, RunSettings.read(run.settings),
                    cells, rows_v, store.what_ran(run_id))

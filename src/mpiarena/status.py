@@ -1,5 +1,5 @@
-"""The status values the store keeps: of a run, of a job (one launch), of a cell, of a launch of
-a user's program.
+"""The status values the store keeps: of a run, of a job (one launch) and its shape, of a cell, of
+a launch of a user's program.
 
 They are StrEnums: each member equals the string stored, so stores written before read the same.
 """
@@ -26,6 +26,14 @@ class JobStatus(StrEnum):
     OK = "ok"
     DONE = "done"
     FAILED = "failed"
+
+
+class LaunchShape(StrEnum):
+    """What a job of the core measured: every cell of its variant's plan, or only the cells a
+    budget still had open (its levels may differ, so comparisons stay within a shape)."""
+
+    WHOLE = "whole"
+    PARTIAL = "partial"
 
 
 class CellStatus(StrEnum):

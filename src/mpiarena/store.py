@@ -39,10 +39,10 @@ from .records import (
     RunRecord,
     VariantRecord,
 )
-from .status import CellStatus, JobStatus, LaunchStatus, RunStatus
+from .status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
-SCHEMA_VERSION = 10  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 11  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
@@ -52,7 +52,8 @@ SCHEMA_VERSION = 10  # 2: extras (CPU, memory, overlap and progress figures per 
 # jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime);
 # 9: app_configs (`mpiarena app --tune`: each configuration raced, how it left, the winners)
 # 10: jobs.failed_bench and jobs.failed_size (the cell a job failed in, its reason the cause
-# alone: before, the reason started "BENCH SIZE B: ")
+# alone: before, the reason started "BENCH SIZE B: "); 11: jobs.shape (whole: every cell of
+# the plan; partial: a budget's launch of the cells still open)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -73,7 +74,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), variant TEXT NOT NULL,
   np INTEGER NOT NULL, topology TEXT NOT NULL, binding TEXT NOT NULL, command TEXT NOT NULL,
   status TEXT NOT NULL, reason TEXT, tick REAL, resolution REAL, thread_level TEXT,
-  ranks TEXT NOT NULL, interference TEXT, config TEXT, failed_bench TEXT, failed_size INTEGER);
+  ranks TEXT NOT NULL, interference TEXT, config TEXT, failed_bench TEXT, failed_size INTEGER,
+  shape TEXT NOT NULL DEFAULT 'whole');
 CREATE TABLE IF NOT EXISTS configs (
   hash TEXT PRIMARY KEY, cvars TEXT, cvars_why TEXT NOT NULL, transport TEXT NOT NULL,
   transport_how TEXT NOT NULL);
@@ -204,9 +206,15 @@ def _app_configs(db: sqlite3.Connection) -> None:
     """Schema 8 -> 9: the app_configs table (created empty by _create: no run tuned before)."""
 
 
+def _shapes(db: sqlite3.Connection) -> None:
+    """Schema 10 -> 11: every job stored before measured its variant's whole plan."""
+    if "shape" not in {row[1] for row in db.execute("PRAGMA table_info(jobs)")}:
+        db.execute("ALTER TABLE jobs ADD COLUMN shape TEXT NOT NULL DEFAULT 'whole'")
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
-    6: _configs, 7: _harness, 8: _app_configs, 9: _failed_cells}
+    6: _configs, 7: _harness, 8: _app_configs, 9: _failed_cells, 10: _shapes}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -344,12 +352,12 @@ class Store:
                         binding))
 
     def add_job(self, run_id: int, variant: str, np: int, topology: str, binding: str,
-                command: list[str]) -> int:
+                command: list[str], shape: LaunchShape = LaunchShape.WHOLE) -> int:
         with self.tx() as db:
             cur = db.execute("INSERT INTO jobs (run_id, variant, np, topology, binding, command, "
-                             "status, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, '[]')",
+                             "status, ranks, shape) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?)",
                              (run_id, variant, np, topology, binding, json.dumps(command),
-                              JobStatus.STARTING))
+                              JobStatus.STARTING, shape))
             return int(cur.lastrowid or 0)
 
     def update_job(self, job_id: int, **fields: object) -> None:

@@ -124,13 +124,17 @@ def _exceptions(a: Analysis, keys: list[Key], ranked: list[str]) -> list[SizeRan
     return out
 
 
-def _wins(a: Analysis, kind: str, leader: str, mpi: list[str]) -> list[BenchmarkWin]:
+def _wins(a: Analysis, kind: str, leader: str, mpi: list[str],
+          exceptions: list[SizeRange]) -> list[BenchmarkWin]:
     """The benchmarks of `kind` where another MPI library than `leader` is decided fastest over
-    some sizes, in the scoreboard's order."""
+    some sizes that no size range of `exceptions` already gives it, in the scoreboard's
+    order."""
     return [BenchmarkWin(bench, np_, s.winner, s.first, s.last)
             for bench, np_ in a.tables if BENCHMARKS[bench].kind == kind
             for s in stretches(a, bench, np_)
-            if s.state == Sureness.DECIDED and s.winner != leader and s.winner in mpi]
+            if s.state == Sureness.DECIDED and s.winner != leader and s.winner in mpi and
+            not any(r.leader == s.winner and r.first <= s.first and s.last <= r.last
+                    for r in exceptions)]
 
 
 def _kind(a: Analysis, kind: str, mpi: list[str]) -> KindAnswer | None:
@@ -138,9 +142,9 @@ def _kind(a: Analysis, kind: str, mpi: list[str]) -> KindAnswer | None:
     ranked = standings(a, mpi, keys)
     if not ranked:
         return None
-    leaders = [s.variant for s in ranked]
-    return KindAnswer(KINDS[kind], ranked, _exceptions(a, keys, leaders),
-                      _wins(a, kind, leaders[0], mpi))
+    exceptions = _exceptions(a, keys, [s.variant for s in ranked])
+    return KindAnswer(KINDS[kind], ranked, exceptions,
+                      _wins(a, kind, ranked[0].variant, mpi, exceptions))
 
 
 def _beside(a: Analysis, variant: str, leader: str) -> Beside:

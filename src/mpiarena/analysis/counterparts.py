@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..results import Key, RunData
-from .groups import beside, figure
+from .groups import beside, figure, launch_ids
 from .stats import ALPHA, THRESHOLD, Pair, judge
 from .verdicts import Judgement, Speed
 
@@ -68,8 +68,8 @@ def counterpart_checks(data: RunData, alpha: float = ALPHA,
                        threshold: float = THRESHOLD) -> list[CounterpartCheck]:
     """Every benchmark with a counterpart, in every cell and variant that measured both."""
     found = [(c, *pair) for c in COUNTERPARTS for pair in beside(data, c.bench, c.against)]
-    judged = judge([Pair(theirs.nested, mine.nested) for *_, mine, theirs in found], alpha,
-                   threshold)
+    judged = judge([Pair(theirs.nested, mine.nested, (launch_ids(theirs), launch_ids(mine)))
+                    for *_, mine, theirs in found], alpha, threshold)
     return [CounterpartCheck(c, variant, key, figure(mine), figure(theirs), j.ratio, j.ci_low,
                              j.ci_high, j.p_adjusted, SPEEDS[j.outcome],
                              min(j.launches_a, j.launches_b))

@@ -35,3 +35,9 @@ def beside(data: RunData, bench: str, other: str) -> Iterator[tuple[str, Key, Gr
             mine, along = data.cells[key].get(variant), theirs.get(variant)
             if measured(mine) and measured(along):
                 yield variant, key, mine, along
+
+
+def launch_ids(group: Group) -> list[int]:
+    """The launches of a group's `nested` samples, in the same order: what pairs two cells one
+    job measured, launch by launch."""
+    return sorted(set(group.launches)) if len(group.launches) == len(group.values) else [0]

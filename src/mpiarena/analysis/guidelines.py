@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..guidelines import GUIDELINES, Guideline
 from ..results import Group, Key, RunData
-from .groups import beside, figure, measured
+from .groups import beside, figure, launch_ids, measured
 from .stats import ALPHA, THRESHOLD, Pair, judge
 from .verdicts import GuidelineResult, Judgement
 
@@ -51,7 +51,8 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     it); held: the collective ran faster by that rule, or the two are indistinguishable;
     anything else is undecided."""
     found = [(g, *pair) for g in GUIDELINES for pair in beside(data, g.collective, g.mockup)]
-    judged = judge([Pair(gm.nested, gc.nested) for *_, gc, gm in found], alpha, threshold)
+    judged = judge([Pair(gm.nested, gc.nested, (launch_ids(gm), launch_ids(gc)))
+                    for *_, gc, gm in found], alpha, threshold)
     return [GuidelineCheck(g, variant, key, figure(gc), figure(gm), j.ratio, j.ci_low,
                            j.ci_high, j.p_adjusted, RESULTS[j.outcome],
                            min(j.launches_a, j.launches_b))

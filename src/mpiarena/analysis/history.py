@@ -1,8 +1,9 @@
 """Every run of a cell in time order: its figure per run with the interval, and each change
 between consecutive runs (and the first against the last) judged by `compare`'s rule on the two
 runs' launches (`compare.judged`, through `stats.judge`). Every change a history shows is one
-family, as every verdict of one report is: the Holm correction spans them all, so a long history
-with many cells calls fewer changes than `compare` of one pair (narrow it with --since, --bench);
+family, as every verdict of one report is: the correction (stats.CORRECTION) spans them all, so
+a long history with many cells calls fewer changes than `compare` of one pair (narrow it with
+--since, --bench);
 every change is held against the drift between runs that all steps of all series show together
 (`compare.Drift`); a history of two runs over the same cells is `compare` of those runs."""
 

@@ -2,20 +2,21 @@
 
 Racing (F-race, successive halving): every configuration still in the race gets one launch a
 round; after each round each library's configurations are compared with its leader (the lowest
-median wall time so far), every comparison of the round judged by `stats.judge` as one family.
-A configuration is decided, and dropped from the race, once it is out of contention: the rule
-calls it slower (beyond the threshold), or it can no longer beat the leader by more than the
-threshold (the whole 95% interval of its ratio to the leader lies above 1 / (1 + threshold):
-whatever it gains is within the threshold). After each round of HALVING_ROUNDS the slower half
-of the contenders still undecided (the leader among them) is dropped too, successive halving's
-rungs: by the medians so far, a heuristic, not a decision, which lets the race spend its
-launches on the few best and end. A configuration whose launch failed is dropped with its
-reason. The race ends when each library has one configuration left, or every other one is the
-same as the leader or beyond the reach of the rounds left (its ratio on the threshold, or more
-launches needed than max_rounds), or after max_rounds. A grid (eliminate False) drops nothing:
-every configuration gets a launch every round until the same rule has decided every one against
-the leader, or max_rounds. Whatever the race picks stands only by the verification: each
-winner's fresh launches against its library's default, judged as one family.
+median wall time so far). Every round is a look at the data, so a configuration leaves the race
+only where the look is paid for (`stats.look`: a Haybittle-Peto boundary, LOOK_ALPHA a look): the
+boundary calls it slower than the leader beyond the threshold, or its 1 - LOOK_ALPHA interval
+against the leader lies above 1 / (1 + threshold) (whatever it gains is within the threshold).
+After each round of HALVING_ROUNDS the slower half of the contenders still undecided (the
+leader among them) is dropped too, successive halving's rungs, but of that half only those the
+launch test calls slower than the leader (one-sided, HALVING_ALPHA, no margin): launches double
+between two rungs, and a configuration two launches happened to slow is kept. A configuration
+whose launch failed is dropped with its reason. The race ends when each library has one
+configuration left, or every other one is the same as the leader or beyond the reach of the
+rounds left (its ratio on the threshold, or more launches needed than max_rounds), or after
+max_rounds. A grid (eliminate False) drops nothing: every configuration gets a launch every
+round until the same rule has decided every one against the leader, or max_rounds. Whatever
+the race picks stands only by the verification: each winner's fresh launches against its
+library's default, judged as one family.
 """
 
 from __future__ import annotations
@@ -24,7 +25,18 @@ import math
 from dataclasses import dataclass
 
 from .program import launch_sample
-from .stats import THRESHOLD, Judged, Pair, Sample, center, judge
+from .stats import (
+    LOOK_ALPHA,
+    THRESHOLD,
+    Judged,
+    Pair,
+    Sample,
+    center,
+    fastest,
+    judge,
+    look,
+    read_pair,
+)
 from .verdicts import Judgement
 
 MAX_ROUNDS = 20
@@ -34,6 +46,7 @@ SLOWER, CANNOT_BEAT, HALVED, FAILED = ("slower than", "cannot beat", "halved out
 # the rounds after which the slower half of the undecided contenders is dropped: the survivors'
 # launches double between two halvings, as successive halving's rungs do
 HALVING_ROUNDS = (2, 4, 8, 16)
+HALVING_ALPHA = 0.1  # two-sided: a rung drops a configuration the test calls slower at 5%
 
 
 def _sample(walls: list[float]) -> Sample:
@@ -76,9 +89,10 @@ class Race:
             self.walls[config].append(wall)
 
     def leader(self, library: str) -> str | None:
-        """The library's configuration with the lowest median wall time so far."""
-        timed = [c for c in self.alive(library) if self.walls[c]]
-        return min(timed, key=lambda c: self._center(c)) if timed else None
+        """The library's fastest configuration so far, by the estimate its comparisons print
+        (`stats.fastest`)."""
+        timed = {c: _sample(self.walls[c]) for c in self.alive(library) if self.walls[c]}
+        return fastest(timed) if timed else None
 
     def _center(self, config: str) -> float:
         return center(_sample(self.walls[config]))
@@ -91,8 +105,8 @@ class Race:
         for library in self.entrants:
             lead = self.leader(library)
             compared += [(lead, c) for c in self.alive(library) if lead and c != lead]
-        judged = judge([Pair(_sample(self.walls[a]), _sample(self.walls[b]))
-                        for a, b in compared])
+        judged = look([Pair(_sample(self.walls[a]), _sample(self.walls[b]))
+                       for a, b in compared])
         decided = {c: (lead, j) for (lead, c), j in zip(compared, judged, strict=True)
                    if _out_of_contention(j)}
         self.decided = set(decided)
@@ -117,10 +131,12 @@ class Race:
                                 c not in decided and self.walls[c]), key=self._center)
             contenders = len(undecided) + 1
             for c in undecided[(contenders + 1) // 2 - 1:]:
-                out.append(Dropped(c, self.rounds, f"{HALVED}: in the slower half of the "
-                                   f"{contenders} contenders still undecided, "
-                                   f"{self._center(c) / self._center(lead):.2f}x the wall "
-                                   f"time of {lead}"))
+                read = read_pair(_sample(self.walls[lead]), _sample(self.walls[c]))
+                if read.ratio > 1 and read.p() < HALVING_ALPHA:
+                    out.append(Dropped(c, self.rounds, f"{HALVED}: in the slower half of the "
+                                       f"{contenders} contenders still undecided, "
+                                       f"{read.ratio:.2f}x the wall time of {lead} (p = "
+                                       f"{read.p():.2g}, {len(self.walls[c])} launches)"))
         return out
 
     def _beyond_reach(self, j: Judged) -> bool:
@@ -143,14 +159,14 @@ class Race:
 
 
 def _out_of_contention(j: Judged) -> bool:
-    """The rule calls it slower than the leader, or it can no longer beat the leader by more
-    than the threshold (its ratio's whole interval above 1 / (1 + THRESHOLD))."""
+    """The look calls it slower than the leader, or it can no longer beat the leader by more
+    than the threshold (its ratio's whole interval at the look above 1 / (1 + THRESHOLD))."""
     return j.outcome == Judgement.ABOVE or j.ci_low > 1 / (1 + THRESHOLD)
 
 
 def _why_out(lead: str, j: Judged) -> str:
-    measured = (f"{j.ratio:.2f}x its wall time (95% CI {j.ci_low:.2f}-{j.ci_high:.2f}, "
-                f"{j.launches_b} launches)")
+    measured = (f"{j.ratio:.2f}x its wall time ({1 - LOOK_ALPHA:.1%} CI {j.ci_low:.2f}-"
+                f"{j.ci_high:.2f}, {j.launches_b} launches)")
     if j.outcome == Judgement.ABOVE:
         return f"{SLOWER} {lead}: {measured}"
     return f"{CANNOT_BEAT} {lead} by more than {THRESHOLD:.0%}: {measured}"

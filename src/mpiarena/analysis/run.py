@@ -21,7 +21,17 @@ from ..status import CellStatus, JobStatus, RunStatus
 from .cells import cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .groups import comparable, figure, measured
-from .stats import Summary, Verdict, center, launch_medians, ratio_ci, summarize, verdicts
+from .stats import (
+    Summary,
+    Verdict,
+    center,
+    fastest,
+    final_alpha,
+    launch_medians,
+    ratio_ci,
+    summarize,
+    verdicts,
+)
 from .verdicts import Speed, Sureness
 
 
@@ -78,8 +88,11 @@ class Analysis:
                 for v, sample in comparable(cell).items()}
 
     def best(self, key: Key) -> str | None:
+        """The cell's fastest variant, as its verdicts pick it (`stats.fastest`)."""
+        if self.judged.get(key):
+            return self.judged[key][0].fast
         ok = comparable(self.data.cells[key])
-        return min(ok, key=lambda v: center(ok[v])) if len(ok) > 1 else None
+        return fastest(ok) if len(ok) > 1 else None
 
     @cached_property
     def summaries(self) -> dict[Key, dict[str, Summary]]:
@@ -114,7 +127,9 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
         out.tables.setdefault((key.bench, key.np), []).append(key)
     cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
     cells = [(k, c) for k, c in cells if len(c) > 1]
-    out.judged = dict(zip([k for k, _ in cells], verdicts([c for _, c in cells]), strict=True))
+    out.judged = dict(zip([k for k, _ in cells],
+                          verdicts([c for _, c in cells], final_alpha(data.settings.budget > 0)),
+                          strict=True))
     return out
 
 

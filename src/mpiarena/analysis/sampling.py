@@ -1,6 +1,6 @@
 """The narrow interface adaptive sampling consults: whether a cell's figure is known to the
 precision asked, over launches, and afterwards which cells got there; under a time budget,
-which cells' comparisons are still open and decidable."""
+which cells' comparisons more launches are bought for, early stops paid for at looks."""
 
 from __future__ import annotations
 
@@ -13,8 +13,16 @@ import numpy as np
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from .groups import measured
-from .stats import Sample, ci_halfwidth, verdicts
-from .verdicts import Speed
+from .stats import (
+    Sample,
+    ci_halfwidth,
+    closed_at_look,
+    final_alpha,
+    launch_medians,
+    looks,
+    verdicts,
+)
+from .verdicts import Judgement, Speed
 
 K = TypeVar("K")  # a cell, as its caller keys it
 
@@ -37,28 +45,71 @@ def budgeted(bench: str) -> bool:
     return BENCHMARKS[bench].kind not in UNBUDGETED
 
 
+class Looks:
+    """A budget's looks at its comparisons, remembered: how each (cell, pair of variants)
+    closed early, if it crossed a look's boundary (`stats.closed_at_look`), looks counted from
+    the run's `base` launches a side."""
+
+    def __init__(self, base: int):
+        self.base = base
+        self.closed: dict[tuple[object, str, str], Judgement] = {}
+        self.seen: dict[tuple[object, str, str], int] = {}  # the last look reached
+
+    def closes(self, key: object, fast: str, slow: str, a: Sample, b: Sample) -> bool:
+        """Whether the comparison has crossed a look's boundary; looked at again only when its
+        launches a side reach a new look."""
+        pair = (key, min(fast, slow), max(fast, slow))
+        if pair in self.closed:
+            return True
+        n = min(len(launch_medians(a)), len(launch_medians(b)))
+        reached = len(looks(self.base, n))
+        if reached > self.seen.get(pair, 0):
+            self.seen[pair] = reached
+            if (outcome := closed_at_look(a, b, self.base)) is not None:
+                self.closed[pair] = outcome
+        return pair in self.closed
+
+
 def open_comparisons(cells: dict[K, dict[str, Sample]], seconds: float,
-                     cost: Mapping[str, float]) -> list[tuple[K, str]]:
+                     cost: Mapping[str, float], seen: Looks) -> list[tuple[K, str]]:
     """The (cell, variant) of the comparisons (a cell's fastest variant against another, as the
-    report makes them, one family across the cells) still undecided that the launches `seconds`
-    allows can decide, a launch of variant v costing cost[v] seconds: the cheapest decisions
-    first (more launches needed times both variants' cost), while every variant's launches
-    (the most its chosen comparisons need) fit in the time together. When none fits, those of
-    every open comparison that more launches could decide (one more may still do)."""
+    report makes them, one family across the cells) that more launches are bought for:
+    - every one the rule decides on the data so far that has not crossed a look's boundary
+      (`Looks`): it keeps its launches until the budget ends, since stopping it where it looks
+      decided would spend the error rate again at every look;
+    - of the undecided, those the launches `seconds` allows can decide, a launch of variant v
+      costing cost[v] seconds: the cheapest decisions first (more launches needed times both
+      variants' cost; one whose ratio sits on the threshold last), while every variant's
+      launches (the most its chosen comparisons need) fit in the time together; when none
+      fits, every undecided one.
+    None for a comparison that crossed a boundary: it closed early, paid for. No comparison is
+    stopped for looking decided or hopeless on the data so far: both would be looks unpaid."""
     keys = [k for k, cell in cells.items() if len(cell) > 1]
+    kept: list[tuple[K, str, str]] = []
     open_: list[tuple[int, K, str, str]] = []
-    for key, judged in zip(keys, verdicts([cells[k] for k in keys]), strict=True):
-        open_ += [(v.needed - min(v.launches_fast, v.launches_slow), key, v.fast, v.slow)
-                  for v in judged if v.outcome == Speed.UNDECIDED and v.needed]
+    for key, judged in zip(keys, verdicts([cells[k] for k in keys], final_alpha(True)),
+                           strict=True):
+        for v in judged:
+            if seen.closes(key, v.fast, v.slow, cells[key][v.fast], cells[key][v.slow]):
+                continue
+            now = min(v.launches_fast, v.launches_slow)
+            if v.outcome != Speed.UNDECIDED:
+                kept.append((key, v.fast, v.slow))
+            else:  # on the line (needed 0): last, as if it needed ten times its launches
+                open_.append(((v.needed or 10 * now) - now, key, v.fast, v.slow))
     open_.sort(key=lambda o: o[0] * (cost[o[2]] + cost[o[3]]))
     need: dict[str, int] = {}  # the launches each chosen variant needs
+    for _, fast, slow in kept:
+        need |= {fast: max(need.get(fast, 0), 1), slow: max(need.get(slow, 0), 1)}
     fits = []
     for more, key, fast, slow in open_:
         trial = {**need, fast: max(need.get(fast, 0), more), slow: max(need.get(slow, 0), more)}
         if sum(cost[v] * n for v, n in trial.items()) <= seconds:
             need = trial
             fits.append((more, key, fast, slow))
-    return list(dict.fromkeys(t for _, key, fast, slow in fits or open_
+    chosen = [(key, fast, slow) for key, fast, slow in kept] + \
+        [(key, fast, slow) for _, key, fast, slow in fits or open_]
+    return list(dict.fromkeys(t for key, fast, slow in chosen
                               for t in ((key, fast), (key, slow))))
 
 

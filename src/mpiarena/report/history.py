@@ -15,7 +15,7 @@ from rich.table import Table
 from .. import __version__, units
 from ..analysis.compare import Change
 from ..analysis.history import History, Point, Series, Step
-from ..analysis.stats import CONFIDENCE
+from ..analysis.stats import CONFIDENCE, CORRECTION
 from ..analysis.verdicts import Movement
 from ..benchmarks import BENCHMARKS
 from ..machine_load import BUSY
@@ -114,7 +114,7 @@ def tally(h: History) -> str:
     counts = {w: sum(1 for step in steps if step.outcome == o) for o, w in WORDS.items()}
     judged = sum(1 for step in steps if step.change)
     text = (f"{len(h.series)} cells over {len(h.runs)} runs: {judged} changes judged as one "
-            f"family by compare's rule (by over {h.threshold:.0%}, Holm across them all): "
+            f"family by compare's rule (by over {h.threshold:.0%}, {CORRECTION} across them all): "
             + ", ".join(f"{n} {w}" for w, n in counts.items()))
     beyond = sum(1 for step in steps if step.change and step.outcome == Movement.UNDECIDED
                  and not step.change.held and (step.change.ci_low > 1 + h.threshold
@@ -209,5 +209,6 @@ def render_html(h: History, labels: Sequence[str], dpi: int = 100) -> str:
              for s, image in zip(h.series, images, strict=True)]
     return template_env().get_template(TEMPLATE).render(
         version=__version__, tally=tally(h), drift=history_drift(h), cells=cells, level=LEVEL,
+        correction=CORRECTION,
         busy=busy_line(h, labels) if h.busy else "",
         runs=[(labels[i], r.run.started, r.run.command) for i, r in enumerate(h.runs)])

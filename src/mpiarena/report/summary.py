@@ -23,10 +23,14 @@ from ..analysis.stats import (
     CONFIDENCE,
     CORRECTION,
     INTERVAL_HOLDS_RERUN,
+    LOOK_ALPHA,
+    MAX_LOOKS,
     MIN_LAUNCHES,
+    PAIRED_FROM,
     RERUN_SURE_FROM,
     THRESHOLD,
     Verdict,
+    final_alpha,
 )
 from ..analysis.verdicts import Speed, Sureness
 from ..benchmarks import BENCHMARKS, rounded_up
@@ -53,14 +57,28 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
     """The verdict rule in words, from the constants `stats.judge` decides by: every report,
     docs/statistics.md and the tests read it here."""
     c, t = f"{CONFIDENCE:.0%}", f"{THRESHOLD:.0%}"
-    return (f"'{subject}' means by more than {t}: it needs the exact Mann-Whitney test on "
-            f"launch medians of a time ratio beyond {t}, {CORRECTION}-corrected across "
-            f"{family} (q < {ALPHA:g}: at most {ALPHA:.0%} of the '{subject}' verdicts of "
-            f"{family} are expected to be false, its false discovery rate), and the whole "
-            f"{c} interval of the ratio (Moses', over launches) beyond {t}; "
-            f"'indistinguishable' needs the whole {c} interval within {t} either way (not "
-            f"corrected across {family}); both need {MIN_LAUNCHES} launches a side; anything "
-            "else is undecided.")
+    return (f"'{subject}' means by more than {t}: it needs the Mann-Whitney test on launch "
+            f"medians of a time ratio beyond {t}, {CORRECTION}-corrected across {family} "
+            f"(q < {ALPHA:g}: at most {ALPHA:.0%} of the '{subject}' verdicts of {family} are "
+            f"expected to be false, its false discovery rate), and the whole {c} interval of "
+            f"the ratio (Moses', over launches) beyond {t}; the ratio shown is the "
+            "Hodges-Lehmann estimate the test and the interval make (two cells one launch "
+            f"measured, from {PAIRED_FROM} such launches: Wilcoxon's signed-rank test on the "
+            "launches' ratios, Tukey's interval; a budget's partial launches compared with "
+            f"partial ones: van Elteren's test). 'indistinguishable' needs the whole {c} "
+            f"interval within {t} either way (per pair, not corrected across {family}); both "
+            f"need {MIN_LAUNCHES} launches a side. {looks_text()} Anything else is undecided.")
+
+
+def looks_text() -> str:
+    """Under which looks the rule's rate holds, in words, from the constants."""
+    return (f"A budget looks at the comparisons as launches come in and stops buying launches "
+            f"for one only past a boundary (p < {LOOK_ALPHA:g} and its {1 - LOOK_ALPHA:.1%} "
+            f"interval beyond or within {THRESHOLD:.0%}), at the base launches and each "
+            f"doubling, {MAX_LOOKS} looks at most; what the looks may spend comes off the "
+            f"report's level (q < {final_alpha(True):.3g} where a budget looked), so that a "
+            f"ratio on the {THRESHOLD:.0%} line is called 'faster' at most "
+            f"{(final_alpha(True) + MAX_LOOKS * LOOK_ALPHA) / 2:.1%} of the time.")
 
 
 TIMING = {

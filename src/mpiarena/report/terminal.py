@@ -13,7 +13,7 @@ from rich.text import Text
 
 from .. import units
 from ..analysis.answer import wall_seconds
-from ..analysis.compare import MIN_CELLS, Change, Drift, Z
+from ..analysis.compare import MIN_CELLS, Change, Drift
 from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
 from ..analysis.stats import CONFIDENCE
@@ -310,6 +310,6 @@ def drift_line(drift: Drift, held: int, between: str = "the runs",
         return (f"Run drift between {between}: none beyond the launches' noise ({where}): the "
                 "launches' rule alone")
     return (f"Run drift between {between}: {drift.spread:.1%} beyond the launches' noise "
-            f"({where}); each interval widened by x{math.exp(drift.allowance):.2f} ({Z:.2f} sd, "
-            f"in quadrature) before a change or indistinguishable is called: {held} that the "
-            "launches alone decided stay undecided")
+            f"({where}); each interval widened by x{math.exp(drift.allowance):.2f} "
+            f"({drift.reach:.2f} sd, in quadrature) before a change or indistinguishable is "
+            f"called: {held} that the launches alone decided stay undecided")

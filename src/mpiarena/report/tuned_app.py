@@ -73,27 +73,43 @@ def verification_lines(r: TuneResult) -> list[str]:
 
 
 def _gains(r: TuneResult) -> list[str]:
-    """The settings the verification backs a gain of, each once."""
-    return list(dict.fromkeys(v.setting for v in r.verified if v.gain))
+    """The settings the verification backs a gain of against their own library's default, each
+    once: the only settings worth recommending."""
+    return list(dict.fromkeys(v.setting for v in r.verified
+                              if v.gain and v.library == r.ready[v.setting].impl_id))
+
+
+def _library_gains(r: TuneResult) -> dict[str, list[str]]:
+    """Library -> the other libraries' defaults it was verified faster than, where no setting
+    of its own was decided faster than its own default: the gain is the library's, and the
+    recommendation is the library with its defaults."""
+    own = set(_gains(r))
+    out: dict[str, list[str]] = {}
+    for v in r.verified:
+        impl = r.ready[v.setting].impl_id
+        if v.gain and v.library != impl and v.setting not in own:
+            out.setdefault(impl, []).append(v.default)
+    return out
 
 
 def ready_lines(r: TuneResult) -> list[str]:
-    """The settings of every verified gain, as the library takes them."""
-    gains = _gains(r)
-    if not gains:
+    """The settings of every gain verified against its own library's default, as the library
+    takes them; where a library won only against the others' defaults, that library with its
+    own defaults."""
+    gains, libraries = _gains(r), _library_gains(r)
+    if not gains and not libraries:
         return [f"ready to use: nothing; {NO_GAIN}, keep it"]
     where = r.directory
     out = [f"ready to use (written to {where}):" if where else
            "ready to use (app --tune --dir DIR writes these files):"]
+    out += [f"  {impl} with its defaults: verified faster than {', '.join(over)}; no setting "
+            f"of it was decided faster than its own default, so the gain is the library's"
+            for impl, over in libraries.items()]
     for variant in gains:
         ready = r.ready[variant]
         over = [v.default for v in r.verified if v.setting == variant and v.gain]
-        own = any(v.library == ready.impl_id for v in r.verified
-                  if v.setting == variant and v.gain)
-        out.append(f"  {variant}: verified faster than {', '.join(over)}" + (
-            "" if own else f" (against {ready.impl_id}'s own default: not decided, so the gain "
-                           "is the library, not this setting)") +
-            f"; environment file {ready.env_name} (set -a; . FILE; set +a):")
+        out.append(f"  {variant}: verified faster than {', '.join(over)}; environment file "
+                   f"{ready.env_name} (set -a; . FILE; set +a):")
         out += [f"    {line}" for line in ready.env_file(where).splitlines()]
         if ready.binding != "auto":
             out.append(f"    # binding: {ready.binding} (in the launch line)")

@@ -10,13 +10,13 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from .. import machine_load, paths
-from ..analysis.sampling import budgeted, open_comparisons, precise
+from ..analysis.sampling import Looks, budgeted, open_comparisons, precise
 from ..analysis.stats import Sample
 from ..benchmarks import BENCHMARKS
 from ..build import Build, run_baseline
@@ -26,7 +26,8 @@ from ..impls import family_of
 from ..owners import Owner
 from ..plan import Plan, Round, Turn, Variant
 from ..records import Cell, CellRequest, Datatype, HarnessTime
-from ..status import CellStatus, JobStatus
+from ..results import Stratified
+from ..status import CellStatus, JobStatus, LaunchShape
 from ..store import CellRow, Obs, Store
 from ..tags import RUN_VAR
 from ..users import RankUser
@@ -56,7 +57,25 @@ class Running:
     job: Job
     job_id: int
     launch: int
+    shape: LaunchShape
     restarts: int = 0
+
+
+@dataclass
+class Sampled:
+    """A cell of a variant as measured so far: reduced observations per launch, the launches
+    that were partial, and the seconds spent measuring it."""
+
+    by_launch: dict[int, list[float]] = field(default_factory=dict)
+    partial: set[int] = field(default_factory=set)
+    spent: float = 0.0
+
+    def launches(self) -> Sample:
+        """The launches with observations, in launch order, each with its shape."""
+        order = sorted(i for i, x in self.by_launch.items() if x)
+        return Stratified([np.asarray(self.by_launch[i]) for i in order],
+                        [LaunchShape.PARTIAL if i in self.partial else LaunchShape.WHOLE
+                         for i in order])
 
 
 MAX_RESTARTS = 3  # fresh launches a session gives a variant whose cells keep failing
@@ -75,8 +94,7 @@ class Executor:
         self.topology = topology or Local()
         self.plan, self.builds, self.store, self.run_id = plan, builds, store, run_id
         self.settings, self.user, self.advance, self.grow = settings, user, advance, grow
-        # (cell, variant id) -> launch -> reduced observations, and seconds spent measuring
-        self.sampled: dict[tuple[Cell, str], tuple[dict[int, list[float]], float]] = {}
+        self.sampled: dict[tuple[Cell, str], Sampled] = {}  # (cell, variant id) -> so far
         self.broken: dict[tuple[Cell, str], str] = {}  # cells that failed: never asked again
         # (cell, variant id) -> the iteration count its first launch calibrated: later launches
         # start there and run the same loop
@@ -132,7 +150,8 @@ class Executor:
         self.daemons.stop_all()
         self.topology.reap()
 
-    def _session(self, turns: list[Turn], np_: int) -> None:
+    def _session(self, turns: list[Turn], np_: int,
+                 shape: LaunchShape = LaunchShape.WHOLE) -> None:
         """One launch of each variant in `turns`, one job at a time in the order the variants
         first appear, each job's cells back to back in the session's order. No idle job shares
         the cores with a measuring one, and no cell waits for another job's turn (interleaved
@@ -144,21 +163,23 @@ class Executor:
             cells.setdefault(variant.id, []).append(asked)
             variants[variant.id] = variant
         for vid, its_cells in cells.items():
-            self._launch(variants[vid], its_cells, np_)
+            self._launch(variants[vid], its_cells, np_, shape)
 
-    def _launch(self, variant: Variant, cells: list[CellRequest], np_: int) -> None:
+    def _launch(self, variant: Variant, cells: list[CellRequest], np_: int,
+                shape: LaunchShape) -> None:
         """The variant's next launch measuring `cells` in order; a failed cell ends the job, and
         the cells after it go on in a fresh one."""
         began = time.monotonic()
         self._reap(0.0)
-        running = self._start(variant, np_)
+        running = self._start(variant, np_, shape)
         for asked in cells:
             running = self._turn(asked, variant, running)
         if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
             self._finish(variant, running)
         self.launch_walls.setdefault((variant.id, np_), []).append(time.monotonic() - began)
 
-    def _launched(self, variant: Variant, np: int) -> tuple[Job, int, Hello]:
+    def _launched(self, variant: Variant, np: int,
+                  shape: LaunchShape = LaunchShape.WHOLE) -> tuple[Job, int, Hello]:
         """A started job, or JobError (its daemons are then halted: they start again when next
         needed)."""
         assert self.workdir is not None
@@ -173,7 +194,7 @@ class Executor:
             self.daemons.stop(variant.id)
             raise JobError(f"its daemons did not start: {e}") from e
         job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
-                                    job.argv)
+                                    job.argv, shape)
         self.beside[job_id] = before
         self.live.append(job)
         began = time.monotonic()
@@ -190,12 +211,13 @@ class Executor:
                               ranks=[r.__dict__ for r in hello.ranks])
         return job, job_id, hello
 
-    def _start(self, variant: Variant, np: int, restarts: int = 0) -> Running | str:
+    def _start(self, variant: Variant, np: int, shape: LaunchShape,
+               restarts: int = 0) -> Running | str:
         """The variant's next launch, or why it did not start."""
         launch = self.launches.get((variant.id, np), 0)
         self.launches[variant.id, np] = launch + 1
         try:
-            job, job_id, hello = self._launched(variant, np)
+            job, job_id, hello = self._launched(variant, np, shape)
             if (variant.id, np) not in self.configured:
                 began = time.monotonic()
                 self._what_ran(variant, job, job_id, hello)
@@ -203,7 +225,7 @@ class Executor:
                 self._spent(variant).configuring += time.monotonic() - began
         except JobError as e:
             return f"launch {launch} did not start: {e}"
-        return Running(job, job_id, launch, restarts)
+        return Running(job, job_id, launch, shape, restarts)
 
     def _what_ran(self, variant: Variant, job: Job, job_id: int, hello: Hello) -> None:
         """Ask the started job what its library runs with, before any cell; JobError (the job
@@ -339,7 +361,7 @@ class Executor:
             self._record(variant, asked, running.job_id, CellStatus.FAILED, str(e),
                          launch=running.launch)
             self.broken[cell, variant.id] = str(e)
-            return (self._start(variant, cell.np, running.restarts + 1)
+            return (self._start(variant, cell.np, running.shape, running.restarts + 1)
                     if running.restarts < MAX_RESTARTS else
                     f"launch {running.launch} gave up after {MAX_RESTARTS} "
                     "fresh launches failed")
@@ -351,12 +373,14 @@ class Executor:
         if res.status == CellStatus.OK:
             if res.iterations:
                 self.calibrated.setdefault((cell, variant.id), res.iterations)
-            by_launch, spent = self.sampled.get((cell, variant.id), ({}, 0.0))
+            sampled = self.sampled.setdefault((cell, variant.id), Sampled())
             bench = BENCHMARKS[cell.bench]
-            by_launch.setdefault(running.launch, []).extend(
+            sampled.by_launch.setdefault(running.launch, []).extend(
                 v for o in res.observations
                 if math.isfinite(v := bench.observation(o.per_rank, o.extras)))
-            self.sampled[cell, variant.id] = by_launch, spent + time.monotonic() - began
+            if running.shape == LaunchShape.PARTIAL:
+                sampled.partial.add(running.launch)
+            sampled.spent += time.monotonic() - began
         return running
 
     def _refine(self, rnd: Round) -> None:
@@ -379,51 +403,52 @@ class Executor:
                     self._session(turns, rnd.np)
 
     def _spend(self, rnd: Round, deadline: float) -> None:
-        """The budget: more launches, still interleaved, of the variants in comparisons still
-        open that the time left can decide, each variant's launch costing what its launches so
-        far took (PVM's 30 ms cells made its launch 10x raw TCP's in a quick run), until none
-        is or the time is spent. Each is a whole launch, every cell in a base session's order,
-        so that every launch of a variant has one shape (launches that measured only their open
-        cells read 8% slower in the median than the base ones in one quick run; reruns then
-        agreed less)."""
+        """The budget: more launches, still interleaved, of the cells in comparisons that
+        `sampling.open_comparisons` names (those open, and those decided that have not crossed
+        a look's boundary), each variant's launch costing what its launches so far took (PVM's
+        30 ms cells made its launch 10x raw TCP's in a quick run), until none is or the time is
+        spent. Each is a partial launch: only the named cells, in a base session's order, its
+        job stored as LaunchShape.PARTIAL so that the statistics compare it with partial
+        launches only (launches of only their open cells read 8% slower in the median than the
+        base ones in one quick run)."""
         rng = random.Random(self.plan.seed + rnd.np)
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
+        seen = Looks(self.plan.suite.launches)
         while (left := deadline - time.monotonic()) > 0:
             cost = {v.id: float(np.mean(self.launch_walls.get((v.id, rnd.np), [0.0])))
                     for _, v in planned}
-            wanted = {v.id for _, v in self._open(planned, left, cost)}
+            wanted = {(cell, v.id) for cell, v in self._open(planned, left, cost, seen)}
             index = rng.choice([s.index for s in rnd.sessions])  # its shared and lone sessions
             sessions = [turns for s in rnd.sessions if s.index == index
-                        if (turns := [t for t in s.turns if t[1].id in wanted])]
+                        if (turns := [t for t in s.turns if (t[0].cell, t[1].id) in wanted])]
             if not sessions or sum(cost[v] for v in {v.id for t in sessions for _, v in t}) > left:
                 return
             self.grow(sum(map(len, sessions)))
             for turns in sessions:
-                self._session(turns, rnd.np)
+                self._session(turns, rnd.np, LaunchShape.PARTIAL)
 
-    def _open(self, planned: list[Turn], seconds: float,
-              cost: dict[str, float]) -> list[tuple[Cell, Variant]]:
-        """The cells and variants of the planned turns in comparisons still open that `seconds`
-        of launches, each variant's at `cost`, can decide, of the benchmarks it buys launches
-        for (analysis.sampling.budgeted)."""
+    def _open(self, planned: list[Turn], seconds: float, cost: dict[str, float],
+              seen: Looks) -> list[tuple[Cell, Variant]]:
+        """The cells and variants of the planned turns that `sampling.open_comparisons` buys
+        launches for within `seconds`, each variant's launch at `cost`, of the benchmarks it
+        buys launches for (analysis.sampling.budgeted)."""
         variants = {v.id: v for _, v in planned}
         cells: dict[Cell, dict[str, Sample]] = {}
         for asked, variant in planned:
             cell = asked.cell
-            by_launch = self.sampled.get((cell, variant.id), ({}, 0.0))[0]
-            if budgeted(cell.bench) and (cell, variant.id) not in self.broken \
-                    and any(by_launch.values()):
-                cells.setdefault(cell, {})[variant.id] = [np.asarray(x) for x in
-                                                          by_launch.values() if x]
-        return [(cell, variants[v]) for cell, v in open_comparisons(cells, seconds, cost)]
+            sampled = self.sampled.get((cell, variant.id))
+            if budgeted(cell.bench) and (cell, variant.id) not in self.broken and sampled and \
+                    any(sampled.by_launch.values()):
+                cells.setdefault(cell, {})[variant.id] = sampled.launches()
+        return [(cell, variants[v]) for cell, v in open_comparisons(cells, seconds, cost, seen)]
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
         if (cell, variant.id) in self.broken or (cell, variant.id) not in self.sampled:
             return False
-        by_launch, spent = self.sampled[cell, variant.id]
+        sampled = self.sampled[cell, variant.id]
         assert self.settings.precision is not None
-        return spent < self.settings.max_time and \
-            not precise(by_launch.values(), self.settings.precision)
+        return sampled.spent < self.settings.max_time and \
+            not precise(sampled.by_launch.values(), self.settings.precision)
 
     def _record(self, variant: Variant, asked: CellRequest, job_id: int | None,
                 status: CellStatus, reason: str, iterations: int | None = None,
