@@ -15,6 +15,7 @@ from .compare import compare_cmd
 from .doctor import doctor_cmd
 from .explain import explain_cmd
 from .export import export_cmd
+from .guide import ENTRIES, SECTIONS, epilog, first_steps, start_here
 from .history import history_cmd
 from .impls import impls_cmd
 from .import_ import import_cmd
@@ -36,21 +37,48 @@ COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, imp
             reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd, simulate_cmd)
 
 
-@click.group()
+class Arena(click.Group):
+    """The command group: --help lists the commands in guide.py's sections, in its order."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [e.name for s in SECTIONS for e in s.entries if e.name in self.commands]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for section in SECTIONS:
+            rows = [(e.name, e.summary) for e in section.entries if e.name in self.commands]
+            with formatter.section(section.title):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=Arena, invoke_without_command=True, epilog=start_here())
 @click.version_option(__version__, prog_name="mpiarena")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Put message-passing libraries side by side."""
+    if ctx.invoked_subcommand is None:
+        click.echo(first_steps())
+
+
+def _described(command: click.Command, name: str) -> click.Command:
+    """`command` with guide.py's summary and examples (a group's subcommands too)."""
+    command.short_help = ENTRIES[name].summary
+    command.epilog = epilog(name)
+    if isinstance(command, click.Group):
+        for sub_name, sub in command.commands.items():
+            _described(sub, f"{name} {sub_name}")
+    return command
 
 
 for command in COMMANDS:
-    cli.add_command(command)
+    assert command.name is not None
+    cli.add_command(_described(command, command.name))
 
 
 def main() -> None:
     """Entry point: every user error becomes one line on stderr and exit status 2."""
     signal.signal(signal.SIGTERM, on_sigterm)  # SIGTERM stops as cleanly as Ctrl-C
     try:
-        cli.main(standalone_mode=False)
+        cli.main(prog_name="mpiarena", standalone_mode=False)
     except ArenaError as e:
         err.print(f"mpiarena: error: {e}", soft_wrap=True)
         sys.exit(2)
