@@ -100,7 +100,7 @@ def test_a_cancelled_job_says_slurms_reason_and_keeps_its_run(slurm_env, db):
         subprocess.run(["scancel", job], env=slurm_env, check=True)
 
     job, code, out, err = follow_then(slurm_env, db, cancel, cells=2)
-    assert code == 1, err
+    assert code == 4, err
     assert re.search(rf"^job {job}: CANCELLED \(Reason=\S+, ExitCode=\d+:\d+\)$", err, re.M), err
     assert f"job {job} CANCELLED: run 1 kept what it measured (marked incomplete)" in err
     assert out.startswith("Run 1 (incomplete)"), out

@@ -13,6 +13,7 @@ from .app import app_cmd
 from .cluster import cluster_cmd
 from .compare import compare_cmd
 from .doctor import doctor_cmd
+from .exit_status import Exit, traceback_file
 from .explain import explain_cmd
 from .export import export_cmd
 from .guide import ENTRIES, SECTIONS, epilog, first_steps, start_here
@@ -75,16 +76,22 @@ for command in COMMANDS:
 
 
 def main() -> None:
-    """Entry point: every user error becomes one line on stderr and exit status 2."""
+    """Entry point: exit statuses as exit_status.Exit says; a user error is one line on stderr,
+    an internal error one line and a traceback file."""
     signal.signal(signal.SIGTERM, on_sigterm)  # SIGTERM stops as cleanly as Ctrl-C
     try:
         cli.main(prog_name="mpiarena", standalone_mode=False)
     except ArenaError as e:
         err.print(f"mpiarena: error: {e}", soft_wrap=True)
-        sys.exit(2)
-    except click.exceptions.Abort:
+        sys.exit(Exit.BAD_INPUT)
+    except (click.exceptions.Abort, KeyboardInterrupt):
         err.print("mpiarena: interrupted")
-        sys.exit(130)
+        sys.exit(Exit.INTERRUPTED)
     except click.exceptions.ClickException as e:
         err.print(f"mpiarena: error: {e.format_message()} (see 'mpiarena --help')", soft_wrap=True)
-        sys.exit(e.exit_code)
+        sys.exit(Exit.BAD_INPUT)
+    except Exception as e:  # a bug: never a status of the table's others
+        where = traceback_file(e)
+        err.print(f"mpiarena: internal error: {type(e).__name__}: {e} (a bug; the traceback is in "
+                  f"{where})", soft_wrap=True, markup=False)
+        sys.exit(Exit.INTERNAL)

@@ -16,6 +16,7 @@ from ..impls import Implementation, discover, family_of, parse_user_impls, selec
 from ..programs import Metric
 from ..status import RunStatus
 from . import options
+from .exit_status import Exit
 from .options import (
     DURATION,
     DURATION_HELP,
@@ -192,8 +193,10 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     render(result, console)
     if outcome.status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
-        sys.exit(130)
-    if not any(result.figure("wall").values.values()):  # the one line an error gets says where
-        raise ArenaError(f"the program failed in every timed launch (run {outcome.run_id} keeps "
-                         "them): 'mpiarena show --launch-output' prints what it said")
+        sys.exit(Exit.INTERRUPTED)
+    if not any(result.figure("wall").values.values()):  # one line, saying where to look
+        err.print(f"mpiarena: failed: the program failed in every timed launch (run "
+                  f"{outcome.run_id} keeps them): 'mpiarena show --launch-output' prints what it "
+                  "said", soft_wrap=True, markup=False)
+        sys.exit(Exit.FAILED)
     options.say_stored(db, [outcome.run_id])

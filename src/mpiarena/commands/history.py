@@ -88,7 +88,7 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     size, ranks): the figure in each run with its interval, and each change from one run to
     the next (and the first to the last) called a regression or improvement only by compare's
     rule, every change shown judged as one Holm family; else inconclusive. With
-    --fail-on-regression the exit status is 1 when a regression is decided."""
+    --fail-on-regression the exit status is 3 when a regression is decided."""
     from ..analysis.history import Filter, history
     from ..report import history as words
     from ..report.junit import history_cases, to_xml

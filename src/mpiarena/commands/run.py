@@ -19,14 +19,15 @@ from ..impls import Implementation, discover, family_of, parse_user_impls, selec
 from ..launchers.srun import refusal
 from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..records import Datatype
-from ..results import load
+from ..results import RunData, load
 from ..sizes import format_size
-from ..status import RunStatus
+from ..status import CellStatus, RunStatus
 from ..store import Store
 from ..suites import Suite, builtin_names, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
 from .batch import Submitted, run_batch
+from .exit_status import Exit
 from .options import (
     DURATION,
     DURATION_HELP,
@@ -76,6 +77,12 @@ def _startable(impls: list[Implementation], placement: Placement | None,
         raise ArenaError("no implementation found can start ranks across this allocation's "
                          "nodes: allocate one node, or run with --hosts")
     return kept
+
+
+def _failed_cells(data: RunData) -> int:
+    """How many cells of a variant no launch measured: failed, invalid or skipped."""
+    lost = (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED)
+    return sum(g.status in lost for cell in data.cells.values() for g in cell.values())
 
 
 @dataclass(frozen=True)
@@ -248,9 +255,10 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
     from ..report import terminal  # loads numpy: only the commands that need it
 
-    def summarise(store: Store, run_id: int) -> None:
-        terminal.render(load(store, run_id), console, tables=output.tables,
-                        method=output.method)
+    def summarise(store: Store, run_id: int) -> RunData:
+        data = load(store, run_id)
+        terminal.render(data, console, tables=output.tables, method=output.method)
+        return data
 
     def stored(done: Submitted) -> None:
         if (run := done.run_id()) is not None:
@@ -281,9 +289,13 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
-        summarise(store, outcome.run_id)
+        data = summarise(store, outcome.run_id)
         options.say_stored(db, [outcome.run_id])
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")
-            sys.exit(130)
+            sys.exit(Exit.INTERRUPTED)
+        if failed := _failed_cells(data):
+            err.print(f"{failed} cells failed (the warnings above name them): exit status "
+                      f"{Exit.FAILED:d}", soft_wrap=True, markup=False)
+            sys.exit(Exit.FAILED)
