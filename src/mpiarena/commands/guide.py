@@ -97,7 +97,8 @@ SECTIONS = (
             E("mpiarena list --db other.db", "the runs of another store"))),
         Entry("show", "The summary of a run again, or more of it", (
             E("mpiarena show", "the latest run's summary"),
-            E("mpiarena show 1 --tables", "run 1, a table per benchmark"),
+            E("mpiarena show previous --tables", "the run before the latest, a table per "
+              "benchmark"),
             E("mpiarena show latest --all", "every verdict and warning in full"))),
         Entry("report", "One self-contained HTML report (or Markdown) of a run", (
             E("mpiarena report latest -o report.html", "the HTML report"),
@@ -110,7 +111,7 @@ SECTIONS = (
             E("mpiarena plot latest --baseline mpich-4.0.2 --dir plots",
               "relative to mpich-4.0.2"))),
         Entry("compare", "Two runs: regressions and improvements", (
-            E("mpiarena compare 1 2", "run 2 against run 1"),
+            E("mpiarena compare previous latest", "the latest run against the one before"),
             E("mpiarena compare 12 13 --fail-on-regression --junit ci.xml", "for CI: fails "
               "on a decided regression"))),
         Entry("history", "Every run of the store in time order, per cell", (

@@ -34,15 +34,18 @@ console = Console(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS
                   else 150)
 err = Console(stderr=True, highlight=False,
               width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
-DB_HELP = "results store (SQLite file), relative to the working directory"
+DB_DEFAULT = "mpiarena.db"  # in the working directory
+DB_ENV = "MPIARENA_DB"
+DB_HELP = (f"results store (SQLite file), relative to the working directory; {DB_ENV} sets "
+           "another default")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def db_option(f: F) -> F:
-    """--db FILE: the results store, mpiarena.db by default."""
-    return click.option("--db", default="mpiarena.db", show_default=True, metavar="FILE",
-                        help=DB_HELP)(f)
+    """--db FILE: the results store, $MPIARENA_DB, else mpiarena.db."""
+    return click.option("--db", default=DB_DEFAULT, show_default=True, metavar="FILE",
+                        envvar=DB_ENV, help=DB_HELP)(f)
 
 
 def impl_option(help: str, required: bool = False) -> Callable[[F], F]:
@@ -153,7 +156,8 @@ def store(db: str) -> Store:
 def existing_store(db: str) -> Store:
     """The store in file `db`, which must exist: a command that only reads never makes one."""
     if not Path(db).exists():
-        raise ArenaError(f"no store at {db}; give --db FILE or start one with 'mpiarena run'")
+        raise ArenaError(f"no store at {db}; give --db FILE (or set {DB_ENV}) or start one with "
+                         "'mpiarena run'")
     return store(db)
 
 
