@@ -32,6 +32,8 @@ def test_run_list_show_export(db):
     if len(TWO) == 2:  # its 4 comparisons at 2 launches a side: said before measuring
         assert "note: 4 comparisons: 2 launches a side cannot decide any" in \
             " ".join(done.stderr.split())
+    assert "note: --launches 2 turns suite quick's budget (170 s) off: only these launches are " \
+        "measured; add --budget 170s" in " ".join(done.stderr.split()), done.stderr
     stored = json.loads(sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()[0])
     assert set(stored) <= {f.name for f in fields(RunSettings)}  # the reports read every key
     assert RunSettings.read(stored).launches == 2 and RunSettings.read(stored).validate
@@ -310,7 +312,7 @@ OLD_SPELLINGS = {
                     "--bench barrierx: mpiarena tunes", "--coll is now --bench"),
     "tune -o": (["tune", "-o", "{tmp}/t"], "tune needs --impl ID", "-o/--output is now --dir"),
     "run --time 30": (["run", "--time", "30"], "go with --sbatch",
-                      "--time 30: a bare number is minutes in this release"),
+                      "--time is now --sbatch-time"),
 }
 
 
@@ -332,9 +334,13 @@ def test_one_duration_parser_a_bare_number_is_seconds():
     assert DURATION_OR_OFF.convert("off", None, None) == 0.0
     with pytest.raises(click.BadParameter, match="not a duration above 0"):
         DURATION.convert("off", None, None)
-    # Slurm's own forms kept, a unit converted to H:MM:SS (rounded up to a second)
-    assert [SlurmTime().convert(t, None, None) for t in ("1:30:00", "2-12", "90s", "1.5h")] == \
-        ["1:30:00", "2-12", "0:01:30", "1:30:00"]
+    # --sbatch-time is Slurm's: its own forms kept (a bare number is its minutes), a unit
+    # converted to H:MM:SS (rounded up to a second)
+    assert [SlurmTime().convert(t, None, None) for t in ("1:30:00", "2-12", "90s", "1.5h",
+                                                         "30")] == \
+        ["1:30:00", "2-12", "0:01:30", "1:30:00", "30"]
+    with pytest.raises(click.BadParameter, match="not a Slurm time limit"):
+        SlurmTime().convert("1.5", None, None)
 
 
 def test_np_is_one_rank_count_list_everywhere():

@@ -81,7 +81,7 @@ for command in COMMANDS:
 def _say(text: str) -> None:
     """An error's line on stderr, -q or not."""
     err.quiet = False
-    err.print(text, soft_wrap=True, markup=False)
+    err.print(text, soft_wrap=True, markup=False, emoji=False)
 
 
 def main() -> None:

@@ -154,8 +154,9 @@ class Submit:
     def __post_init__(self) -> None:
         if not self.sbatch and (self.partition or self.time or self.nodes or self.no_wait
                                 or self.cancel_on_interrupt):
-            raise ArenaError("--partition, --time, --nodes, --no-wait and --cancel-on-interrupt "
-                             "go with --sbatch; add --sbatch to submit the run as a batch job")
+            raise ArenaError("--partition, --sbatch-time, --nodes, --no-wait and "
+                             "--cancel-on-interrupt go with --sbatch; add --sbatch to submit the "
+                             "run as a batch job")
 
     def check(self, where: Where) -> None:
         """--sbatch runs in the job's own allocation, not where --cluster/--hosts/--slurm say,
@@ -170,7 +171,7 @@ class Submit:
 
 
 SBATCH_FLAGS = ("--sbatch", "--no-wait", "--cancel-on-interrupt")
-SBATCH_VALUED = ("--partition", "--time", "--nodes")
+SBATCH_VALUED = ("--partition", "--sbatch-time", "--time", "--nodes")  # --time: the old one
 
 
 def sbatch_options(what: str) -> Callable[[F], F]:
@@ -181,9 +182,10 @@ def sbatch_options(what: str) -> Callable[[F], F]:
                      "same command with --slurm, its script kept beside the store), follow it "
                      "and show what it measured"),
         click.option("--partition", help="with --sbatch: the partition (default: the cluster's)"),
-        click.option("--time", type=SlurmTime(), help="with --sbatch: the job's time limit, "
-                     f"{DURATION_HELP}, or Slurm's H:M:S (a bare number is still minutes in "
-                     "this release)"),
+        click.option("--sbatch-time", "time", type=SLURM_TIME_TYPE, help="with --sbatch: "
+                     "Slurm's time limit of the job, as sbatch's --time takes it (a bare number "
+                     "is minutes, M:S, H:M:S, D-H) or a duration with its unit: 90s, 30m, 1h"),
+        renamed("--time", "--sbatch-time", "time", type=SLURM_TIME_TYPE),
         click.option("--nodes", help="with --sbatch: how many nodes, N or MIN-MAX"),
         click.option("--no-wait", is_flag=True, help="with --sbatch: print the job id and "
                      "return"),
@@ -283,23 +285,24 @@ SLURM_TIME = re.compile(r"\d+(-\d+)?(:\d+){1,2}|\d+-\d+")  # M:S, H:M:S, D-H, D-
 
 
 class SlurmTime(click.ParamType[str]):
-    """--time: a duration as every other (90s, 3m, 1h), or Slurm's own H:M:S and D-H forms,
-    as Slurm's time format; a bare number is still minutes (Slurm's) for this release, with a
-    notice."""
+    """--sbatch-time: Slurm's time format as sbatch takes it (a bare number is minutes, M:S,
+    H:M:S, D-H, D-H:M[:S]), or a duration with its unit (90s, 30m, 1h) turned into H:M:S."""
 
-    name = "duration"
+    name = "slurm-time"
 
     def convert(self, value: str, param: click.Parameter | None,
                 ctx: click.Context | None) -> str:
         text = value.strip()
-        if SLURM_TIME.fullmatch(text):
+        if SLURM_TIME.fullmatch(text) or text.isdigit():
             return text
-        if text.isdigit():
-            deprecated(f"--time {text}: a bare number is minutes in this release and will be "
-                       f"seconds, as in every other duration option; write {text}m")
-            return text
+        if text[-1:].lower() not in UNITS:
+            self.fail(f"'{value}' is not a Slurm time limit; give minutes (30), H:M:S (1:30:00) "
+                      "or a duration with its unit (90s, 30m, 1h)", param, ctx)
         seconds = math.ceil(DURATION.convert(text, param, ctx))
         return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+SLURM_TIME_TYPE = SlurmTime()
 
 
 def deprecated(notice: str) -> None:

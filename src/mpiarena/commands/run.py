@@ -206,7 +206,8 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     "measurement", Measurement.parse,
     click.option("--observations", type=int, help="observations per cell in each launch"),
     click.option("--launches", type=int, help="independent launches of each variant per rank "
-                 "count (the statistics' unit)"),
+                 "count (the statistics' unit); without --budget it turns the suite's budget "
+                 "off, and says so"),
     click.option("--off-cache", is_flag=True,
                  help="rotate buffers so caches do not flatter sizes"),
     click.option("--validate", is_flag=True, help="check received data after each cell"),
@@ -248,7 +249,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
             output: Output, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     submit.check(where)
-    chosen = measurement.suite(load_suite(selection.suite), selection)
+    loaded = load_suite(selection.suite)
+    chosen = measurement.suite(loaded, selection)
     ids, user_prefixes = parse_user_impls(selection.impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
@@ -285,6 +287,11 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,
                          measurement.options())
         _say_how_sums_round(plan, measurement.datatype)
+        if loaded.budget and measurement.launches is not None and measurement.budget is None:
+            err.print(f"note: --launches {measurement.launches} turns suite {selection.suite}'s "
+                      f"budget ({loaded.budget:.0f} s) off: only these launches are measured; "
+                      f"add --budget {loaded.budget:.0f}s to spend one after them",
+                      soft_wrap=True, markup=False)
         _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
