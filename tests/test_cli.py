@@ -44,8 +44,12 @@ def test_run_list_show_export(db):
     assert "pingpong: half round trip" in tables
     if len(TWO) == 2:
         assert "faster than" in tables or "indistinguishable" in tables
-    listed = mpiarena("list", "--db", db)
-    assert "complete" in listed.stdout and "quick" in listed.stdout
+    listed = mpiarena("list", "--db", db)  # named for what it measured, not for suite quick
+    assert "complete" in listed.stdout and "quick" not in listed.stdout
+    assert done.stdout.startswith("Run 1 (complete) cells of pingpong and bcast at 8 B and "
+                                  "64 KiB, ")
+    assert json.loads(mpiarena("list", "--json", "--db", db).stdout)[0]["suite"] == \
+        "cells of pingpong and bcast at 8 B and 64 KiB"
     rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--db", db).stdout)))
     # pingpong at 2 sizes + bcast at 2 sizes, 2 launches of 4 observations, 2 ranks, per impl
     assert len(rows) == len(TWO) * 4 * 2 * 4 * 2

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
-from .. import paths, users
+from .. import paths, suites, users
 from ..benchmarks import BENCHMARKS, rounded_up
 from ..build import Build, build_all
 from ..cluster.placement import Placement
@@ -251,6 +252,11 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     submit.check(where)
     loaded = load_suite(selection.suite)
     chosen = measurement.suite(loaded, selection)
+    suite_given = click.get_current_context().get_parameter_source("suite") == \
+        ParameterSource.COMMANDLINE
+    if not suite_given and (selection.benchmarks or selection.sizes):
+        chosen = suites.selection(chosen, selection.suite, bool(selection.benchmarks),
+                                  bool(selection.sizes))
     ids, user_prefixes = parse_user_impls(selection.impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
