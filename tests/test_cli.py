@@ -372,3 +372,27 @@ def test_run_help_says_percent_once():
     done = mpiarena("run", "--help")
     text = " ".join(done.stdout.split())
     assert "95% CI" in text and "e.g. 2%" in text and "%%" not in text
+
+
+def test_dry_run_prints_the_plan_and_an_estimate_and_measures_nothing(db):
+    args = ["run", "--impl", TWO[0], "--bench", "pingpong", "--sizes", "8,64K", "--launches",
+            "3", "--observations", "2", "--seed", "7", "--db", db]
+    fresh = mpiarena(*args, "--dry-run")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.splitlines()[:5] == [
+        "Plan of cells of pingpong at 8 B and 64 KiB (nothing measured; seed 7):",
+        f"  variants (1): {TWO[0]}",
+        "  cells: 2 (benchmarks pingpong; sizes 8 B, 64 KiB; ranks 2)",
+        "  launches: 3 of each variant per rank count, 3 in all with the start-up launches; 6 "
+        "cell-launches",
+        "  comparisons: 0"]
+    assert "budget: none" in fresh.stdout and "estimate: none: no earlier run" in fresh.stdout
+    assert not Path(db).exists()  # nothing measured, no store made
+    done = mpiarena(*args)
+    assert done.returncode == 0, done.stderr
+    wall = json.loads(sqlite3.connect(db).execute("SELECT harness FROM runs").fetchone()[0])["wall"]
+    again = mpiarena(*args, "--dry-run")
+    said = re.findall(r"estimate: about (\d+) s for these launches \(from 1 earlier run on this "
+                      r"machine in ", again.stdout)
+    assert said and wall / 3 - 1 <= int(said[0]) <= wall * 3 + 1, (wall, again.stdout)
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1

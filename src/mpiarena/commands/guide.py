@@ -38,7 +38,9 @@ SECTIONS = (
         Entry("run", "Measure the libraries side by side, store and summarise", (
             E("mpiarena run --suite quick", "the quick comparison of every implementation found"),
             E("mpiarena run --impl mpich-4.0.2 --impl openmpi-4.1.4 --bench pingpong,allreduce "
-              "--sizes 8,64K", "two libraries, two benchmarks, two sizes"))),
+              "--sizes 8,64K", "two libraries, two benchmarks, two sizes"),
+            E("mpiarena run --suite quick --dry-run", "the plan and its time here, nothing "
+              "measured"))),
         Entry("explain", "Why two libraries of a run differ, size range by size range", (
             E("mpiarena explain latest mpich-4.0.2 openmpi-4.1.4", "per size range: start-up, "
               "per byte, switches"),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shlex
+import socket
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,6 +20,7 @@ from ..cluster.topology import Where, opened
 from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
+from ..machine import cores
 from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..records import Datatype
 from ..results import RunData, load
@@ -191,6 +194,25 @@ def _say_what_it_can_decide(plan: Plan) -> None:
                   soft_wrap=True, markup=False)
 
 
+def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
+               measurement: Measurement, where: Where, submit: Submit, db: str) -> None:
+    """--dry-run: the plan on this machine and what it would take, measuring nothing."""
+    from ..analysis.estimate import estimate
+    from ..report import dry_run
+
+    if submit.sbatch or where.cluster or where.hosts or where.slurm:
+        raise ArenaError("--dry-run plans a run on this machine: leave out --cluster, --hosts, "
+                         "--slurm and --sbatch")
+    if selection.nps is None:
+        chosen, note = fit_to_cores(chosen, cores(), "this machine")
+        if note:
+            err.print(f"note: {note}", soft_wrap=True, markup=False)
+    plan = make_plan(chosen, impls, measurement.seed, measurement.options())
+    runs = [run for run, _ in options.store(db).runs()] if Path(db).exists() else []
+    for line in dry_run.lines(plan, estimate(plan, runs, socket.gethostname()), db):
+        console.print(line, soft_wrap=True, markup=False)
+
+
 @click.command("run")
 @options.grouped(
     "selection", Selection.parse,
@@ -245,9 +267,12 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, "
                  "after the scoreboard"),
     click.option("--method", is_flag=True, help="the method and the verdict rule in full"))
+@click.option("--dry-run", is_flag=True, help="print the plan (variants, cells, launches, "
+              "budget) and an estimate of its time from earlier runs on this machine; measure "
+              "nothing")
 @db_option
 def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit: Submit,
-            output: Output, db: str) -> None:
+            output: Output, dry_run: bool, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     submit.check(where)
     loaded = load_suite(selection.suite)
@@ -261,6 +286,9 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
+    if dry_run:
+        _plan_only(chosen, impls, selection, measurement, where, submit, db)
+        return
     from ..report import terminal  # loads numpy: only the commands that need it
 
     def summarise(store: Store, run_id: int) -> RunData:
