@@ -62,3 +62,16 @@ def test_commands_md_shows_each_commands_examples():
         block = section.split("Examples:\n\n```sh\n", 1)[1].split("```", 1)[0]
         assert block.splitlines() == [line for e in entry.examples
                                       for line in (f"# {e.does}", e.line)], name
+
+
+def test_run_help_lists_its_options_in_sections():
+    done = mpiarena("run", "--help")
+    assert done.returncode == 0, done.stderr
+    titles = [line[:-1] for line in done.stdout.splitlines() if line and line[0] != " "
+              and line.endswith(":")]
+    assert titles == ["What to run", "How to measure", "Where ranks run", "As a Slurm batch job",
+                      "What the summary adds", "Other options"], done.stdout
+    sections = done.stdout.split("\n\n")
+    assert any(s.startswith("Where ranks run:") and "--hosts FILE" in s for s in sections)
+    assert any(s.startswith("Other options:") and "--db FILE" in s and "--no-color" in s
+               for s in sections)

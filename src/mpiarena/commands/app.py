@@ -98,7 +98,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
     return check_search(tuple(n.strip() for s in search for n in s.split(",") if n.strip()))
 
 
-@click.command("app", context_settings={"ignore_unknown_options": True})
+@click.command("app", cls=options.Sectioned, context_settings={"ignore_unknown_options": True})
 @impl_option("libraries to compare (default: every MPI library found, or those of --bin)")
 @click.option("--src", type=click.Path(file_okay=False), help="the program's source directory: "
               "copied once per library, --build runs in the copy")
@@ -121,7 +121,8 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
                  "regex's first group the number (last match); lower is better"),
     click.option("--higher", multiple=True, help="NAME: that metric is better higher (a rate)"),
     click.option("--no-profile", is_flag=True, help="skip the profiled launch per library"),
-    click.option("--seed", type=int, help="seed of the interleaving order"))
+    click.option("--seed", type=int, help="seed of the interleaving order"),
+    title="How it is launched and judged")
 @options.where_options(
     cluster="an emulated cluster, e.g. emulated:nodes=2,link=1gbit",
     hosts="a real cluster: one host per line (this machine first)",

@@ -56,7 +56,8 @@ def ci_options(f: F) -> F:
                           "interval of the ratio lies beyond this"),
         click.option("--junit", type=click.Path(dir_okay=False),
                      help="write JUnit XML here: a testcase per cell, failed by a decided "
-                          "regression, skipped where the launches cannot tell"))(f)
+                          "regression, skipped where the launches cannot tell"),
+        title="For CI")(f)
 
 
 def finish(ci: CI, xml: Callable[[], str], regressions: Sequence[str]) -> None:

@@ -13,7 +13,7 @@ from .ci import CI, ci_options, finish
 from .options import console, db_option, err
 
 
-@click.command("compare")
+@click.command("compare", cls=options.Sectioned)
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--pair", "pairs", multiple=True, help="A=B: compare variant A of run A with "

@@ -65,7 +65,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     return [load(store, run_id) for *_, store, run_id in found], [f[1] for f in found]
 
 
-@click.command("history")
+@click.command("history", cls=options.Sectioned)
 @options.impl_option("only this implementation or variant (repeatable)")
 @click.option("--bench", metavar="BENCHMARKS",
               help="only these benchmarks, e.g. pingpong,allreduce")

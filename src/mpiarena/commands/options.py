@@ -111,10 +111,31 @@ def dir_option(help: str, **kwargs: Any) -> Callable[[F], F]:
     return both
 
 
+SECTIONS = "__arena_sections__"  # a command function's: parameter name -> its --help section
+
+
+class Sectioned(click.Command):
+    """A command whose --help lists its options under the titles grouped() gave them, the
+    others last."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        titles: dict[str, str] = vars(self.callback).get(SECTIONS, {}) if self.callback else {}
+        rest = "Other options" if titles else "Options"
+        rows: dict[str, list[tuple[str, str]]] = {}
+        for p in self.get_params(ctx):
+            if (record := p.get_help_record(ctx)) is not None:
+                rows.setdefault(titles.get(p.name or "", rest), []).append(record)
+        for title, found in rows.items():
+            with formatter.section(title):
+                formatter.write_dl(found)
+
+
 def grouped(into: str, build: Callable[..., Any],
-            *decorators: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Callable[[F], F]:
+            *decorators: Callable[[Callable[..., Any]], Callable[..., Any]],
+            title: str | None = None) -> Callable[[F], F]:
     """Options (click.option decorators, in the order they show) whose values reach the command
-    as one record: parameter `into` = build(their values by parameter name)."""
+    as one record: parameter `into` = build(their values by parameter name); with `title`, the
+    section of a Sectioned command's --help they show under."""
     def probe() -> None: ...
     for decorate in reversed(decorators):
         decorate(probe)
@@ -128,6 +149,9 @@ def grouped(into: str, build: Callable[..., Any],
             return f(*args, **kwargs)
 
         vars(command)["__click_params__"] = [*vars(f).get("__click_params__", []), *params]
+        if title:
+            vars(command)[SECTIONS] = {**vars(f).get(SECTIONS, {}),
+                                       **{p.name: title for p in params if p.name}}
         return cast(F, command)
     return wrap
 
@@ -137,7 +161,7 @@ def where_options(cluster: str, hosts: str, slurm: str) -> Callable[[F], F]:
     return grouped("where", Where,
                    click.option("--cluster", help=cluster),
                    click.option("--hosts", type=click.Path(dir_okay=False), help=hosts),
-                   click.option("--slurm", is_flag=True, help=slurm))
+                   click.option("--slurm", is_flag=True, help=slurm), title="Where ranks run")
 
 
 @dataclass(frozen=True)
@@ -190,7 +214,7 @@ def sbatch_options(what: str) -> Callable[[F], F]:
         click.option("--no-wait", is_flag=True, help="with --sbatch: print the job id and "
                      "return"),
         click.option("--cancel-on-interrupt", is_flag=True, help="with --sbatch: Ctrl-C "
-                     "cancels the job (default: it keeps running)"))
+                     "cancels the job (default: it keeps running)"), title="As a Slurm batch job")
 
 
 def json_option(what: str) -> Callable[[F], F]:

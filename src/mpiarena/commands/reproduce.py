@@ -29,7 +29,7 @@ from .options import (
 )
 
 
-@click.command("reproduce")
+@click.command("reproduce", cls=options.Sectioned)
 @click.argument("study")
 @options.where_options(
     cluster="where to run: an emulated spec, a kept cluster's name, or 'local' (this machine "

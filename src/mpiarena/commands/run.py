@@ -213,7 +213,7 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
         console.print(line, soft_wrap=True, markup=False)
 
 
-@click.command("run")
+@click.command("run", cls=options.Sectioned)
 @options.grouped(
     "selection", Selection.parse,
     click.option("--suite", default="quick", show_default=True,
@@ -224,7 +224,8 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
     click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, e.g. "
                  "2,4 (default: the suite's, at most one rank per core)"),
     click.option("--sizes", metavar="SIZES", help="message sizes, e.g. 0,1,8,1K..4M"),
-    click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"))
+    click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"),
+    title="What to run")
 @options.grouped(
     "measurement", Measurement.parse,
     click.option("--observations", type=int, help="observations per cell in each launch"),
@@ -255,7 +256,7 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
     click.option("--datatype", type=click.Choice([t.value for t in Datatype]),
                  help="element type of the sums (reduce, allreduce, scan, ireduce, accumulate..."
                  ") and of the datatype benchmarks' blocks; sizes stay bytes (default: int "
-                 "sums, MPI_BYTE blocks)"))
+                 "sums, MPI_BYTE blocks)"), title="How to measure")
 @options.where_options(
     cluster="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
     "(emulated:fast-ethernet|fddi|gige), or the name of one kept up",
@@ -266,7 +267,8 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
     "output", Output,
     click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, "
                  "after the scoreboard"),
-    click.option("--method", is_flag=True, help="the method and the verdict rule in full"))
+    click.option("--method", is_flag=True, help="the method and the verdict rule in full"),
+    title="What the summary adds")
 @click.option("--dry-run", is_flag=True, help="print the plan (variants, cells, launches, "
               "budget) and an estimate of its time from earlier runs on this machine; measure "
               "nothing")

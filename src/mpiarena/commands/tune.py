@@ -25,7 +25,7 @@ from .options import (
 )
 
 
-@click.command("tune")
+@click.command("tune", cls=options.Sectioned)
 @impl_option("ids to tune, or NAME=/prefix")
 @click.option("--bench", "colls", metavar="BENCHMARKS", default="allreduce,bcast",
               show_default=True,
