@@ -31,7 +31,7 @@ class Rate:
 
 
 @dataclass(frozen=True)
-class Estimate:
+class TimeEstimate:
     """The plan's launches in seconds (None: no earlier run here to go by), the earlier runs it
     rests on, and the variants none of them measured (priced at the others' median)."""
 
@@ -84,16 +84,16 @@ def _rates(runs: Iterable[RunRecord], host: str) -> tuple[dict[str, Rate], list[
     return rates, overheads, used
 
 
-def estimate(plan: Plan, runs: Iterable[RunRecord], host: str) -> Estimate:
+def estimate(plan: Plan, runs: Iterable[RunRecord], host: str) -> TimeEstimate:
     """The plan's launches priced at the earlier runs on `host`; a variant none measured at
     the median rate of those that were."""
     rates, overheads, used = _rates(runs, host)
     if not rates:
-        return Estimate(None, used, ())
+        return TimeEstimate(None, used, ())
     typical = Rate(statistics.median(r.per_launch for r in rates.values()),
                    statistics.median(r.per_cell for r in rates.values()))
     shares = planned(plan)
     seconds = sum(p.launches * rates.get(p.variant, typical).per_launch
                   + p.cells * rates.get(p.variant, typical).per_cell for p in shares)
-    return Estimate(seconds * statistics.median(overheads or [1.0]), used,
+    return TimeEstimate(seconds * statistics.median(overheads or [1.0]), used,
                     tuple(p.variant for p in shares if p.variant not in rates))

