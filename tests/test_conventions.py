@@ -82,3 +82,17 @@ def test_list_impls_and_doctor_print_json(tmp_path):
     checks = {c["name"]: c for c in doctor["checks"]}
     assert checks["C compiler"]["ok"] is True and checks["simgrid"]["gives"]
     assert Path(doctor["data_directory"]).is_absolute()
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path):
+    """`mpiarena export | head -1`: a closed pipe is neither an internal error nor rich's 1,
+    whether Python's stdout or rich's console met it."""
+    db = tmp_path / "p.db"
+    assert mpiarena("import", "osu", *[str(OSU)] * 16, "--impl", "mpich-4.0.2", "--db",
+                    str(db)).returncode == 0
+    for args in (["export", "--format", "json", "--db", str(db)], ["impls"]):
+        proc = subprocess.Popen([*ARGV, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stdout.read(1)
+        proc.stdout.close()
+        _, said = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and said == b"", (args, proc.returncode, said)

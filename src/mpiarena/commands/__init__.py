@@ -22,7 +22,7 @@ from .impls import impls_cmd
 from .import_ import import_cmd
 from .install import install_cmd
 from .list_runs import list_cmd
-from .options import VOICE, conventions, err, on_sigterm
+from .options import VOICE, conventions, err, on_sigterm, reader_gone
 from .plot import plot_cmd
 from .profile import profile_cmd
 from .report import report_cmd
@@ -96,6 +96,8 @@ def main() -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):
         _say("mpiarena: interrupted")
         sys.exit(Exit.INTERRUPTED)
+    except BrokenPipeError:
+        reader_gone()
     except click.exceptions.ClickException as e:
         _say(f"mpiarena: error: {e.format_message()} (see 'mpiarena --help')")
         sys.exit(Exit.BAD_INPUT)

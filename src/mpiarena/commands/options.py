@@ -29,12 +29,28 @@ from ..runner import watchdog
 from ..runner.cleanup import sweep_stale
 from ..sizes import parse_sizes
 from ..store import Store
+from .exit_status import Exit
+
+
+def reader_gone() -> NoReturn:
+    """A reader that stopped reading (a closed pipe: `mpiarena export | head`) ends the command
+    quietly with status 0; what is still buffered goes nowhere."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(Exit.OK)
+
+
+class Terminal(Console):
+    """rich's console, but a closed pipe is reader_gone(), where rich's exits 1."""
+
+    def on_broken_pipe(self) -> None:
+        reader_gone()
+
 
 # piped: COLUMNS where set, else 150 columns (rich's 80 would break most lines)
-console = Console(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ
-                  else 150)
-err = Console(stderr=True, highlight=False,
-              width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
+console = Terminal(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ
+                   else 150)
+err = Terminal(stderr=True, highlight=False,
+               width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
 
 
 @dataclass
