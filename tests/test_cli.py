@@ -317,6 +317,9 @@ OLD_SPELLINGS = {
     "tune -o": (["tune", "-o", "{tmp}/t"], "tune needs --impl ID", "-o/--output is now --dir"),
     "run --time 30": (["run", "--time", "30"], "go with --sbatch",
                       "--time is now --sbatch-time"),
+    "profile --build": (["profile", "--impl", "mpich-4.0.2", "--build", "{tmp}/nosuch.c", "--",
+                         "x"], "--compile {tmp}/nosuch.c: no such file",
+                        "--build is now --compile"),
 }
 
 

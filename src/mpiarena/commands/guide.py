@@ -68,8 +68,8 @@ SECTIONS = (
             E("mpiarena app --tune --budget 3m --dir tuned -- tests/programs/allreduce_heavy.c "
               "60 256", "the settings to run it with"))),
         CommandEntry("profile", "Calls and time per MPI function of any MPI program", (
-            E("mpiarena profile --impl mpich-4.0.2 --build tests/programs/allreduce_heavy.c -- "
-              "60 256", "one library's profile of a C file"),
+            E("mpiarena profile --impl mpich-4.0.2 --compile tests/programs/allreduce_heavy.c "
+              "-- 60 256", "one library's profile of a C file"),
             E("mpiarena profile --impl mpich-4.0.2 --impl openmpi-4.1.4 --np 2,4 -- ./prog",
               "two libraries side by side at 2 and 4 ranks"))),
     )),
