@@ -1,6 +1,7 @@
-"""What the commands share: the consoles, the --db, --impl, -o, --dir and where options, options
-grouped into one record, the types of durations and rank counts, the parsers of sizes and
-benchmarks, old spellings with their notice, and the sweep of what a crashed mpiarena left."""
+"""What the commands share: the consoles, the --db, --impl, -o, --dir, --json and where options,
+the conventions (-q, -v, --no-color), options grouped into one record and a --help section, the
+types of durations and rank counts, the parsers of sizes and benchmarks, old spellings with
+their notice, and the sweep of what a crashed mpiarena left."""
 
 from __future__ import annotations
 
