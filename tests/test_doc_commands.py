@@ -123,3 +123,14 @@ def test_the_readmes_own_program_example_runs_as_written(tmp_path):
     done = mpiarena(*readme[0], cwd=ROOT, env={"MPIARENA_DB": str(tmp_path / "readme.db")})
     assert done.returncode == 0, done.stderr
     assert re.search(r"^wall: ", done.stdout, re.M) and re.search(r"^bw: ", done.stdout, re.M)
+
+
+def test_the_readmes_first_steps_that_measure_nothing_run_as_written(tmp_path):
+    """`mpiarena doctor` and `mpiarena impls` as the README's first steps write them."""
+    ran = []
+    for where, args in COMMAND_LINES:
+        if where.startswith("README.md:") and args in (["doctor"], ["impls"]):
+            done = mpiarena(*args, cwd=tmp_path)
+            assert done.returncode == 0 and done.stdout, (where, done.stderr)
+            ran.append(args[0])
+    assert sorted(set(ran)) == ["doctor", "impls"]
