@@ -70,16 +70,19 @@ def test_runs_are_named_by_id_latest_previous_and_latest_n(tmp_path):
 
 def test_mpiarena_db_sets_the_store_of_every_command(tmp_path):
     osu = Path(__file__).parent / "suite-output" / "osu-5.3" / "osu_latency.out"
-    elsewhere = {"MPIARENA_DB": str(tmp_path / "kept" / "env.db")}
-    (tmp_path / "kept").mkdir()
+    kept = tmp_path / "kept here" / "env.db"  # a space in it: one path, not two
+    kept.parent.mkdir()
+    elsewhere = {"MPIARENA_DB": str(kept)}
     for _ in range(2):
         done = mpiarena("import", "osu", str(osu), "--impl", "mpich-4.0.2", cwd=tmp_path,
                         env=elsewhere)
         assert done.returncode == 0, done.stderr
-    assert f"in {tmp_path / 'kept' / 'env.db'}" in done.stderr
+    assert f"in {kept}" in done.stderr
     assert not (tmp_path / "mpiarena.db").exists()
     shown = mpiarena("show", "previous", cwd=tmp_path, env=elsewhere)
     assert shown.returncode == 0 and shown.stdout.startswith("Run 1 "), shown.stderr
+    history = mpiarena("history", cwd=tmp_path, env=elsewhere)  # its --db is repeatable
+    assert history.returncode == 0 and "pingpong" in history.stdout, history.stderr
     given = mpiarena("list", "--db", "mpiarena.db", cwd=tmp_path, env=elsewhere)
     assert given.returncode == 2 and "no store at mpiarena.db" in given.stderr  # --db wins
 

@@ -79,7 +79,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
 @click.option("--html", type=click.Path(dir_okay=False), help="also write an HTML page: a plot "
               "per cell with each run's figure and interval, its decided changes marked")
 @click.option("--db", "dbs", multiple=True, default=(options.DB_DEFAULT,), show_default=True,
-              metavar="FILE", envvar=options.DB_ENV,
+              metavar="FILE", callback=options.db_from_environment,
               help=f"{options.DB_HELP}; repeat to follow runs across stores")
 @ci_options
 def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | None,

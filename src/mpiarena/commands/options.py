@@ -108,6 +108,15 @@ def db_option(f: F) -> F:
                         envvar=DB_ENV, help=DB_HELP)(f)
 
 
+def db_from_environment(ctx: click.Context, param: click.Parameter,
+                        value: tuple[str, ...]) -> tuple[str, ...]:
+    """A repeatable --db's stores: $MPIARENA_DB (one path, spaces and all) where none is given."""
+    if param.name and ctx.get_parameter_source(param.name) == ParameterSource.DEFAULT and \
+            os.environ.get(DB_ENV):
+        return (os.environ[DB_ENV],)
+    return value
+
+
 def impl_option(help: str, required: bool = False) -> Callable[[F], F]:
     """--impl (repeatable) into `impl_specs`: implementation ids or NAME=/prefix."""
     return click.option("--impl", "impl_specs", multiple=True, required=required, metavar="ID",
