@@ -86,14 +86,17 @@ def _rates(runs: Iterable[RunRecord], host: str) -> tuple[dict[str, Rate], list[
 
 def estimate(plan: Plan, runs: Iterable[RunRecord], host: str) -> TimeEstimate:
     """The plan's launches priced at the earlier runs on `host`; a variant none measured at
-    the median rate of those that were."""
+    its implementation's rate (mpich-4.0.2 for mpich-4.0.2:win-create), else at the median
+    rate of those that were measured."""
     rates, overheads, used = _rates(runs, host)
     if not rates:
         return TimeEstimate(None, used, ())
     typical = Rate(statistics.median(r.per_launch for r in rates.values()),
                    statistics.median(r.per_cell for r in rates.values()))
+    impl = {v.id: v.impl.id for v in plan.variants}
     shares = planned(plan)
-    seconds = sum(p.launches * rates.get(p.variant, typical).per_launch
-                  + p.cells * rates.get(p.variant, typical).per_cell for p in shares)
+    priced = {p.variant: rates.get(p.variant) or rates.get(impl[p.variant]) for p in shares}
+    seconds = sum(p.launches * (priced[p.variant] or typical).per_launch
+                  + p.cells * (priced[p.variant] or typical).per_cell for p in shares)
     return TimeEstimate(seconds * statistics.median(overheads or [1.0]), used,
-                    tuple(p.variant for p in shares if p.variant not in rates))
+                        tuple(v for v, rate in priced.items() if rate is None))

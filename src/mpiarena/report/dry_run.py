@@ -36,7 +36,8 @@ def lines(plan: Plan, est: TimeEstimate, store: str) -> list[str]:
         out.append(f"  estimate: none: no earlier run on this machine in {store} stored where "
                    "its time went; run once, then ask again")
         return out
-    guessed = f"; {', '.join(est.unmeasured)} priced as the others" if est.unmeasured else ""
+    guessed = f"; {', '.join(est.unmeasured)} at the others' median, unmeasured here" \
+        if est.unmeasured else ""
     total = max(est.seconds, s.budget)
     out.append(f"  estimate: about {duration(est.seconds)} for these launches (from "
                f"{est.runs} earlier run{'s' if est.runs != 1 else ''} on this machine in "
