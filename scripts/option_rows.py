@@ -1,6 +1,7 @@
-"""The per-command option rows of docs/commands.md, made from the commands' own click
-definitions: `python scripts/option_rows.py` rewrites them between their two marker comments,
-`--check` exits 1 when they are not what the commands define (tests/test_docs.py checks it)."""
+"""The per-command option rows and examples of docs/commands.md, made from the commands' own
+click definitions and commands/guide.py's examples (the end of each --help): `python
+scripts/option_rows.py` rewrites them between their two marker comments, `--check` exits 1 when
+they are not what the commands define (tests/test_docs.py checks it)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import click
 
 from mpiarena.commands import cli
-from mpiarena.commands.options import OLD_PREFIX
+from mpiarena.commands.guide import ENTRIES
+from mpiarena.commands.options import CONVENTIONS, OLD_PREFIX
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "commands.md"
 BEGIN = ("<!-- option rows: made by scripts/option_rows.py from the commands' definitions; "
@@ -46,8 +48,10 @@ def commands() -> Iterator[tuple[str, click.Command]]:
 
 
 def options(command: click.Command) -> list[click.Option]:
-    """A command's options, --help and the hidden old spellings left out."""
-    return [p for p in command.params if isinstance(p, click.Option) and not p.hidden]
+    """A command's options, --help, the conventions every command takes (-q, -v, --no-color:
+    one paragraph of docs/commands.md) and the hidden old spellings left out."""
+    return [p for p in command.params if isinstance(p, click.Option) and not p.hidden
+            and not CONVENTIONS & set(p.opts)]
 
 
 def old_spellings(command: click.Command) -> list[str]:
@@ -90,6 +94,9 @@ def markdown() -> str:
         if old := old_spellings(command):
             out += [f"Old spellings, taken until the next release with a one-line notice: "
                     f"{', '.join(old)}.", ""]
+        out += ["Examples:", "", "```sh",
+                *(line for e in ENTRIES[name].examples for line in (f"# {e.does}", e.line)),
+                "```", ""]
     return "\n".join([*out, END])
 
 

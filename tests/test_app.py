@@ -140,10 +140,10 @@ def test_a_metric_that_never_matches_warns_and_wall_is_still_judged(db, steps_c)
     assert re.search(r"^wall: ", res.stdout, re.MULTILINE)
 
 
-def test_a_program_failing_in_every_launch_exits_2_and_keeps_the_launches(db, steps_c):
+def test_a_program_failing_in_every_launch_exits_4_and_keeps_the_launches(db, steps_c):
     res = mpiarena("app", *IMPL_ARGS, "--launches", "2", "--no-profile", "--db", db, "--",
                    str(steps_c), "fail")
-    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.returncode == 4, res.stdout + res.stderr
     assert "the program failed in every timed launch" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     launches = Store(Path(db)).app_launches(_run_id(res.stdout))

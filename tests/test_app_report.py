@@ -119,7 +119,7 @@ def test_list_counts_an_app_run_s_launches(runs: Runs):
     done = mpiarena("list", "--db", runs.db)
     assert done.returncode == 0, done.stderr
     assert re.search(r"│ 1 .*│ app +│ 16 launches │", done.stdout)
-    assert re.search(r"│ 2 .*│ quick +│ 1 +│", done.stdout)
+    assert re.search(r"│ 2 .*│ cells of pingpong at 8 B +│ 1 +│", done.stdout), done.stdout
 
 
 @pytest.fixture(scope="module")

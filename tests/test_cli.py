@@ -32,6 +32,8 @@ def test_run_list_show_export(db):
     if len(TWO) == 2:  # its 4 comparisons at 2 launches a side: said before measuring
         assert "note: 4 comparisons: 2 launches a side cannot decide any" in \
             " ".join(done.stderr.split())
+    assert "note: --launches 2 turns suite quick's budget (170 s) off: only these launches are " \
+        "measured; add --budget 170s" in " ".join(done.stderr.split()), done.stderr
     stored = json.loads(sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()[0])
     assert set(stored) <= {f.name for f in fields(RunSettings)}  # the reports read every key
     assert RunSettings.read(stored).launches == 2 and RunSettings.read(stored).validate
@@ -42,8 +44,12 @@ def test_run_list_show_export(db):
     assert "pingpong: half round trip" in tables
     if len(TWO) == 2:
         assert "faster than" in tables or "indistinguishable" in tables
-    listed = mpiarena("list", "--db", db)
-    assert "complete" in listed.stdout and "quick" in listed.stdout
+    listed = mpiarena("list", "--db", db)  # named for what it measured, not for suite quick
+    assert "complete" in listed.stdout and "quick" not in listed.stdout
+    assert done.stdout.startswith("Run 1 (complete) cells of pingpong and bcast at 8 B and "
+                                  "64 KiB, ")
+    assert json.loads(mpiarena("list", "--json", "--db", db).stdout)[0]["suite"] == \
+        "cells of pingpong and bcast at 8 B and 64 KiB"
     rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--db", db).stdout)))
     # pingpong at 2 sizes + bcast at 2 sizes, 2 launches of 4 observations, 2 ranks, per impl
     assert len(rows) == len(TWO) * 4 * 2 * 4 * 2
@@ -310,7 +316,10 @@ OLD_SPELLINGS = {
                     "--bench barrierx: mpiarena tunes", "--coll is now --bench"),
     "tune -o": (["tune", "-o", "{tmp}/t"], "tune needs --impl ID", "-o/--output is now --dir"),
     "run --time 30": (["run", "--time", "30"], "go with --sbatch",
-                      "--time 30: a bare number is minutes in this release"),
+                      "--time is now --sbatch-time"),
+    "profile --build": (["profile", "--impl", "mpich-4.0.2", "--build", "{tmp}/nosuch.c", "--",
+                         "x"], "--compile {tmp}/nosuch.c: no such file",
+                        "--build is now --compile"),
 }
 
 
@@ -332,9 +341,13 @@ def test_one_duration_parser_a_bare_number_is_seconds():
     assert DURATION_OR_OFF.convert("off", None, None) == 0.0
     with pytest.raises(click.BadParameter, match="not a duration above 0"):
         DURATION.convert("off", None, None)
-    # Slurm's own forms kept, a unit converted to H:MM:SS (rounded up to a second)
-    assert [SlurmTime().convert(t, None, None) for t in ("1:30:00", "2-12", "90s", "1.5h")] == \
-        ["1:30:00", "2-12", "0:01:30", "1:30:00"]
+    # --sbatch-time is Slurm's: its own forms kept (a bare number is its minutes), a unit
+    # converted to H:MM:SS (rounded up to a second)
+    assert [SlurmTime().convert(t, None, None) for t in ("1:30:00", "2-12", "90s", "1.5h",
+                                                         "30")] == \
+        ["1:30:00", "2-12", "0:01:30", "1:30:00", "30"]
+    with pytest.raises(click.BadParameter, match="not a Slurm time limit"):
+        SlurmTime().convert("1.5", None, None)
 
 
 def test_np_is_one_rank_count_list_everywhere():
@@ -362,3 +375,27 @@ def test_run_help_says_percent_once():
     done = mpiarena("run", "--help")
     text = " ".join(done.stdout.split())
     assert "95% CI" in text and "e.g. 2%" in text and "%%" not in text
+
+
+def test_dry_run_prints_the_plan_and_an_estimate_and_measures_nothing(db):
+    args = ["run", "--impl", TWO[0], "--bench", "pingpong", "--sizes", "8,64K", "--launches",
+            "3", "--observations", "2", "--seed", "7", "--db", db]
+    fresh = mpiarena(*args, "--dry-run")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.splitlines()[:5] == [
+        "Plan of cells of pingpong at 8 B and 64 KiB (nothing measured; seed 7):",
+        f"  variants (1): {TWO[0]}",
+        "  cells: 2 (benchmarks pingpong; sizes 8 B, 64 KiB; ranks 2)",
+        "  launches: 3 of each variant per rank count, 3 in all with the start-up launches; 6 "
+        "cell-launches",
+        "  comparisons: 0"]
+    assert "budget: none" in fresh.stdout and "estimate: none: no earlier run" in fresh.stdout
+    assert not Path(db).exists()  # nothing measured, no store made
+    done = mpiarena(*args)
+    assert done.returncode == 0, done.stderr
+    wall = json.loads(sqlite3.connect(db).execute("SELECT harness FROM runs").fetchone()[0])["wall"]
+    again = mpiarena(*args, "--dry-run")
+    said = re.findall(r"estimate: about (\d+) s for these launches \(from 1 earlier run on this "
+                      r"machine in ", again.stdout)
+    assert said and wall / 3 - 1 <= int(said[0]) <= wall * 3 + 1, (wall, again.stdout)
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1

@@ -14,9 +14,11 @@ from pathlib import Path
 import click
 import pytest
 
+from mpiarena.commands.options import CONVENTIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-GLOBAL = {"--help", "--version"}
+GLOBAL = {"--help", "--version", *CONVENTIONS}
 
 
 def _option_rows():  # scripts/ is no package: loaded from its file

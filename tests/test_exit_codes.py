@@ -1,13 +1,16 @@
-"""docs/commands.md's one table of exit statuses, checked per command: every command's bad input
-exits 2 with one line, the statuses cheap to reach (0 of the reading commands, 1 of a decided
-regression, 130 of an interrupted command) are what the table says. A run whose cells fail (0)
-and an interrupted run (130): tests/test_faults.py."""
+"""docs/commands.md's one table of exit statuses, checked against the code's (exit_status.Exit)
+and per command: every command's bad input exits 2 with one line, the statuses cheap to reach
+(0 of the reading commands, 3 of a decided regression, 70 of an internal error, 130 of an
+interrupted command) are what the table says. A run whose cells fail (4) and an interrupted run
+(130): tests/test_faults.py; a program failing in every launch (4): tests/test_app.py."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 from conftest import Forked, mpiarena
 
 from mpiarena.commands import cli
+from mpiarena.commands.exit_status import Exit
 
 ROOT = Path(__file__).resolve().parent.parent
 OSU = Path(__file__).parent / "suite-output" / "osu-5.3"
@@ -46,9 +50,11 @@ def documented() -> dict[int, set[str]]:
 
 def test_the_table_holds_the_statuses_and_names_real_commands():
     table = documented()
-    assert sorted(table) == [0, 1, 2, 130]
+    assert list(table) == [0, 2, 3, 4, 70, 130] == [e.value for e in Exit]
     assert set().union(*table.values()) <= set(_commands())
-    assert table[1] == {"compare", "history", "run", "reproduce"}
+    assert table[3] == {"compare", "history"}
+    assert table[4] == {"run", "app", "reproduce"}
+    assert table[70] == table[130] == table[2] == set(_commands())
 
 
 # one bad input per command: its arguments (the store is the fixture's) and what the line says
@@ -133,10 +139,10 @@ def test_reading_commands_exit_0(args, store, tmp_path):
 
 
 @pytest.mark.parametrize("command", [["compare", "1", "2"], ["history"]], ids=lambda c: c[0])
-def test_a_decided_regression_exits_1_under_fail_on_regression(command, store):
-    assert command[0] in documented()[1]
+def test_a_decided_regression_exits_3_under_fail_on_regression(command, store):
+    assert command[0] in documented()[3]
     done = mpiarena(*command, "--fail-on-regression", "--db", str(store))
-    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.returncode == 3, (done.stdout, done.stderr)
     assert "pingpong 1 KiB" in done.stderr and "regression" in done.stderr
     lenient = mpiarena(*command, "--fail-on-regression", "--threshold", "150%", "--db",
                        str(store))
@@ -162,3 +168,21 @@ def test_an_interrupted_command_exits_130(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "mpiarena: interrupted"
+
+
+def test_an_internal_error_is_one_line_exit_70_and_a_traceback_file(tmp_path):
+    """A bug planted where `list` opens its store: never 1, never 2, and where to look."""
+    planted = ("import mpiarena.commands.options as o\n"
+               "def broken(db): raise RuntimeError('planted bug')\n"
+               "o.existing_store = broken\n"
+               "from mpiarena.commands import main; main()\n")
+    done = subprocess.run([sys.executable, "-c", planted, "list"], capture_output=True,
+                          text=True, env={**os.environ, "MPIARENA_HOME": str(tmp_path)},
+                          timeout=60, check=False)
+    assert done.returncode == 70, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "internal error: RuntimeError: planted bug" in lines[0], lines
+    written = Path(re.findall(r"the traceback is in (\S+)\)", lines[0])[0])
+    assert written.parent == tmp_path / "crashes"
+    text = written.read_text()
+    assert text.startswith("Traceback") and "in broken" in text and "planted bug" in text

@@ -81,7 +81,7 @@ def test_a_family_module_is_all_it_takes(contributed, tmp_path):
     assert again in html.read_text()
     source = tmp_path / "known.c"
     source.write_text(KNOWN)
-    profiled = mpiarena("profile", "--impl", again, "--build", str(source), timeout=120,
+    profiled = mpiarena("profile", "--impl", again, "--compile", str(source), timeout=120,
                         env=env)
     assert profiled.returncode == 0, profiled.stderr
     assert again in profiled.stdout and "MPI_Allreduce" in profiled.stdout

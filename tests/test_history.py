@@ -89,7 +89,7 @@ def test_the_slowdown_is_a_regression_at_run_3_and_nothing_else_is(series: Path,
     junit, page = tmp_path / "h.xml", tmp_path / "h.html"
     done = mpiarena("history", "--db", str(series), "--fail-on-regression", "--threshold", "100%",
                     "--junit", str(junit), "--html", str(page))
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr
     assert f"pingpong 8 B, 2 ranks, {PROBE}" in done.stdout
     assert re.search(r"\b[12] regression", done.stdout)  # at run 3 (and first against last)
     suite = ET.parse(junit).getroot()
@@ -118,11 +118,11 @@ def test_identical_runs_pass_and_compare_fails_on_the_regression(series: Path, t
     assert "0 regression" in calm.stdout
     assert ET.parse(junit).getroot().get("failures") == "0"
     since = mpiarena("history", "--db", str(series), "--since", "2", "--fail-on-regression")
-    assert since.returncode == 1 and "run 2 -> run 3: regression" in since.stderr
+    assert since.returncode == 3 and "run 2 -> run 3: regression" in since.stderr
     junit = tmp_path / "c.xml"
     worse = mpiarena("compare", "2", "3", "--db", str(series), "--fail-on-regression",
                      "--junit", str(junit))
-    assert worse.returncode == 1
+    assert worse.returncode == 3
     assert f"regression: pingpong 8 B, 2 ranks, {PROBE}: regression" in worse.stderr
     cases = ET.parse(junit).getroot().findall("testsuite/testcase")
     assert {c.get("name") for c in cases if c.find("failure") is not None} >= \

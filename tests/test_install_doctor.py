@@ -1,14 +1,23 @@
-"""PyPI installs into private prefixes, and the doctor's checks, for real."""
+"""PyPI installs into private prefixes, the doctor's checks, impls at 100 columns and the
+system packages' script, for real."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
-from conftest import leftovers, mpiarena
+import pytest
+from conftest import ARGV, leftovers, mpiarena
 
-from mpiarena import paths
+from mpiarena import paths, users
 from mpiarena.impls import pypi
 from mpiarena.impls.discover import discover
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_install_pypi_build_into_its_own_prefix(tmp_path):
@@ -57,3 +66,64 @@ def test_doctor_reports_implementations_and_emulation_without_leftovers():
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "mpiarena-doctor" not in namespaces
     assert leftovers() == []
+
+
+def _impls_at(columns: int) -> subprocess.CompletedProcess[str]:
+    """`impls` in a fresh interpreter: the console reads COLUMNS when made."""
+    return subprocess.run([*ARGV, "impls"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": str(columns)}, check=False)
+
+
+def test_impls_at_100_columns_cuts_no_path_and_breaks_no_version():
+    listed = json.loads(mpiarena("impls", "--json").stdout)
+    done = _impls_at(100)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "…" not in done.stdout and max(map(len, lines)) <= 100, done.stdout
+    for x in listed:
+        for whole in (x["wrapper"], x["launcher"], x["library_version"]):
+            assert any(whole in line for line in lines), (whole, done.stdout)
+    assert any("MPICH Version: " in x["library_version"] for x in listed)
+    wide = _impls_at(250)  # where the table fits, the table
+    assert wide.stdout.startswith("┏") and all(x["id"] in wide.stdout for x in listed)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None,
+                    reason="runs the script as another user: needs root and runuser")
+@pytest.mark.parametrize("chosen", ["minimal", "full"])
+def test_install_system_takes_a_set_and_goes_through_sudo_for_another_user(chosen):
+    """As the rank user, with dpkg-query saying nothing is installed (the one stub: this
+    machine has every package), once with a sudo that records what it was asked and once
+    with no sudo at all."""
+    where = Path(tempfile.mkdtemp(prefix="mpiarena-install-"))
+    try:
+        where.chmod(0o755)
+        script = where / "install-system.sh"
+        shutil.copy(ROOT / "scripts" / "install-system.sh", script)
+        stubs = where / "bin"
+        stubs.mkdir(mode=0o755)
+        (stubs / "dpkg-query").write_text("#!/bin/sh\nexit 1\n")
+        asked = where / "asked"
+        asked.touch()
+        asked.chmod(0o666)
+        (stubs / "sudo").write_text(f'#!/bin/sh\necho "$*" >> {asked}\n')
+        for stub in stubs.iterdir():
+            stub.chmod(0o755)
+
+        def as_user(path: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["runuser", "-u", users.name(), "--", "env", f"PATH={path}",
+                                   "bash", str(script), chosen], capture_output=True, text=True,
+                                  timeout=60, check=False)
+
+        done = as_user(f"{stubs}:/usr/bin:/bin")
+        assert done.returncode == 0, done.stderr
+        update, install = asked.read_text().splitlines()
+        assert update == "apt-get update -q"
+        wanted = install.split("--no-install-recommends ")[1].split()
+        assert ("mpich" in wanted and "gcc" in wanted) and (("slurmd" in wanted) ==
+                                                            (chosen == "full")), wanted
+        (stubs / "sudo").unlink()
+        bare = as_user(f"{stubs}:/usr/bin:/bin")
+        assert bare.returncode == 2 and "run as root, or install sudo" in bare.stderr
+    finally:
+        shutil.rmtree(where)

@@ -80,6 +80,14 @@ def test_a_hog_beside_a_run_is_waited_out_recorded_found_and_warned_of(db):
     html = Path(f"{db}.html").read_text()  # each launch's share, marked above the threshold
     assert "others' CPU</th>" in html
     assert len(re.findall(r'<td class="num failed">\d+%</td>', html)) == 2
+    # its Warnings section holds what its summary warns of, and its header what it measured
+    listed = html.split('<section id="warnings">', 1)[1].split("</section>", 1)[0]
+    assert "None: every cell" not in listed and listed.count("interference: ") == 2, listed
+    counted = int(re.findall(r"<h2>Warnings <small>(\d+)</small>", html)[0])
+    assert counted == listed.count("<li class=") >= 2
+    assert f"Warnings ({counted})" in html
+    assert '<div class="sub"><b>cells of pingpong at 8 B and 64 KiB</b>' in html
+    assert "suite quick" not in html
 
 
 @pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")

@@ -63,7 +63,9 @@ def test_a_failed_cell_ends_its_launch_and_the_rest_go_on_in_a_fresh_one(db):
     done = mpiarena("run", "--impl", MPI, "--bench", "pingpong,bcast,allreduce", "--sizes",
                     "8,1K", "--launches", "2", "--observations", "2", "--db", db,
                     env={"ARENA_FAULT": "crash:bcast"})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr  # its bcast cells failed
+    assert done.stderr.strip().splitlines()[-1] == "2 cells failed (the warnings above name " \
+        "them): exit status 4"
     con = sqlite3.connect(db)
     status = dict(con.execute("SELECT bench || ' ' || size, group_concat(DISTINCT status) "
                               "FROM cells GROUP BY bench, size").fetchall())

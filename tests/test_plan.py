@@ -71,3 +71,29 @@ def test_bcast_ack_is_not_planned_at_one_rank():
     by_np = {r.np: {c.cell.bench for c, _ in _turns(r)}
              for r in make_plan(suite, IMPLS, seed=7).rounds}
     assert by_np == {1: {"bcast"}, 2: {"bcast", "bcast-ack"}, 3: {"bcast", "bcast-ack"}}
+
+
+def test_a_plan_is_priced_at_this_machines_earlier_runs(tmp_path):
+    """run --dry-run's estimate: launches and cell-launches per variant at the rates an earlier
+    run here stored (a variant of one: its implementation's), times that run's share of time
+    the parts did not hold; another host's runs priced nothing."""
+    from mpiarena.analysis.estimate import estimate, planned
+    from mpiarena.records import HarnessTime
+    from mpiarena.store import Store
+
+    plan = make_plan(SUITE, IMPLS, seed=7)
+    shares = {p.variant: (p.launches, p.cells) for p in planned(plan)}
+    # 2 rank counts: 2 start-up launches and 3 launches a variant; in each launch pingpong at
+    # 2 ranks and bcast at 2 and 3, at 2 sizes
+    assert shares == {v: (2 * (2 + 3), 3 * (2 + 4)) for v in ("a-1", "b-1", "b-1:tcp")}
+    store = Store(tmp_path / "s.db")
+    run = store.begin_run("t", "mpiarena run", 1, "0", {}, {})
+    store.set_harness(run, 2 * 24.8, {  # the parts (12.4 s a variant) hold half of the wall
+        "a-1": HarnessTime(launches=10, cells=24, launching=10.0, cell_wall=2.4),
+        "b-1": HarnessTime(launches=10, cells=24, launching=5.0, quitting=5.0, storing=2.4)})
+    host = store.runs()[0][0].host
+    est = estimate(plan, [r for r, _ in store.runs()], host)
+    # each variant: 10 launches at 1 s and 18 cell-launches at 0.1 s; b-1:tcp at b-1's
+    assert est.seconds is not None and abs(est.seconds - 2 * 3 * 11.8) < 1e-9
+    assert (est.runs, est.unmeasured) == (1, ())
+    assert estimate(plan, [r for r, _ in store.runs()], "elsewhere").seconds is None

@@ -72,7 +72,7 @@ def test_side_by_side(source: Path) -> None:
     two = list(HERE)[:2]
     if len(two) < 2:
         pytest.skip("two of the implementations are needed")
-    done = mpiarena("profile", *(f"--impl={i}" for i in two), "--np", "2", "--build",
+    done = mpiarena("profile", *(f"--impl={i}" for i in two), "--np", "2", "--compile",
                     str(source), timeout=120)
     assert done.returncode == 0, done.stderr
     title = "time in MPI calls, 2 ranks (calls: all ranks; time: sum over ranks, slowest rank)"
@@ -111,8 +111,8 @@ def test_a_built_program_and_one_without_mpi() -> None:
 @pytest.mark.parametrize("args", [["--impl", "nosuch-1.0", "--", "true"],
                                   ["--impl", "tcp", "--", "true"],
                                   ["--impl", "{impl}", "--", "/no/such/program"],
-                                  ["--impl", "{impl}", "--build", "/no/such.c"],
-                                  ["--impl", "{impl}", "--build", "{source}", "--", "die"]],
+                                  ["--impl", "{impl}", "--compile", "/no/such.c"],
+                                  ["--impl", "{impl}", "--compile", "{source}", "--", "die"]],
                          ids=["unknown-impl", "not-mpi", "missing-program", "missing-source",
                               "rank-dies"])
 def test_bad_input_is_one_line(args: list[str], source: Path) -> None:

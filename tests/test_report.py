@@ -51,7 +51,7 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     done = mpiarena("run", "--launches", "2",
                     *suite, *[f"--impl={i}" for i in TWO], "--bench", "pingpong,bcast",
                     "--sizes", "8,1K,64K", "--np", "2,3", "--observations", "5", "--db", db)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == (4 if BROKEN else 0), done.stderr  # 4: the broken one's cells
     return db
 
 

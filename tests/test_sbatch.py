@@ -62,8 +62,8 @@ def in_queue(env: dict[str, str], job: int | None = None) -> list[str]:
 
 
 def test_a_submitted_run_completes_and_shows_its_summary(slurm_env, db):
-    done = mpiarena("run", "--sbatch", "--time=10m", "--impl", MPI[0], *SMALL, "--nodes", "1",
-                    "--launches", "1", "--db", db, env=slurm_env)
+    done = mpiarena("run", "--sbatch", "--sbatch-time=10m", "--impl", MPI[0], *SMALL, "--nodes",
+                    "1", "--launches", "1", "--db", db, env=slurm_env)
     assert done.returncode == 0, done.stderr
     job = int(re.search(r"as job (\d+)", done.stderr)[1])
     assert f"job {job}: RUNNING" in done.stderr
@@ -100,7 +100,7 @@ def test_a_cancelled_job_says_slurms_reason_and_keeps_its_run(slurm_env, db):
         subprocess.run(["scancel", job], env=slurm_env, check=True)
 
     job, code, out, err = follow_then(slurm_env, db, cancel, cells=2)
-    assert code == 1, err
+    assert code == 4, err
     assert re.search(rf"^job {job}: CANCELLED \(Reason=\S+, ExitCode=\d+:\d+\)$", err, re.M), err
     assert f"job {job} CANCELLED: run 1 kept what it measured (marked incomplete)" in err
     assert out.startswith("Run 1 (incomplete)"), out
@@ -138,7 +138,7 @@ def test_no_controller_is_sbatchs_own_line(slurm_env, db, tmp_path):
 def test_sbatch_refuses_other_places_and_needs_slurms_commands(db, tmp_path):
     one_line_exit_2(mpiarena("run", "--sbatch", "--cluster", "emulated:nodes=2", "--db", db),
                     "leave out --cluster, --hosts and --slurm")
-    one_line_exit_2(mpiarena("run", "--time", "5m", "--db", db), "go with --sbatch")
+    one_line_exit_2(mpiarena("run", "--sbatch-time", "5m", "--db", db), "go with --sbatch")
     one_line_exit_2(mpiarena("run", "--sbatch", "--db", db, env={"PATH": str(tmp_path)}),
                     "--sbatch needs sbatch on PATH")
 

@@ -1,9 +1,11 @@
 import math
 import shutil
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import mpiarena
 
 from mpiarena.errors import ArenaError
 from mpiarena.programs import TunedConfig
@@ -52,6 +54,37 @@ def test_unknown_run_and_foreign_file(tmp_path):
     junk.write_text("not sqlite at all " * 100)
     with pytest.raises(ArenaError, match="not a usable mpiarena store"):
         Store(junk)
+
+
+def test_runs_are_named_by_id_latest_previous_and_latest_n(tmp_path):
+    store = Store(tmp_path / "s.db")
+    first, second, third = _run(store), _run(store), _run(store)
+    names = {"latest": third, "latest~0": third, "previous": second, "latest~1": second,
+             "latest~2": first, str(first): first}
+    assert {name: store.resolve(name) for name in names} == names
+    with pytest.raises(ArenaError, match=r"no run 'latest~3' .*: it holds 3 runs"):
+        store.resolve("latest~3")
+    with pytest.raises(ArenaError, match=r"no run '-1' .* latest, previous or latest~N"):
+        store.resolve("-1")
+
+
+def test_mpiarena_db_sets_the_store_of_every_command(tmp_path):
+    osu = Path(__file__).parent / "suite-output" / "osu-5.3" / "osu_latency.out"
+    kept = tmp_path / "kept here" / "env.db"  # a space in it: one path, not two
+    kept.parent.mkdir()
+    elsewhere = {"MPIARENA_DB": str(kept)}
+    for _ in range(2):
+        done = mpiarena("import", "osu", str(osu), "--impl", "mpich-4.0.2", cwd=tmp_path,
+                        env=elsewhere)
+        assert done.returncode == 0, done.stderr
+    assert f"in {kept}" in done.stderr
+    assert not (tmp_path / "mpiarena.db").exists()
+    shown = mpiarena("show", "previous", cwd=tmp_path, env=elsewhere)
+    assert shown.returncode == 0 and shown.stdout.startswith("Run 1 "), shown.stderr
+    history = mpiarena("history", cwd=tmp_path, env=elsewhere)  # its --db is repeatable
+    assert history.returncode == 0 and "pingpong" in history.stdout, history.stderr
+    given = mpiarena("list", "--db", "mpiarena.db", cwd=tmp_path, env=elsewhere)
+    assert given.returncode == 2 and "no store at mpiarena.db" in given.stderr  # --db wins
 
 
 def test_other_schema_version_is_refused(tmp_path):

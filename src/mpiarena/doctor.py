@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import paths, tools, users
@@ -18,10 +18,21 @@ from .impls import Found, discover, families
 
 @dataclass(frozen=True)
 class Check:
+    """One part of what mpiarena can use: whether it works, how, the fix, and what it gives."""
+
     name: str
     ok: bool
     detail: str
     fix: str = ""
+    gives: str = ""  # what a user can do with it (doctor says so of a missing part)
+
+
+GIVES_COMPILER = "the measurement core, built against each library: every comparison"
+GIVES_LIBRARY = "one more library in every comparison"
+GIVES_RANK_USER = "ranks run as an unprivileged user, not as root"
+GIVES_EMULATION = "emulated clusters: run --cluster emulated:..., cluster up"
+GIVES_SLURM = "runs through Slurm: run --slurm, run --sbatch"
+GIVES_SIMGRID = "mpiarena simulate: rank counts beyond this machine"
 
 
 def _quiet(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -67,30 +78,33 @@ def checks() -> list[Check]:
     out: list[Check] = []
     cc = tools.compiler()
     out.append(Check("C compiler", cc is not None, str(cc or "none"),
-                     "" if cc else f"apt-get install {tools.TOOLS['cc'].package}"))
+                     "" if cc else f"apt-get install {tools.TOOLS['cc'].package}",
+                     GIVES_COMPILER))
     found: list[Found] = discover({}, paths.impls_dir(), with_modules=True)
     # a family found but unusable (its row says why) is not also "not installed"
     found_families = {f.impl.family if f.impl else f.name.split("-")[0] for f in found}
     for f in found:
         if f.impl and lacks_compiler(f.impl):
             out.append(Check(f.name, False, "no C compiler to build its core with",
-                             f"apt-get install {tools.TOOLS['cc'].package}"))
+                             f"apt-get install {tools.TOOLS['cc'].package}", GIVES_LIBRARY))
         elif f.impl:
-            out.append(Check(f.name, True, f"{f.impl.origin}: {f.impl.wrapper}, {f.impl.launcher}"))
+            out.append(Check(f.name, True, f"{f.impl.origin}: {f.impl.wrapper}, {f.impl.launcher}",
+                             gives=GIVES_LIBRARY))
         else:
-            out.append(Check(f.name, False, f.problem or "", f.fix or ""))
+            out.append(Check(f.name, False, f.problem or "", f.fix or "", GIVES_LIBRARY))
     for family in families():
         if family.name not in found_families:
-            out.append(Check(family.name, False, "not installed", family.install_hint))
+            out.append(Check(family.name, False, "not installed", family.install_hint,
+                             GIVES_LIBRARY))
     if os.geteuid() == 0:
         user = users.lookup()
         out.append(Check("rank user", user is not None,
                          f"ranks run as '{users.name()}'" if user else
                          f"'{users.name()}' does not exist: ranks would run as root",
-                         "" if user else "mpiarena setup"))
-    out.append(emulation())
-    out.append(slurm())
-    out.append(simgrid())
+                         "" if user else "mpiarena setup", GIVES_RANK_USER))
+    out.append(replace(emulation(), gives=GIVES_EMULATION))
+    out.append(replace(slurm(), gives=GIVES_SLURM))
+    out.append(replace(simgrid(), gives=GIVES_SIMGRID))
     return out
 
 

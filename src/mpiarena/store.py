@@ -42,6 +42,8 @@ from .records import (
 from .status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
+RUN_NAME = re.compile(r"latest(?:~(\d+))?|previous")  # a run named by its place, not its id
+
 SCHEMA_VERSION = 11  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
@@ -471,15 +473,22 @@ class Store:
         return [(RunRecord.from_row(r), int(r["ncells"])) for r in rows]
 
     def resolve(self, ref: str) -> int:
-        """A run id from 'latest' or a number."""
-        if ref == "latest":
-            row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
-            if row[0] is None:
+        """A run id from a number, 'latest', 'previous' (latest~1) or 'latest~N' (N runs before
+        the latest)."""
+        if m := RUN_NAME.fullmatch(ref):
+            back = 1 if ref == "previous" else int(m[1] or 0)
+            ids = [int(r[0]) for r in self.db.execute(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT ?", (back + 1,))]
+            if not ids:
                 raise ArenaError(f"{self.path} holds no runs yet; start one with 'mpiarena run'")
-            return int(row[0])
+            if len(ids) <= back:
+                raise ArenaError(f"no run '{ref}' in {self.path}: it holds {len(ids)} "
+                                 f"run{'s' if len(ids) > 1 else ''}; 'mpiarena list' shows them")
+            return ids[back]
         if not ref.isdigit() or not self.db.execute("SELECT 1 FROM runs WHERE id=?",
                                                     (int(ref),)).fetchone():
-            raise ArenaError(f"no run '{ref}' in {self.path}; 'mpiarena list' shows the ids")
+            raise ArenaError(f"no run '{ref}' in {self.path}; give an id 'mpiarena list' shows, "
+                             "latest, previous or latest~N")
         return int(ref)
 
     def run(self, run_id: int) -> RunRecord:

@@ -16,6 +16,7 @@ from ..impls import Implementation, discover, family_of, parse_user_impls, selec
 from ..programs import Metric
 from ..status import RunStatus
 from . import options
+from .exit_status import Exit
 from .options import (
     DURATION,
     DURATION_HELP,
@@ -97,7 +98,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
     return check_search(tuple(n.strip() for s in search for n in s.split(",") if n.strip()))
 
 
-@click.command("app", context_settings={"ignore_unknown_options": True})
+@click.command("app", cls=options.Sectioned, context_settings={"ignore_unknown_options": True})
 @impl_option("libraries to compare (default: every MPI library found, or those of --bin)")
 @click.option("--src", type=click.Path(file_okay=False), help="the program's source directory: "
               "copied once per library, --build runs in the copy")
@@ -120,7 +121,8 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
                  "regex's first group the number (last match); lower is better"),
     click.option("--higher", multiple=True, help="NAME: that metric is better higher (a rate)"),
     click.option("--no-profile", is_flag=True, help="skip the profiled launch per library"),
-    click.option("--seed", type=int, help="seed of the interleaving order"))
+    click.option("--seed", type=int, help="seed of the interleaving order"),
+    title="How it is launched and judged")
 @options.where_options(
     cluster="an emulated cluster, e.g. emulated:nodes=2,link=1gbit",
     hosts="a real cluster: one host per line (this machine first)",
@@ -192,8 +194,10 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     render(result, console)
     if outcome.status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
-        sys.exit(130)
-    if not any(result.figure("wall").values.values()):  # the one line an error gets says where
-        raise ArenaError(f"the program failed in every timed launch (run {outcome.run_id} keeps "
-                         "them): 'mpiarena show --launch-output' prints what it said")
+        sys.exit(Exit.INTERRUPTED)
+    if not any(result.figure("wall").values.values()):  # one line, saying where to look
+        err.print(f"mpiarena: failed: the program failed in every timed launch (run "
+                  f"{outcome.run_id} keeps them): 'mpiarena show --launch-output' prints what it "
+                  "said", soft_wrap=True, markup=False)
+        sys.exit(Exit.FAILED)
     options.say_stored(db, [outcome.run_id])

@@ -16,6 +16,7 @@ from ..programs import BuiltProgram
 from ..runner.app import AppSettings
 from ..status import RunStatus
 from . import options
+from .exit_status import Exit
 from .options import console, err
 
 
@@ -58,7 +59,7 @@ def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
                   soft_wrap=True, markup=False, highlight=False)
     if outcome.status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {outcome.run_id} kept what was measured (marked incomplete)")
-        sys.exit(130)
+        sys.exit(Exit.INTERRUPTED)
     if not result.winners:
         raise ArenaError(f"the program failed under every configuration (run {outcome.run_id} "
                          "keeps the launches): 'mpiarena show --output' prints what it said")

@@ -15,6 +15,7 @@ from ..cluster.batch import BatchJob, Written, write
 from ..cluster.slurm import of_job
 from ..errors import ArenaError
 from ..store import Store
+from .exit_status import Exit
 from .options import SBATCH_FLAGS, SBATCH_VALUED, Submit, err
 
 
@@ -115,13 +116,13 @@ def follow(done: Submitted, submit: Submit) -> Followed:
                       f"with 'squeue -j {done.job}' (output: {done.output}), see its results "
                       f"with 'mpiarena show latest --db {_db_arg(done.db)}' once it ends, or "
                       f"stop it with 'scancel {done.job}'", markup=False, soft_wrap=True)
-            sys.exit(130)
+            sys.exit(Exit.INTERRUPTED)
     sbatch.cancel(done.job)
     err.print(f"interrupted: cancelled job {done.job}", markup=False)
     try:
         return Followed(sbatch.follow(done.job, say), cancelled=True)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(Exit.INTERRUPTED)
 
 
 def _db_arg(db: Path) -> str:
@@ -142,7 +143,7 @@ def kept(done: Submitted, end: sbatch.JobState) -> None:
 
 def finish(done: Submitted, followed: Followed, show: Callable[[Submitted], None]) -> None:
     """`show` what a completed job stored; for one that did not complete, Slurm's reason and
-    what it kept (shown too), exit status 1 (130 when Ctrl-C cancelled it), or 2 with the job's
+    what it kept (shown too), exit status 4 (130 when Ctrl-C cancelled it), or 2 with the job's
     own error when it refused its input."""
     end = followed.end
     if end.completed:
@@ -159,7 +160,7 @@ def finish(done: Submitted, followed: Followed, show: Callable[[Submitted], None
                   "node's own /tmp)", markup=False, soft_wrap=True)
     kept(done, end)
     show(done)
-    sys.exit(130 if followed.cancelled else 1)
+    sys.exit(Exit.INTERRUPTED if followed.cancelled else Exit.FAILED)
 
 
 def run_batch(what: str, submit: Submit, ntasks: int, db: str,

@@ -1,5 +1,5 @@
 """What `compare` and `history` share for continuous integration: --threshold, --junit FILE and
---fail-on-regression (exit status 1 when a decided regression appears)."""
+--fail-on-regression (exit status 3 when a decided regression appears)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import click
 
 from ..analysis.stats import THRESHOLD
 from ..errors import ArenaError
+from .exit_status import Exit
 from .options import err, grouped
 
 F = TypeVar("F", bound=Callable[..., Any])
-REGRESSION_EXIT = 1  # a decided regression under --fail-on-regression (bad input stays 2)
 
 
 def _fraction(text: str) -> float:
@@ -49,18 +49,19 @@ def ci_options(f: F) -> F:
     return grouped(
         "ci", CI.parse,
         click.option("--fail-on-regression", is_flag=True,
-                     help=f"exit status {REGRESSION_EXIT} when a decided regression (beyond "
+                     help=f"exit status {Exit.FOUND:d} when a decided regression (beyond "
                           "--threshold) appears"),
         click.option("--threshold", default=f"{THRESHOLD:.0%}", show_default=True,
                      help="a regression or improvement is decided only when the whole 95% "
                           "interval of the ratio lies beyond this"),
         click.option("--junit", type=click.Path(dir_okay=False),
                      help="write JUnit XML here: a testcase per cell, failed by a decided "
-                          "regression, skipped where the launches cannot tell"))(f)
+                          "regression, skipped where the launches cannot tell"),
+        title="For CI")(f)
 
 
 def finish(ci: CI, xml: Callable[[], str], regressions: Sequence[str]) -> None:
-    """Write the JUnit file when asked; exit with REGRESSION_EXIT under --fail-on-regression
+    """Write the JUnit file when asked; exit with Exit.FOUND under --fail-on-regression
     when `regressions` (one line each) is not empty."""
     if ci.junit:
         try:
@@ -72,5 +73,5 @@ def finish(ci: CI, xml: Callable[[], str], regressions: Sequence[str]) -> None:
         for line in regressions:
             err.print(f"regression: {line}", soft_wrap=True, markup=False, highlight=False)
         err.print(f"mpiarena: {len(regressions)} decided regressions beyond "
-                  f"{ci.threshold:.0%}: exit status {REGRESSION_EXIT}", soft_wrap=True)
-        raise SystemExit(REGRESSION_EXIT)
+                  f"{ci.threshold:.0%}: exit status {Exit.FOUND:d}", soft_wrap=True)
+        raise SystemExit(Exit.FOUND)

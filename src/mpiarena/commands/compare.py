@@ -13,7 +13,7 @@ from .ci import CI, ci_options, finish
 from .options import console, db_option, err
 
 
-@click.command("compare")
+@click.command("compare", cls=options.Sectioned)
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--pair", "pairs", multiple=True, help="A=B: compare variant A of run A with "
@@ -26,7 +26,7 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
                 db_b: str | None, ci: CI) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics.
     Two app runs: each figure of each library, run B's launches against run A's. With
-    --fail-on-regression the exit status is 1 when a regression is decided."""
+    --fail-on-regression the exit status is 3 when a regression is decided."""
     from ..analysis.compare import compare_runs, summed_differently, timed_differently
     from ..analysis.program import is_app_run
     from ..analysis.simulated import is_simulated

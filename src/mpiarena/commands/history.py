@@ -11,7 +11,7 @@ import click
 
 from ..errors import ArenaError
 from ..results import RunData, load
-from ..store import Store
+from ..store import RUN_NAME, Store
 from . import options
 from .ci import CI, ci_options, finish
 from .options import console, err
@@ -27,13 +27,14 @@ class Since:
     def parse(cls, text: str | None, first_store: Store) -> Since:
         if text is None:
             return cls(None)
-        if text.isdigit():
+        if text.isdigit() or RUN_NAME.fullmatch(text):
             return cls(_moment(first_store.run(first_store.resolve(text)).started))
         try:
             return cls(_moment(text))
         except ValueError as e:
-            raise ArenaError(f"bad --since '{text}'; give a run id of the first --db or a date "
-                             "such as 2026-11-01 or 2026-11-01T12:00") from e
+            raise ArenaError(f"bad --since '{text}'; give a run of the first --db (an id, "
+                             "latest, previous or latest~N) or a date such as 2026-11-01 or "
+                             "2026-11-01T12:00") from e
 
     def keeps(self, started: str) -> bool:
         return self.moment is None or _moment(started) >= self.moment
@@ -64,7 +65,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     return [load(store, run_id) for *_, store, run_id in found], [f[1] for f in found]
 
 
-@click.command("history")
+@click.command("history", cls=options.Sectioned)
 @options.impl_option("only this implementation or variant (repeatable)")
 @click.option("--bench", metavar="BENCHMARKS",
               help="only these benchmarks, e.g. pingpong,allreduce")
@@ -73,12 +74,12 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
 @click.option("--np", "nps", type=options.RANK_COUNTS, help="only these rank counts, e.g. 2,4")
 @click.option("--follow", "follows", multiple=True, help="OLD=NEW: NEW continues OLD's series "
               "(e.g. mpich-4.0.2=mpich-5.0.2 after an upgrade); repeatable")
-@click.option("--since", help="only runs started from this one (a run id of the first --db) or "
-              "this date (2026-11-01) on")
+@click.option("--since", help="only runs started from this one (a run of the first --db: an id, "
+              "latest, previous or latest~N) or this date (2026-11-01) on")
 @click.option("--html", type=click.Path(dir_okay=False), help="also write an HTML page: a plot "
               "per cell with each run's figure and interval, its decided changes marked")
-@click.option("--db", "dbs", multiple=True, default=("mpiarena.db",), show_default=True,
-              metavar="FILE",
+@click.option("--db", "dbs", multiple=True, default=(options.DB_DEFAULT,), show_default=True,
+              metavar="FILE", callback=options.db_from_environment,
               help=f"{options.DB_HELP}; repeat to follow runs across stores")
 @ci_options
 def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | None,
@@ -88,7 +89,7 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     size, ranks): the figure in each run with its interval, and each change from one run to
     the next (and the first to the last) called a regression or improvement only by compare's
     rule, every change shown judged as one family; else inconclusive. With
-    --fail-on-regression the exit status is 1 when a regression is decided."""
+    --fail-on-regression the exit status is 3 when a regression is decided."""
     from ..analysis.history import Filter, history
     from ..report import history as words
     from ..report.junit import history_cases, to_xml

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 from rich.table import Table
 
@@ -9,27 +11,68 @@ from .. import paths
 from ..build import build_cores
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls
-from .options import console, impl_option
+from . import options
+from .options import console, impl_option, json_option
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One implementation as `impls` lists it (an unusable one: why, as its version)."""
+
+    id: str
+    usable: bool
+    library_version: str
+    origin: str = ""
+    wrapper: str = ""
+    launcher: str = ""
+
+
+def _table(listed: list[Listed]) -> Table:
+    table = Table("id", "usable", "library version", "origin", "wrapper", "launcher")
+    for x in listed:
+        table.add_row(x.id, "[green]yes[/]" if x.usable else "[red]no[/]", x.library_version,
+                      x.origin, x.wrapper, x.launcher)
+    return table
+
+
+def _records(listed: list[Listed]) -> None:
+    """Where the table does not fit: one block per implementation, each path and the version
+    on a line of its own, whole."""
+    for x in listed:
+        console.print(f"{x.id}  {'[green]usable[/]' if x.usable else '[red]not usable[/]'}"
+                      f"{'  ' + x.origin if x.origin else ''}", soft_wrap=True)
+        for label, value in (("library version", x.library_version), ("wrapper", x.wrapper),
+                             ("launcher", x.launcher)):
+            if value:
+                console.print(f"  {label + ':':<17}{value}", soft_wrap=True, markup=False)
 
 
 @click.command("impls")
 @impl_option("NAME=/prefix of another installation")
-def impls_cmd(impl_specs: tuple[str, ...]) -> None:
+@json_option("every implementation (id, usable, library version, origin, wrapper, launcher)")
+def impls_cmd(impl_specs: tuple[str, ...], as_json: bool) -> None:
     """Every implementation found: id, library version, where it comes from (Debian, PATH,
     PyPI, a prefix, an environment module), wrapper, launcher, usable or not."""
     _, user = parse_user_impls(impl_specs)
-    table = Table("id", "usable", "library version", "origin", "wrapper", "launcher")
     found = discover(user, paths.impls_dir(), with_modules=True)
     built = iter(build_cores([f.impl for f in found if f.impl is not None]))
+    listed = []
     for f in found:
         if f.impl is None:
-            table.add_row(f.name, "[red]no[/]", f"{f.problem}; {f.fix}", "", "", "")
+            listed.append(Listed(f.name, False, f"{f.problem}; {f.fix}"))
             continue
         core = next(built)
-        if isinstance(core, ArenaError):
-            version, usable = str(core), "[red]no[/]"
-        else:
-            version, usable = core.version_string.splitlines()[0][:60], "[green]yes[/]"
-        table.add_row(f.name, usable, version, f.impl.origin, str(f.impl.wrapper),
-                      str(f.impl.launcher))
-    console.print(table)
+        usable = not isinstance(core, ArenaError)
+        version = str(core) if isinstance(core, ArenaError) else \
+            " ".join(core.version_string.splitlines()[0].split())[:60]
+        listed.append(Listed(f.name, usable, version, f.impl.origin, str(f.impl.wrapper),
+                             str(f.impl.launcher)))
+    if as_json:
+        options.print_json([vars(x) for x in listed])
+        return
+    table = _table(listed)
+    wanted = table.__rich_measure__(console, console.options.update_width(10_000)).maximum
+    if wanted <= console.width:
+        console.print(table)
+    else:
+        _records(listed)

@@ -6,18 +6,28 @@ import click
 from rich.table import Table
 
 from . import options
-from .options import console, db_option
+from .options import console, db_option, json_option
 
 
 @click.command("list")
+@json_option("the runs")
 @db_option
-def list_cmd(db: str) -> None:
+def list_cmd(as_json: bool, db: str) -> None:
     """The runs in the store (an app run: its launches instead of cells)."""
     from ..analysis.program import is_app_run
 
     store = options.existing_store(db)
+    rows = [(run, store.app_launch_count(run.id) if is_app_run(run) else None, ncells)
+            for run, ncells in store.runs()]
+    if as_json:
+        options.print_json([{"id": run.id, "started": run.started,
+                             "status": str(store.status(run)), "suite": run.suite,
+                             "cells": None if launches is not None else ncells,
+                             "launches": launches, "command": run.command}
+                            for run, launches, ncells in rows])
+        return
     table = Table("id", "started", "status", "suite", "cells", "command")
-    for run, ncells in store.runs():
-        size = f"{store.app_launch_count(run.id)} launches" if is_app_run(run) else str(ncells)
+    for run, launches, ncells in rows:
+        size = f"{launches} launches" if launches is not None else str(ncells)
         table.add_row(str(run.id), run.started, store.status(run), run.suite, size, run.command)
     console.print(table)

@@ -1,10 +1,12 @@
-"""What the commands share: the consoles, the --db, --impl, -o, --dir and where options, options
-grouped into one record, the types of durations and rank counts, the parsers of sizes and
-benchmarks, old spellings with their notice, and the sweep of what a crashed mpiarena left."""
+"""What the commands share: the consoles, the --db, --impl, -o, --dir, --json and where options,
+the conventions (-q, -v, --no-color), options grouped into one record and a --help section, the
+types of durations and rank counts, the parsers of sizes and benchmarks, old spellings with
+their notice, and the sweep of what a crashed mpiarena left."""
 
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import re
@@ -28,21 +30,91 @@ from ..runner import watchdog
 from ..runner.cleanup import sweep_stale
 from ..sizes import parse_sizes
 from ..store import Store
+from .exit_status import Exit
+
+
+def reader_gone() -> NoReturn:
+    """A reader that stopped reading (a closed pipe: `mpiarena export | head`) ends the command
+    quietly with status 0; what is still buffered goes nowhere."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(Exit.OK)
+
+
+class Terminal(Console):
+    """rich's console, but a closed pipe is reader_gone(), where rich's exits 1."""
+
+    def on_broken_pipe(self) -> None:
+        reader_gone()
+
 
 # piped: COLUMNS where set, else 150 columns (rich's 80 would break most lines)
-console = Console(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ
-                  else 150)
-err = Console(stderr=True, highlight=False,
-              width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
-DB_HELP = "results store (SQLite file), relative to the working directory"
+console = Terminal(highlight=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ
+                   else 150)
+err = Terminal(stderr=True, highlight=False,
+               width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 150)
+
+
+@dataclass
+class Voice:
+    """What -v/--verbose asked (-q and --no-color set the consoles themselves); one command
+    runs per process."""
+
+    verbose: bool = False
+
+
+VOICE = Voice()
+
+
+def _quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        err.quiet = True
+
+
+def _verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        VOICE.verbose = True
+
+
+def _no_color(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        console.no_color = err.no_color = True
+
+
+def conventions() -> list[click.Option]:
+    """-q/--quiet, -v/--verbose and --no-color: taken before the command and by every command
+    (NO_COLOR in the environment turns colour off too: rich reads it)."""
+    return [click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_quiet, help="nothing on stderr but errors: no progress bar, "
+                         "notes or the stored line"),
+            click.Option(["-v", "--verbose"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_verbose, help="an internal error's traceback on stderr too, "
+                         "not only in its file"),
+            click.Option(["--no-color"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_no_color, help="no colour (as NO_COLOR=1 in the environment)")]
+
+
+CONVENTIONS = {o for p in conventions() for o in p.opts}
+DB_DEFAULT = "mpiarena.db"  # in the working directory
+DB_ENV = "MPIARENA_DB"
+DB_HELP = (f"results store (SQLite file), relative to the working directory; {DB_ENV} sets "
+           "another default")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def db_option(f: F) -> F:
-    """--db FILE: the results store, mpiarena.db by default."""
-    return click.option("--db", default="mpiarena.db", show_default=True, metavar="FILE",
-                        help=DB_HELP)(f)
+    """--db FILE: the results store, $MPIARENA_DB, else mpiarena.db."""
+    return click.option("--db", default=DB_DEFAULT, show_default=True, metavar="FILE",
+                        envvar=DB_ENV, help=DB_HELP)(f)
+
+
+def db_from_environment(ctx: click.Context, param: click.Parameter,
+                        value: tuple[str, ...]) -> tuple[str, ...]:
+    """A repeatable --db's stores: $MPIARENA_DB (one path, spaces and all) where none is given."""
+    if param.name and ctx.get_parameter_source(param.name) == ParameterSource.DEFAULT and \
+            os.environ.get(DB_ENV):
+        return (os.environ[DB_ENV],)
+    return value
 
 
 def impl_option(help: str, required: bool = False) -> Callable[[F], F]:
@@ -65,10 +137,31 @@ def dir_option(help: str, **kwargs: Any) -> Callable[[F], F]:
     return both
 
 
+SECTIONS = "__arena_sections__"  # a command function's: parameter name -> its --help section
+
+
+class Sectioned(click.Command):
+    """A command whose --help lists its options under the titles grouped() gave them, the
+    others last."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        titles: dict[str, str] = vars(self.callback).get(SECTIONS, {}) if self.callback else {}
+        rest = "Other options" if titles else "Options"
+        rows: dict[str, list[tuple[str, str]]] = {}
+        for p in self.get_params(ctx):
+            if (record := p.get_help_record(ctx)) is not None:
+                rows.setdefault(titles.get(p.name or "", rest), []).append(record)
+        for title, found in rows.items():
+            with formatter.section(title):
+                formatter.write_dl(found)
+
+
 def grouped(into: str, build: Callable[..., Any],
-            *decorators: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Callable[[F], F]:
+            *decorators: Callable[[Callable[..., Any]], Callable[..., Any]],
+            title: str | None = None) -> Callable[[F], F]:
     """Options (click.option decorators, in the order they show) whose values reach the command
-    as one record: parameter `into` = build(their values by parameter name)."""
+    as one record: parameter `into` = build(their values by parameter name); with `title`, the
+    section of a Sectioned command's --help they show under."""
     def probe() -> None: ...
     for decorate in reversed(decorators):
         decorate(probe)
@@ -82,6 +175,9 @@ def grouped(into: str, build: Callable[..., Any],
             return f(*args, **kwargs)
 
         vars(command)["__click_params__"] = [*vars(f).get("__click_params__", []), *params]
+        if title:
+            vars(command)[SECTIONS] = {**vars(f).get(SECTIONS, {}),
+                                       **{p.name: title for p in params if p.name}}
         return cast(F, command)
     return wrap
 
@@ -91,7 +187,7 @@ def where_options(cluster: str, hosts: str, slurm: str) -> Callable[[F], F]:
     return grouped("where", Where,
                    click.option("--cluster", help=cluster),
                    click.option("--hosts", type=click.Path(dir_okay=False), help=hosts),
-                   click.option("--slurm", is_flag=True, help=slurm))
+                   click.option("--slurm", is_flag=True, help=slurm), title="Where ranks run")
 
 
 @dataclass(frozen=True)
@@ -108,8 +204,9 @@ class Submit:
     def __post_init__(self) -> None:
         if not self.sbatch and (self.partition or self.time or self.nodes or self.no_wait
                                 or self.cancel_on_interrupt):
-            raise ArenaError("--partition, --time, --nodes, --no-wait and --cancel-on-interrupt "
-                             "go with --sbatch; add --sbatch to submit the run as a batch job")
+            raise ArenaError("--partition, --sbatch-time, --nodes, --no-wait and "
+                             "--cancel-on-interrupt go with --sbatch; add --sbatch to submit the "
+                             "run as a batch job")
 
     def check(self, where: Where) -> None:
         """--sbatch runs in the job's own allocation, not where --cluster/--hosts/--slurm say,
@@ -124,7 +221,7 @@ class Submit:
 
 
 SBATCH_FLAGS = ("--sbatch", "--no-wait", "--cancel-on-interrupt")
-SBATCH_VALUED = ("--partition", "--time", "--nodes")
+SBATCH_VALUED = ("--partition", "--sbatch-time", "--time", "--nodes")  # --time: the old one
 
 
 def sbatch_options(what: str) -> Callable[[F], F]:
@@ -135,14 +232,26 @@ def sbatch_options(what: str) -> Callable[[F], F]:
                      "same command with --slurm, its script kept beside the store), follow it "
                      "and show what it measured"),
         click.option("--partition", help="with --sbatch: the partition (default: the cluster's)"),
-        click.option("--time", type=SlurmTime(), help="with --sbatch: the job's time limit, "
-                     f"{DURATION_HELP}, or Slurm's H:M:S (a bare number is still minutes in "
-                     "this release)"),
+        click.option("--sbatch-time", "time", type=SLURM_TIME_TYPE, help="with --sbatch: "
+                     "Slurm's time limit of the job, as sbatch's --time takes it (a bare number "
+                     "is minutes, M:S, H:M:S, D-H) or a duration with its unit: 90s, 30m, 1h"),
+        renamed("--time", "--sbatch-time", "time", type=SLURM_TIME_TYPE),
         click.option("--nodes", help="with --sbatch: how many nodes, N or MIN-MAX"),
         click.option("--no-wait", is_flag=True, help="with --sbatch: print the job id and "
                      "return"),
         click.option("--cancel-on-interrupt", is_flag=True, help="with --sbatch: Ctrl-C "
-                     "cancels the job (default: it keeps running)"))
+                     "cancels the job (default: it keeps running)"), title="As a Slurm batch job")
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    """--json: `what` as JSON on stdout, for scripts, instead of the table."""
+    return click.option("--json", "as_json", is_flag=True,
+                        help=f"{what} as JSON on stdout, for scripts, instead of the table")
+
+
+def print_json(records: object) -> None:
+    """Records (lists, dicts, str, int, bool, None) as indented JSON on stdout."""
+    click.echo(json.dumps(records, indent=2))
 
 
 def store(db: str) -> Store:
@@ -153,7 +262,8 @@ def store(db: str) -> Store:
 def existing_store(db: str) -> Store:
     """The store in file `db`, which must exist: a command that only reads never makes one."""
     if not Path(db).exists():
-        raise ArenaError(f"no store at {db}; give --db FILE or start one with 'mpiarena run'")
+        raise ArenaError(f"no store at {db}; give --db FILE (or set {DB_ENV}) or start one with "
+                         "'mpiarena run'")
     return store(db)
 
 
@@ -225,23 +335,24 @@ SLURM_TIME = re.compile(r"\d+(-\d+)?(:\d+){1,2}|\d+-\d+")  # M:S, H:M:S, D-H, D-
 
 
 class SlurmTime(click.ParamType[str]):
-    """--time: a duration as every other (90s, 3m, 1h), or Slurm's own H:M:S and D-H forms,
-    as Slurm's time format; a bare number is still minutes (Slurm's) for this release, with a
-    notice."""
+    """--sbatch-time: Slurm's time format as sbatch takes it (a bare number is minutes, M:S,
+    H:M:S, D-H, D-H:M[:S]), or a duration with its unit (90s, 30m, 1h) turned into H:M:S."""
 
-    name = "duration"
+    name = "slurm-time"
 
     def convert(self, value: str, param: click.Parameter | None,
                 ctx: click.Context | None) -> str:
         text = value.strip()
-        if SLURM_TIME.fullmatch(text):
+        if SLURM_TIME.fullmatch(text) or text.isdigit():
             return text
-        if text.isdigit():
-            deprecated(f"--time {text}: a bare number is minutes in this release and will be "
-                       f"seconds, as in every other duration option; write {text}m")
-            return text
+        if text[-1:].lower() not in UNITS:
+            self.fail(f"'{value}' is not a Slurm time limit; give minutes (30), H:M:S (1:30:00) "
+                      "or a duration with its unit (90s, 30m, 1h)", param, ctx)
         seconds = math.ceil(DURATION.convert(text, param, ctx))
         return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+SLURM_TIME_TYPE = SlurmTime()
 
 
 def deprecated(notice: str) -> None:

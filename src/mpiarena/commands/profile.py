@@ -17,9 +17,10 @@ from .options import DURATION, DURATION_HELP, RANK_COUNTS, console, impl_option
 @impl_option("ids to profile side by side, or NAME=/prefix", required=True)
 @click.option("--np", "nps", type=RANK_COUNTS, default="2", show_default=True,
               help="comma-separated rank counts, e.g. 2,4: a table each")
-@click.option("--build", "source", type=click.Path(dir_okay=False),
+@click.option("--compile", "source", type=click.Path(dir_okay=False),
               help="a C source to compile with each implementation's wrapper; the arguments "
               "after -- are then the program's")
+@options.renamed("--build", "--compile", "source", type=click.Path(dir_okay=False))
 @click.option("--timeout", default="120s", show_default=True, type=DURATION,
               help=f"how long one run of the program may take ({DURATION_HELP}); 120s: a whole "
               "program under the profiler, where a benchmark's job answers a cell in seconds")

@@ -16,6 +16,7 @@ from ..machine import cores
 from ..results import load
 from . import options
 from .batch import run_batch, show_output
+from .exit_status import Exit
 from .options import (
     DURATION,
     DURATION_HELP,
@@ -28,7 +29,7 @@ from .options import (
 )
 
 
-@click.command("reproduce")
+@click.command("reproduce", cls=options.Sectioned)
 @click.argument("study")
 @options.where_options(
     cluster="where to run: an emulated spec, a kept cluster's name, or 'local' (this machine "
@@ -79,4 +80,4 @@ def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
                  markdown(ev, runs, done.skipped, done.notes, db))
     if done.interrupted:
         err.print("interrupted: the runs kept what was measured (marked incomplete)")
-        sys.exit(130)
+        sys.exit(Exit.INTERRUPTED)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import shlex
+import socket
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
-from .. import paths, users
+from .. import paths, suites, users
 from ..benchmarks import BENCHMARKS, rounded_up
 from ..build import Build, build_all
 from ..cluster.placement import Placement
@@ -17,16 +20,18 @@ from ..cluster.topology import Where, opened
 from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
+from ..machine import cores
 from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..records import Datatype
-from ..results import load
+from ..results import RunData, load
 from ..sizes import format_size
-from ..status import RunStatus
+from ..status import CellStatus, RunStatus
 from ..store import Store
 from ..suites import Suite, builtin_names, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
 from .batch import Submitted, run_batch
+from .exit_status import Exit
 from .options import (
     DURATION,
     DURATION_HELP,
@@ -76,6 +81,12 @@ def _startable(impls: list[Implementation], placement: Placement | None,
         raise ArenaError("no implementation found can start ranks across this allocation's "
                          "nodes: allocate one node, or run with --hosts")
     return kept
+
+
+def _failed_cells(data: RunData) -> int:
+    """How many cells of a variant no launch measured: failed, invalid or skipped."""
+    lost = (CellStatus.FAILED, CellStatus.INVALID, CellStatus.SKIPPED)
+    return sum(g.status in lost for cell in data.cells.values() for g in cell.values())
 
 
 @dataclass(frozen=True)
@@ -183,7 +194,26 @@ def _say_what_it_can_decide(plan: Plan) -> None:
                   soft_wrap=True, markup=False)
 
 
-@click.command("run")
+def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
+               measurement: Measurement, where: Where, submit: Submit, db: str) -> None:
+    """--dry-run: the plan on this machine and what it would take, measuring nothing."""
+    from ..analysis.estimate import estimate
+    from ..report import dry_run
+
+    if submit.sbatch or where.cluster or where.hosts or where.slurm:
+        raise ArenaError("--dry-run plans a run on this machine: leave out --cluster, --hosts, "
+                         "--slurm and --sbatch")
+    if selection.nps is None:
+        chosen, note = fit_to_cores(chosen, cores(), "this machine")
+        if note:
+            err.print(f"note: {note}", soft_wrap=True, markup=False)
+    plan = make_plan(chosen, impls, measurement.seed, measurement.options())
+    runs = [run for run, _ in options.store(db).runs()] if Path(db).exists() else []
+    for line in dry_run.lines(plan, estimate(plan, runs, socket.gethostname()), db):
+        console.print(line, soft_wrap=True, markup=False)
+
+
+@click.command("run", cls=options.Sectioned)
 @options.grouped(
     "selection", Selection.parse,
     click.option("--suite", default="quick", show_default=True,
@@ -194,12 +224,14 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, e.g. "
                  "2,4 (default: the suite's, at most one rank per core)"),
     click.option("--sizes", metavar="SIZES", help="message sizes, e.g. 0,1,8,1K..4M"),
-    click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"))
+    click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"),
+    title="What to run")
 @options.grouped(
     "measurement", Measurement.parse,
     click.option("--observations", type=int, help="observations per cell in each launch"),
     click.option("--launches", type=int, help="independent launches of each variant per rank "
-                 "count (the statistics' unit)"),
+                 "count (the statistics' unit); without --budget it turns the suite's budget "
+                 "off, and says so"),
     click.option("--off-cache", is_flag=True,
                  help="rotate buffers so caches do not flatter sizes"),
     click.option("--validate", is_flag=True, help="check received data after each cell"),
@@ -224,7 +256,7 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     click.option("--datatype", type=click.Choice([t.value for t in Datatype]),
                  help="element type of the sums (reduce, allreduce, scan, ireduce, accumulate..."
                  ") and of the datatype benchmarks' blocks; sizes stay bytes (default: int "
-                 "sums, MPI_BYTE blocks)"))
+                 "sums, MPI_BYTE blocks)"), title="How to measure")
 @options.where_options(
     cluster="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
     "(emulated:fast-ethernet|fddi|gige), or the name of one kept up",
@@ -235,22 +267,36 @@ def _say_what_it_can_decide(plan: Plan) -> None:
     "output", Output,
     click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, "
                  "after the scoreboard"),
-    click.option("--method", is_flag=True, help="the method and the verdict rule in full"))
+    click.option("--method", is_flag=True, help="the method and the verdict rule in full"),
+    title="What the summary adds")
+@click.option("--dry-run", is_flag=True, help="print the plan (variants, cells, launches, "
+              "budget) and an estimate of its time from earlier runs on this machine; measure "
+              "nothing")
 @db_option
 def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit: Submit,
-            output: Output, db: str) -> None:
+            output: Output, dry_run: bool, db: str) -> None:
     """Build the core against each implementation, run the suite, store and summarise."""
     submit.check(where)
-    chosen = measurement.suite(load_suite(selection.suite), selection)
+    loaded = load_suite(selection.suite)
+    chosen = measurement.suite(loaded, selection)
+    suite_given = click.get_current_context().get_parameter_source("suite") == \
+        ParameterSource.COMMANDLINE
+    if not suite_given and (selection.benchmarks or selection.sizes):
+        chosen = suites.selection(chosen, selection.suite, bool(selection.benchmarks),
+                                  bool(selection.sizes))
     ids, user_prefixes = parse_user_impls(selection.impl_specs)
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
+    if dry_run:
+        _plan_only(chosen, impls, selection, measurement, where, submit, db)
+        return
     from ..report import terminal  # loads numpy: only the commands that need it
 
-    def summarise(store: Store, run_id: int) -> None:
-        terminal.render(load(store, run_id), console, tables=output.tables,
-                        method=output.method)
+    def summarise(store: Store, run_id: int) -> RunData:
+        data = load(store, run_id)
+        terminal.render(data, console, tables=output.tables, method=output.method)
+        return data
 
     def stored(done: Submitted) -> None:
         if (run := done.run_id()) is not None:
@@ -277,13 +323,22 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,
                          measurement.options())
         _say_how_sums_round(plan, measurement.datatype)
+        if loaded.budget and measurement.launches is not None and measurement.budget is None:
+            err.print(f"note: --launches {measurement.launches} turns suite {selection.suite}'s "
+                      f"budget ({loaded.budget:.0f} s) off: only these launches are measured; "
+                      f"add --budget {loaded.budget:.0f}s to spend one after them",
+                      soft_wrap=True, markup=False)
         _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
-        summarise(store, outcome.run_id)
+        data = summarise(store, outcome.run_id)
         options.say_stored(db, [outcome.run_id])
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")
-            sys.exit(130)
+            sys.exit(Exit.INTERRUPTED)
+        if failed := _failed_cells(data):
+            err.print(f"{failed} cells failed (the warnings above name them): exit status "
+                      f"{Exit.FAILED:d}", soft_wrap=True, markup=False)
+            sys.exit(Exit.FAILED)

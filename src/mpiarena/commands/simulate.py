@@ -17,6 +17,7 @@ from ..errors import ArenaError
 from ..results import RunData, load
 from ..status import RunStatus
 from . import options
+from .exit_status import Exit
 from .options import DURATION, DURATION_HELP, console, db_option, err
 
 DEFAULT_BENCH = "pingpong,allreduce,bcast"
@@ -225,4 +226,4 @@ def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: st
         _say(words.validation(validate(simulated, real), real.run_id))
     if status == RunStatus.INCOMPLETE:
         err.print(f"interrupted: run {run_id} kept what was simulated (marked incomplete)")
-        sys.exit(130)
+        sys.exit(Exit.INTERRUPTED)

@@ -25,7 +25,7 @@ from .options import (
 )
 
 
-@click.command("tune")
+@click.command("tune", cls=options.Sectioned)
 @impl_option("ids to tune, or NAME=/prefix")
 @click.option("--bench", "colls", metavar="BENCHMARKS", default="allreduce,bcast",
               show_default=True,
@@ -46,7 +46,7 @@ from .options import (
 @options.where_options(cluster="an emulated spec or the name of a cluster kept up",
                        hosts="a real cluster: one host per line (this machine first)",
                        slurm="inside a Slurm allocation")
-@dir_option("directory for the tuning files")
+@dir_option("directory for the tuning files (required, unless --verify)", metavar="DIR")
 @click.option("--verify", "verify_dir", type=click.Path(file_okay=False),
               help="instead: A/B run of the default against the files tune wrote into DIR")
 @db_option

@@ -24,7 +24,7 @@ from ..analysis.interference import Finding, finding
 from ..analysis.loggp import loggp
 from ..analysis.models import fit_models
 from ..analysis.predict import run_predictions
-from ..analysis.run import Analysis, analyse, scoreboard
+from ..analysis.run import Analysis, Notice, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
@@ -33,6 +33,7 @@ from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
 from ..status import CellStatus
+from ..suites import label
 from . import drawing, plot_table, plots
 from .costs import costs_text
 from .counterparts import counterparts
@@ -304,6 +305,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
                       "rest": "\n".join(vs.splitlines()[1:])})
     return {
         "run": run, "run_id": data.run_id, "status": data.status, "version": __version__,
+        "suite_label": label(run.suite),
         "machine_line": machine_line(data), "machine": machine, "settings": shown_settings,
         "placement": placement_lines(data),
         "what_ran": _what_ran(data),
@@ -311,7 +313,8 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "implementations": impls,
         "variants": [{**asdict(v), "settings": variant_settings(v)}
                      for v in variant_rows(data, variants)],
-        "variants_known": bool(variants), "jobs": _jobs(data, found), "warnings": a.warnings,
+        "variants_known": bool(variants), "jobs": _jobs(data, found),
+        "warnings": [*_interference_notices(found), *a.warnings],
         "baseline": a.baseline, "baseline_given": a.baseline_given, "counts": counts,
         "rule": rule_text(f"all {len(all_verdicts)} comparisons in this report"),
         "n_cells": len(data.cells), "n_variants": len(data.variants),
@@ -324,6 +327,13 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
         "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,
     }
+
+
+def _interference_notices(found: Finding) -> list[Notice]:
+    """The summary's interference lines as the Warnings section lists them, so that its count
+    holds them too."""
+    return [Notice("warn", line.removeprefix("warn: "), "interference")
+            for line in warning_lines(found)]
 
 
 def render_html(data: RunData, baseline: str | None = None,

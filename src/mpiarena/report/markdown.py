@@ -6,6 +6,7 @@ from ..analysis.run import Analysis, analyse
 from ..benchmarks import BENCHMARKS
 from ..records import VariantRecord
 from ..results import Key, RunData
+from ..suites import label
 from . import interference
 from .costs import costs_text
 from .counterparts import counterparts
@@ -90,8 +91,9 @@ def render_markdown(data: RunData, baseline: str | None = None,
     """The summary as Markdown; `variants` are the store's variant rows (env, args, binding)."""
     a = analyse(data, baseline)
     run = data.run
+    named = label(run.suite).replace(run.suite, f"**{run.suite}**")
     out = [f"# mpiarena run {data.run_id}", "",
-           f"Suite **{run.suite}**, {run.started}, {data.status}, seed {run.seed}, "
+           f"{named[0].upper()}{named[1:]}, {run.started}, {data.status}, seed {run.seed}, "
            f"mpiarena {run.version}  ",
            f"`{run.command}`", "",
            *(f"{escape(line)}  " for line in answer_lines(a)), "",

@@ -22,6 +22,7 @@ from ..analysis.whatran import run_configs
 from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from ..sizes import format_size
+from ..suites import label
 from . import interference
 from .apps import apps
 from .costs import costs_text
@@ -62,7 +63,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     a = analyse(data)
     run = data.run
     took = wall_seconds(data)
-    say(console, f"Run {data.run_id} ({data.status}) suite {run.suite}, {run.started}"
+    say(console, f"Run {data.run_id} ({data.status}) {label(run.suite)}, {run.started}"
                  + (f", took {units.duration(took)}" if took is not None else "")
                  + f", seed {run.seed}", "bold")
     for line in answer_lines(a):

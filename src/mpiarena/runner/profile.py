@@ -40,7 +40,7 @@ def profile(targets: list[Implementation] | list[Variant], np: int, program: lis
     if np < 1:
         raise ArenaError(f"--np must be 1 or more, got {np}")
     if build is not None and not build.is_file():
-        raise ArenaError(f"--build {build}: no such file")
+        raise ArenaError(f"--compile {build}: no such file")
     variants = [t if isinstance(t, Variant) else Variant(t.id, t) for t in targets]
     for v in variants:
         if not family_of(v.impl).pmpi:

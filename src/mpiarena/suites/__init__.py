@@ -11,7 +11,7 @@ from typing import Any, TypedDict, TypeVar, Unpack
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..guidelines import GROUP, expand
-from ..sizes import parse_sizes
+from ..sizes import format_size, parse_sizes
 
 BUILTIN = Path(__file__).parent
 OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"
@@ -208,3 +208,25 @@ def override(suite: Suite, **changes: Unpack[Overrides]) -> Suite:
     """The suite with command-line overrides applied (None means keep)."""
     kept: dict[str, Any] = {k: v for k, v in changes.items() if v is not None}
     return check(replace(suite, **kept), "command line")
+
+
+SELECTION_PREFIX = "cells of "  # the name of a run whose cells --bench/--sizes chose
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def selection(suite: Suite, base: str, benchmarks: bool, sizes: bool) -> Suite:
+    """`suite`, narrowed from suite `base` by --bench (`benchmarks`) or --sizes (`sizes`),
+    named for what it measures: 'cells of pingpong and allreduce at 8 B and 64 KiB'."""
+    at = [format_size(s) for s in suite.sizes]
+    shown = at if len(at) <= 4 else [f"{at[0]}-{at[-1]} ({len(at)} sizes)"]
+    what = _listed(list(suite.benchmarks)) if benchmarks else f"{base}'s benchmarks"
+    where = _listed(shown) if sizes else f"{base}'s sizes"
+    return replace(suite, name=f"{SELECTION_PREFIX}{what} at {where}")
+
+
+def label(name: str) -> str:
+    """How a report names a run's suite: 'suite quick', or a selection by its own name."""
+    return name if name.startswith(SELECTION_PREFIX) else f"suite {name}"
