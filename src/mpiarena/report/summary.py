@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import units
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.curves import Derived, Switch
+from ..analysis.floor import Multiple, fastest_at, headline, multiple
 from ..analysis.groups import figure, measured
 from ..analysis.run import (
     Analysis,
@@ -293,15 +294,45 @@ def _scope_text(scope: Scope, cores: int) -> str:
     return f"Holds for {ranks} ranks on {hosts}{polling}."
 
 
+def multiple_text(m: Multiple) -> str:
+    """'1.7x floor' (its interval below 1: 'BELOW the floor')."""
+    return f"{m.times:.1f}x floor" + (" (BELOW it)" if m.below else "")
+
+
+def floor_lines(a: Analysis, leader: str | None) -> list[str]:
+    """The fastest library's pingpong against the machine floor, once, or why the run has no
+    floor."""
+    if a.floor is None:
+        topology = a.data.settings.topology
+        if topology == "local":
+            return []  # a run of chosen libraries (--impl without floor)
+        kind = "an imported suite's figures" if topology == "imported" else \
+            f"a run on {topology} (the floor is measured on this machine only)"
+        return [f"No machine floor: {kind}."]
+    among = [leader] if leader else mpi_variants(a.data) or a.data.variants
+    fastest = fastest_at(a.data, a.floor, among)
+    found = headline(a.data, a.floor, fastest) if fastest else []
+    if not found:
+        return []
+    said = [f"{a.label(m.key)}: {m.variant} {units.seconds(m.figure)}, {m.times:.1f}x the "
+            f"machine floor of {units.seconds(m.floor)}" for m in found[:1]]
+    said += [f"{a.label(m.key)}: {m.times:.1f}x its {units.seconds(m.floor)}" for m in found[1:]]
+    where = found[0].placement
+    return ["Against the machine floor (two processes on the ranks' cores, sharing memory): "
+            + "; ".join(said) + "." + (f" Placement differs: {where}." if where else "")]
+
+
 def answer_lines(a: Analysis) -> list[str]:
     """The answer first, in at most a dozen lines for the quick suite: the fastest MPI library
-    for point-to-point and for collectives, where it holds, the MPI libraries ranked with
-    intervals, what is not MPI beside them, and how many comparisons were decided."""
+    for point-to-point and for collectives, where it holds, the fastest library's distance from
+    the machine floor, the MPI libraries ranked with intervals, what is not MPI beside them, and
+    how many comparisons were decided."""
     ans = answer(a)
     if ans is None:
-        return []
+        return floor_lines(a, None) if a.floor is not None else []
     width = max(len(s.variant) for s in ans.ranked)
-    lines = [_fastest_sentence(ans), _scope_text(ans.scope, a.cores),
+    p2p = next((k.leader for k in ans.kinds if k.kind == "point-to-point"), ans.ranked[0].variant)
+    lines = [_fastest_sentence(ans), *floor_lines(a, p2p), _scope_text(ans.scope, a.cores),
              f"MPI libraries, time relative to {ans.ranked[0].variant} (geometric mean over "
              f"{ans.ranked[0].cells} cells, {CONFIDENCE:.0%} CI over launches):"]
     lines += [f"  {s.variant.ljust(width)}  {standing_text(s)}" for s in ans.ranked]
@@ -368,4 +399,12 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
     bw = bandwidth(key.bench, key.size, figure(group), a.window)
     if bw is not None:
         text += f"  {units.bandwidth(bw)}"
+    if a.floor is not None and (m := multiple(a.data, a.floor, key, variant)) is not None:
+        text += f"  {multiple_text(m)}"
     return text
+
+
+def floor_text(a: Analysis, key: Key) -> str:
+    """The machine floor's figure in a cell ("": none measured there)."""
+    value = a.floor.figure(key) if a.floor is not None else None
+    return units.seconds(value) if value is not None else ""

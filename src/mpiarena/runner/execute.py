@@ -348,9 +348,10 @@ class Executor:
             res = with_baseline(res, cell)
         self._record(variant, asked, running.job_id, res.status, res.reason, res.iterations,
                      res.observations, launch=running.launch)
-        if res.status == CellStatus.OK:
-            if res.iterations:
-                self.calibrated.setdefault((cell, variant.id), res.iterations)
+        if res.status == CellStatus.OK and res.iterations:
+            self.calibrated.setdefault((cell, variant.id), res.iterations)
+        if res.status == CellStatus.OK and not family_of(variant.impl).floor:
+            # the machine floor is a reference: no budget or precision buys it launches
             by_launch, spent = self.sampled.get((cell, variant.id), ({}, 0.0))
             bench = BENCHMARKS[cell.bench]
             by_launch.setdefault(running.launch, []).extend(

@@ -1,0 +1,129 @@
+"""The machine floor (the floor family's variant, kernels/mod_floor.c) kept apart from the
+libraries: its figure in each cell it measured, where its ranks ran, and a library's figure as
+a multiple of it. It is never a contestant: `split` takes it out of the data every verdict,
+ranking and budget sees."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..impls.registry import families
+from ..records import impl_of
+from ..results import Group, Key, RunData
+from .groups import comparable
+from .stats import center, ratio_ci
+
+
+@dataclass(frozen=True)
+class MachineFloor:
+    """The floor's variant, its cells, and the CPUs each of its launches' ranks ran on."""
+
+    variant: str
+    cells: dict[Key, Group]
+    cpus: frozenset[tuple[str, ...]]  # per launch: each rank's CPU list, as reported
+
+    def figure(self, key: Key) -> float | None:
+        group = self.cells.get(key)
+        sample = comparable({self.variant: group}) if group else {}
+        return center(sample[self.variant]) if sample else None
+
+
+@dataclass(frozen=True)
+class Multiple:
+    """A library's figure in a cell as a multiple of the machine floor's, with the 95% interval
+    of that ratio over launches; `placement` says where their ranks' CPUs differed ("": not)."""
+
+    key: Key
+    variant: str
+    figure: float
+    floor: float
+    times: float
+    low: float
+    high: float
+    placement: str
+
+    @property
+    def below(self) -> bool:
+        """Below the floor by more than its interval: the floor is wrong there."""
+        return self.high < 1
+
+
+def floor_variants(data: RunData) -> list[str]:
+    """The run's variants of the machine floor."""
+    floors = {f.name for f in families() if f.floor}
+    family = {i.impl_id: i.family for i in data.implementations}
+    return [v for v in data.variants if family.get(impl_of(v)) in floors]
+
+
+def _cpus(data: RunData, variant: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(tuple(str(r.get("cpus", "?")) for r in job.ranks)
+                     for job in data.jobs if job.variant == variant and job.ranks)
+
+
+def split(data: RunData) -> tuple[RunData, MachineFloor | None]:
+    """The run without its floor's variants, and the floor (None: it measured none)."""
+    gone = floor_variants(data)
+    if not gone:
+        return data, None
+    kept = replace(data, variants=[v for v in data.variants if v not in gone],
+                   cells={k: {v: g for v, g in cell.items() if v not in gone}
+                          for k, cell in data.cells.items()},
+                   variant_rows=[r for r in data.variant_rows if r.variant not in gone])
+    kept.cells = {k: cell for k, cell in kept.cells.items() if cell}
+    variant = gone[0]
+    cells = {k: cell[variant] for k, cell in data.cells.items() if variant in cell}
+    return kept, MachineFloor(variant, cells, _cpus(data, variant))
+
+
+def placement(data: RunData, floor: MachineFloor, variant: str) -> str:
+    """Where the variant's ranks ran unlike the floor's, in words ("": on the same CPUs)."""
+    mine = _cpus(data, variant)
+    if not mine or not floor.cpus:
+        return "where the ranks ran is unknown"
+    if mine == floor.cpus:
+        return ""
+    def said(cpus: frozenset[tuple[str, ...]]) -> str:
+        return "; ".join(sorted(" | ".join(c) for c in cpus))
+    return f"its ranks ran on CPUs {said(mine)}, the floor's on {said(floor.cpus)}"
+
+
+def multiple(data: RunData, floor: MachineFloor, key: Key, variant: str) -> Multiple | None:
+    """The variant's figure in the cell against the floor's (None: either did not measure it,
+    or it is no point-to-point or collective time)."""
+    group, under = data.cells.get(key, {}).get(variant), floor.cells.get(key)
+    if group is None or under is None:
+        return None
+    samples = comparable({"floor": under, "it": group})
+    if len(samples) < 2:
+        return None
+    times, low, high = ratio_ci(samples["floor"], samples["it"])
+    return Multiple(key, variant, center(samples["it"]), center(samples["floor"]), times, low,
+                    high, placement(data, floor, variant))
+
+
+def multiples(data: RunData, floor: MachineFloor) -> list[Multiple]:
+    """Every library's figure against the floor, cell by cell."""
+    return [m for key in sorted(floor.cells) for v in data.variants
+            if (m := multiple(data, floor, key, v)) is not None]
+
+
+
+def _headline_keys(floor: MachineFloor) -> list[Key]:
+    """The floor's pingpong cells a reader looks at first: the smallest message above 0 B up to
+    64 B (latency), and the largest (bandwidth)."""
+    keys = sorted((k for k in floor.cells if k.bench == "pingpong"), key=lambda k: k.size)
+    small = [k for k in keys if 0 < k.size <= 64] or keys[:1]
+    return list(dict.fromkeys(small[:1] + keys[-1:]))
+
+
+def headline(data: RunData, floor: MachineFloor, variant: str) -> list[Multiple]:
+    """The variant's pingpong against the floor at latency and at bandwidth."""
+    return [m for k in _headline_keys(floor) if (m := multiple(data, floor, k, variant))]
+
+
+def fastest_at(data: RunData, floor: MachineFloor, among: list[str]) -> str | None:
+    """The variant of `among` with the lowest figure in the floor's latency cell."""
+    keys = _headline_keys(floor)
+    cell = comparable(data.cells.get(keys[0], {})) if keys else {}
+    ranked = [v for v in among if v in cell]
+    return min(ranked, key=lambda v: center(cell[v])) if ranked else None
