@@ -9,7 +9,6 @@ from pathlib import Path
 
 from .. import core_env, tools
 from ..cluster.placement import Placement
-from ..errors import ArenaError
 from ..whatran import Cvar
 from .base import Daemonless, Found, Implementation, Launch
 
@@ -36,7 +35,9 @@ class Floor(Daemonless):
         return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
-        raise ArenaError("the machine floor is measured on this machine only")
+        """Both processes on the head node: its own floor, not the cluster's (a cluster run
+        leaves the floor out: commands/run.py)."""
+        return Launch([], {core_env.NP: "2", core_env.BIND: "none"}, binding="none")
 
     def wrapper_flags(self, impl: Implementation) -> list[str]:
         return ["--version"]

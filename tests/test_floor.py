@@ -1,0 +1,119 @@
+"""The machine floor (impls/floor.py, kernels/mod_floor.c), read from a real short run of two
+MPI libraries beside it: its launches interleaved and stored like any variant's, kept out of
+every verdict and ranking, the answer's floor line, and no library's figure below its floor."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from conftest import IMPLS, mpiarena
+from rich.console import Console
+
+from mpiarena.analysis.answer import answer
+from mpiarena.analysis.floor import Multiple, floor_variants, multiples
+from mpiarena.analysis.run import analyse
+from mpiarena.impls import discover, family_of
+from mpiarena.plan import make_plan
+from mpiarena.report import terminal
+from mpiarena.results import Key, load
+from mpiarena.store import Store
+from mpiarena.suites import load as load_suite
+
+MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
+FLOOR = next((f.impl for f in discover({}, Path("/nonexistent"))
+              if f.impl is not None and family_of(f.impl).floor), None)
+LAUNCHES = 5
+needs_run = pytest.mark.skipif(len(MPI) < 2 or FLOOR is None,
+                               reason="needs two MPI libraries and a C compiler")
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("floor") / "r.db"
+    assert FLOOR is not None
+    done = mpiarena("run", *[f"--impl={i}" for i in [*MPI, FLOOR.id]], "--bench",
+                    "pingpong,sendrecv,allreduce", "--sizes", "8,64K", "--launches",
+                    str(LAUNCHES), "--observations", "3", "--budget", "off", "--validate",
+                    "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+@needs_run
+def test_the_floors_launches_are_interleaved_and_stored_like_any_variants(run_db: Path) -> None:
+    data = load(Store(run_db), 1)
+    assert floor_variants(data) == ["floor"]
+    order = [j.variant for j in sorted(data.jobs, key=lambda j: j.id)]
+    assert order.count("floor") == LAUNCHES
+    first, last = order.index("floor"), len(order) - 1 - order[::-1].index("floor")
+    assert set(order[first:last]) - {"floor"}, order  # the libraries' launches between its own
+    for key in (Key("pingpong", 8, 2), Key("sendrecv", 65536, 2), Key("allreduce", 8, 2)):
+        group = data.cells[key]["floor"]
+        assert len(set(group.launches)) == LAUNCHES, group.launches
+        assert len(group.values) == 3 * LAUNCHES
+
+
+@needs_run
+def test_the_floor_is_out_of_every_verdict_and_ranking(run_db: Path) -> None:
+    a = analyse(load(Store(run_db), 1))
+    assert a.floor is not None and a.floor.variant == "floor"
+    assert "floor" not in a.data.variants and all("floor" not in c for c in a.data.cells.values())
+    verdicts = [v for vs in a.judged.values() for v in vs]
+    assert verdicts and all("floor" not in (v.fast, v.slow) for v in verdicts)
+    ans = answer(a)
+    assert ans is not None and {s.variant for s in ans.ranked} == set(MPI)
+    assert all(b.variant != "floor" for b in ans.beside)
+
+
+@needs_run
+def test_the_answer_says_how_far_the_fastest_library_is_from_the_floor(run_db: Path) -> None:
+    out = io.StringIO()
+    terminal.render(load(Store(run_db), 1), Console(file=out, width=250, highlight=False))
+    first = out.getvalue().splitlines()[:4]
+    line = next((x for x in first if x.startswith("Against the machine floor")), None)
+    assert line is not None, first
+    said = re.search(r"pingpong 8 B: (\S+) ([\d.]+ [nu]s), (\d+\.\d)x the machine floor of "
+                     r"([\d.]+ [nu]s); pingpong 64 KiB: (\d+\.\d)x its ([\d.]+ [nu]s)\.", line)
+    assert said is not None, line
+    fastest = next(x for x in first if x.startswith("Fastest MPI library here: "))
+    assert said.group(1) in MPI and said.group(1) in fastest.split(";")[0], (line, fastest)
+    assert float(said.group(3)) >= 1.0 and float(said.group(5)) >= 1.0, line
+
+
+@needs_run
+def test_no_figure_sits_below_its_floor(run_db: Path) -> None:
+    """Each library's figure against the floor, in every cell both measured: one below by more
+    than its interval means the floor is wrong there."""
+    a = analyse(load(Store(run_db), 1))
+    assert a.floor is not None
+    found = multiples(a.data, a.floor)
+    assert len(found) == len(MPI) * 3 * 2
+    below = [f"{m.key} {m.variant}: {m.times:.2f}x ({m.low:.2f}-{m.high:.2f})"
+             for m in found if m.below]
+    assert not below, below
+
+
+def test_a_figure_below_the_floor_by_more_than_its_interval_is_below() -> None:
+    def ratio(times: float, low: float, high: float) -> Multiple:
+        return Multiple(Key("pingpong", 8, 2), "lib", times * 1e-7, 1e-7, times, low, high, "")
+    assert ratio(0.8, 0.7, 0.9).below
+    assert not ratio(0.9, 0.7, 1.1).below  # within its interval: the floor holds
+    assert not ratio(1.5, 1.2, 1.9).below
+
+
+@pytest.mark.skipif(FLOOR is None, reason="needs a C compiler")
+def test_the_plan_gives_the_floor_only_its_benchmarks_and_no_start_up_launches() -> None:
+    assert FLOOR is not None
+    tcp = next(f.impl for f in discover({}, Path("/nonexistent"))
+               if f.impl is not None and f.impl.family == "tcp")
+    plan = make_plan(load_suite("quick"), [tcp, FLOOR], seed=1)
+    floor = family_of(FLOOR)
+    turns = [(asked.cell.bench, v.id) for r in plan.rounds for s in r.sessions
+             for asked, v in s.turns]
+    assert {b for b, v in turns if v == FLOOR.id} == set(floor.benchmarks)
+    assert {b for b, v in turns if v == tcp.id} > set(floor.benchmarks)
+    startups = [v.id for r in plan.rounds for v in r.startups]
+    assert startups and FLOOR.id not in startups
