@@ -34,6 +34,8 @@
 #define FLOOR_LINE 64
 #define FLOOR_DEPTH 16                    /* messages in flight per direction */
 #define FLOOR_INLINE 40                   /* payload bytes inside a message's line */
+#define FLOOR_SHARED_INLINE 32            /* a reduction's bytes inside its line */
+#define FLOOR_SPLIT (256UL << 10)         /* above: each rank sums half, then copies the other */
 #define FLOOR_BOUNCE (1UL << 20)          /* the driver's own messages, copied in */
 #define FLOOR_HEAP (1UL << 30)            /* each rank's cell buffers (reserved, not touched) */
 
@@ -49,8 +51,9 @@ struct slot {
 struct share {
     _Alignas(FLOOR_LINE) _Atomic uint64_t seq;
     uint64_t n;
-    const void *src;
-    unsigned char data[FLOOR_INLINE];
+    const void *src; /* n > FLOOR_SHARED_INLINE: the rank's send buffer */
+    void *dst;       /* n > FLOOR_SPLIT: its receive buffer, half of it summed by it */
+    unsigned char data[FLOOR_SHARED_INLINE];
 };
 
 /* Everything one rank writes; the other only reads it. */
@@ -58,6 +61,7 @@ struct side {
     struct slot ring[FLOOR_DEPTH];
     _Alignas(FLOOR_LINE) _Atomic uint64_t consumed; /* the peer's messages taken */
     _Alignas(FLOOR_LINE) _Atomic uint64_t done;     /* the last call whose peer data is read */
+    _Alignas(FLOOR_LINE) _Atomic uint64_t copied;   /* the last call whose peer half is copied */
     struct share share[2];
     _Alignas(FLOOR_LINE) unsigned char bounce[FLOOR_BOUNCE];
 };
@@ -248,6 +252,35 @@ static void sum_into(void *out, const void *a, const void *b, size_t elems)
 #undef SUM
 }
 
+static void wait_for(const _Atomic uint64_t *at, uint64_t g)
+{
+    while (atomic_load_explicit(at, memory_order_acquire) < g)
+        relax();
+}
+
+/* Above FLOOR_SPLIT: each rank sums its half of the elements into its receive buffer, reading
+ * the peer's send buffer in place; the one(s) needing the whole result copy the peer's half. */
+static void split_sum(enum arena_coll op, const struct share *theirs, const void *sbuf,
+                      void *rbuf, size_t elems, uint64_t g)
+{
+    size_t each = arena_type_size(sum_type), half = elems / 2;
+    size_t lo = me == 0 ? 0 : half, hi = me == 0 ? half : elems;
+    const unsigned char *s0 = me == 0 ? sbuf : theirs->src, *s1 = me == 0 ? theirs->src : sbuf;
+    sum_into((unsigned char *)rbuf + lo * each, s0 + lo * each, s1 + lo * each, hi - lo);
+    atomic_store_explicit(&MINE->done, g, memory_order_release);
+    if (op == ARENA_ALLREDUCE || me == 0) {
+        size_t plo = me == 0 ? half : 0, phi = me == 0 ? elems : half;
+        wait_for(&PEERS->done, g);
+        memcpy((unsigned char *)rbuf + plo * each,
+               (const unsigned char *)theirs->dst + plo * each, (phi - plo) * each);
+        atomic_store_explicit(&MINE->copied, g, memory_order_release);
+    }
+    if (op == ARENA_ALLREDUCE || me == 1)
+        wait_for(&PEERS->copied, g);
+    else
+        wait_for(&PEERS->done, g);
+}
+
 /* reduce (root 0) or allreduce of `size` bytes' elements at 2 ranks. */
 static void floor_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t size)
 {
@@ -259,28 +292,30 @@ static void floor_coll(enum arena_coll op, const void *sbuf, void *rbuf, size_t 
     struct share *mine = &MINE->share[g % 2];
     const struct share *theirs = &PEERS->share[g % 2];
     /* this line last held call g - 2: the peer is past it once it has posted call g - 1 */
-    while (g > 1 && atomic_load_explicit(&PEERS->share[(g - 1) % 2].seq,
-                                         memory_order_acquire) < g - 1)
-        relax();
+    if (g > 1)
+        wait_for(&PEERS->share[(g - 1) % 2].seq, g - 1);
     mine->n = n;
-    if (n <= FLOOR_INLINE)
+    if (n <= FLOOR_SHARED_INLINE)
         memcpy(mine->data, sbuf, n);
-    else if (in_heap(sbuf, n))
-        mine->src = sbuf;
+    else if (in_heap(sbuf, n) && (n <= FLOOR_SPLIT || in_heap(rbuf, n)))
+        mine->src = sbuf, mine->dst = rbuf;
     else
         floor_abort("a reduction's buffer is outside the shared buffers");
     atomic_store_explicit(&mine->seq, g, memory_order_release);
+    if (n > FLOOR_SPLIT) {
+        wait_for(&theirs->seq, g);
+        split_sum(op, theirs, sbuf, rbuf, n / arena_type_size(sum_type), g);
+        return;
+    }
     if (sums) {
-        while (atomic_load_explicit(&theirs->seq, memory_order_acquire) < g)
-            relax();
-        const void *other = n <= FLOOR_INLINE ? (const void *)theirs->data : theirs->src;
+        wait_for(&theirs->seq, g);
+        const void *other = n <= FLOOR_SHARED_INLINE ? (const void *)theirs->data : theirs->src;
         sum_into(rbuf, me == 0 ? sbuf : other, me == 0 ? other : sbuf,
                  n / arena_type_size(sum_type));
         atomic_store_explicit(&MINE->done, g, memory_order_release);
     }
-    if (read_by_peer && n > FLOOR_INLINE)
-        while (atomic_load_explicit(&PEERS->done, memory_order_acquire) < g)
-            relax();
+    if (read_by_peer && n > FLOOR_SHARED_INLINE)
+        wait_for(&PEERS->done, g);
 }
 
 /* The cell's buffers: from this rank's part of the shared mapping, handed out in turn and
