@@ -109,10 +109,10 @@ def multiples(data: RunData, floor: MachineFloor) -> list[Multiple]:
 
 
 def _headline_keys(floor: MachineFloor) -> list[Key]:
-    """The floor's pingpong cells a reader looks at first: the smallest message above 0 B up to
-    64 B (latency), and the largest (bandwidth)."""
+    """The floor's pingpong cells a reader looks at first: 8 B, else the smallest message above
+    0 B up to 64 B (latency), and the largest (bandwidth)."""
     keys = sorted((k for k in floor.cells if k.bench == "pingpong"), key=lambda k: k.size)
-    small = [k for k in keys if 0 < k.size <= 64] or keys[:1]
+    small = [k for k in keys if k.size == 8] or [k for k in keys if 0 < k.size <= 64] or keys[:1]
     return list(dict.fromkeys(small[:1] + keys[-1:]))
 
 

@@ -23,7 +23,6 @@ class Floor(Daemonless):
     install_hint = "apt-get install gcc"
     max_np = 2
     min_np = 2
-    window_timing = False  # one clock, two processes: the barrier method is exact enough
     benchmarks = ("pingpong", "sendrecv", "reduce", "allreduce")
 
     def detect(self) -> list[Found]:
