@@ -11,6 +11,7 @@ from ..impls.registry import families
 from ..records import impl_of
 from ..results import Group, Key, RunData
 from .groups import comparable
+from .models import P2pModel
 from .stats import center, ratio_ci
 
 
@@ -127,3 +128,28 @@ def fastest_at(data: RunData, floor: MachineFloor, among: list[str]) -> str | No
     cell = comparable(data.cells.get(keys[0], {})) if keys else {}
     ranked = [v for v in among if v in cell]
     return min(ranked, key=lambda v: center(cell[v])) if ranked else None
+
+
+@dataclass(frozen=True)
+class LatencyTerm:
+    """A library's latency term (alpha of its first pingpong regime) against the floor's: what
+    lies beyond the floor is the library's software path."""
+
+    variant: str
+    alpha: float
+    floor: float
+
+    @property
+    def software(self) -> float:
+        return self.alpha - self.floor
+
+
+def latency_terms(data: RunData, models: dict[str, P2pModel]) -> list[LatencyTerm]:
+    """Each library's fitted latency term against the floor's, fitted alike (none without a
+    floor model)."""
+    floors = [v for v in floor_variants(data) if v in models and models[v].regimes]
+    if not floors:
+        return []
+    base = models[floors[0]].regimes[0].alpha.value
+    return [LatencyTerm(v, m.regimes[0].alpha.value, base) for v, m in models.items()
+            if v not in floors and m.regimes]
