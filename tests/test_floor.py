@@ -13,7 +13,8 @@ from conftest import IMPLS, mpiarena
 from rich.console import Console
 
 from mpiarena.analysis.answer import answer
-from mpiarena.analysis.floor import Multiple, floor_variants, multiples
+from mpiarena.analysis.floor import Multiple, floor_variants, latency_terms, multiples, steadiness
+from mpiarena.analysis.models import fit_models
 from mpiarena.analysis.run import analyse
 from mpiarena.impls import discover, family_of
 from mpiarena.plan import make_plan
@@ -94,6 +95,19 @@ def test_no_figure_sits_below_its_floor(run_db: Path) -> None:
     below = [f"{m.key} {m.variant}: {m.times:.2f}x ({m.low:.2f}-{m.high:.2f})"
              for m in found if m.below]
     assert not below, below
+
+
+@needs_run
+def test_each_latency_term_lies_above_the_floors_and_the_floors_spread_is_stated(
+        run_db: Path) -> None:
+    data = load(Store(run_db), 1)
+    terms = latency_terms(data, fit_models(data))
+    assert {t.variant for t in terms} == set(MPI)
+    assert all(t.software > 0 for t in terms), terms
+    a = analyse(data)
+    assert a.floor is not None
+    spread = steadiness(a.data, a.floor)
+    assert spread is not None and spread.cells == 9 and spread.floor >= 0 and spread.library >= 0
 
 
 def test_a_figure_below_the_floor_by_more_than_its_interval_is_below() -> None:

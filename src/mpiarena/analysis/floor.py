@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ..impls.registry import families
 from ..records import impl_of
 from ..results import Group, Key, RunData
-from .groups import comparable
+from .groups import comparable, measured
 from .models import P2pModel
-from .stats import center, ratio_ci
+from .stats import center, launch_medians, ratio_ci
 
 
 @dataclass(frozen=True)
@@ -153,3 +155,36 @@ def latency_terms(data: RunData, models: dict[str, P2pModel]) -> list[LatencyTer
     base = models[floors[0]].regimes[0].alpha.value
     return [LatencyTerm(v, m.regimes[0].alpha.value, base) for v, m in models.items()
             if v not in floors and m.regimes]
+
+
+@dataclass(frozen=True)
+class Steadiness:
+    """How much the floor's figure moves between launches against the libraries': the median
+    over the floor's cells of the standard deviation of log launch medians."""
+
+    floor: float
+    library: float  # the median library's
+    cells: int
+
+    @property
+    def steadier(self) -> bool:
+        return self.floor <= self.library
+
+
+def _log_sd(group: Group | None) -> float | None:
+    if not measured(group):
+        return None
+    medians = launch_medians(group.nested)
+    return float(np.std(np.log(medians), ddof=1)) if len(medians) > 1 else None
+
+
+def steadiness(data: RunData, floor: MachineFloor) -> Steadiness | None:
+    """The floor's between-launch log-sd beside the median library's, over the floor's cells
+    (None: too few launches)."""
+    mine = [x for g in floor.cells.values() if (x := _log_sd(g)) is not None]
+    theirs = [float(np.median(found)) for v in data.variants
+              if (found := [x for k in floor.cells
+                            if (x := _log_sd(data.cells.get(k, {}).get(v))) is not None])]
+    if not mine or not theirs:
+        return None
+    return Steadiness(float(np.median(mine)), float(np.median(theirs)), len(mine))

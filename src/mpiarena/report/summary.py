@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import units
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.curves import Derived, Switch
-from ..analysis.floor import Multiple, fastest_at, headline, multiple
+from ..analysis.floor import Multiple, fastest_at, headline, multiple, steadiness
 from ..analysis.groups import figure, measured
 from ..analysis.run import (
     Analysis,
@@ -320,6 +320,18 @@ def floor_lines(a: Analysis, leader: str | None) -> list[str]:
     where = found[0].placement
     return ["Against the machine floor (two processes on the ranks' cores, sharing memory): "
             + "; ".join(said) + "." + (f" Placement differs: {where}." if where else "")]
+
+
+def steadiness_line(a: Analysis) -> str:
+    """The floor's between-launch spread beside the median library's ("": no floor)."""
+    s = steadiness(a.data, a.floor) if a.floor is not None else None
+    if s is None:
+        return ""
+    verdict = "steadier than the libraries' figures" if s.steadier else \
+        "it moves more than the libraries' figures: other work or placement moved it, not a floor"
+    return (f"Machine floor: between launches its figures move by a log-sd of {s.floor:.3f} "
+            f"(median over its {s.cells} cells), the median library's {s.library:.3f}: "
+            f"{verdict}.")
 
 
 def answer_lines(a: Analysis) -> list[str]:

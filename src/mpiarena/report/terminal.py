@@ -37,6 +37,7 @@ from .summary import (
     machine_line,
     method_lines,
     scoreboard_lines,
+    steadiness_line,
     switch_text,
     verdict_text,
 )
@@ -135,6 +136,8 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
                 say(console, f"  {verdict_text(a.label(key), v)}", colour)
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
+    if line := steadiness_line(a):
+        say(console, line, "dim")
     _against_the_reference(a.data, console)
 
 
