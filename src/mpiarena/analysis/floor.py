@@ -85,14 +85,16 @@ def placement(data: RunData, floor: MachineFloor, variant: str) -> str:
         return "where the ranks ran is unknown"
     if mine == floor.cpus:
         return ""
-    def said(cpus: frozenset[tuple[str, ...]]) -> str:
-        return "; ".join(sorted(" | ".join(c) for c in cpus))
-    return f"its ranks ran on CPUs {said(mine)}, the floor's on {said(floor.cpus)}"
+    return f"its ranks ran on CPUs {_said(mine)}, the floor's on {_said(floor.cpus)}"
+
+
+def _said(cpus: frozenset[tuple[str, ...]]) -> str:
+    """Each launch's CPUs per rank: '0 | 1; 1 | 0'."""
+    return "; ".join(sorted(" | ".join(c) for c in cpus))
 
 
 def multiple(data: RunData, floor: MachineFloor, key: Key, variant: str) -> Multiple | None:
-    """The variant's figure in the cell against the floor's (None: either did not measure it,
-    or it is no point-to-point or collective time)."""
+    """The variant's figure in the cell against the floor's (None: either did not measure it)."""
     group, under = data.cells.get(key, {}).get(variant), floor.cells.get(key)
     if group is None or under is None:
         return None
@@ -108,7 +110,6 @@ def multiples(data: RunData, floor: MachineFloor) -> list[Multiple]:
     """Every library's figure against the floor, cell by cell."""
     return [m for key in sorted(floor.cells) for v in data.variants
             if (m := multiple(data, floor, key, v)) is not None]
-
 
 
 def _headline_keys(floor: MachineFloor) -> list[Key]:
