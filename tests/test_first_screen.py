@@ -11,13 +11,17 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import ARGV, IMPLS, mpiarena
 from rich.console import Console
+from test_analysis import run_data
 
+from mpiarena.analysis.run import analyse
 from mpiarena.report import terminal
+from mpiarena.report.summary import answer_lines, scoreboard_lines
 from mpiarena.report.text import wrapped
-from mpiarena.results import load
+from mpiarena.results import Key, load
 from mpiarena.store import Store
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
@@ -110,3 +114,48 @@ def test_a_cost_per_byte_switch_says_how_its_slope_changed() -> None:
     assert switch_text("x", slope).endswith("512 B and 4 KiB: cost per byte changes x2.5")
     step = Switch(4096, "fixed cost", 1e-6, 3e-6, 512, 1e-6, 2.4e-6)
     assert switch_text("x", step).endswith("fixed cost changes x2.4")
+
+
+def _planted(cells: dict[tuple[str, int], dict[str, float]], launches: int = 12) -> list[str]:
+    """The answer and scoreboard lines of a run whose figures are planted: each cell's variant
+    at its level, launch to launch 2% apart."""
+    rng = np.random.default_rng(1)
+    data = run_data({Key(bench, size, 2): {v: level * rng.lognormal(0, 0.02, launches)
+                                           for v, level in cell.items()}
+                     for (bench, size), cell in cells.items()}, per_launch=1)
+    a = analyse(data)
+    return [*answer_lines(a), *scoreboard_lines(a)]
+
+
+def test_one_library_answers_with_its_figures_and_switches() -> None:
+    """A run of one library (or an imported suite's output) opens with its figures per
+    benchmark and size, with intervals, and the protocol switches its pingpong shows: no empty
+    'Who is fastest' heading."""
+    sizes = [2**i for i in range(6, 21)]
+    cells = {("pingpong", s): {"mpich-4.0.2": (1e-6 if s < 16384 else 3e-6) + s * 1e-10}
+             for s in sizes}
+    cells[("allreduce", 1024)] = {"mpich-4.0.2": 2.3e-6}
+    lines = _planted(cells)
+    assert lines[0].startswith("Figures of mpich-4.0.2 (median of launch medians, 95% CI"), lines
+    allreduce = next(line for line in lines if line.startswith("  allreduce (2 ranks): "))
+    assert re.search(r"1 KiB 2\.\d+ us \(2\.\d+ us-2\.\d+ us\)", allreduce), allreduce
+    switch = next(line for line in lines if line.startswith("Protocol switches on its pingpong: "))
+    assert "between 8 KiB and 16 KiB: fixed cost changes" in switch, switch
+    assert not any("Who is fastest" in line for line in lines), lines
+
+
+def test_one_answer_names_a_benchmark_another_library_wins() -> None:
+    """Where one library is fastest over a kind's cells together but another decidedly wins a
+    benchmark, the answer's sentence says both."""
+    cells = {}
+    for size in (8, 64, 512, 4096):
+        cells[("pingpong", size)] = {"a": 1.0, "b": 1.5}
+        cells[("ping", size)] = {"a": 1.0, "b": 1.5}
+        cells[("sendrecv", size)] = {"a": 1.0, "b": 1.5}
+    cells[("bibw", 8)] = {"a": 1.0, "b": 0.6}
+    sentence = _planted(cells)[0]
+    assert sentence.startswith("Fastest MPI library here: for point-to-point, a over its cells "
+                               "together, while by benchmark the decided fastest is b at bibw "
+                               "8 B"), sentence
+    alone = _planted({k: v for k, v in cells.items() if k[0] != "bibw"})[0]
+    assert "by benchmark" not in alone, alone

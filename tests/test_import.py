@@ -30,10 +30,11 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
-from mpiarena import users
+from mpiarena import units, users
 from mpiarena.impls import Implementation
 from mpiarena.records import Datatype
 from mpiarena.results import Key, load
+from mpiarena.sizes import format_size
 from mpiarena.store import Store
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -285,6 +286,12 @@ def test_osu_point_to_point_and_collective(osu: dict[str, Path], db: str):
         group = data.cells[Key("ping", size, 2)]["mpich-4.0.2"]
         assert group.timing == "osu-mean"
         assert group.values == pytest.approx([size / (mbs * 1e6)])
+    # one library's import answers with its figures, as a run of one library does
+    shown = mpiarena("show", "1", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    assert "Figures of mpich-4.0.2 (median of launch medians" in shown.stdout, shown.stdout
+    smallest = units.seconds(latency[min(latency)] * 1e-6)
+    assert f"pingpong (2 ranks): {format_size(min(latency))} {smallest}" in shown.stdout
     # a collective: OSU does not say how many ranks ran it
     refused = mpiarena("import", "osu", str(osu["osu_allreduce"]), "--impl", "mpich-4.0.2",
                        "--db", db)

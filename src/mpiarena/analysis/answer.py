@@ -13,9 +13,9 @@ from ..impls.registry import families
 from ..records import impl_of
 from ..results import Key, RunData
 from .groups import comparable
-from .run import Analysis, Standing, standings
+from .run import Analysis, Standing, standings, stretches
 from .stats import THRESHOLD
-from .verdicts import Speed
+from .verdicts import Speed, Sureness
 
 KINDS = {"p2p": "point-to-point", "coll": "collectives"}
 
@@ -31,12 +31,26 @@ class SizeRange:
 
 
 @dataclass(frozen=True)
+class BenchmarkWin:
+    """Sizes of one benchmark where another MPI library than the kind's leader has the lowest
+    figure, decided against every other variant (the scoreboard's stretch)."""
+
+    bench: str
+    np: int
+    winner: str
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
 class KindAnswer:
-    """The fastest MPI library for one kind of benchmark, and how sure."""
+    """The fastest MPI library for one kind of benchmark, and how sure; where another wins a
+    benchmark over some sizes, those benchmarks."""
 
     kind: str  # point-to-point | collectives
     ranked: list[Standing]  # best first
     exceptions: list[SizeRange]
+    wins: list[BenchmarkWin]
 
     @property
     def leader(self) -> str:
@@ -110,12 +124,23 @@ def _exceptions(a: Analysis, keys: list[Key], ranked: list[str]) -> list[SizeRan
     return out
 
 
+def _wins(a: Analysis, kind: str, leader: str, mpi: list[str]) -> list[BenchmarkWin]:
+    """The benchmarks of `kind` where another MPI library than `leader` is decided fastest over
+    some sizes, in the scoreboard's order."""
+    return [BenchmarkWin(bench, np_, s.winner, s.first, s.last)
+            for bench, np_ in a.tables if BENCHMARKS[bench].kind == kind
+            for s in stretches(a, bench, np_)
+            if s.state == Sureness.DECIDED and s.winner != leader and s.winner in mpi]
+
+
 def _kind(a: Analysis, kind: str, mpi: list[str]) -> KindAnswer | None:
     keys = _timed_keys(a, (kind,))
     ranked = standings(a, mpi, keys)
     if not ranked:
         return None
-    return KindAnswer(KINDS[kind], ranked, _exceptions(a, keys, [s.variant for s in ranked]))
+    leaders = [s.variant for s in ranked]
+    return KindAnswer(KINDS[kind], ranked, _exceptions(a, keys, leaders),
+                      _wins(a, kind, leaders[0], mpi))
 
 
 def _beside(a: Analysis, variant: str, leader: str) -> Beside:

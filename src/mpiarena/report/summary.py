@@ -258,15 +258,28 @@ def standing_text(s: Standing) -> str:
     return f"{s.geomean:.2f}x ({s.ci_low:.2f}-{s.ci_high:.2f})"
 
 
+WINS_NAMED = 2  # benchmark wins of another library the answer's sentence names, at most
+
+
 def _kind_text(k: KindAnswer) -> str:
     """'for point-to-point, openmpi-4.1.4 or mpich-4.0.2 (1.03x, 0.98-1.08), mpich-4.0.2 at
-    512 B-4 KiB'."""
+    512 B-4 KiB over its cells together, while by benchmark the decided fastest is lam-7.1.4 at
+    pingpong 0 B (+3 more below)'."""
     close = [s for s in k.ranked[1:] if s.variant in k.close]
     text = f"for {k.kind}, {k.leader}" + "".join(
         f" or {s.variant} ({standing_text(s).replace(' (', ', ').rstrip(')')})"
         for s in close)
-    return text + "".join(f", {r.leader} at {format_size(r.first)}" + (
+    text += "".join(f", {r.leader} at {format_size(r.first)}" + (
         f"-{format_size(r.last)}" if r.last != r.first else "") for r in k.exceptions)
+    if not k.wins:
+        return text
+    named = [f"{w.winner} at {w.bench} " + (
+        BENCHMARKS[w.bench].size_text(w.first) if w.first == w.last else
+        f"{BENCHMARKS[w.bench].size_text(w.first)}-{BENCHMARKS[w.bench].size_text(w.last)}")
+        for w in k.wins[:WINS_NAMED]]
+    more = len(k.wins) - WINS_NAMED
+    return (f"{text} over its cells together, while by benchmark the decided fastest is "
+            f"{' and '.join(named)}{f' (+{more} more below)' if more > 0 else ''}")
 
 
 def _fastest_sentence(ans: Answer) -> str:
@@ -277,7 +290,7 @@ def _fastest_sentence(ans: Answer) -> str:
         all(impl_of(v) == v for v in names)
     head = f"Fastest {'MPI library' if whole else 'variant'} here: "
     if len(ans.kinds) == 2 and len({k.leader for k in ans.kinds}) == 1 and \
-            not any(k.exceptions or k.close for k in ans.kinds):
+            not any(k.exceptions or k.close or k.wins for k in ans.kinds):
         return f"{head}{ans.kinds[0].leader}, for point-to-point and collectives alike."
     if not ans.kinds:
         return f"{head}{ans.ranked[0].variant}."
@@ -341,7 +354,7 @@ def answer_lines(a: Analysis) -> list[str]:
     how many comparisons were decided."""
     ans = answer(a)
     if ans is None:
-        return floor_lines(a, None) if a.floor is not None else []
+        return [*figure_lines(a), *floor_lines(a, None)]
     width = max(len(s.variant) for s in ans.ranked)
     p2p = next((k.leader for k in ans.kinds if k.kind == "point-to-point"), ans.ranked[0].variant)
     lines = [_fastest_sentence(ans), *floor_lines(a, p2p), _scope_text(ans.scope, a.cores),
@@ -361,18 +374,65 @@ def answer_lines(a: Analysis) -> list[str]:
     return lines
 
 
+FIGURE_KINDS = ("p2p", "coll", "startup", "timer")  # what the first screen lists figures of
+
+
+def alone(a: Analysis) -> str | None:
+    """The one variant that measured the run's timed cells, where only one did (a run of one
+    library, an imported suite's output); None where two or more did."""
+    timed = {v for key, cell in a.data.cells.items() if BENCHMARKS[key.bench].kind in
+             FIGURE_KINDS for v, group in cell.items() if measured(group)}
+    return next(iter(timed)) if len(timed) == 1 else None
+
+
+def figure_lines(a: Analysis) -> list[str]:
+    """A run of one variant answers with its figures: per benchmark and rank count, each size's
+    median of launch medians with its interval, then the protocol switches its pingpong shows;
+    nothing where two or more variants measured (the answer compares them instead)."""
+    variant = alone(a)
+    if variant is None:
+        return []
+    lines = [f"Figures of {variant} (median of launch medians, {CONFIDENCE:.0%} CI over "
+             "launches where it has one):"]
+    for (bench, np_), keys in a.tables.items():
+        spec = BENCHMARKS[bench]
+        if spec.kind not in FIGURE_KINDS:
+            continue
+        parts = []
+        for key in keys:
+            s = a.summaries[key].get(variant)
+            if s is None:
+                continue
+            ci = f" ({units.seconds(s.ci_low)}-{units.seconds(s.ci_high)})" \
+                if s.launches >= 2 and s.ci_high > s.ci_low else ""
+            parts.append(f"{spec.size_text(key.size) + ' ' if spec.sized else ''}"
+                         f"{units.seconds(s.median)}{ci}")
+        if parts:
+            lines.append(f"  {bench} ({np_} ranks{a.oversub(np_)}): " + ", ".join(parts))
+    switches = a.switches.get(variant, [])
+    lines.append("Protocol switches on its pingpong: " + "; ".join(
+        switch_text(variant, s).removeprefix(f"{variant} switches protocol ")
+        for s in switches) + "."
+        if switches else "Protocol switches: none found" + (
+            "" if any(k.bench == "pingpong" for k in a.data.cells) else
+            " (a pingpong over sizes finds them)") + ".")
+    return lines
+
+
 def scoreboard_lines(a: Analysis) -> list[str]:
     """Who wins each benchmark over which sizes and how sure that is, and the strongest decided
     differences (between MPI libraries where the run has two); where `answer_lines` has
     nothing to rank, each variant's standing against the leader."""
-    lines = ["Who is fastest per benchmark (lowest median of launch medians, every variant; a "
-             "name alone: decided against every other variant):"]
+    lines = []
     for (bench, np_), _keys in a.tables.items():
-        if BENCHMARKS[bench].kind not in ("p2p", "coll", "startup", "timer"):
+        if BENCHMARKS[bench].kind not in FIGURE_KINDS:
             continue
         parts = [stretch_text(bench, s) for s in stretches(a, bench, np_)]
         if parts:
             lines.append(f"  {bench} ({np_} ranks{a.oversub(np_)}): " + "; ".join(parts))
+    if lines:
+        lines.insert(0, "Who is fastest per benchmark (lowest median of launch medians, every "
+                        "variant; a name alone: decided against every other variant):")
     if counts := decided_counts(a):
         lines.append(counts)
     mpi = set(mpi_variants(a.data))
