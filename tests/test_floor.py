@@ -13,10 +13,18 @@ from conftest import IMPLS, mpiarena
 from rich.console import Console
 
 from mpiarena.analysis.answer import answer
-from mpiarena.analysis.floor import Multiple, floor_variants, latency_terms, multiples, steadiness
+from mpiarena.analysis.floor import (
+    LinkFloor,
+    Multiple,
+    floor_variants,
+    latency_terms,
+    multiples,
+    steadiness,
+)
 from mpiarena.analysis.models import fit_models
 from mpiarena.analysis.run import analyse
 from mpiarena.analysis.stats import launch_medians
+from mpiarena.cluster.spec import parse as parse_spec
 from mpiarena.impls import discover, family_of
 from mpiarena.plan import make_plan
 from mpiarena.report import terminal
@@ -147,3 +155,16 @@ def test_the_plan_gives_the_floor_only_its_benchmarks_and_no_start_up_launches()
     assert {b for b, v in turns if v == tcp.id} > set(floor.benchmarks)
     startups = [v.id for r in plan.rounds for v in r.startups]
     assert startups and FLOOR.id not in startups
+
+
+def test_an_emulated_links_floor_is_its_payload_rate_less_the_bucket() -> None:
+    """100 Mbit/s, MTU 1500: full frames carry 1448 of 1538 wire bytes (94.1 Mbit/s of payload,
+    NetPIPE's Fast Ethernet limit); the first bucket's bytes pass at host speed."""
+    link = LinkFloor(parse_spec("emulated:nodes=2,link=100mbit,mtu=1500"))
+    assert link.spec.payload_limit == pytest.approx(94.15e6, rel=1e-3)
+    one_way = link.figure(Key("pingpong", 1 << 20, 2))
+    assert one_way is not None
+    at_payload_rate = (1 << 20) * 8 / link.spec.payload_limit
+    assert at_payload_rate - 2e-4 < one_way < at_payload_rate  # the bucket: 2163 B, 0.17 ms
+    assert link.figure(Key("pingpong", 1024, 2)) is None  # within the bucket: no floor
+    assert link.figure(Key("allreduce", 1 << 20, 2)) is None

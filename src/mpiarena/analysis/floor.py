@@ -1,7 +1,7 @@
 """The machine floor (the floor family's variant, kernels/mod_floor.c) kept apart from the
 libraries: its figure in each cell it measured, where its ranks ran, and a library's figure as
 a multiple of it. It is never a contestant: `split` takes it out of the data every verdict,
-ranking and budget sees."""
+ranking and budget sees. On an emulated cluster the link as set is the floor (`link_floor`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..cluster.spec import EmulatedSpec
+from ..cluster.spec import parse as parse_spec
+from ..errors import ArenaError
 from ..impls.registry import families
 from ..records import impl_of
 from ..results import Group, Key, RunData
 from .groups import comparable, measured
 from .models import P2pModel
-from .stats import center, launch_medians, ratio_ci
+from .stats import center, center_ci, launch_medians, ratio_ci
 
 
 @dataclass(frozen=True)
@@ -189,3 +192,55 @@ def steadiness(data: RunData, floor: MachineFloor) -> Steadiness | None:
     if not mine or not theirs:
         return None
     return Steadiness(float(np.median(mine)), float(np.median(theirs)), len(mine))
+
+
+LINK_BENCHES = ("pingpong", "sendrecv")  # one message each way per iteration, timed per message
+
+
+@dataclass(frozen=True)
+class LinkFloor:
+    """An emulated cluster's link as set: a message of `size` bytes needs its wire bytes (full
+    frames, TCP and the medium's framing) at the link's rate, less tbf's bucket, which lets a
+    message's first bytes through at host speed after an idle moment. No delay is emulated,
+    so the link adds no latency of its own."""
+
+    spec: EmulatedSpec
+
+    def figure(self, key: Key) -> float | None:
+        """Seconds a pingpong's one way (or a sendrecv's exchange) needs at least (None: the
+        benchmark has no link floor, or the bucket carries the whole message)."""
+        if key.bench not in LINK_BENCHES or key.size <= 0:
+            return None
+        left = self.spec.wire_bytes(key.size) - self.spec.burst
+        return left * 8 / self.spec.rate_bits if left > 0 else None
+
+
+def link_floor(data: RunData) -> LinkFloor | None:
+    """The link floor of a run on an emulated cluster (None: any other run)."""
+    if not data.settings.topology.startswith("emulated:"):
+        return None
+    try:
+        return LinkFloor(parse_spec(data.settings.topology))
+    except ArenaError:
+        return None
+
+
+def link_multiple(data: RunData, link: LinkFloor, key: Key, variant: str) -> Multiple | None:
+    """The variant's figure against the link's floor, with its own interval over launches (the
+    floor is set, not measured)."""
+    group = data.cells.get(key, {}).get(variant)
+    under = link.figure(key)
+    sample = comparable({variant: group}).get(variant) if group is not None else None
+    if under is None or not sample:
+        return None
+    low, high = center_ci(sample)
+    value = center(sample)
+    return Multiple(key, variant, value, under, value / under, low / under, high / under, "")
+
+
+def link_headline(data: RunData, link: LinkFloor, among: list[str]) -> Multiple | None:
+    """The fastest of `among` at the largest pingpong against the link's floor."""
+    keys = sorted((k for k in data.cells if k.bench == "pingpong" and link.figure(k)),
+                  key=lambda k: k.size)
+    found = [m for v in among if keys and (m := link_multiple(data, link, keys[-1], v))]
+    return min(found, key=lambda m: m.figure) if found else None

@@ -45,6 +45,7 @@ from .overlap import overlap_text
 from .summary import (
     answer_lines,
     cell_text,
+    floor_heading,
     floor_text,
     machine_line,
     method_lines,
@@ -239,7 +240,7 @@ def _benches(a: Analysis) -> list[dict[str, Any]]:
         entry["tables"].append({
             "np": np_, "title": a.title(bench, np_), "oversubscribed": np_ > a.cores,
             "anchor": f"{bench}-np{np_}", "medians": _medians(a, keys), "images": [],
-            "floored": any(floor_text(a, k) for k in keys),
+            "floored": any(floor_text(a, k) for k in keys), "floor_heading": floor_heading(a),
             "summary_verdicts": [_verdict(a, k, v) for k in a.summary_keys(keys)
                                  for v in a.judged.get(k, [])],
             "verdicts": [_verdict(a, k, v) for k in keys for v in a.judged.get(k, [])],

@@ -15,6 +15,7 @@ from .overlap import overlap_text
 from .summary import (
     answer_lines,
     cell_text,
+    floor_heading,
     floor_text,
     machine_line,
     method_lines,
@@ -128,7 +129,7 @@ def render_markdown(data: RunData, baseline: str | None = None,
         floored = any(floor_text(a, key) for key in keys)
         out += [f"### {escape(a.title(bench, np_))}", "",
                 *table(["size" if spec.sized else "", *a.data.variants,
-                        *(["machine floor"] if floored else [])],
+                        *([floor_heading(a)] if floored else [])],
                        ([*_result_row(a, key), *([floor_text(a, key)] if floored else [])]
                         for key in keys), left=0), ""]
     out += _costs(data)

@@ -7,7 +7,16 @@ from __future__ import annotations
 from .. import units
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.curves import Derived, Switch
-from ..analysis.floor import Multiple, fastest_at, headline, multiple, steadiness
+from ..analysis.floor import (
+    LinkFloor,
+    Multiple,
+    fastest_at,
+    headline,
+    link_headline,
+    link_multiple,
+    multiple,
+    steadiness,
+)
 from ..analysis.groups import figure, measured
 from ..analysis.run import (
     Analysis,
@@ -307,14 +316,30 @@ def _scope_text(scope: Scope, cores: int) -> str:
     return f"Holds for {ranks} ranks on {hosts}{polling}."
 
 
-def multiple_text(m: Multiple) -> str:
-    """'1.7x floor' (its interval below 1: 'BELOW the floor')."""
-    return f"{m.times:.1f}x floor" + (" (BELOW it)" if m.below else "")
+def multiple_text(m: Multiple, link: bool = False) -> str:
+    """'1.7x floor', '1.04x link floor' (its interval below 1: '(BELOW it)')."""
+    said = f"{m.times:.2f}x link floor" if link else f"{m.times:.1f}x floor"
+    return said + (" (BELOW it)" if m.below else "")
+
+
+def link_line(a: Analysis, link: LinkFloor, leader: str | None) -> list[str]:
+    """The fastest library's largest pingpong against the emulated link as set."""
+    spec = link.spec
+    m = link_headline(a.data, link, [leader] if leader else mpi_variants(a.data) or
+                      a.data.variants)
+    if m is None:
+        return []
+    return [f"Against the link's floor ({spec.link} set: {units.bandwidth(spec.payload_limit)} "
+            f"of TCP payload in full {spec.mtu}-byte frames, less tbf's {spec.burst}-byte bucket; "
+            f"no delay emulated): {a.label(m.key)}: {m.variant} {units.seconds(m.figure)}, "
+            f"{multiple_text(m, link=True)} of {units.seconds(m.floor)}."]
 
 
 def floor_lines(a: Analysis, leader: str | None) -> list[str]:
     """The fastest library's pingpong against the machine floor, once, or why the run has no
     floor."""
+    if a.floor is None and a.link is not None:
+        return link_line(a, a.link, leader)
     if a.floor is None:
         topology = a.data.settings.topology
         if topology == "local":
@@ -473,10 +498,19 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
         text += f"  {units.bandwidth(bw)}"
     if a.floor is not None and (m := multiple(a.data, a.floor, key, variant)) is not None:
         text += f"  {multiple_text(m)}"
+    elif a.link is not None and (m := link_multiple(a.data, a.link, key, variant)) is not None:
+        text += f"  {multiple_text(m, link=True)}"
     return text
 
 
 def floor_text(a: Analysis, key: Key) -> str:
-    """The machine floor's figure in a cell ("": none measured there)."""
-    value = a.floor.figure(key) if a.floor is not None else None
+    """The floor's figure in a cell: the machine floor's, or an emulated link's as set ("":
+    none there)."""
+    value = a.floor.figure(key) if a.floor is not None else \
+        a.link.figure(key) if a.link is not None else None
     return units.seconds(value) if value is not None else ""
+
+
+def floor_heading(a: Analysis) -> str:
+    """The floor column's heading."""
+    return "machine floor" if a.floor is not None or a.link is None else "link floor"

@@ -32,6 +32,7 @@ from .summary import (
     answer_lines,
     cell_text,
     derived_text,
+    floor_heading,
     floor_text,
     implementation_line,
     machine_line,
@@ -149,7 +150,7 @@ def _table(a: Analysis, bench: str, np_: int, keys: list[Key], console: Console)
     for variant in a.data.variants:
         table.add_column(variant, justify="right")
     if floored:
-        table.add_column("machine floor", justify="right", style="dim")
+        table.add_column(floor_heading(a), justify="right", style="dim")
     for key in keys:
         best = a.best(key)
         row = [spec.size_text(key.size) if spec.sized else ""]
