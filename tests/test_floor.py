@@ -5,6 +5,7 @@ every verdict and ranking, the answer's floor line, and no library's figure belo
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 
@@ -36,6 +37,7 @@ MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
 FLOOR = next((f.impl for f in discover({}, Path("/nonexistent"))
               if f.impl is not None and family_of(f.impl).floor), None)
 LAUNCHES = 5
+CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 needs_run = pytest.mark.skipif(len(MPI) < 2 or FLOOR is None,
                                reason="needs two MPI libraries and a C compiler")
 
@@ -168,3 +170,28 @@ def test_an_emulated_links_floor_is_its_payload_rate_less_the_bucket() -> None:
     assert at_payload_rate - 2e-4 < one_way < at_payload_rate  # the bucket: 2163 B, 0.17 ms
     assert link.figure(Key("pingpong", 1024, 2)) is None  # within the bucket: no floor
     assert link.figure(Key("allreduce", 1 << 20, 2)) is None
+
+
+@pytest.mark.skipif(not CAN_EMULATE or not MPI, reason="needs root, sshd and an MPI library")
+def test_on_an_emulated_cluster_the_link_as_set_is_the_floor(tmp_path: Path) -> None:
+    """A real short run on a 100 Mbit/s emulated link: the machine floor is left out with a
+    note, the answer sets the largest pingpong against the link's floor, and no library's best
+    launch beats the link as set."""
+    db = str(tmp_path / "e.db")
+    done = mpiarena("run", "--cluster", "emulated:nodes=2,link=100mbit", "--impl",
+                    f"{MPI[0]},floor", "--bench", "pingpong", "--sizes", "64K,1M", "--launches",
+                    "2", "--budget", "off", "--db", db, env={"COLUMNS": "250"})
+    assert done.returncode == 0, done.stderr
+    assert "note: the machine floor left out: it is measured on this machine only" in \
+        " ".join(done.stderr.split())
+    said = " ".join(done.stdout.split())
+    assert re.search(r"Against the link's floor \(100mbit set: 94\.1 Mbit/s of TCP payload in "
+                     r"full 1500-byte frames, less tbf's 2163-byte bucket; no delay emulated\): "
+                     rf"pingpong 1 MiB: {re.escape(MPI[0])} [\d.]+ ms, \d\.\d\dx link floor of "
+                     r"88\.9 ms\.", said), said
+    a = analyse(load(Store(db), 1))
+    assert a.floor is None and a.link is not None
+    for key in (Key("pingpong", 65536, 2), Key("pingpong", 1 << 20, 2)):
+        floor = a.link.figure(key)
+        best = float(launch_medians(a.data.cells[key][MPI[0]].nested).min())
+        assert floor is not None and best >= 0.97 * floor, (key, best, floor)

@@ -63,6 +63,9 @@ def _on_this_machine_only(impls: list[Implementation]) -> list[Implementation]:
     """The implementations without the machine floor, which measures this machine's cores, not
     a cluster's link (a note says so)."""
     kept = [i for i in impls if not family_of(i).floor]
+    if not kept:
+        raise ArenaError("the machine floor is measured on this machine only: name a library "
+                         "to run on the cluster with --impl")
     if len(kept) < len(impls):
         err.print("note: the machine floor left out: it is measured on this machine only, not "
                   "across a cluster's link", soft_wrap=True, markup=False)

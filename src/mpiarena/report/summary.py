@@ -329,7 +329,7 @@ def link_line(a: Analysis, link: LinkFloor, leader: str | None) -> list[str]:
                       a.data.variants)
     if m is None:
         return []
-    return [f"Against the link's floor ({spec.link} set: {units.bandwidth(spec.payload_limit)} "
+    return [f"Against the link's floor ({spec.link} set: {units.bandwidth(spec.payload_limit / 8)} "
             f"of TCP payload in full {spec.mtu}-byte frames, less tbf's {spec.burst}-byte bucket; "
             f"no delay emulated): {a.label(m.key)}: {m.variant} {units.seconds(m.figure)}, "
             f"{multiple_text(m, link=True)} of {units.seconds(m.floor)}."]
