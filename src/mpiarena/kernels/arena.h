@@ -2,9 +2,9 @@
  * arena.h - the interface between the measurement driver and one transport module.
  *
  * The driver (driver.c and the files core.h lists) owns the control protocol, timing loops,
- * buffers and output. A module (mod_mpi.c, mod_pvm.c, mod_tcp.c, mod_floor.c) supplies start-up, a clock
- * and the message-passing primitives of its family, as NetPIPE's modules do. Exactly one
- * module is linked into each build and exports `arena_module`.
+ * buffers and output. A module (mod_mpi.c, mod_pvm.c, mod_tcp.c, mod_floor.c) supplies
+ * start-up, a clock and the message-passing primitives of its family, as NetPIPE's modules do.
+ * Exactly one module is linked into each build and exports `arena_module`.
  */
 #ifndef ARENA_H
 #define ARENA_H
