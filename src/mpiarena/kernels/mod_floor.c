@@ -9,9 +9,10 @@
  * - A longer one is copied once, by the receiver, straight from the sender's buffer (the
  *   cell's buffers come from the shared mapping, `alloc`): memcpy of the message, with the
  *   benchmark's own buffers, reuse and cache state. The sender returns once it is copied.
- * - reduce and allreduce at 2 ranks: each rank publishes its buffer, the one(s) summing read
- *   the other's in place and sum with the run's element type: one exchange and one core's
- *   reduction each.
+ * - reduce and allreduce at 2 ranks: each rank publishes its buffer; below FLOOR_SPLIT the
+ *   one(s) summing read the other's in place and sum all of it with the run's element type
+ *   (one exchange and one core's reduction), from FLOOR_SPLIT on each rank sums half and the
+ *   one(s) needing the whole result copy the other half.
  * No other collective is expressible. Messages from memory outside the mapping (the driver's
  * own, on the stack) go through a bounce buffer.
  */
