@@ -195,3 +195,18 @@ def test_on_an_emulated_cluster_the_link_as_set_is_the_floor(tmp_path: Path) -> 
         floor = a.link.figure(key)
         best = float(launch_medians(a.data.cells[key][MPI[0]].nested).min())
         assert floor is not None and best >= 0.97 * floor, (key, best, floor)
+
+
+@needs_run
+def test_the_budget_buys_the_floor_no_launches(tmp_path: Path) -> None:
+    """The libraries' comparisons left open get the budget's launches; the floor keeps the
+    suite's (it is in no comparison)."""
+    db = tmp_path / "b.db"
+    assert FLOOR is not None
+    done = mpiarena("run", *[f"--impl={i}" for i in [*MPI, FLOOR.id]], "--bench",
+                    "pingpong,sendrecv", "--sizes", "8,1K", "--launches", "4", "--budget", "8",
+                    "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    launches = {v: sum(j.variant == v for j in load(Store(db), 1).jobs) for v in [*MPI, "floor"]}
+    assert launches["floor"] == 4, launches
+    assert max(launches[v] for v in MPI) > 4, launches  # the budget bought some
