@@ -9,6 +9,7 @@ from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.curves import Derived, Switch
 from ..analysis.floor import (
     LinkFloor,
+    MachineFloor,
     Multiple,
     fastest_at,
     headline,
@@ -348,6 +349,8 @@ def floor_lines(a: Analysis, leader: str | None) -> list[str]:
             f"a run on {topology} (the floor is measured on this machine only)"
         return [f"No machine floor: {kind}."]
     among = [leader] if leader else mpi_variants(a.data) or a.data.variants
+    if not among:
+        return _floor_alone(a.floor)
     fastest = fastest_at(a.data, a.floor, among)
     found = headline(a.data, a.floor, fastest) if fastest else []
     if not found:
@@ -358,6 +361,19 @@ def floor_lines(a: Analysis, leader: str | None) -> list[str]:
     where = found[0].placement
     return ["Against the machine floor (two processes on the ranks' cores, sharing memory): "
             + "; ".join(said) + "." + (f" Placement differs: {where}." if where else "")]
+
+
+def _floor_alone(floor: MachineFloor) -> list[str]:
+    """A run of the floor alone: its figures, per benchmark and size."""
+    lines = ["Machine floor (two processes on the ranks' cores, sharing memory), alone in "
+             "this run:"]
+    for bench in BENCHMARKS:
+        keys = sorted((k for k in floor.cells if k.bench == bench), key=lambda k: (k.np, k.size))
+        said = [f"{BENCHMARKS[bench].size_text(k.size)} {units.seconds(f)}" for k in keys
+                if (f := floor.figure(k)) is not None]
+        if said:
+            lines.append(f"  {bench}: " + ", ".join(said))
+    return lines
 
 
 def steadiness_line(a: Analysis) -> str:
