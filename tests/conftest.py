@@ -22,7 +22,7 @@ import pytest
 
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
-from mpiarena.impls import Implementation, discover
+from mpiarena.impls import Implementation, discover, family_of
 from mpiarena.runner import presence, watchdog
 from mpiarena.runner.cleanup import sweep_stale
 
@@ -306,7 +306,9 @@ def leftovers(grace: float = 2.0) -> list[str]:
 
 
 def usable_impls() -> list[Implementation]:
-    return [f.impl for f in discover({}, paths.impls_dir()) if f.impl is not None]
+    """The libraries found here (the machine floor, no library, is tests/test_floor.py's)."""
+    return [f.impl for f in discover({}, paths.impls_dir())
+            if f.impl is not None and not family_of(f.impl).floor]
 
 
 IMPLS = usable_impls()

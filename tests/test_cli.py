@@ -155,7 +155,8 @@ def test_suite_variant_for_no_known_implementation(tmp_path, db):
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, done.stderr
     assert f"suite {suite}: variant 'x' is for impl 'nosuch', which is neither a family " \
-        "(mpich, openmpi, impi, lam, pvm, tcp) nor an implementation found here (" in lines[0]
+        "(mpich, openmpi, impi, lam, pvm, tcp, floor) nor an implementation found here (" \
+        in lines[0]
     assert all(i.id in lines[0] for i in IMPLS)
 
 

@@ -29,7 +29,8 @@ RSH, SRUN, FAKE = "/cluster/rsh", "/usr/bin/srun", Path("/nonexistent/impls")
 def _impl(family: str, version: str, origin: str, wrapper: str, launcher: str) -> Implementation:
     prefix = FAKE / f"{family}-{version}" if origin == "pypi" else None
     where = prefix / "bin" if prefix else FAKE / "usr" / "bin"
-    return Implementation(f"{family}-{version}" if family != "tcp" else "tcp", family, version,
+    return Implementation(f"{family}-{version}" if family not in ("tcp", "floor") else family,
+                          family, version,
                           origin, where / wrapper, where / launcher, prefix)
 
 
@@ -42,7 +43,8 @@ IMPLS = {i.id: i for i in (
     _impl("impi", "2021.16.0", "pypi", "mpicc", "mpiexec"),
     _impl("lam", "7.1.4", "debian", "mpicc.lam", "mpirun.lam"),
     _impl("pvm", "3.4.6", "debian", "gcc", "pvmd"),
-    _impl("tcp", "6.1.0", "kernel", "gcc", "gcc"))}
+    _impl("tcp", "6.1.0", "kernel", "gcc", "gcc"),
+    _impl("floor", "6.1.0", "kernel", "gcc", "gcc"))}
 LAM_X = ("ARENA_T0,ARENA_FAULT,ARENA_BIND,ARENA_THREAD_LEVEL,ARENA_RMA_WINDOW,MPIARENA_JOB,"
          "MPIARENA_RUN,LD_PRELOAD,ARENA_PROFILE_DIR,ARENA_IO_DIR,ARENA_DATATYPE")
 
@@ -95,6 +97,7 @@ LOCAL = {  # 2 ranks bound to cores, as an unprivileged user
                         {"LAM_MPI_SSI_rpi": "usysv", "ARENA_BIND": "core"}),
     "pvm-3.4.6": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "core"}),
     "tcp": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "core"}),
+    "floor": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "core"}),
 }
 UNBOUND = {  # the same unbound: what changes
     "mpich-4.0.2": Launch([exe("mpich-4.0.2"), "-n", "2", "-bind-to", "none"]),
@@ -106,6 +109,7 @@ UNBOUND = {  # the same unbound: what changes
                         {"LAM_MPI_SSI_rpi": "usysv", "ARENA_BIND": "none"}),
     "pvm-3.4.6": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"}),
     "tcp": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"}),
+    "floor": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"}),
 }
 
 
@@ -164,6 +168,7 @@ HOSTS = {  # 5 ranks (2, 2 and 1 on the three nodes), raw TCP's 2 on the first t
     # rank 0 listens on the head, rank 1 started on the other node through the agent
     "tcp": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none", "ARENA_TCP_BIND": "10.9.0.1",
                        "ARENA_TCP_RSH": RSH, "ARENA_TCP_PEER": "n1"}, "none"),
+    "floor": Launch([], {"ARENA_NP": "2", "ARENA_BIND": "none"}, "none"),  # the head's own
 }
 
 

@@ -111,7 +111,7 @@ def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) ->
     """Each implementation as it is, plus every variant spec matching its id or family."""
     out = []
     for impl in impls:
-        out.append(Variant(impl.id, impl))
+        out.append(Variant(impl.id, impl, benchmarks=family_of(impl).benchmarks))
         for spec in specs:
             if spec.impl in (impl.id, impl.family, family_of(impl).lineage):
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
@@ -198,9 +198,10 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
     for np in sorted(set(cells) | (set(suite.nps) if startup else set())):
         rnd = Round(np)
         fit = [v for v in variants if _fits(v, np)]
+        starting = [v for v in fit if v.measures("init")]
         if startup:
             for _ in range(suite.init_launches):
-                rnd.startups += rng.sample(fit, len(fit))
+                rnd.startups += rng.sample(starting, len(starting))
         here = cells.get(np, [])
         shared = [v for v in fit if not v.exclusive]
         alone = [v for v in fit if v.exclusive]

@@ -20,6 +20,7 @@ import numpy as np
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
 from ..results import Key, RunData
+from .floor import LatencyTerm, latency_terms
 from .groups import figure, measured
 from .loggp import loggp
 from .models import Estimate, P2pModel, Regime, fit_models
@@ -65,6 +66,7 @@ class Explanation:
     switches_a: tuple[Regime, ...]  # the regimes that start at a protocol switch
     switches_b: tuple[Regime, ...]
     loggp: tuple[Parameter, ...] = ()  # both ran the loggp benchmark: its overheads and gap
+    floor: tuple[LatencyTerm, ...] = ()  # each one's latency term against the machine floor's
 
     def cells(self) -> list[Key]:
         """Every stored cell a clause rests on."""
@@ -164,7 +166,8 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
                        tuple(r for r in ma.regimes if r.opened_by),
                        tuple(r for r in mb.regimes if r.opened_by),
                        tuple(Parameter(name, va, vb, next(judged), size)
-                             for name, size, va, vb, _ in overheads))
+                             for name, size, va, vb, _ in overheads),
+                       tuple(t for t in latency_terms(data, models) if t.variant in (a, b)))
 
 
 def _loggp_pairs(data: RunData, a: str, b: str) -> list[tuple[str, int, float, float, Pair]]:

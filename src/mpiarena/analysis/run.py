@@ -20,6 +20,7 @@ from ..results import Key, RunData
 from ..status import CellStatus, JobStatus, RunStatus
 from .cells import cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
+from .floor import LinkFloor, MachineFloor, link_floor, split
 from .groups import comparable, figure, measured
 from .stats import (
     Summary,
@@ -60,6 +61,8 @@ class Analysis:
     window: int
     tables: dict[tuple[str, int], list[Key]] = field(default_factory=dict)
     judged: dict[Key, list[Verdict]] = field(default_factory=dict)
+    floor: MachineFloor | None = None  # the machine floor, kept out of `data` (floor.split)
+    link: LinkFloor | None = None  # an emulated cluster's link as set (floor.link_floor)
 
     def oversub(self, np_: int) -> str:
         return f" [oversubscribed: {np_} ranks on {self.cores} cores]" if np_ > self.cores else ""
@@ -115,12 +118,13 @@ class Analysis:
 
 
 def analyse(data: RunData, baseline: str | None = None) -> Analysis:
+    data, machine_floor = split(data)
     if baseline is not None and baseline not in data.variants:
         raise ArenaError(f"unknown baseline '{baseline}'; run {data.run_id} has "
                          f"{', '.join(data.variants) or 'no variants'}")
     chosen = baseline or (data.variants[0] if data.variants else "")
     out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
-                   data.settings.window)
+                   data.settings.window, floor=machine_floor, link=link_floor(data))
     order = list(BENCHMARKS)
     timed = [k for k in data.cells if BENCHMARKS[k.bench].kind != "cost"]  # costs: costs.py
     for key in sorted(timed, key=lambda k: (order.index(k.bench), k.np, k.size)):

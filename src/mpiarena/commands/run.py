@@ -64,6 +64,19 @@ def _builds(impls: list[Implementation], explicit: bool) -> dict[str, Build]:
     return build_all(impls, explicit, lambda line: err.print(f"[yellow]{line}[/]"))
 
 
+def _on_this_machine_only(impls: list[Implementation]) -> list[Implementation]:
+    """The implementations without the machine floor, which measures this machine's cores, not
+    a cluster's link (a note says so)."""
+    kept = [i for i in impls if not family_of(i).floor]
+    if not kept:
+        raise ArenaError("the machine floor is measured on this machine only: name a library "
+                         "to run on the cluster with --impl")
+    if len(kept) < len(impls):
+        err.print("note: the machine floor left out: it is measured on this machine only, not "
+                  "across a cluster's link", soft_wrap=True, markup=False)
+    return kept
+
+
 def _startable(impls: list[Implementation], placement: Placement | None,
                explicit: bool) -> list[Implementation]:
     """The implementations whose ranks can start across the allocation's nodes; one named on
@@ -318,6 +331,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
                 err.print(f"note: {note}", soft_wrap=True, markup=False)
         if where.slurm:
             impls = _startable(impls, topology.placement(2), explicit=bool(ids))
+        if topology.label != "local":
+            impls = _on_this_machine_only(impls)
         store = options.store(db)
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,

@@ -164,6 +164,8 @@ class Family(Protocol):
     # here (LAM 7.1.4 on current kernels); the profiler carries them too
     reference: bool  # the reference every library is held against (raw TCP)
     mpi: bool  # an MPI library (ranked as one); PVM and raw TCP are measured beside them
+    floor: bool  # the machine floor: a reference for every figure, never compared as a library
+    benchmarks: tuple[str, ...]  # the only benchmarks it measures (empty: every one)
     lineage: str  # what studies and suites may call it: a derivative says whose (MVAPICH: mpich)
     srun_pmi: str | None  # the PMI srun starts its ranks with (pmi2, pmix); None: srun cannot
 
@@ -282,6 +284,8 @@ class FamilyDefaults:
     start_fixes: tuple[str, ...] = ()
     reference = False
     mpi = True
+    floor = False
+    benchmarks: tuple[str, ...] = ()
     srun_pmi: str | None = None
     name: str  # each family's own
 

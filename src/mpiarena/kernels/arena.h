@@ -2,9 +2,9 @@
  * arena.h - the interface between the measurement driver and one transport module.
  *
  * The driver (driver.c and the files core.h lists) owns the control protocol, timing loops,
- * buffers and output. A module (mod_mpi.c, mod_pvm.c, mod_tcp.c) supplies start-up, a clock
- * and the message-passing primitives of its family, as NetPIPE's modules do. Exactly one
- * module is linked into each build and exports `arena_module`.
+ * buffers and output. A module (mod_mpi.c, mod_pvm.c, mod_tcp.c, mod_floor.c) supplies
+ * start-up, a clock and the message-passing primitives of its family, as NetPIPE's modules do.
+ * Exactly one module is linked into each build and exports `arena_module`.
  */
 #ifndef ARENA_H
 #define ARENA_H
@@ -103,6 +103,11 @@ typedef struct arena_module {
      * how many, or -1 with why written. */
     int (*config)(arena_cvar_fn emit, char *why, size_t len);
     const char *no_config;
+    /* Optional (NULL: malloc and free). Memory for a cell's buffers that the peer's module can
+     * read at the same address (the machine floor copies straight from its peer's buffer);
+     * alloc returns NULL when there is none left. */
+    void *(*alloc)(size_t n);
+    void (*release)(void *p);
 } arena_module;
 
 extern const arena_module arena_module_impl;

@@ -46,6 +46,13 @@ static void buffer_sizes(int b, size_t size, size_t *sn, size_t *rn)
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+/* From the module's shared memory where it has some, else the heap. */
+static void *buffer(size_t n)
+{
+    return M->alloc ? arena_checked(M->alloc(n), "benchmark buffers")
+                    : arena_xmalloc(n, "benchmark buffers");
+}
+
 void arena_bufs_alloc(struct bufs *b, int bench, size_t size, int offcache)
 {
     size_t sn, rn;
@@ -59,8 +66,8 @@ void arena_bufs_alloc(struct bufs *b, int bench, size_t size, int offcache)
         if (b->nslots < 2)
             b->nslots = 2;
     }
-    b->s_mem = arena_xmalloc(b->sstride * (size_t)b->nslots + 4096, "benchmark buffers");
-    b->r_mem = arena_xmalloc(b->rstride * (size_t)b->nslots + 4096, "benchmark buffers");
+    b->s_mem = buffer(b->sstride * (size_t)b->nslots + 4096);
+    b->r_mem = buffer(b->rstride * (size_t)b->nslots + 4096);
     b->s = (unsigned char *)round_up((size_t)b->s_mem, 4096);
     b->r = (unsigned char *)round_up((size_t)b->r_mem, 4096);
     memset(b->s, 1, b->sstride * (size_t)b->nslots);
@@ -72,8 +79,13 @@ void arena_bufs_alloc(struct bufs *b, int bench, size_t size, int offcache)
 
 void arena_bufs_free(struct bufs *b)
 {
-    free(b->s_mem);
-    free(b->r_mem);
+    if (M->release) {
+        M->release(b->s_mem);
+        M->release(b->r_mem);
+    } else {
+        free(b->s_mem);
+        free(b->r_mem);
+    }
     free(b->t);
 }
 

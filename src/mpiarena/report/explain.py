@@ -103,6 +103,11 @@ def explanation_lines(e: Explanation) -> list[str]:
     if e.loggp:
         lines.append("LogGP (the loggp benchmark's cells): "
                      + "; ".join(parameter_text(e, p) for p in e.loggp))
+    if e.floor:
+        lines.append(f"Against the machine floor's alpha of {seconds(e.floor[0].floor)} (what "
+                     "lies beyond it is the library's software path): " + "; ".join(
+                         f"{t.variant} {seconds(t.alpha)}, {seconds(t.software)} beyond it"
+                         for t in e.floor))
     lines += _undecided(e)
     lines.append(f"Every figure above is stored: mpiarena show {e.run_id} --tables "
                  f"(the {e.bench} table), --models for the fits")

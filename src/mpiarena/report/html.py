@@ -46,6 +46,8 @@ from .overlap import overlap_text
 from .summary import (
     answer_lines,
     cell_text,
+    floor_heading,
+    floor_text,
     machine_line,
     method_lines,
     rule_text,
@@ -132,7 +134,7 @@ def _medians(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
                           "reason": group.reason if group else ""})
         spec = BENCHMARKS[key[0]]
         rows.append({"size": spec.size_text(key[1]) if spec.sized else "",
-                     "cells": cells})
+                     "cells": cells, "floor": floor_text(a, key)})
     return rows
 
 
@@ -239,6 +241,7 @@ def _benches(a: Analysis) -> list[dict[str, Any]]:
         entry["tables"].append({
             "np": np_, "title": a.title(bench, np_), "oversubscribed": np_ > a.cores,
             "anchor": f"{bench}-np{np_}", "medians": _medians(a, keys), "images": [],
+            "floored": any(floor_text(a, k) for k in keys), "floor_heading": floor_heading(a),
             "summary_verdicts": [_verdict(a, k, v) for k in a.summary_keys(keys)
                                  for v in a.judged.get(k, [])],
             "verdicts": [_verdict(a, k, v) for k in keys for v in a.judged.get(k, [])],
@@ -323,7 +326,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
         "overlap": overlap_text(data),
         "method": method, "headline": answer_lines(a), "answer": scoreboard_lines(a),
         "interference": warning_lines(found),
-        "variant_names": data.variants,
+        "variant_names": a.data.variants,  # the tables' columns: the floor has its own
         "colors": {v: plots.Styles(data.variants)(v)["color"] for v in data.variants},
         "color_index": {v: i for i, v in enumerate(data.variants)}, "cores": a.cores,
     }

@@ -16,6 +16,8 @@ from .overlap import overlap_text
 from .summary import (
     answer_lines,
     cell_text,
+    floor_heading,
+    floor_text,
     machine_line,
     method_lines,
     scoreboard_lines,
@@ -126,9 +128,12 @@ def render_markdown(data: RunData, baseline: str | None = None,
             ""]
     for (bench, np_), keys in a.tables.items():
         spec = BENCHMARKS[bench]
+        floored = any(floor_text(a, key) for key in keys)
         out += [f"### {escape(a.title(bench, np_))}", "",
-                *table(["size" if spec.sized else "", *data.variants],
-                       (_result_row(a, key) for key in keys), left=0), ""]
+                *table(["size" if spec.sized else "", *a.data.variants,
+                        *([floor_heading(a)] if floored else [])],
+                       ([*_result_row(a, key), *([floor_text(a, key)] if floored else [])]
+                        for key in keys), left=0), ""]
     out += _costs(data)
     out += _overlap(data)
     out += _guidelines(data)

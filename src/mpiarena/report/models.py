@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..analysis.floor import LatencyTerm
 from ..analysis.loggp import LogGPModel, ParameterFigure
 from ..analysis.models import RESIDUAL_TARGET, Estimate, P2pModel, Regime
 from ..analysis.predict import TARGET, CellFit, summary
@@ -68,6 +69,19 @@ def model_lines(models: dict[str, P2pModel]) -> list[str]:
     for variant, m in models.items():
         lines.append(f"{variant}:")
         lines += [regime_line(r) for r in m.regimes]
+    return lines
+
+
+def latency_lines(terms: list[LatencyTerm]) -> list[str]:
+    """Each library's latency term against the machine floor's, in words."""
+    if not terms:
+        return []
+    lines = [f"Latency terms against the machine floor's alpha of {seconds(terms[0].floor)} "
+             "(what lies beyond it is the library's software path):"]
+    for t in terms:
+        share = f" ({t.software / t.alpha:.0%} of it)" if t.alpha > 0 else ""
+        lines.append(f"  {t.variant}: alpha {seconds(t.alpha)}, {seconds(t.software)} beyond "
+                     f"the floor{share}")
     return lines
 
 

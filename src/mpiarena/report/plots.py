@@ -189,6 +189,24 @@ def _series(a: Analysis, bench: str, np_: int, variant: str, positive: bool = Tr
     return np.array(rows, dtype=float).reshape(-1, 4)
 
 
+def _floor_series(a: Analysis, bench: str, np_: int) -> list[tuple[int, float]]:
+    """The floor's figure at each size of a table where it has one (above 0 B): the machine
+    floor's, or an emulated link's as set."""
+    floor = a.floor or a.link
+    if floor is None:
+        return []
+    return [(key.size, f) for key in a.tables[(bench, np_)]
+            if key.size > 0 and (f := floor.figure(key)) is not None]
+
+
+def _floor_line(a: Analysis, ax: Axes, points: list[tuple[int, float]]) -> None:
+    """The floor drawn as a line: what this machine's cores (or the emulated link) allow."""
+    if points:
+        xs, ys = zip(*points, strict=True)
+        ax.plot(xs, ys, label="machine floor" if a.floor else "link floor", color="black",
+                linestyle=":", linewidth=1.6)
+
+
 def time_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
     """Median time vs size on log-log axes, with the 95% interval of the median as a band."""
     fig = _figure()
@@ -204,6 +222,7 @@ def time_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | N
         sizes += [int(x) for x in s[:, 0]]
     if not sizes:
         return None
+    _floor_line(a, ax, _floor_series(a, bench, np_))
     _size_axis(ax, sizes)
     ax.set_yscale("log")
     _time_axis(ax)
@@ -310,6 +329,8 @@ def bandwidth_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figur
         sizes += [int(x) for x in xs]
     if not sizes:
         return None
+    _floor_line(a, ax, [(x, b) for x, f in _floor_series(a, bench, np_)
+                     if (b := bandwidth(bench, x, f, a.window))])
     _size_axis(ax, sizes)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda b, _: units.bandwidth(b)))

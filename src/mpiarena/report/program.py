@@ -26,6 +26,8 @@ PROFILER = ("one profiled launch per library (PMPI library preloaded, apart from
             "launches); seconds are per rank, the mean over ranks")
 TIMED = ("wall time: launch to exit of the library's launcher, measured by mpiarena around the "
          "whole launch (start-up and shut-down included); a launch is the unit of the statistics")
+NO_FLOOR = ("no machine floor: a program's wall time has none (the floor bounds mpiarena's own "
+            "message-passing figures)")
 
 
 @dataclass
@@ -108,7 +110,7 @@ def program_text(r: AppResult) -> ProgramText:
                 for v, xs in r.failed().items() for x in xs]
     overheads = [f"{o.variant}: profiled launch {units.seconds(o.profiled)} against the timed "
                  f"median {units.seconds(o.timed)}: {o.share:+.1%}" for o in r.overheads]
-    return ProgramText(title, [TIMED, PROFILER], header, rows, verdicts,
+    return ProgramText(title, [TIMED, PROFILER, NO_FLOOR], header, rows, verdicts,
                        [decomposition_line(d) for d in r.decompositions], overheads, failures,
                        warnings)
 

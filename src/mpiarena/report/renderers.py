@@ -132,14 +132,16 @@ def _config(s: RunSource, o: RenderOptions) -> str:
 
 
 def _models(s: RunSource, o: RenderOptions) -> str:
+    from ..analysis.floor import latency_terms
     from ..analysis.loggp import loggp
     from ..analysis.models import fit_models
     from ..analysis.predict import run_predictions
-    from .models import loggp_lines, model_lines, prediction_lines
+    from .models import latency_lines, loggp_lines, model_lines, prediction_lines
 
     cores = int(s.data.machine.get("cores", 1))
     fitted = fit_models(s.data)
-    said = [*model_lines(fitted), *loggp_lines(loggp(s.data)),
+    said = [*model_lines(fitted), *latency_lines(latency_terms(s.data, fitted)),
+            *loggp_lines(loggp(s.data)),
             *prediction_lines(run_predictions(s.data, fitted), cores)]
     if not said:
         raise ArenaError(f"run {s.run_id} has nothing to fit a model to: run with --bench "

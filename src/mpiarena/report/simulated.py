@@ -17,13 +17,16 @@ CAVEAT = ("SMPI models each library's choice of collective algorithms (its selec
           "not the library itself: no figure here is a measurement of any library installed.")
 
 
+NO_FLOOR = "No machine floor: a simulated run's figures come from a model, not this machine."
+
+
 def header(data: RunData) -> list[str]:
     s = data.run.settings
     models = s.get("models", {})
     lines = [f"run {data.run_id}: {data.settings.topology}",
              "simulated, deterministic: one launch per cell, a rerun gives the same figures; "
              "no intervals or verdicts.",
-             CAVEAT]
+             CAVEAT, NO_FLOOR]
     lines += [f"  {v}: simulated: SimGrid {s.get('simgrid', '?')}, {title}"
               for v, title in models.items()]
     if s.get("computation"):

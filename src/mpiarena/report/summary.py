@@ -7,6 +7,17 @@ from __future__ import annotations
 from .. import units
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.curves import Derived, Switch
+from ..analysis.floor import (
+    LinkFloor,
+    MachineFloor,
+    Multiple,
+    fastest_at,
+    headline,
+    link_headline,
+    link_multiple,
+    multiple,
+    steadiness,
+)
 from ..analysis.groups import figure, measured
 from ..analysis.run import (
     Analysis,
@@ -324,15 +335,88 @@ def _scope_text(scope: Scope, cores: int) -> str:
     return f"Holds for {ranks} ranks on {hosts}{polling}."
 
 
+def multiple_text(m: Multiple, link: bool = False) -> str:
+    """'1.7x floor', '1.04x link floor' (its interval below 1: '(BELOW it)')."""
+    said = f"{m.times:.2f}x link floor" if link else f"{m.times:.1f}x floor"
+    return said + (" (BELOW it)" if m.below else "")
+
+
+def link_line(a: Analysis, link: LinkFloor, leader: str | None) -> list[str]:
+    """The fastest library's largest pingpong against the emulated link as set."""
+    spec = link.spec
+    m = link_headline(a.data, link, [leader] if leader else mpi_variants(a.data) or
+                      a.data.variants)
+    if m is None:
+        return []
+    return [f"Against the link's floor ({spec.link} set: {units.bandwidth(spec.payload_limit / 8)} "
+            f"of TCP payload in full {spec.mtu}-byte frames, less tbf's {spec.burst}-byte bucket; "
+            f"no delay emulated): {a.label(m.key)}: {m.variant} {units.seconds(m.figure)}, "
+            f"{multiple_text(m, link=True)} of {units.seconds(m.floor)}."]
+
+
+def floor_lines(a: Analysis, leader: str | None) -> list[str]:
+    """The fastest library's pingpong against the machine floor, once, or why the run has no
+    floor."""
+    if a.floor is None and a.link is not None:
+        return link_line(a, a.link, leader)
+    if a.floor is None:
+        topology = a.data.settings.topology
+        if topology == "local":
+            return []  # a run of chosen libraries (--impl without floor)
+        kind = "an imported suite's figures" if topology == "imported" else \
+            f"a run on {topology} (the floor is measured on this machine only)"
+        return [f"No machine floor: {kind}."]
+    among = [leader] if leader else mpi_variants(a.data) or a.data.variants
+    if not among:
+        return _floor_alone(a.floor)
+    fastest = fastest_at(a.data, a.floor, among)
+    found = headline(a.data, a.floor, fastest) if fastest else []
+    if not found:
+        return []
+    said = [f"{a.label(m.key)}: {m.variant} {units.seconds(m.figure)}, {m.times:.1f}x the "
+            f"machine floor of {units.seconds(m.floor)}" for m in found[:1]]
+    said += [f"{a.label(m.key)}: {m.times:.1f}x its {units.seconds(m.floor)}" for m in found[1:]]
+    where = found[0].placement
+    return ["Against the machine floor (two processes on the ranks' cores, sharing memory): "
+            + "; ".join(said) + "." + (f" Placement differs: {where}." if where else "")]
+
+
+def _floor_alone(floor: MachineFloor) -> list[str]:
+    """A run of the floor alone: its figures, per benchmark and size."""
+    lines = ["Machine floor (two processes on the ranks' cores, sharing memory), alone in "
+             "this run:"]
+    for bench in BENCHMARKS:
+        keys = sorted((k for k in floor.cells if k.bench == bench), key=lambda k: (k.np, k.size))
+        said = [f"{BENCHMARKS[bench].size_text(k.size)} {units.seconds(f)}" for k in keys
+                if (f := floor.figure(k)) is not None]
+        if said:
+            lines.append(f"  {bench}: " + ", ".join(said))
+    return lines
+
+
+def steadiness_line(a: Analysis) -> str:
+    """The floor's between-launch spread beside the median library's ("": no floor)."""
+    s = steadiness(a.data, a.floor) if a.floor is not None else None
+    if s is None:
+        return ""
+    verdict = "steadier than the libraries' figures" if s.steadier else \
+        "it moves more than the libraries' figures: other work or placement moved it, not a floor"
+    return (f"Machine floor: between launches its figures move by a log-sd of {s.floor:.3f} "
+            f"(median over its {s.cells} cells), the median library's {s.library:.3f}: "
+            f"{verdict}.")
+
+
 def answer_lines(a: Analysis) -> list[str]:
     """The answer first, in at most a dozen lines for the quick suite: the fastest MPI library
-    for point-to-point and for collectives, where it holds, the MPI libraries ranked with
-    intervals, what is not MPI beside them, and how many comparisons were decided."""
+    for point-to-point and for collectives, where it holds, the fastest library's distance from
+    the machine floor, the MPI libraries ranked with intervals, what is not MPI beside them, and
+    how many comparisons were decided."""
     ans = answer(a)
     if ans is None:
-        return figure_lines(a)
+        return [*figure_lines(a), *floor_lines(a, None)]
     width = max(len(s.variant) for s in ans.ranked)
-    lines = [_fastest_sentence(ans), _scope_text(ans.scope, a.cores),
+    p2p = next((k.leader for k in ans.kinds if k.kind == "point-to-point"), ans.ranked[0].variant)
+    lines = [_fastest_sentence(ans), *floor_lines(a, p2p), _scope_text(ans.scope, a.cores),
              f"MPI libraries, time relative to {ans.ranked[0].variant} (geometric mean over "
              f"{ans.ranked[0].cells} cells, {CONFIDENCE:.0%} CI over launches):"]
     lines += [f"  {s.variant.ljust(width)}  {standing_text(s)}" for s in ans.ranked]
@@ -446,4 +530,21 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
     bw = bandwidth(key.bench, key.size, figure(group), a.window)
     if bw is not None:
         text += f"  {units.bandwidth(bw)}"
+    if a.floor is not None and (m := multiple(a.data, a.floor, key, variant)) is not None:
+        text += f"  {multiple_text(m)}"
+    elif a.link is not None and (m := link_multiple(a.data, a.link, key, variant)) is not None:
+        text += f"  {multiple_text(m, link=True)}"
     return text
+
+
+def floor_text(a: Analysis, key: Key) -> str:
+    """The floor's figure in a cell: the machine floor's, or an emulated link's as set ("":
+    none there)."""
+    value = a.floor.figure(key) if a.floor is not None else \
+        a.link.figure(key) if a.link is not None else None
+    return units.seconds(value) if value is not None else ""
+
+
+def floor_heading(a: Analysis) -> str:
+    """The floor column's heading."""
+    return "machine floor" if a.floor is not None or a.link is None else "link floor"

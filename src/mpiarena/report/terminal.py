@@ -33,10 +33,13 @@ from .summary import (
     answer_lines,
     cell_text,
     derived_text,
+    floor_heading,
+    floor_text,
     implementation_line,
     machine_line,
     method_lines,
     scoreboard_lines,
+    steadiness_line,
     switch_text,
     verdict_text,
 )
@@ -135,6 +138,8 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
                 say(console, f"  {verdict_text(a.label(key), v)}", colour)
         if bench == "pingpong" and np_ == 2:
             _pingpong_figures(a, console)
+    if line := steadiness_line(a):
+        say(console, line, "dim")
     _against_the_reference(a.data, console)
 
 
@@ -142,15 +147,18 @@ def _table(a: Analysis, bench: str, np_: int, keys: list[Key], console: Console)
     spec = BENCHMARKS[bench]
     table = Table()
     table.add_column("size" if spec.sized else "", justify="right")
+    floored = any(floor_text(a, key) for key in keys)
     for variant in a.data.variants:
         table.add_column(variant, justify="right")
+    if floored:
+        table.add_column(floor_heading(a), justify="right", style="dim")
     for key in keys:
         best = a.best(key)
         row = [spec.size_text(key.size) if spec.sized else ""]
         for variant in a.data.variants:
             text = cell_text(a, key, variant)
             row.append(f"[bold green]{text} *[/]" if variant == best else text)
-        table.add_row(*row)
+        table.add_row(*row, *([floor_text(a, key)] if floored else []))
     show(console, a.title(bench, np_), table)
 
 

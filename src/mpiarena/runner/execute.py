@@ -370,9 +370,10 @@ class Executor:
             res = with_baseline(res, cell)
         self._record(variant, asked, running.job_id, res.status, res.reason, res.iterations,
                      res.observations, launch=running.launch)
-        if res.status == CellStatus.OK:
-            if res.iterations:
-                self.calibrated.setdefault((cell, variant.id), res.iterations)
+        if res.status == CellStatus.OK and res.iterations:
+            self.calibrated.setdefault((cell, variant.id), res.iterations)
+        if res.status == CellStatus.OK and not family_of(variant.impl).floor:
+            # the machine floor is a reference: no budget or precision buys it launches
             sampled = self.sampled.setdefault((cell, variant.id), Sampled())
             bench = BENCHMARKS[cell.bench]
             sampled.by_launch.setdefault(running.launch, []).extend(
