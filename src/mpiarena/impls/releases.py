@@ -57,7 +57,7 @@ def index_releases(family: str) -> list[Release]:
 
 
 @dataclass(frozen=True)
-class Choice:
+class ReleaseChoice:
     """Which releases the command line asks for: a range (both ends included) or a list."""
 
     first: str | None = None
