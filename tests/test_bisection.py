@@ -42,6 +42,7 @@ def test_a_step_each_way_is_located_between_its_neighbours():
         (BCAST, 1, 2, Judgement.BELOW, Placed.LOCATED)}
     ping = next(c for c in found.changes if c.key == PING)
     assert 1.4 < ping.judged.ratio < 1.6 and ping.judged.ci_low > 1.05
+    assert {4, 5} <= set(found.steps[ping.step])  # judged in the step that measured both
     assert found.ends[FLAT].outcome in (Judgement.SAME, Judgement.OPEN)
     # every step after the ends measures a midpoint with its two brackets, fresh
     assert all(len(r) == 3 and r[0] < r[1] < r[2] for r, _ in log[1:])

@@ -41,8 +41,9 @@ class SpanStep:
 @dataclass(frozen=True)
 class ReleaseChange:
     """A cell that changed between releases `before` and `after` of the series: slower (above)
-    or faster (below), located between neighbours or spread, with the verdict that placed it
-    and, spread, the sizes of the steps inside."""
+    or faster (below), located between neighbours or spread, with the verdict that placed it,
+    the step that measured it (an index into Bisection.steps) and, spread, the sizes of the
+    steps inside."""
 
     key: Key
     before: int
@@ -50,6 +51,7 @@ class ReleaseChange:
     direction: Judgement
     judged: Judged
     where: Placed
+    step: int
     inside: tuple[SpanStep, ...] = ()
 
 
@@ -93,19 +95,19 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
     for (key, _, _), j in ends.items():
         if j.outcome in DECIDED:
             spans.setdefault((0, last), set()).add(key)
-    verdicts = {(key, b, a): j for (key, b, a), j in ends.items()}
+    verdicts = {(key, b, a): (j, 0) for (key, b, a), j in ends.items()}
     while spans:
         (lo, hi), cells = min(spans.items())
         del spans[(lo, hi)]
         if hi - lo == 1:
-            out.changes += [_change(key, lo, hi, verdicts[(key, lo, hi)], Placed.LOCATED)
+            out.changes += [_change(key, lo, hi, *verdicts[(key, lo, hi)], Placed.LOCATED)
                             for key in sorted(cells)]
             continue
         mid = (lo + hi) // 2
         out.steps.append((lo, mid, hi))
         step = _judged(measure((lo, mid, hi), cells), [(lo, mid), (mid, hi)], cells, alpha,
                        threshold)
-        verdicts |= step
+        verdicts |= {k: (j, len(out.steps) - 1) for k, j in step.items()}
         for key in sorted(cells):
             halves = [(b, a) for b, a in ((lo, mid), (mid, hi))
                       if (key, b, a) in step and step[(key, b, a)].outcome in DECIDED]
@@ -114,15 +116,15 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
             if not halves:
                 inside = tuple(SpanStep(b, a, step[(key, b, a)]) for b, a in ((lo, mid), (mid, hi))
                                if (key, b, a) in step)
-                out.changes.append(_change(key, lo, hi, verdicts[(key, lo, hi)], Placed.SPREAD,
-                                           inside))
+                out.changes.append(_change(key, lo, hi, *verdicts[(key, lo, hi)],
+                                           Placed.SPREAD, inside))
     out.changes.sort(key=lambda c: (c.key, c.before))
     return out
 
 
-def _change(key: Key, before: int, after: int, judged: Judged, where: Placed,
+def _change(key: Key, before: int, after: int, judged: Judged, step: int, where: Placed,
             inside: tuple[SpanStep, ...] = ()) -> ReleaseChange:
-    return ReleaseChange(key, before, after, judged.outcome, judged, where, inside)
+    return ReleaseChange(key, before, after, judged.outcome, judged, where, step, inside)
 
 
 def _judged(measured: StepSamples, pairs: Sequence[tuple[int, int]], cells: Collection[Key] | None,
