@@ -17,7 +17,7 @@ from mpiarena.cluster.topology import Where, opened
 from mpiarena.plan import CellOptions
 from mpiarena.results import Key
 from mpiarena.runner.execute import Settings
-from mpiarena.runner.releases import Measuring, Member, find
+from mpiarena.runner.releases import StepContext, Member, find
 from mpiarena.store import Store
 from mpiarena.suites import Suite
 
@@ -38,7 +38,7 @@ def test_a_planted_slowdown_is_located_between_its_neighbours(tmp_path):
     store = Store(tmp_path / "p.db")
     with opened(Where()) as topology:
         # --timeout 5: Debian's MPICH over UCX's TCP now and then hangs in MPI_Finalize
-        where = Measuring(store, topology, Settings(timeout=5, topology=topology.label),
+        where = StepContext(store, topology, Settings(timeout=5, topology=topology.label),
                           CellOptions(), users.for_ranks(), "test planted",
                           Console(file=io.StringIO()), notes.append)
         series = find(members, suite, where)

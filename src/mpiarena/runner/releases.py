@@ -44,7 +44,7 @@ class Member:
 
 
 @dataclass(frozen=True)
-class Measuring:
+class StepContext:
     """Where and how each step measures: the store, the topology, the run's settings, who
     ranks run as, the command recorded, and where progress and notes go."""
 
@@ -59,7 +59,7 @@ class Measuring:
 
 
 @dataclass
-class Series:
+class BisectedSeries:
     """A bisected series: its members, the bisection, each step's run (in step order), each
     step's variant per member, and the members that could not be had."""
 
@@ -81,10 +81,10 @@ def narrowed(suite: Suite, cells: Collection[Key]) -> Suite:
                     nps=tuple(sorted({k.np for k in cells})))
 
 
-def find(members: Sequence[Member], suite: Suite, where: Measuring) -> Series:
+def find(members: Sequence[Member], suite: Suite, where: StepContext) -> BisectedSeries:
     """Bisect the series (oldest first) over the suite's cells; Ctrl-C ends it, the steps
     measured so far kept in the store."""
-    series = Series(list(members))
+    series = BisectedSeries(list(members))
     have: dict[int, Implementation] = {}
 
     def impl_of(i: int) -> Implementation | None:
@@ -120,7 +120,7 @@ def _missing(m: Member) -> Implementation:
 
 
 def _measured(members: list[Member], impls: dict[int, Implementation], suite: Suite,
-              where: Measuring, number: int) -> tuple[RunData, dict[int, str]]:
+              where: StepContext, number: int) -> tuple[RunData, dict[int, str]]:
     """One step: the members' variants interleaved in one stored run; the run read back, and
     each member's variant id."""
     planted = any(members[i].env is not None for i in impls)
