@@ -17,7 +17,7 @@ from mpiarena.cluster.topology import Where, opened
 from mpiarena.plan import CellOptions
 from mpiarena.results import Key
 from mpiarena.runner.execute import Settings
-from mpiarena.runner.releases import StepContext, Member, find
+from mpiarena.runner.releases import Member, StepContext, find
 from mpiarena.store import Store
 from mpiarena.suites import Suite
 
