@@ -110,6 +110,9 @@ def neighbour_lines(c: ReleaseChange, series: BisectedSeries, index: Sequence[Re
             gap := skipped(before.release, after.release)):
         out.append(f"the index has no {gap}: the change lies in one of those or in "
                    f"{after.name}")
+    if before.origin != after.origin:
+        out.append(f"{before.origin}'s build against the {after.origin}'s: build and release "
+                   "both differ, and nothing measured here separates them (not separable here)")
     data = series.runs[c.step]
     ids = series.variant_of[c.step]
     if data is not None and c.before in ids and c.after in ids:
@@ -139,10 +142,13 @@ def lines(series: BisectedSeries, index: Sequence[Release] = ()) -> list[str]:
     if not found.differs:
         out.append(f"no change decided between {_name(m[0])} and {_name(m[-1])} in any cell: "
                    "nothing to bisect")
-    for s in stretches(found.changes):
-        out.append(change_line(s, series, index))
-        out += [f"  {x}" for x in neighbour_lines(s.changes[0], series, index)]
+    ranges = list(stretches(found.changes))
+    out += [change_line(s, series, index) for s in ranges]
     out.append(upgrade_line(series))
+    pairs = {(s.changes[0].before, s.changes[0].after): s.changes[0] for s in ranges}
+    for (before, after), c in sorted(pairs.items()):
+        out.append(f"between {_name(m[before])} and {_name(m[after])}:")
+        out += [f"  {x}" for x in neighbour_lines(c, series, index)]
     located = sum(1 for s in stretches(found.changes) if s.changes[0].where == Placed.LOCATED
                   and not between(s.changes[0], series, index))
     runs = [r.run_id for r in series.runs if r is not None]
