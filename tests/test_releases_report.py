@@ -75,7 +75,8 @@ def test_spread_and_no_change():
     s.bisection = Bisection(3, ends={key: judged(1.2)}, steps=[(0, 2), (0, 1, 2)])
     s.bisection.changes = [ReleaseChange(
         key, 0, 2, Judgement.ABOVE, judged(1.2), Placed.SPREAD, 0,
-        (SpanStep(0, 1, judged(1.09, Judgement.OPEN)), SpanStep(1, 2, judged(1.1, Judgement.OPEN))))]
+        (SpanStep(0, 1, judged(1.09, Judgement.OPEN)),
+         SpanStep(1, 2, judged(1.1, Judgement.OPEN))))]
     s.runs, s.variant_of = [None] * 2, [{}] * 2
     out = lines(s, OPENMPI)
     assert out[0] == ("allreduce 64 B (2 ranks): 1.20x slower between 4.1.7 and 5.0.8, spread: no "
