@@ -15,16 +15,17 @@ PING, BCAST, FLAT = Key("pingpong", 8, 2), Key("bcast", 64, 2), Key("barrier", 0
 LAUNCHES, NOISE = 10, 0.03  # launches a release in a step; sd of a launch's log figure
 
 
-def simulated(levels, seed=1):
+def simulated(levels, seed=1, noise=NOISE, failing=()):
     """A measure() whose releases have these figures per cell (levels[key][release]), each
-    launch's off by lognormal noise, fresh at every step; and the log of what it measured."""
+    launch's off by lognormal noise, fresh at every step, none from the `failing` releases;
+    and the log of what it measured."""
     rng = np.random.default_rng(seed)
     log = []
 
     def measure(releases, cells):
         log.append((releases, set(cells)))
-        return {key: {r: [np.array([level[r] * math.exp(rng.normal(0, NOISE))])
-                          for _ in range(LAUNCHES)] for r in releases}
+        return {key: {r: [np.array([level[r] * math.exp(rng.normal(0, noise))])
+                          for _ in range(LAUNCHES)] for r in releases if r not in failing}
                 for key, level in levels.items()}
     return measure, log
 
@@ -60,9 +61,10 @@ def test_two_steps_in_one_cell_are_both_located():
 
 def test_a_change_no_neighbour_pair_carries_is_spread_with_each_steps_size():
     levels = {PING: [1.03 ** r for r in range(9)]}  # 3% a release: 27% over the series
-    found = bisect(9, simulated(levels)[0])
+    found = bisect(9, simulated(levels, noise=0.005)[0])
     assert found.differs and found.changes
-    assert all(c.where == Placed.SPREAD and c.after - c.before >= 2 for c in found.changes)
+    assert found.changes and all(c.where == Placed.SPREAD and c.after - c.before >= 2
+                                 for c in found.changes)
     spread = found.changes[0]
     assert len(spread.inside) == 2 and all(s.judged.ratio < 1.15 for s in spread.inside)
 
@@ -73,3 +75,10 @@ def test_no_step_measures_the_ends_alone():
     assert not found.differs and found.changes == [] and found.measured == [0, 8]
     assert len(log) == 1
     assert set(found.ends) == {PING, BCAST}
+
+
+def test_a_midpoint_that_measured_nothing_leaves_its_change_unplaced():
+    levels = {PING: [1.0] * 4 + [2.0] * 5}
+    found = bisect(9, simulated(levels, failing=(4,))[0])
+    assert [(c.before, c.after, c.where, c.inside) for c in found.changes] == [
+        (0, 8, Placed.UNPLACED, ())]

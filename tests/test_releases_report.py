@@ -69,7 +69,7 @@ def test_series_neighbours_the_index_separates_and_a_build_against_a_release():
     assert "(1 changes located)" in out[-1]
 
 
-def test_spread_and_no_change():
+def test_spread_unplaced_and_no_change():
     s = series(["4.1.7", "4.1.8", "5.0.8"])
     key = Key("allreduce", 64, 2)
     s.bisection = Bisection(3, ends={key: judged(1.2)}, steps=[(0, 2), (0, 1, 2)])
@@ -82,6 +82,12 @@ def test_spread_and_no_change():
     assert out[0] == ("allreduce 64 B (2 ranks): 1.20x slower between 4.1.7 and 5.0.8, spread: no "
                       "pair of neighbours carries it (4.1.7 -> 4.1.8 1.09x (open); 4.1.8 -> 5.0.8 "
                       "1.10x (open))")
+    s.bisection.changes = [ReleaseChange(key, 0, 2, Judgement.ABOVE, judged(1.2),
+                                         Placed.UNPLACED, 0)]
+    assert lines(s, OPENMPI)[0] == (
+        "allreduce 64 B (2 ranks): 1.20x slower between 4.1.7 and 5.0.8, not placed within them "
+        "(no half could be judged: the release between failed there or could not be had): more "
+        "launches (--launches, --budget) would place it")
     s.bisection = Bisection(3, ends={key: judged(1.0, Judgement.SAME)}, steps=[(0, 2)])
     assert lines(s, OPENMPI)[0] == "no change decided between 4.1.7 and 5.0.8 in any cell: " \
         "nothing to bisect"

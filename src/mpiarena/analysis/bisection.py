@@ -22,11 +22,14 @@ DECIDED = (Judgement.ABOVE, Judgement.BELOW)
 
 
 class Placed(StrEnum):
-    """How closely a change was placed: between two neighbours of the series, or over a range
-    no single pair of them carries (each step's size said)."""
+    """How closely a change was placed: between two neighbours of the series; over a range no
+    single pair of them carries (both halves of its last step within the threshold); or not
+    placed within a range, a half of it undecided or not judged (more launches, or a release
+    that measured, would place it)."""
 
     LOCATED = "located"
     SPREAD = "spread"
+    UNPLACED = "unplaced"
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,10 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
     decided different, nothing more is measured. Then each span (before, after) that carries
     changed cells is split at its midpoint, measured with both ends: a half decided different
     carries the change on (both halves: a change in each, each followed in its own direction);
-    where neither half is, the change is spread over the span, reported with both halves'
-    sizes. A span of neighbours places its changes there."""
+    where both halves lie within the threshold, the change is spread over the span; where
+    neither half is decided different and one is undecided or not judged, it is not placed
+    within the span; both reported with the halves' sizes. A span of neighbours places its
+    changes there."""
     out = Bisection(size)
     if size < 2:
         return out
@@ -116,8 +121,10 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
             if not halves:
                 inside = tuple(SpanStep(b, a, step[(key, b, a)]) for b, a in ((lo, mid), (mid, hi))
                                if (key, b, a) in step)
+                spread = len(inside) == 2 and all(s.judged.outcome == Judgement.SAME
+                                                  for s in inside)
                 out.changes.append(_change(key, lo, hi, *verdicts[(key, lo, hi)],
-                                           Placed.SPREAD, inside))
+                                           Placed.SPREAD if spread else Placed.UNPLACED, inside))
     out.changes.sort(key=lambda c: (c.key, c.before))
     return out
 

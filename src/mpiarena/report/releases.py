@@ -90,10 +90,13 @@ def change_line(s: ChangedRange, series: BisectedSeries, index: Sequence[Release
         return (f"{s.label}: {size} between {_name(m[c.before])} and {_name(m[c.after])} "
                 f"({ci}), neighbours in the series but not on the index")
     inside = "; ".join(f"{_name(m[st.before])} -> {_name(m[st.after])} {st.judged.ratio:.2f}x "
-                       f"({st.judged.outcome})" for st in c.inside) or "the releases between " \
-        "could not be measured"
-    return (f"{s.label}: {size} between {_name(m[c.before])} and {_name(m[c.after])}, spread: "
-            f"no pair of neighbours carries it ({inside})")
+                       f"({st.judged.outcome})" for st in c.inside) or "no half could be " \
+        "judged: the release between failed there or could not be had"
+    span = f"{s.label}: {size} between {_name(m[c.before])} and {_name(m[c.after])}"
+    if c.where == Placed.SPREAD:
+        return f"{span}, spread: no pair of neighbours carries it ({inside})"
+    return (f"{span}, not placed within them ({inside}): more launches (--launches, --budget) "
+            "would place it")
 
 
 def neighbour_lines(c: ReleaseChange, series: BisectedSeries, index: Sequence[Release]
@@ -103,7 +106,7 @@ def neighbour_lines(c: ReleaseChange, series: BisectedSeries, index: Sequence[Re
     m = series.members
     before, after = m[c.before], m[c.after]
     out = []
-    if skipped_over := between(c, series, index):
+    if c.where == Placed.LOCATED and (skipped_over := between(c, series, index)):
         out.append(f"not measured: the index's {', '.join(skipped_over)} between them (bisect "
                    f"them with --from {before.name} --to {after.name})")
     elif c.where == Placed.LOCATED and before.release and after.release and (
