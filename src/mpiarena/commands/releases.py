@@ -128,4 +128,5 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
     for line in lines(found, index):
         console.print(line, soft_wrap=True, markup=False)
     err.print(cache_line(paths.impls_dir()), soft_wrap=True, markup=False)
-    options.say_stored(db, [r.run_id for r in found.runs if r is not None])
+    options.say_stored(db, [r.run_id for r in found.runs if r is not None] +
+                       [x.run.run_id for x in found.separated])

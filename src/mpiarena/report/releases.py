@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from ..analysis.bisection import Placed, ReleaseChange
+from ..analysis.build_or_release import Attribution, Follows
 from ..analysis.stats import THRESHOLD
 from ..analysis.verdicts import Judgement
 from ..analysis.whatran import run_changes
 from ..benchmarks import BENCHMARKS
 from ..impls.releases import Release, skipped
-from ..runner.releases import BisectedSeries, Member
+from ..runner.releases import BisectedSeries, Member, Separated
 from ..sizes import format_size
 from .summary import ci_text
 from .whatran import change_lines
@@ -113,9 +114,13 @@ def neighbour_lines(c: ReleaseChange, series: BisectedSeries, index: Sequence[Re
             gap := skipped(before.release, after.release)):
         out.append(f"the index has no {gap}: the change lies in one of those or in "
                    f"{after.name}")
-    if before.origin != after.origin:
+    separated = next((x for x in series.separated if {x.first, x.second} ==
+                      {c.before, c.after}), None)
+    if separated is not None:
+        out += build_lines(separated, series)
+    elif before.origin != after.origin:
         out.append(f"{before.origin}'s build against the {after.origin}'s: build and release "
-                   "both differ, and nothing measured here separates them (not separable here)")
+                   "both differ, and no build lever separates them (not separable here)")
     data = series.runs[c.step]
     ids = series.variant_of[c.step]
     if data is not None and c.before in ids and c.after in ids:
@@ -123,6 +128,33 @@ def neighbour_lines(c: ReleaseChange, series: BisectedSeries, index: Sequence[Re
         out += changed or [f"what ran: no transport or control variable default differs "
                            f"between {_name(before)} and {_name(after)}"]
     return out
+
+
+def build_lines(x: Separated, series: BisectedSeries) -> list[str]:
+    """Build or release, per cell: the lever that makes the two alike, or none."""
+    first, second = (_name(series.members[i]) for i in (x.first, x.second))
+    out = [f"build or release ({second} run under each build lever beside {first}, run "
+           f"{x.run.run_id}):"]
+    for a in x.attributions:
+        label = ChangedRange((_as_change(a),)).label
+        tried = ", ".join(f"{name.partition(':')[2].replace('-', ' ')} {j.ratio:.2f}x "
+                          f"({j.outcome})" for name, j in a.levers)
+        if a.follows == Follows.BUILD and (lever := a.undone_by):
+            out.append(f"  {label}: follows the build: with "
+                       f"{lever.partition(':')[2].replace('-', ' ')}, {second} runs as {first} "
+                       f"does ({tried})")
+        elif a.follows == Follows.RELEASE:
+            out.append(f"  {label}: follows the release: under every lever {second} still "
+                       f"differs from {first} ({tried})")
+        else:
+            out.append(f"  {label}: not separable here ({tried or 'no lever measured it'})")
+    if not x.attributions:
+        out.append("  no cell differed when measured again beside the levers")
+    return out
+
+
+def _as_change(a: Attribution) -> ReleaseChange:
+    return ReleaseChange(a.key, 0, 1, a.plain.outcome, a.plain, Placed.LOCATED, 0)
 
 
 def upgrade_line(series: BisectedSeries) -> str:
@@ -155,9 +187,11 @@ def lines(series: BisectedSeries, index: Sequence[Release] = ()) -> list[str]:
     located = sum(1 for s in stretches(found.changes) if s.changes[0].where == Placed.LOCATED
                   and not between(s.changes[0], series, index))
     runs = [r.run_id for r in series.runs if r is not None]
+    levers = [x.run.run_id for x in series.separated]
     out.append(f"measured {len(found.measured)} of {len(m)} releases in {len(found.steps)} "
                f"steps ({located} changes located), stored as runs "
-               f"{', '.join(map(str, runs)) or 'none'}")
+               f"{', '.join(map(str, runs)) or 'none'}" +
+               (f"; build levers: runs {', '.join(map(str, levers))}" if levers else ""))
     for i, why in series.unavailable.items():
         out.append(f"skipped {_name(m[i])}: {why}")
     return out

@@ -4,18 +4,19 @@ launches); a release installed the first time a step needs it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
 from ..analysis.bisection import Bisection, StepSamples, bisect
+from ..analysis.build_or_release import Attribution, attribute
 from ..analysis.groups import measured
 from ..benchmarks import BENCHMARKS
 from ..build import build_all
 from ..cluster.topology import Topology
 from ..errors import ArenaError
-from ..impls import Implementation
+from ..impls import Implementation, family_of
 from ..impls.releases import Release
 from ..plan import CellOptions, make_plan
 from ..results import Key, RunData, load
@@ -61,13 +62,16 @@ class StepContext:
 @dataclass
 class BisectedSeries:
     """A bisected series: its members, the bisection, each step's run (in step order), each
-    step's variant per member, and the members that could not be had."""
+    step's variant per member, the members that could not be had, and for neighbours of
+    different origins whose difference is located, whether it follows the build or the
+    release."""
 
     members: list[Member]
     bisection: Bisection = field(default_factory=lambda: Bisection(0))
     runs: list[RunData | None] = field(default_factory=list)  # None: too few releases had
     variant_of: list[dict[int, str]] = field(default_factory=list)
     unavailable: dict[int, str] = field(default_factory=dict)  # member -> why
+    separated: list[Separated] = field(default_factory=list)  # build or release, per pair
 
 
 def narrowed(suite: Suite, cells: Collection[Key]) -> Suite:
@@ -112,6 +116,14 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
                 if BENCHMARKS[key.bench].kind in JUDGED_KINDS}
 
     series.bisection = bisect(len(series.members), step)
+    builds: dict[tuple[int, int], set[Key]] = {}
+    for c in series.bisection.changes:
+        if c.after - c.before == 1 and \
+                series.members[c.before].origin != series.members[c.after].origin:
+            builds.setdefault((c.before, c.after), set()).add(c.key)
+    for (first, second), cells in sorted(builds.items()):
+        if (done := separate(series, (first, second), cells, suite, where)) is not None:
+            series.separated.append(done)
     return series
 
 
@@ -119,24 +131,80 @@ def _missing(m: Member) -> Implementation:
     raise ArenaError(f"no build of {m.name} here")
 
 
+@dataclass(frozen=True)
+class StepVariant:
+    """One variant of a step: an implementation as it is (no name), or named settings of it."""
+
+    impl: Implementation
+    name: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def variant(self) -> str:
+        return self.impl.id if self.name is None else f"{self.impl.id}:{self.name}"
+
+
 def _measured(members: list[Member], impls: dict[int, Implementation], suite: Suite,
               where: StepContext, number: int) -> tuple[RunData, dict[int, str]]:
     """One step: the members' variants interleaved in one stored run; the run read back, and
     each member's variant id."""
-    planted = any(members[i].env is not None for i in impls)
-    distinct = list({impl.id: impl for impl in impls.values()}.values())
-    if planted:
-        suite = replace(suite, variants=tuple(VariantSpec(impl.id, members[i].name,
-                                                          members[i].env or ())
-                                              for i, impl in impls.items()))
-        variants = {i: f"{impl.id}:{members[i].name}" for i, impl in impls.items()}
-    else:
-        variants = {i: impl.id for i, impl in impls.items()}
-    builds = build_all(distinct, explicit=True, warn=where.note)
-    plan = make_plan(suite, distinct, options=where.options, bare=not planted)
+    entries = {i: StepVariant(impl) if members[i].env is None else
+               StepVariant(impl, members[i].name, members[i].env or ())
+               for i, impl in impls.items()}
     recorded = {"releases": [members[i].name for i in impls], "bisection_step": number + 1}
+    data = _run(list(entries.values()), suite, where, recorded)
+    return data, {i: e.variant for i, e in entries.items()}
+
+
+def _run(entries: list[StepVariant], suite: Suite, where: StepContext,
+         recorded: Mapping[str, object]) -> RunData:
+    """The entries' variants interleaved in one stored run, read back."""
+    distinct = list({e.impl.id: e.impl for e in entries}.values())
+    suite = replace(suite, variants=tuple(VariantSpec(e.impl.id, e.name, e.env)
+                                          for e in entries if e.name is not None))
+    builds = build_all(distinct, explicit=True, warn=where.note)
+    plan = make_plan(suite, distinct, options=where.options,
+                     bare=any(e.name is None for e in entries))
     outcome = measure(plan, builds, where.store, where.topology, where.settings,
                       where.rank_user, where.command, where.progress_to, recorded)
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
-    return load(where.store, outcome.run_id), variants
+    return load(where.store, outcome.run_id)
+
+
+@dataclass
+class Separated:
+    """Two builds of neighbouring releases measured with the second under each build lever:
+    the run, and what each cell's difference follows."""
+
+    first: int  # members of the series: the second is the one run under the levers
+    second: int
+    run: RunData
+    attributions: list[Attribution]
+
+
+def separate(series: BisectedSeries, pair: tuple[int, int], cells: Collection[Key],
+             suite: Suite, where: StepContext) -> Separated | None:
+    """Build or release, for two members the bisection measured (their implementations known):
+    one more run of both, the one whose build has levers (the second, else the first) also
+    under each of them (neither has any: None, nothing measured)."""
+    for first, second in (pair, pair[::-1]):  # the levers of either
+        a, b = (series.members[i].impl for i in (first, second))
+        if a is None or b is None:
+            return None
+        version = build_all([b], explicit=True, warn=where.note)[b.id].version_string
+        if levers := family_of(b).build_levers(version):
+            break
+    else:
+        return None
+    entries = [StepVariant(a), StepVariant(b), *(StepVariant(b, s.value.replace(" ", "-"), s.env)
+                                     for s in levers)]
+    recorded = {"releases": [series.members[first].name, series.members[second].name],
+                "build_levers": [s.value for s in levers]}
+    data = _run(entries, narrowed(suite, cells), where, recorded)
+    samples = {key: {v: cell[v].nested for v in (e.variant for e in entries)
+                     if measured(cell.get(v))}
+               for key, cell in data.cells.items() if key in cells}
+    names = [e.variant for e in entries[2:]]
+    found = attribute(samples, entries[0].variant, entries[1].variant, names)
+    return Separated(first, second, data, found)
