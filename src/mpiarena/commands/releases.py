@@ -61,16 +61,14 @@ def members(family: str, choice: ReleaseChoice, index: list[Release]) -> list[Me
     machine's own builds of the family (a distribution's) that the choice names or spans."""
     from ..runner.releases import Member
 
-    own = {f.impl.version: f.impl for f in discover({}, paths.impls_dir())
-           if f.impl and f.impl.family == family and f.impl.origin != "pypi"}
-    installed = {f.impl.version: f.impl for f in discover({}, paths.impls_dir())
-                 if f.impl and f.impl.family == family and f.impl.origin == "pypi"}
+    found = [f.impl for f in discover({}, paths.impls_dir())
+             if f.impl is not None and f.impl.family == family]
+    installed = {i.version: i for i in found if i.origin == "pypi"}
+    own = {r: i for i in found if i.origin != "pypi" and (r := Release.parse(i.version))}
     picked, absent = choice.pick(index)
     out = [Member(r.name, INDEX, r, installed.get(r.version), _installer(family, r))
            for r in picked]
-    mine = [r for v in own if (r := Release.parse(v)) is not None]
-    for r in choice.pick(mine)[0]:
-        out.append(Member(r.name, own[r.name].origin, r, own[r.name]))
+    out += [Member(r.name, own[r].origin, r, own[r]) for r in choice.pick(list(own))[0]]
     for name in absent:
         if not any(m.name == name for m in out):
             err.print(f"note: {family} {name} is neither on the package index nor on this "
