@@ -126,7 +126,12 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
                               CellOptions(), users.for_ranks(),
                               shlex.join(["mpiarena", *sys.argv[1:]]), err,
                               lambda line: err.print(line, soft_wrap=True, markup=False))
-        found = find(series, chosen, context)
+        try:
+            found = find(series, chosen, context)
+        except KeyboardInterrupt:
+            err.print(f"interrupted: the steps measured so far are stored in {db} ('mpiarena "
+                      "list' names them)", soft_wrap=True, markup=False)
+            raise
     words = lines(found, index)
     for line in words:
         console.print(line, soft_wrap=True, markup=False)
