@@ -83,6 +83,9 @@ def test_three_real_releases_measured_and_stored_as_runs(home, tmp_path):
     counted = re.search(r"measured (\d) of 3 releases in (\d) steps", done.stdout)
     assert counted and int(counted[1]) == (3 if int(counted[2]) == 2 else 2)
     assert "cache: " in done.stderr
+    if "on (against 4.0.2 (debian)" in done.stdout:  # located between Debian's and the index's
+        assert "build or release (4.0.3 run under each build lever beside 4.0.2 (debian), run " \
+            in done.stdout  # 4.0.3, installed on first use, has two netmods
     first = mpiarena("show", "1", "--db", db)
     assert first.returncode == 0 and "mpich-4.0.2" in first.stdout and "mpich-5.0.2" in first.stdout
     assert (Path(home["MPIARENA_HOME"]) / "impls" / "mpich-4.0.3").is_dir() == \

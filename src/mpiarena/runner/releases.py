@@ -122,7 +122,7 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
                 series.members[c.before].origin != series.members[c.after].origin:
             builds.setdefault((c.before, c.after), set()).add(c.key)
     for (first, second), cells in sorted(builds.items()):
-        if (done := separate(series, (first, second), cells, suite, where)) is not None:
+        if (done := separate(series, (first, second), have, cells, suite, where)) is not None:
             series.separated.append(done)
     return series
 
@@ -183,22 +183,22 @@ class Separated:
     attributions: list[Attribution]
 
 
-def separate(series: BisectedSeries, pair: tuple[int, int], cells: Collection[Key],
-             suite: Suite, where: StepContext) -> Separated | None:
-    """Build or release, for two members the bisection measured (their implementations known):
-    one more run of both, the one whose build has levers (the second, else the first) also
-    under each of them (neither has any: None, nothing measured)."""
+def separate(series: BisectedSeries, pair: tuple[int, int], impls: Mapping[int, Implementation],
+             cells: Collection[Key], suite: Suite, where: StepContext) -> Separated | None:
+    """Build or release, for two members the bisection measured (`impls`: the members'
+    implementations): one more run of both, the one whose build has levers (the second, else
+    the first) also under each of them (neither has any: None, nothing measured)."""
+    if not set(pair) <= set(impls):
+        return None
     for first, second in (pair, pair[::-1]):  # the levers of either
-        a, b = (series.members[i].impl for i in (first, second))
-        if a is None or b is None:
-            return None
+        a, b = impls[first], impls[second]
         version = build_all([b], explicit=True, warn=where.note)[b.id].version_string
         if levers := family_of(b).build_levers(version):
             break
     else:
         return None
-    entries = [StepVariant(a), StepVariant(b), *(StepVariant(b, s.value.replace(" ", "-"), s.env)
-                                     for s in levers)]
+    entries = [StepVariant(a), StepVariant(b),
+               *(StepVariant(b, s.value.replace(" ", "-"), s.env) for s in levers)]
     recorded = {"releases": [series.members[first].name, series.members[second].name],
                 "build_levers": [s.value for s in levers]}
     data = _run(entries, narrowed(suite, cells), where, recorded)
