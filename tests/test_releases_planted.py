@@ -36,8 +36,10 @@ def test_a_planted_slowdown_is_located_between_its_neighbours(tmp_path):
     impl = next(i for i in IMPLS if i.id == LIB)
     members = [Member(f"p{i}", "planted", impl=impl, env=SLOW if i >= SLOW_FROM else ())
                for i in range(5)]
+    # 10 launches: a TCP job now and then hangs in MPI_Finalize and is lost (below); with 6,
+    # two lost left a step undecided in 2 of 7 tries on a machine other runs shared
     suite = Suite("planted", "a planted slowdown", ("pingpong",), (8,), (2,), observations=5,
-                  launches=6, init_launches=0)
+                  launches=10, init_launches=0)
     notes: list[str] = []
     store = Store(tmp_path / "p.db")
     with opened(Where()) as topology:
