@@ -65,7 +65,8 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
             "test_rank_view.py", "test_vocabulary.py", "test_architecture.py",
             "test_core_contract.py", "test_docs.py", "test_doc_commands.py", "test_guide.py",
             "test_conventions.py", "test_launchers.py", "test_plan.py",
-            "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py")
+            "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py",
+            "test_bisection.py", "test_releases_report.py", "test_build_or_release.py")
 # Files of real runs that wait more than they compute (emulated clusters' ssh and shaped links,
 # killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
 # them one at a time (-m beside) beside the first lane's two workers, in their idle time, not

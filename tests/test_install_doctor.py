@@ -35,6 +35,13 @@ def test_install_pypi_build_into_its_own_prefix(tmp_path):
     assert again.returncode == 0 and str(prefix) in again.stdout
     listed = mpiarena("impls", env=home)
     assert "mpich-5.0.2" in listed.stdout and "MPICH Version" in listed.stdout
+    assert "cache: 1 prefixes" in again.stdout and "MiB" in again.stdout
+    removed = mpiarena("install", "--remove", "mpich-5.0.2", env=home)
+    assert removed.returncode == 0, removed.stderr
+    assert not prefix.exists() and "cache: 0 prefixes, 0 B" in removed.stdout
+    assert list((tmp_path / "home" / "impls").iterdir()) == []
+    gone = mpiarena("install", "--remove", "mpich-5.0.2", env=home)
+    assert gone.returncode == 2 and "no prefix 'mpich-5.0.2'" in gone.stderr
 
 
 def test_prefixes_elsewhere_are_found_through_mpiarena_impls_path(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mpiarena.units import bandwidth, seconds
+from mpiarena.units import bandwidth, data, seconds
 
 
 @pytest.mark.parametrize("t, shown", [
@@ -31,3 +31,13 @@ def test_seconds(t, shown):
 ])
 def test_bandwidth(bytes_per_s, shown):
     assert bandwidth(bytes_per_s) == shown
+
+
+@pytest.mark.parametrize("nbytes, shown", [
+    (0, "0 B"),
+    (512, "512 B"),
+    (37_000_000, "35.3 MiB"),
+    (3 << 30, "3 GiB"),
+])
+def test_data(nbytes, shown):
+    assert data(nbytes) == shown

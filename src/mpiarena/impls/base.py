@@ -267,6 +267,13 @@ class Family(Protocol):
         launches, so it says nothing of a variant's settings."""
         ...
 
+    def build_levers(self, version: str) -> list[Setting]:
+        """Choices a build made when it was configured that a launch can still change, each
+        with the environment that makes it (MPICH built with several netmods: the netmod), for
+        telling a build's effect from a release's; `version` is the library's version string;
+        [] where there are none."""
+        ...
+
 
 class FamilyDefaults:
     """What most families share: found by their compiler wrapper or not at all, nothing to
@@ -339,6 +346,9 @@ class FamilyDefaults:
 
     def launch_bound(self, cvar: str) -> bool:
         return False
+
+    def build_levers(self, version: str) -> list[Setting]:
+        return []
 
 
 class Daemonless(FamilyDefaults):

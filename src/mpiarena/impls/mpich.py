@@ -15,7 +15,16 @@ from typing import TypeAlias
 from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..whatran import Cvar
-from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
+from .base import (
+    MPI_EXT,
+    Algorithm,
+    Daemonless,
+    Implementation,
+    Launch,
+    Rule,
+    Setting,
+    TuningFile,
+)
 
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
 # namespaces: only TCP on the cluster network between nodes (MPICH's own shm stays per node)
@@ -203,6 +212,9 @@ class Mpich(Daemonless):
                   env: Mapping[str, str], said: str = "") -> tuple[str, str]:
         return mpich_transport(cvars, version, env, said)
 
+    def build_levers(self, version: str) -> list[Setting]:
+        return netmod_levers(version)
+
     def cvar_for_env(self, name: str) -> str | None:
         return cvar_for_env(name)
 
@@ -211,6 +223,16 @@ def cvar_for_env(name: str) -> str | None:
     """MPIR_CVAR_X, MPICH_X and MPIR_PARAM_X all set MPIR_CVAR_X (checked on 4.0.2 and 5.0.2)."""
     prefix = next((p for p in CVAR_PREFIXES if name.startswith(p)), None)
     return None if prefix is None else "MPIR_CVAR_" + name[len(prefix):]
+
+
+def netmod_levers(version: str) -> list[Setting]:
+    """A ch4 build with several netmods (the index's: ch4:ofi ucx) runs any of them as
+    MPIR_CVAR_CH4_NETMOD says: one setting each, valued 'netmod NAME'."""
+    found = re.search(r"MPICH Device:\s*ch4:(\w+(?: \w+)*)", version)
+    netmods = found.group(1).split() if found else []
+    if len(netmods) < 2:
+        return []
+    return [Setting(f"netmod {n}", (("MPIR_CVAR_CH4_NETMOD", n),)) for n in netmods]
 
 
 def _setting(name: str, values: Mapping[str, str], env: Mapping[str, str]) -> str:

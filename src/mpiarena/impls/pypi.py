@@ -112,6 +112,45 @@ def install(spec: str, impls_dir: Path) -> Path:
     return target
 
 
+def index_versions(family: str) -> list[str]:
+    """Every version the package index holds of the family's first distribution, as pip
+    lists them (newest first)."""
+    dist = distributions()[family][0]
+    argv = [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check",
+            "--no-input", dist]
+    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          check=False)
+    listed = [ln.split(":", 1)[1] for ln in done.stdout.splitlines()
+              if ln.startswith("Available versions:")]
+    if done.returncode != 0 or not listed:
+        lines = [ln.strip() for ln in done.stderr.splitlines()
+                 if ln.strip() and not ln.startswith("WARNING")]
+        raise InstallError(f"pip could not list the versions of {dist}: "
+                           f"{(lines or [f'exit status {done.returncode}'])[-1]} "
+                           "(check that PyPI is reachable)")
+    return [v.strip() for v in listed[0].split(",") if v.strip()]
+
+
+def disk_use(prefix: Path) -> int:
+    """Bytes the files under prefix take (links not followed)."""
+    return sum(os.lstat(os.path.join(top, name)).st_size
+               for top, _, files in os.walk(prefix) for name in files)
+
+
+def remove(name: str, impls_dir: Path) -> Path:
+    """Remove the prefix install() made as impls_dir/<name> (e.g. mpich-4.2.3)."""
+    target = impls_dir / name
+    if "/" in name or name.startswith(".") or not _is_prefix(target):
+        made = ", ".join(p.name for p in installed_prefixes(impls_dir)) or "none"
+        raise InstallError(f"no prefix {name!r} made by 'mpiarena install' in {impls_dir} "
+                           f"(there: {made})")
+    doomed = target.with_name(f".{name}.removing")
+    shutil.rmtree(doomed, ignore_errors=True)  # what an earlier removal cut short left
+    target.rename(doomed)  # gone from discovery at once, even if the removal is cut short
+    shutil.rmtree(doomed)
+    return target
+
+
 def _is_prefix(path: Path) -> bool:
     return (path / MARKER).is_file()
 
