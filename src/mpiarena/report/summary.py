@@ -301,11 +301,15 @@ def _kind_text(k: KindAnswer) -> str:
         f"-{format_size(r.last)}" if r.last != r.first else "") for r in k.exceptions)
     if not k.wins:
         return text
-    named = [f"{w.winner} at {w.bench} " + (
-        BENCHMARKS[w.bench].size_text(w.first) if w.first == w.last else
-        f"{BENCHMARKS[w.bench].size_text(w.first)}-{BENCHMARKS[w.bench].size_text(w.last)}")
-        for w in k.wins[:WINS_NAMED]]
-    more = len(k.wins) - WINS_NAMED
+    grouped: dict[tuple[str, str], list[str]] = {}  # (winner, benchmark) -> its size ranges
+    for w in k.wins:
+        spec = BENCHMARKS[w.bench]
+        grouped.setdefault((w.winner, w.bench), []).append(
+            spec.size_text(w.first) if w.first == w.last else
+            f"{spec.size_text(w.first)}-{spec.size_text(w.last)}")
+    named = [f"{winner} at {bench} {', '.join(sizes)}"
+             for (winner, bench), sizes in list(grouped.items())[:WINS_NAMED]]
+    more = len(grouped) - WINS_NAMED
     return (f"{text} over its cells together, while by benchmark the decided fastest is "
             f"{' and '.join(named)}{f' (+{more} more below)' if more > 0 else ''}")
 
