@@ -14,6 +14,7 @@ from ..benchmarks import BENCHMARKS
 from ..results import Key, RunData
 from .groups import measured
 from .stats import (
+    MAX_LOOKS,
     Sample,
     ci_halfwidth,
     closed_at_look,
@@ -45,6 +46,18 @@ def budgeted(bench: str) -> bool:
     return BENCHMARKS[bench].kind not in UNBUDGETED
 
 
+# seconds of budget a variant takes by default where the cells are the user's own (--bench,
+# --sizes): about 150 partial launches at 0.1-0.15 s each, what a comparison at a 14% spread
+# between launches needs to find a true 10% (docs/statistics.md)
+BUDGET_A_VARIANT = 25.0
+
+
+def default_budget(variants: int, suite_budget: float) -> float:
+    """A budget for a run of the user's own cells: BUDGET_A_VARIANT a variant that takes part
+    in comparisons, the suite's at most."""
+    return min(suite_budget, BUDGET_A_VARIANT * variants) if variants > 1 else 0.0
+
+
 class Looks:
     """A budget's looks at its comparisons, remembered: how each (cell, pair of variants)
     closed early, if it crossed a look's boundary (`stats.closed_at_look`), looks counted from
@@ -56,12 +69,15 @@ class Looks:
         self.seen: dict[tuple[object, str, str], int] = {}  # the last look reached
 
     def closes(self, key: object, fast: str, slow: str, a: Sample, b: Sample) -> bool:
-        """Whether the comparison has crossed a look's boundary; looked at again only when its
-        launches a side reach a new look."""
+        """Whether the comparison has crossed a look's boundary, or reached the last look (the
+        design's most launches: it is judged there); looked at again only when its launches a
+        side reach a new look."""
         pair = (key, min(fast, slow), max(fast, slow))
         if pair in self.closed:
             return True
         n = min(len(launch_medians(a)), len(launch_medians(b)))
+        if n >= self.base * 2 ** (MAX_LOOKS - 1):  # the last look reached: the design's end
+            return True
         reached = len(looks(self.base, n))
         if reached > self.seen.get(pair, 0):
             self.seen[pair] = reached

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +183,23 @@ def _say_how_sums_round(plan: Plan, datatype: Datatype | None) -> None:
                   markup=False)
 
 
+def _budget_for_own_cells(plan: Plan, selection: Selection, measurement: Measurement) -> Plan:
+    """A run of the user's own cells (--bench or --sizes, no --budget nor --launches) gets a
+    budget that scales with the variants compared (`sampling.default_budget`), said in one
+    line, instead of the whole suite's."""
+    from ..analysis.sampling import default_budget
+
+    own = selection.benchmarks is not None or selection.sizes is not None
+    if not own or measurement.budget is not None or measurement.launches is not None or \
+            not plan.suite.budget:
+        return plan
+    budget = default_budget(len(plan.variants), plan.suite.budget)
+    err.print(f"note: a budget of {budget:.0f} s for these cells ({len(plan.variants)} variants, "
+              f"{plan.comparisons} comparisons), spent on the comparisons still open; "
+              "--budget sets another", soft_wrap=True, markup=False)
+    return replace(plan, suite=replace(plan.suite, budget=budget))
+
+
 def _say_what_it_can_decide(plan: Plan) -> None:
     """Before measuring, one line where the plan's launches cannot decide a comparison on its
     own, or cannot decide any (a smoke run: launches are kept as asked, the line says so)."""
@@ -325,6 +342,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,
                          measurement.options())
         _say_how_sums_round(plan, measurement.datatype)
+        plan = _budget_for_own_cells(plan, selection, measurement)
         if loaded.budget and measurement.launches is not None and measurement.budget is None:
             err.print(f"note: --launches {measurement.launches} turns suite {selection.suite}'s "
                       f"budget ({loaded.budget:.0f} s) off: only these launches are measured; "
