@@ -32,8 +32,8 @@ def test_run_list_show_export(db):
     if len(TWO) == 2:  # its 4 comparisons at 2 launches a side: said before measuring
         assert "note: 4 comparisons: 2 launches a side cannot decide any" in \
             " ".join(done.stderr.split())
-    assert "note: --launches 2 turns suite quick's budget (170 s) off: only these launches are " \
-        "measured; add --budget 170s" in " ".join(done.stderr.split()), done.stderr
+    assert "note: --launches 2 turns suite quick's budget (105 s) off: only these launches are " \
+        "measured; add --budget 105s" in " ".join(done.stderr.split()), done.stderr
     stored = json.loads(sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()[0])
     assert set(stored) <= {f.name for f in fields(RunSettings)}  # the reports read every key
     assert RunSettings.read(stored).launches == 2 and RunSettings.read(stored).validate

@@ -154,7 +154,7 @@ ENTRIES = {e.name: e for s in SECTIONS for e in s.entries}
 FIRST_STEPS = (
     Example("mpiarena doctor", "what is installed and usable, what is missing"),
     Example("mpiarena impls", "every MPI library found, with its id"),
-    Example("mpiarena run --suite quick", "the quick comparison of them all (about 3 minutes)"),
+    Example("mpiarena run --suite quick", "the quick comparison of them all (about 2 minutes)"),
 )
 
 
