@@ -428,7 +428,8 @@ BUDGET = click.option("--budget", type=DURATION_OR_OFF,
                       help=f"time the measurement may take ({DURATION_HELP}; off for none): "
                       "after the suite's launches, more go to the comparisons of message "
                       "passing still undecided that more can decide (default: the suite's, "
-                      "105s for quick; for --bench/--sizes runs 25s a variant; none with --launches)")
+                      "105s for quick; for --bench/--sizes runs 25s a variant; none with "
+                      "--launches)")
 SEED = click.option("--seed", type=int,
                     help="seed of the interleaving order (recorded either way)")
 

@@ -38,6 +38,7 @@ from ..analysis.stats import (
     MAX_LOOKS,
     MIN_LAUNCHES,
     PAIRED_FROM,
+    PAIRED_SHARE,
     RERUN_SURE_FROM,
     THRESHOLD,
     Verdict,
@@ -73,9 +74,10 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
             f"(q < {ALPHA:g}: at most {ALPHA:.0%} of the '{subject}' verdicts of {family} are "
             f"expected to be false, its false discovery rate), and the whole {c} interval of "
             f"the ratio (Moses', over launches) beyond {t}; the ratio shown is the "
-            "Hodges-Lehmann estimate the test and the interval make (two cells one launch "
-            f"measured, from {PAIRED_FROM} such launches: Wilcoxon's signed-rank test on the "
-            "launches' ratios, Tukey's interval; a budget's partial launches compared with "
+            "Hodges-Lehmann estimate the test and the interval make (two cells the same "
+            f"launches measured, from {PAIRED_FROM} of them and {PAIRED_SHARE:.0%} of each "
+            "side's: Wilcoxon's signed-rank test on the launches' ratios, Tukey's interval; a "
+            "budget's partial launches compared with "
             f"partial ones: van Elteren's test). 'indistinguishable' needs the whole {c} "
             f"interval within {t} either way (per pair, not corrected across {family}); both "
             f"need {MIN_LAUNCHES} launches a side. {looks_text()} Anything else is undecided.")
