@@ -496,7 +496,7 @@ def scoreboard_lines(a: Analysis) -> list[str]:
         if parts:
             lines.append(f"  {bench} ({np_} ranks{a.oversub(np_)}): " + "; ".join(parts))
     if lines:
-        lines.insert(0, "Who is fastest per benchmark (lowest median of launch medians, every "
+        lines.insert(0, "Who is fastest per benchmark (by the ratio the verdicts test, every "
                         "variant; a name alone: decided against every other variant):")
     if counts := decided_counts(a):
         lines.append(counts)
