@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..cluster.smpi import SELECTOR_FAMILY, Factors, Link
+from ..cluster.smpi import Factors, Link
 from ..errors import ArenaError
-from ..impls.registry import lineage
+from ..impls.registry import families, lineage
 from ..records import RunRecord
 from ..results import Group, Key, RunData
 from ..status import CellStatus
@@ -136,7 +136,8 @@ def _selector(variant: str) -> str:
 def counterparts(sim: RunData, real: RunData, sim_variant: str) -> list[str]:
     """The measured variants a simulated one is held against: those of the family whose
     selection logic it models, else every variant of the measured run."""
-    family = SELECTOR_FAMILY.get(_selector(sim_variant))
+    selector = _selector(sim_variant)
+    family = next((f.name for f in families() if selector in f.smpi_selectors), None)
     impl_of = {v.variant: v.impl_id for v in real.variant_rows}
     family_of = {i.impl_id: lineage(i.family) for i in real.implementations}
     same = [v for v in real.variants if family_of.get(impl_of.get(v, "")) == family]

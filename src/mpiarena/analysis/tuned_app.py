@@ -13,6 +13,7 @@ from ..impls.base import SelectionFile, slug
 from ..impls.registry import family_named
 from ..programs import TunedConfig
 from ..records import RunRecord
+from ..status import LaunchStatus
 from ..store import Store
 from .race import Verified, verification_pairs, verify
 from .tune_space import Space, space_of
@@ -94,14 +95,14 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
     for x in launches:
         if x.kind == "race":
             spent[x.variant] = spent.get(x.variant, 0) + 1
-            if x.status == "ok":
+            if x.status == LaunchStatus.OK:
                 race.setdefault(x.variant, []).append(x.wall)
-        elif x.kind == "verify" and x.status == "ok":
+        elif x.kind == "verify" and x.status == LaunchStatus.OK:
             fresh.setdefault(x.variant, []).append(x.wall)
     result = TuneResult(run, float(run.settings["tune"]["budget"]),
                         [space_of(s) for s in run.settings.get("spaces", [])], configs, race,
                         spent, [], {}, {x.variant: x.reason for x in launches
-                                        if x.kind == "profiled" and x.status != "ok"})
+                                        if x.kind == "profiled" and x.status != LaunchStatus.OK})
     winners = result.winners
     pairs = verification_pairs(winners, result.overall, {lib: lib for lib in winners})
     variants = {v.variant: v for v in store.variants(run_id)}
@@ -110,7 +111,7 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
     for variant in winners.values():
         v = variants[variant]
         command = next((x.command for x in reversed(launches)
-                        if x.variant == variant and x.status == "ok"), "")
+                        if x.variant == variant and x.status == LaunchStatus.OK), "")
         ready[variant] = ReadyToUse(variant, v.impl_id, dict(v.env), v.binding, command,
                                     families[v.impl_id].selection_file(slug(v.impl_id), v.env))
     return TuneResult(run, result.budget, result.spaces, configs, race, spent,

@@ -19,8 +19,6 @@ INSTALL = "install it with: apt-get install libsimgrid-dev"
 # SMPI's own naive algorithms (allreduce = reduce + bcast), no library's
 SELECTORS = {"mpich": "MPICH", "ompi": "Open MPI", "impi": "Intel MPI", "mvapich2": "MVAPICH2",
              "default": "SMPI's own"}
-# the mpiarena family each selector copies, for --validate-against (MVAPICH2 comes from MPICH)
-SELECTOR_FAMILY = {"mpich": "mpich", "ompi": "openmpi", "impi": "impi", "mvapich2": "mpich"}
 COLLECTIVES = ("allreduce", "bcast", "reduce", "alltoall", "allgather", "gather", "scatter",
                "barrier", "reduce_scatter", "alltoallv", "allgatherv")
 DEFAULT_LATENCY = 50e-6  # s host to host where --link names none: Ethernet and TCP stacks

@@ -159,6 +159,7 @@ class Family(Protocol):
     wrapper_pattern: re.Pattern[str] | None  # what its mpicc -v says, with the version
     debian: tuple[tuple[str, str], ...]  # (wrapper, launcher) of its Debian packages
     pypi_distributions: tuple[str, ...]  # installed together by `mpiarena install`
+    smpi_selectors: tuple[str, ...]  # SimGrid's coll-selectors that copy its selection logic
     pmpi: bool  # the per-call profiler can interpose on it (PMPI)
     start_fixes: tuple[str, ...]  # kernels/ sources any program of it needs preloaded to start
     # here (LAM 7.1.4 on current kernels); the profiler carries them too
@@ -287,6 +288,7 @@ class FamilyDefaults:
     wrapper_pattern: re.Pattern[str] | None = None
     debian: tuple[tuple[str, str], ...] = ()
     pypi_distributions: tuple[str, ...] = ()
+    smpi_selectors: tuple[str, ...] = ()
     pmpi = False
     start_fixes: tuple[str, ...] = ()
     reference = False

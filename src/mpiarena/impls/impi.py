@@ -71,6 +71,7 @@ class IntelMpi(Daemonless):
     wrapper_pattern = re.compile(r"Intel\(R\) MPI Library (?:for Linux\* OS, Version )?(\d[\w.]*)")
     # impi-devel pins impi-rt to its own version, so it goes first (it decides the version)
     pypi_distributions = ("impi-devel", "impi-rt")
+    smpi_selectors = ("impi",)
     pmpi = True
 
     def run_env(self, prefix: Path) -> dict[str, str]:

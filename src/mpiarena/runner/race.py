@@ -19,7 +19,7 @@ from ..cluster.topology import Topology
 from ..errors import ArenaError
 from ..plan import Variant
 from ..programs import BuiltProgram, TunedConfig
-from ..status import RunStatus
+from ..status import LaunchStatus, RunStatus
 from ..store import Store
 from ..users import RankUser
 from . import presence
@@ -90,7 +90,7 @@ class TuneRunner:
         """Each library's profiled launch, and the space its profile implies."""
         r = self.runner
         profiled = {v.impl.id: r.launch(v, "profiled") for v in r.variants}
-        good = {lib: x for lib, x in profiled.items() if x.status == "ok"}
+        good = {lib: x for lib, x in profiled.items() if x.status == LaunchStatus.OK}
         for lib, x in profiled.items():
             if lib not in good:
                 self.said.progress(f"{lib}: left out: the program failed under its default "
@@ -140,7 +140,7 @@ class TuneRunner:
             rng.shuffle(order)
             for c in order:
                 x = r.launch(self.variants[c], "race")
-                race.record(c, x.wall if x.status == "ok" else None, x.reason)
+                race.record(c, x.wall if x.status == LaunchStatus.OK else None, x.reason)
             for d in race.close_round():
                 self.said.progress(f"  dropped {d.config}: {d.reason}")
             for c, d in race.dropped.items():
