@@ -162,3 +162,14 @@ def test_verdict_words_follow_the_estimate():
     (v,) = verdicts([{"a": a, "b": b}])[0]
     assert v.fast == "a" and v.ratio >= 1, v
     assert v.outcome != Speed.FASTER or v.ci_low > LINE
+
+
+def test_a_figure_of_zero_reads_as_an_unbounded_ratio():
+    """A share hidden of 0% in every launch of one side (the overlap's figures can be 0): the
+    ratio is unbounded, and picking the cell's fastest and judging it do not fail."""
+    zero = [np.array([0.0]) for _ in range(10)]
+    some = [np.array([5.0 + k]) for k in range(10)]
+    ratio, _, _ = ratio_ci(zero, some)
+    assert ratio == math.inf
+    (v,) = verdicts([{"zero": zero, "some": some}])[0]
+    assert v.fast == "zero" and v.outcome == Speed.FASTER, v

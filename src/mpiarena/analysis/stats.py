@@ -258,6 +258,12 @@ def _u_at_most(u: float, n: int, m: int) -> float:
     return float(cdf[k]) if k <= half else float(1 - cdf[n * m - k - 1])
 
 
+def _exp(shift: float) -> float:
+    """exp of a log ratio, inf where it overflows (a launch median of 0 against one that is
+    not: a figure such as a share hidden can be 0)."""
+    return math.exp(shift) if shift < 709 else math.inf
+
+
 def _log_shifts(ma: np.ndarray, mb: np.ndarray) -> np.ndarray:
     """log(b_j) - log(a_i) for every pair of launch medians, sorted."""
     la = np.log(np.maximum(ma, np.finfo(float).tiny))
@@ -340,7 +346,7 @@ class _Read:
             return cls(math.nan, (), n, m)
         shift = _hodges_lehmann(strata[0].d) if len(strata) == 1 else \
             cls(math.nan, strata, n, m)._estimate()
-        return cls(math.exp(shift), strata, n, m)
+        return cls(_exp(shift), strata, n, m)
 
     @property
     def d(self) -> np.ndarray:
@@ -407,7 +413,7 @@ class _Read:
             if z * sd >= mean:
                 return 0.0, math.inf
             lo, hi = self._limits(z)
-        return math.exp(lo), math.exp(hi)
+        return _exp(lo), _exp(hi)
 
     def p(self, threshold: float = 0.0) -> float:
         """The two-sided Mann-Whitney p that the ratio lies beyond +-threshold: the smaller of
@@ -475,7 +481,7 @@ class _PairedRead:
         r = np.log(np.maximum(mb, tiny)) - np.log(np.maximum(ma, tiny))
         i, j = np.triu_indices(len(r))
         walsh = np.sort((r[i] + r[j]) / 2)
-        return cls(math.exp(median(walsh)) if len(walsh) else math.nan, walsh, len(r))
+        return cls(_exp(median(walsh)) if len(walsh) else math.nan, walsh, len(r))
 
     def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         """Tukey's interval of the ratio from the Walsh averages; (0, inf) with too few
@@ -491,7 +497,7 @@ class _PairedRead:
             k = int(np.searchsorted(_w_cdf(self.n)[:total // 2], tail, side="right"))
         if k <= 0:
             return 0.0, math.inf
-        return math.exp(float(self.walsh[k - 1])), math.exp(float(self.walsh[total - k]))
+        return _exp(float(self.walsh[k - 1])), _exp(float(self.walsh[total - k]))
 
     def p(self, threshold: float = 0.0) -> float:
         """The two-sided signed-rank p that the ratio lies beyond +-threshold (the larger of
