@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,6 +315,24 @@ def main() -> int:
     print(f"\n{'FAIL' if failed else 'PASS'}: harness overhead "
           f"{'outside' if failed else 'within'} 1.00 +- {args.tolerance:.2f}")
     return 1 if failed else 0
+
+
+def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, int, str]:
+    """Wall seconds, exit status and stderr of argv; SIGTERM (mpiarena cleans up) on timeout."""
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+    return time.monotonic() - start, proc.returncode, err
 
 
 if __name__ == "__main__":

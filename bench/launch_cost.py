@@ -21,8 +21,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from harness_overhead import TAG, clean_up, mpiarena_argv
-from quick_suite import timed_run
+from harness_overhead import TAG, clean_up, mpiarena_argv, timed_run
 
 from mpiarena.store import Store
 

@@ -19,17 +19,14 @@ import argparse
 import contextlib
 import itertools
 import os
-import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
 
-from harness_overhead import TAG, clean_up, mpiarena_argv
+from harness_overhead import TAG, clean_up, mpiarena_argv, timed_run
 
 from mpiarena import paths
 from mpiarena.analysis.answer import mpi_variants
@@ -75,24 +72,6 @@ def agreement(runs: list[dict[tuple[object, ...], str]]) -> None:
           f"runs made (target 90%), the same verdict where either run decided "
           f"{agreed / max(either, 1):.1%} of {either} (target 90%), opposite 'faster' "
           f"{opposite / max(both, 1):.1%} (target at most 1%)")
-
-
-def timed_run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, int, str]:
-    """Wall seconds, exit status and stderr of argv; SIGTERM (mpiarena cleans up) on timeout."""
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            _, err = proc.communicate()
-    return time.monotonic() - start, proc.returncode, err
 
 
 def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str],
