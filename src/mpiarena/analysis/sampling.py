@@ -17,13 +17,13 @@ from .stats import (
     MAX_LOOKS,
     Sample,
     ci_halfwidth,
-    closed_at_look,
+    crosses,
     final_alpha,
     launch_medians,
     looks,
     verdicts,
 )
-from .verdicts import Judgement, Speed
+from .verdicts import Speed
 
 K = TypeVar("K")  # a cell, as its caller keys it
 
@@ -59,30 +59,29 @@ def default_budget(variants: int, suite_budget: float) -> float:
 
 
 class Looks:
-    """A budget's looks at its comparisons, remembered: how each (cell, pair of variants)
-    closed early, if it crossed a look's boundary (`stats.closed_at_look`), looks counted from
-    the run's `base` launches a side."""
+    """A budget's looks at its comparisons, remembered: which (cell, pair of variants) crossed
+    a look's boundary (`stats.crosses`), looks counted from the run's `base` launches a side,
+    each look taken once."""
 
     def __init__(self, base: int):
         self.base = base
-        self.closed: dict[tuple[object, str, str], Judgement] = {}
-        self.seen: dict[tuple[object, str, str], int] = {}  # the last look reached
+        self.closed: set[tuple[object, str, str]] = set()
+        self.taken: dict[tuple[object, str, str], int] = {}  # looks taken of each pair
 
     def closes(self, key: object, fast: str, slow: str, a: Sample, b: Sample) -> bool:
         """Whether the comparison has crossed a look's boundary, or reached the last look (the
-        design's most launches: it is judged there); looked at again only when its launches a
-        side reach a new look."""
+        design's most launches: it is judged there); the looks its launches a side have
+        newly reached are taken now."""
         pair = (key, min(fast, slow), max(fast, slow))
         if pair in self.closed:
             return True
         n = min(len(launch_medians(a)), len(launch_medians(b)))
         if n >= self.base * 2 ** (MAX_LOOKS - 1):  # the last look reached: the design's end
             return True
-        reached = len(looks(self.base, n))
-        if reached > self.seen.get(pair, 0):
-            self.seen[pair] = reached
-            if (outcome := closed_at_look(a, b, self.base)) is not None:
-                self.closed[pair] = outcome
+        due = looks(self.base, n)
+        if any(crosses(a, b, at) for at in due[self.taken.get(pair, 0):]):
+            self.closed.add(pair)
+        self.taken[pair] = len(due)
         return pair in self.closed
 
 

@@ -29,9 +29,8 @@ THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable"
 # the expected share of false verdicts among the "faster" verdicts of one family (a report):
 # the false discovery rate, held by Benjamini and Hochberg's step-up over the family's tests of
 # "faster by more than THRESHOLD". A table of hundreds of comparisons keeps its power, and a
-# cell decides the same whether the run around it is small or large (a family-wise rule such
-# as a family-wise correction asks p < ALPHA / m of its first comparison: 0.0002 over a quick
-# run's 219).
+# cell decides the same whether the run around it is small or large (a family-wise correction
+# asks p < ALPHA / m of its first comparison: 0.0002 over a quick run's 219).
 ALPHA = 0.05
 CORRECTION = "Benjamini-Hochberg"  # how a family's tests are corrected, as reports name it
 NORMAL = statistics.NormalDist()  # the standard normal (not scipy.stats: half a second to import)
@@ -264,11 +263,15 @@ def _exp(shift: float) -> float:
     return math.exp(shift) if shift < 709 else math.inf
 
 
+def _logs(medians: np.ndarray) -> np.ndarray:
+    """Log launch medians, a median of 0 held at the smallest positive float."""
+    logs: np.ndarray = np.log(np.maximum(medians, np.finfo(float).tiny))
+    return logs
+
+
 def _log_shifts(ma: np.ndarray, mb: np.ndarray) -> np.ndarray:
     """log(b_j) - log(a_i) for every pair of launch medians, sorted."""
-    la = np.log(np.maximum(ma, np.finfo(float).tiny))
-    lb = np.log(np.maximum(mb, np.finfo(float).tiny))
-    return np.sort((lb[None, :] - la[:, None]).ravel())
+    return np.sort((_logs(mb)[None, :] - _logs(ma)[:, None]).ravel())
 
 
 def _above(d: np.ndarray, margin: float) -> float:
@@ -319,8 +322,8 @@ class _Read:
     strata: tuple[_Stratum, ...]
     n: int
     m: int
-    known: dict[tuple[str, float], tuple[float, float]] = field(
-        default_factory=dict, compare=False, repr=False)  # intervals and p's worked out
+    known: dict[float, tuple[float, float]] = field(
+        default_factory=dict, compare=False, repr=False)  # confidence -> its interval
 
     @classmethod
     def of(cls, ma: np.ndarray, mb: np.ndarray, sa: Sequence[int] = (),
@@ -329,9 +332,13 @@ class _Read:
         (read once: a budget asks again for the pairs its last launches left as they were)."""
         key = (ma.tobytes(), mb.tobytes(), tuple(sa), tuple(sb))
         if (known := _READS.get(key)) is None:
-            if len(_READS) > READS_KEPT:
+            known = cls._read(ma, mb, sa, sb)
+            size = sum(t.d.nbytes for t in known.strata)
+            if _READS_HELD[0] + size > READS_KEPT_BYTES:
                 _READS.clear()
-            known = _READS[key] = cls._read(ma, mb, sa, sb)
+                _READS_HELD[0] = 0
+            _READS[key] = known
+            _READS_HELD[0] += size
         return known
 
     @classmethod
@@ -398,9 +405,9 @@ class _Read:
     def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         """Moses' interval of the ratio (van Elteren's, inverted, across strata); (0, inf)
         with too few launches for any."""
-        if ("interval", confidence) not in self.known:
-            self.known["interval", confidence] = self._interval(confidence)
-        return self.known["interval", confidence]
+        if confidence not in self.known:
+            self.known[confidence] = self._interval(confidence)
+        return self.known[confidence]
 
     def _interval(self, confidence: float) -> tuple[float, float]:
         if self.n == 0 or self.m == 0:
@@ -467,8 +474,6 @@ class _PairedRead:
     ratio: float
     walsh: np.ndarray
     n: int
-    known: dict[tuple[str, float], tuple[float, float]] = field(
-        default_factory=dict, compare=False, repr=False)
 
     @property
     def m(self) -> int:
@@ -477,8 +482,7 @@ class _PairedRead:
     @classmethod
     def of(cls, ma: np.ndarray, mb: np.ndarray) -> _PairedRead:
         """From each side's launch medians, launch by launch (the same launches, in order)."""
-        tiny = np.finfo(float).tiny
-        r = np.log(np.maximum(mb, tiny)) - np.log(np.maximum(ma, tiny))
+        r = _logs(mb) - _logs(ma)
         i, j = np.triu_indices(len(r))
         walsh = np.sort((r[i] + r[j]) / 2)
         return cls(_exp(median(walsh)) if len(walsh) else math.nan, walsh, len(r))
@@ -500,8 +504,8 @@ class _PairedRead:
         return _exp(float(self.walsh[k - 1])), _exp(float(self.walsh[total - k]))
 
     def p(self, threshold: float = 0.0) -> float:
-        """The two-sided signed-rank p that the ratio lies beyond +-threshold (the larger of
-        the two one-sided tests' sides, doubled, as `_Read.p`); 1 under MIN_LAUNCHES."""
+        """The two-sided signed-rank p that the ratio lies beyond +-threshold (the smaller of
+        the two one-sided tests, doubled, as `_Read.p`); 1 under MIN_LAUNCHES."""
         if self.n < MIN_LAUNCHES:
             return 1.0
         margin = math.log1p(threshold)
@@ -519,8 +523,9 @@ PAIRED_FROM = 10
 # counterparts, 2026-11-29: paired over their shared launches alone, 141 of 208 decided,
 # against 150 as two sets of launches)
 PAIRED_SHARE = 0.9
-READS_KEPT = 20000  # pairs read, kept
+READS_KEPT_BYTES = 256 * 2**20  # what the pairs read and kept may hold, at most
 _READS: dict[tuple[bytes, bytes, tuple[int, ...], tuple[int, ...]], _Read] = {}
+_READS_HELD = [0]  # bytes of D the kept reads hold
 
 
 def read_pair(a: Sample, b: Sample) -> _Read:
@@ -655,7 +660,7 @@ def launches_to_decide(ma: np.ndarray, mb: np.ndarray, level: float,
 
 
 def _n_for(effect: float, tail: float, spread: float, power: float) -> float:
-    """Stratified per side for a one-sided test at `tail` to find `effect` (log) with `power`."""
+    """Launches per side for a one-sided test at `tail` to find `effect` (log) with `power`."""
     z = NORMAL.inv_cdf(1 - tail) + NORMAL.inv_cdf(power)
     return 2 * math.pi / 3 * (z * spread / effect) ** 2
 
@@ -768,17 +773,12 @@ def first(sample: Sample, launches: int) -> Sample:
     return Stratified(kept[:launches], shapes[:launches])
 
 
-def closed_at_look(a: Sample, b: Sample, base: int,
-                   threshold: float = THRESHOLD) -> Judgement | None:
-    """How the comparison of a and b closed early, at the first look whose boundary it crossed
-    (its launches truncated to the look's count a side); None where it crossed none."""
-    for n in looks(base, min(len(launch_medians(a)), len(launch_medians(b)))):
-        read = _Read.of(launch_medians(first(a, n)), launch_medians(first(b, n)),
-                        strata_of(first(a, n)), strata_of(first(b, n)))
-        outcome = _outcome(read, read.p(threshold), LOOK_ALPHA, threshold, 1 - LOOK_ALPHA)
-        if outcome != Judgement.OPEN:
-            return outcome
-    return None
+def crosses(a: Sample, b: Sample, launches: int, threshold: float = THRESHOLD) -> bool:
+    """Whether the comparison of a and b, at the look of `launches` a side (each truncated to
+    its first that many), crosses the boundary: decided at LOOK_ALPHA either way."""
+    read = read_pair(first(a, launches), first(b, launches))
+    return _outcome(read, read.p(threshold), LOOK_ALPHA, threshold,
+                    1 - LOOK_ALPHA) != Judgement.OPEN
 
 
 @dataclass(frozen=True)

@@ -193,8 +193,9 @@ def _budget_for_own_cells(plan: Plan, selection: Selection, measurement: Measure
     if not own or measurement.budget is not None or measurement.launches is not None or \
             not plan.suite.budget:
         return plan
-    budget = default_budget(len(plan.variants), plan.suite.budget)
-    err.print(f"note: a budget of {budget:.0f} s for these cells ({len(plan.variants)} variants, "
+    compared = [v for v in plan.variants if not family_of(v.impl).floor]  # the floor: no budget
+    budget = default_budget(len(compared), plan.suite.budget)
+    err.print(f"note: a budget of {budget:.0f} s for these cells ({len(compared)} variants, "
               f"{plan.comparisons} comparisons), spent on the comparisons still open; "
               "--budget sets another", soft_wrap=True, markup=False)
     return replace(plan, suite=replace(plan.suite, budget=budget))
