@@ -78,6 +78,45 @@ class Sampled:
                          for i in order])
 
 
+@dataclass
+class CellState:
+    """One cell of one variant in a run: what it sampled so far (None until a cell of it
+    measured), why it failed (it is never asked again), and the iteration count its first
+    launch calibrated (later launches start there and run the same loop)."""
+
+    sampled: Sampled | None = None
+    broken: str | None = None
+    calibrated: int | None = None
+
+
+@dataclass
+class LaunchState:
+    """One variant at one rank count in a run: the launches started, whether its library said
+    what it runs with (read once a run, on the first launch that starts), and the seconds of
+    each of its whole launches (what the budget costs)."""
+
+    started: int = 0
+    configured: bool = False
+    walls: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What an Executor measures and where it puts it: the plan, the builds by implementation
+    id, the store's run, how the run goes, who the ranks run as, the progress callbacks and
+    where the ranks run (None: this machine)."""
+
+    plan: Plan
+    builds: dict[str, Build]
+    store: Store
+    run_id: int
+    settings: Settings
+    user: RankUser | None
+    advance: Callable[[str], None] = lambda _: None
+    grow: Callable[[int], None] = lambda _: None
+    topology: Topology | None = None
+
+
 MAX_RESTARTS = 3  # fresh launches a session gives a variant whose cells keep failing
 MAX_EXTRA_LAUNCHES = 32  # adaptive sampling: launches added at most, whatever the time left
 # seconds a launcher may take to exit once every rank has finalized before the next launch goes
@@ -86,26 +125,16 @@ LINGER = 0.02
 
 
 class Executor:
-    def __init__(self, plan: Plan, builds: dict[str, Build], store: Store, run_id: int,
-                 settings: Settings, user: RankUser | None,
-                 advance: Callable[[str], None] = lambda _: None,
-                 grow: Callable[[int], None] = lambda _: None,
-                 topology: Topology | None = None):
-        self.topology = topology or Local()
-        self.plan, self.builds, self.store, self.run_id = plan, builds, store, run_id
-        self.settings, self.user, self.advance, self.grow = settings, user, advance, grow
-        self.sampled: dict[tuple[Cell, str], Sampled] = {}  # (cell, variant id) -> so far
-        self.broken: dict[tuple[Cell, str], str] = {}  # cells that failed: never asked again
-        # (cell, variant id) -> the iteration count its first launch calibrated: later launches
-        # start there and run the same loop
-        self.calibrated: dict[tuple[Cell, str], int] = {}
-        self.launches: dict[tuple[str, int], int] = {}  # (variant id, np) -> launches started
-        self.configured: set[tuple[str, int]] = set()  # (variant id, np) whose library said
-        # what it runs with: read once a run, on the first launch that starts
+    def __init__(self, execution: Execution):
+        self.topology = execution.topology or Local()
+        self.plan, self.builds = execution.plan, execution.builds
+        self.store, self.run_id = execution.store, execution.run_id
+        self.settings, self.user = execution.settings, execution.user
+        self.advance, self.grow = execution.advance, execution.grow
+        self.cells: dict[tuple[Cell, str], CellState] = {}  # by (cell, variant id)
+        self.variants: dict[tuple[str, int], LaunchState] = {}  # by (variant id, np)
         self.seq = 0
         self.spent: dict[str, HarnessTime] = {}  # variant id -> where its time goes
-        # (variant id, np) -> the seconds of each of its whole launches: what the budget costs
-        self.launch_walls: dict[tuple[str, int], list[float]] = {}
         self.began = time.monotonic()  # the budget counts from here
         self.jobs_started = itertools.count()
         self.run_token = uuid.uuid4().hex
@@ -176,7 +205,7 @@ class Executor:
             running = self._turn(asked, variant, running)
         if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
             self._finish(variant, running)
-        self.launch_walls.setdefault((variant.id, np_), []).append(time.monotonic() - began)
+        self._at(variant.id, np_).walls.append(time.monotonic() - began)
 
     def _launched(self, variant: Variant, np: int,
                   shape: LaunchShape = LaunchShape.WHOLE) -> tuple[Job, int, Hello]:
@@ -214,14 +243,15 @@ class Executor:
     def _start(self, variant: Variant, np: int, shape: LaunchShape,
                restarts: int = 0) -> Running | str:
         """The variant's next launch, or why it did not start."""
-        launch = self.launches.get((variant.id, np), 0)
-        self.launches[variant.id, np] = launch + 1
+        state = self._at(variant.id, np)
+        launch = state.started
+        state.started += 1
         try:
             job, job_id, hello = self._launched(variant, np, shape)
-            if (variant.id, np) not in self.configured:
+            if not state.configured:
                 began = time.monotonic()
                 self._what_ran(variant, job, job_id, hello)
-                self.configured.add((variant.id, np))
+                state.configured = True
                 self._spent(variant).configuring += time.monotonic() - began
         except JobError as e:
             return f"launch {launch} did not start: {e}"
@@ -322,7 +352,7 @@ class Executor:
         try:
             job, job_id, hello = self._launched(variant, np)
         except JobError as e:
-            self._record(variant, init, None, CellStatus.FAILED, str(e), launch=n)
+            self._record(variant, init, unmeasured(CellStatus.FAILED, str(e)), None, n)
             return
         began = time.monotonic()
         try:
@@ -330,15 +360,15 @@ class Executor:
             self._spent(variant).quitting += time.monotonic() - began
         except JobError as e:
             self._drop(variant, job, job_id, f"shut-down failed: {e}")
-            self._record(variant, init, job_id, CellStatus.FAILED, f"shut-down failed: {e}",
-                         launch=n)
+            self._record(variant, init,
+                         unmeasured(CellStatus.FAILED, f"shut-down failed: {e}"), job_id, n)
             return
         self._release(job, job_id)
         self._ended(job_id, status=JobStatus.OK)
-        self._record(variant, init, job_id, CellStatus.OK, "", 1,
-                     [Obs(0, [r.since_launch for r in hello.ranks])], launch=n)
-        self._record(variant, self.plan.request(Cell("finalize", 0, np), variant), job_id,
-                     CellStatus.OK, "", 1, [Obs(0, finalize)], launch=n)
+        self._record(variant, init, CellResult(CellStatus.OK, "", 1, [
+            Obs(0, [r.since_launch for r in hello.ranks])]), job_id, n)
+        self._record(variant, self.plan.request(Cell("finalize", 0, np), variant),
+                     CellResult(CellStatus.OK, "", 1, [Obs(0, finalize)]), job_id, n)
 
     def _turn(self, asked: CellRequest, variant: Variant,
               running: Running | str) -> Running | str:
@@ -346,21 +376,22 @@ class Executor:
         where this cell failed), or why there is none."""
         cell = asked.cell
         self.advance(f"{variant.id} {cell.bench}")
-        if (cell, variant.id) in self.broken:
+        state = self._of(cell, variant.id)
+        if state.broken is not None:
             return running
         if isinstance(running, str):
-            launch = self.launches.get((variant.id, cell.np), 1) - 1
-            self._record(variant, asked, None, CellStatus.SKIPPED, running, launch=launch)
+            launch = max(self._at(variant.id, cell.np).started - 1, 0)
+            self._record(variant, asked, unmeasured(CellStatus.SKIPPED, running), None, launch)
             return running
         began = time.monotonic()
         try:
             res = running.job.cell(asked, self.seq, self.settings.timeout,
-                                   self.calibrated.get((cell, variant.id)))
+                                   state.calibrated)
         except JobError as e:
             self._drop(variant, running.job, running.job_id, str(e), cell)
-            self._record(variant, asked, running.job_id, CellStatus.FAILED, str(e),
-                         launch=running.launch)
-            self.broken[cell, variant.id] = str(e)
+            self._record(variant, asked, unmeasured(CellStatus.FAILED, str(e)), running.job_id,
+                         running.launch)
+            state.broken = str(e)
             return (self._start(variant, cell.np, running.shape, running.restarts + 1)
                     if running.restarts < MAX_RESTARTS else
                     f"launch {running.launch} gave up after {MAX_RESTARTS} "
@@ -368,13 +399,12 @@ class Executor:
         self._count(self._spent(variant), res, time.monotonic() - began)
         if cell.bench == "memory" and res.status == CellStatus.OK:
             res = with_baseline(res, cell)
-        self._record(variant, asked, running.job_id, res.status, res.reason, res.iterations,
-                     res.observations, launch=running.launch)
+        self._record(variant, asked, res, running.job_id, running.launch)
         if res.status == CellStatus.OK and res.iterations:
-            self.calibrated.setdefault((cell, variant.id), res.iterations)
+            state.calibrated = state.calibrated or res.iterations
         if res.status == CellStatus.OK and not family_of(variant.impl).floor:
             # the machine floor is a reference: no budget or precision buys it launches
-            sampled = self.sampled.setdefault((cell, variant.id), Sampled())
+            sampled = state.sampled = state.sampled or Sampled()
             bench = BENCHMARKS[cell.bench]
             sampled.by_launch.setdefault(running.launch, []).extend(
                 v for o in res.observations
@@ -416,7 +446,7 @@ class Executor:
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
         seen = Looks(self.plan.suite.launches)
         while (left := deadline - time.monotonic()) > 0:
-            cost = {v.id: float(np.mean(self.launch_walls.get((v.id, rnd.np), [0.0])))
+            cost = {v.id: float(np.mean(self._at(v.id, rnd.np).walls or [0.0]))
                     for _, v in planned}
             wanted = {(cell, v.id) for cell, v in self._open(planned, left, cost, seen)}
             index = rng.choice([s.index for s in rnd.sessions])  # its shared and lone sessions
@@ -437,31 +467,40 @@ class Executor:
         cells: dict[Cell, dict[str, Sample]] = {}
         for asked, variant in planned:
             cell = asked.cell
-            sampled = self.sampled.get((cell, variant.id))
-            if budgeted(cell.bench) and (cell, variant.id) not in self.broken and sampled and \
+            state = self.cells.get((cell, variant.id), CellState())
+            sampled = state.sampled
+            if budgeted(cell.bench) and state.broken is None and sampled and \
                     any(sampled.by_launch.values()):
                 cells.setdefault(cell, {})[variant.id] = sampled.launches()
         return [(cell, variants[v]) for cell, v in open_comparisons(cells, seconds, cost, seen)]
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
-        if (cell, variant.id) in self.broken or (cell, variant.id) not in self.sampled:
+        state = self.cells.get((cell, variant.id), CellState())
+        sampled = state.sampled
+        if state.broken is not None or sampled is None:
             return False
-        sampled = self.sampled[cell, variant.id]
         assert self.settings.precision is not None
         return sampled.spent < self.settings.max_time and \
             not precise(sampled.by_launch.values(), self.settings.precision)
 
-    def _record(self, variant: Variant, asked: CellRequest, job_id: int | None,
-                status: CellStatus, reason: str, iterations: int | None = None,
-                observations: list[Obs] | None = None, launch: int = 0) -> None:
-        """Store the cell as it ended, between cells: no write runs beside a measurement, and
-        what was measured is kept whenever the run ends."""
+    def _record(self, variant: Variant, asked: CellRequest, res: CellResult,
+                job_id: int | None, launch: int) -> None:
+        """Store the cell as it ended (in job `job_id`, the variant's launch `launch`), between
+        cells: no write runs beside a measurement, and what was measured is kept whenever the
+        run ends."""
         began = time.monotonic()
-        self.store.add_cell(CellRow(self.run_id, job_id, variant.id, asked, status,
-                                    reason or None, iterations, observations or [], self.seq,
-                                    launch))
+        self.store.add_cell(CellRow(
+            run_id=self.run_id, job_id=job_id, variant=variant.id, asked=asked,
+            status=res.status, reason=res.reason or None, iterations=res.iterations,
+            observations=res.observations, seq=self.seq, launch=launch))
         self.seq += 1
         self._spent(variant).storing += time.monotonic() - began
+
+    def _of(self, cell: Cell, variant_id: str) -> CellState:
+        return self.cells.setdefault((cell, variant_id), CellState())
+
+    def _at(self, variant_id: str, np: int) -> LaunchState:
+        return self.variants.setdefault((variant_id, np), LaunchState())
 
     def _spent(self, variant: Variant) -> HarnessTime:
         return self.spent.setdefault(variant.id, HarnessTime())
@@ -474,6 +513,11 @@ class Executor:
         spent.calibrating += res.spent.calibrating
         spent.observing += res.spent.observing
         spent.timed += res.spent.timed
+
+
+def unmeasured(status: CellStatus, reason: str) -> CellResult:
+    """A cell that ended without figures (failed or skipped), and why."""
+    return CellResult(status, reason, None, [])
 
 
 def with_baseline(res: CellResult, cell: Cell) -> CellResult:

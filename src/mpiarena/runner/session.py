@@ -17,7 +17,7 @@ from ..status import RunStatus
 from ..store import Store
 from ..users import RankUser
 from . import presence
-from .execute import Executor, Settings
+from .execute import Execution, Executor, Settings
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,8 @@ def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topolo
 
         try:
             with presence.measuring(command, topology.label):
-                Executor(plan, builds, store, run_id, settings, rank_user, advance, grow,
-                         topology).run()
+                Executor(Execution(plan, builds, store, run_id, settings, rank_user, advance,
+                                   grow, topology)).run()
         except KeyboardInterrupt:
             status = RunStatus.INCOMPLETE
     store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
