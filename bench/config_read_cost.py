@@ -42,8 +42,8 @@ def launch(impl: Implementation, read: bool, workdir: Path, index: int
     observations."""
     token = uuid.uuid4().hex
     daemons = Daemons(workdir, users.for_ranks(), token)
-    job, _ = job_for(Variant(impl.id, impl), NP, build_core(impl).binary, workdir,
-                     users.for_ranks(), workdir / f"{index}.err", daemons)
+    job, _ = job_for(Variant(impl.id, impl), NP, build_core(impl).binary,
+                     workdir / f"{index}.err", daemons)
     try:
         job.start(60)
         took, count = None, 0
@@ -75,8 +75,8 @@ def probe_seconds(impl: Implementation, workdir: Path, launches: int) -> float |
         token = uuid.uuid4().hex
         daemons = Daemons(workdir, users.for_ranks(), token)
         variant = Variant(impl.id, impl, env=tuple(env.items()))
-        job, _ = job_for(variant, NP, build_core(impl).binary, workdir, users.for_ranks(),
-                         workdir / f"probe-{n}.err", daemons)
+        job, _ = job_for(variant, NP, build_core(impl).binary, workdir / f"probe-{n}.err",
+                         daemons)
         began = time.perf_counter()
         try:
             job.start(60)

@@ -116,8 +116,7 @@ def base_core(impl: Implementation, src: Path) -> Path:
 def launch(impl: Implementation, binary: Path, cells: list[Cell], side: Side,
            args: argparse.Namespace, work: Path, daemons: Daemons) -> None:
     """One launch of binary running every cell once."""
-    job, _ = job_for(Variant(impl.id, impl), NP, binary, work, users.for_ranks(), work / "err",
-                     daemons)
+    job, _ = job_for(Variant(impl.id, impl), NP, binary, work / "err", daemons)
     try:
         job.start(timeout=60)
         for n, cell in enumerate(cells):

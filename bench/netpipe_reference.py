@@ -65,7 +65,7 @@ from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, tag
 from mpiarena import users
 from mpiarena.impls.lam import LamUniverse
 from mpiarena.impls.pvm import PvmDaemon
-from mpiarena.procs import last_words, run_as
+from mpiarena.procs import RunWith, last_words, run_as
 from mpiarena.results import load
 from mpiarena.store import Store
 from mpiarena.users import RankUser
@@ -323,7 +323,8 @@ def netpipe_tcp(s: Session, size: int, tag: str) -> float:
                 raise Hung(f"NPtcp receiver did not listen on {port}: {last_words(rx_log)}")
             time.sleep(0.01)
         code = run_as([str(NP_BIN / "NPtcp"), "-h", "127.0.0.1", "-P", str(port),
-                       *np_args(size, out)], env, s.workdir, s.user, tx_log, timeout=NP_TIMEOUT)
+                       *np_args(size, out)], RunWith(env, s.workdir, s.user, tx_log),
+                      timeout=NP_TIMEOUT)
         if code != 0:
             raise Hung(f"NPtcp transmitter exited {code}: {last_words(tx_log)}")
     finally:
@@ -367,8 +368,8 @@ def netpipe_pvm(s: Session, size: int, tag: str, pvm_env: dict[str, str]) -> flo
         # the transmitter needs the receiver enrolled first ("Start a clean machine. n=1")
         for _ in range(50):
             time.sleep(0.1)
-            code = run_as([str(NP_BIN / "NPpvm"), "-h", "peer", *np_args(size, out)], env,
-                          s.workdir, s.user, log, timeout=NP_TIMEOUT)
+            code = run_as([str(NP_BIN / "NPpvm"), "-h", "peer", *np_args(size, out)],
+                          RunWith(env, s.workdir, s.user, log), timeout=NP_TIMEOUT)
             if code == 0 or "n=1" not in last_words(log) or receiver.poll() is not None:
                 break
         if code != 0:

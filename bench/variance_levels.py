@@ -107,8 +107,7 @@ def measure(impl: Implementation, args: argparse.Namespace) -> tuple[dict[Cell, 
     daemons = Daemons(work, users.for_ranks(), "bench")
     try:
         for n in range(args.launches):
-            job, _ = job_for(Variant(impl.id, impl), NP, binary, work, users.for_ranks(),
-                             work / "err", daemons)
+            job, _ = job_for(Variant(impl.id, impl), NP, binary, work / "err", daemons)
             try:
                 began = time.perf_counter()
                 job.start(timeout=60)

@@ -147,8 +147,8 @@ def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[s
     work.chmod(0o755)
     daemons = Daemons(work, users.for_ranks(), "test", cluster.placement)
     try:
-        job, _ = job_for(Variant(impl.id, impl), 2, build_core(impl).binary, work,
-                         users.for_ranks(), work / "err", daemons)
+        job, _ = job_for(Variant(impl.id, impl), 2, build_core(impl).binary, work / "err",
+                         daemons)
         try:
             hello = job.start(timeout=60)
             before = netns.bytes_sent(cluster.ns(None), "p1")

@@ -41,8 +41,7 @@ def running_in(impl: Implementation, np_: int, env: dict[str, str] | None = None
     work.chmod(0o755)
     daemons = Daemons(work, users.for_ranks(), "test")
     try:
-        job, _ = job_for(variant, np_, build_core(impl).binary, work, users.for_ranks(),
-                         work / "err", daemons)
+        job, _ = job_for(variant, np_, build_core(impl).binary, work / "err", daemons)
         try:
             job.hello = job.start(timeout=60)  # type: ignore[attr-defined]
             yield job, work

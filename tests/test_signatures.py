@@ -92,7 +92,7 @@ def test_no_function_takes_more_than_six_parameters():
 def test_the_allow_list_names_only_wide_functions():
     """An entry the other branch has narrowed goes from ALLOWED at once."""
     seen = {w.where for p in _sources() for w in wide(p)}
-    assert ALLOWED <= seen, f"narrowed already, drop from ALLOWED: {sorted(ALLOWED - seen)}"
+    assert seen >= ALLOWED, f"narrowed already, drop from ALLOWED: {sorted(ALLOWED - seen)}"
 
 
 def test_options_are_split_by_job():

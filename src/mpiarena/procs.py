@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypedDict
 
@@ -28,6 +29,17 @@ class Head(Protocol):
     def on_head(self, argv: list[str], cwd: Path) -> list[str]: ...
 
 
+@dataclass(frozen=True)
+class RunWith:
+    """What a command runs with: its environment, its directory, the user it runs as (None:
+    as ourselves) and the log its output is appended to."""
+
+    env: dict[str, str]
+    cwd: Path
+    user: RankUser | None
+    log: Path
+
+
 def as_user(user: RankUser | None, placement: Head | None) -> UserArgs:
     """Popen arguments that start a process as the rank user (on a cluster's head node, the
     entering command switches user itself, so the process starts as root)."""
@@ -36,16 +48,18 @@ def as_user(user: RankUser | None, placement: Head | None) -> UserArgs:
     return {"user": user.uid, "group": user.gid, "extra_groups": []}
 
 
-def run_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None, log: Path,
-           timeout: float = 30.0, placement: Head | None = None) -> int:
-    """Exit status of argv, output appended to log (daemons it starts then keep no pipe of ours)."""
+def run_as(argv: list[str], using: RunWith, timeout: float = 30.0,
+           placement: Head | None = None) -> int:
+    """Exit status of argv, output appended to the log (daemons it starts then keep no pipe of
+    ours)."""
     if placement is not None:
-        argv = placement.on_head(argv, cwd)
-    with open(log, "a") as out:
+        argv = placement.on_head(argv, using.cwd)
+    with open(using.log, "a") as out:
         try:
             return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                  env=_user_env(env, user), cwd=cwd, timeout=timeout,
-                                  **as_user(user, placement)).returncode
+                                  env=_user_env(using.env, using.user), cwd=using.cwd,
+                                  timeout=timeout,
+                                  **as_user(using.user, placement)).returncode
         except subprocess.TimeoutExpired:
             return -1
         except OSError as e:
@@ -53,14 +67,14 @@ def run_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | Non
             return -1
 
 
-def start_as(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None,
-             log: Path) -> subprocess.Popen[bytes] | None:
+def start_as(argv: list[str], using: RunWith) -> subprocess.Popen[bytes] | None:
     """argv started on this machine as run_as would run it; None (said in the log) if it
     cannot start."""
-    with open(log, "a") as out:
+    with open(using.log, "a") as out:
         try:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                    env=_user_env(env, user), cwd=cwd, **as_user(user, None))
+                                    env=_user_env(using.env, using.user), cwd=using.cwd,
+                                    **as_user(using.user, None))
         except OSError as e:
             out.write(f"cannot run {argv[0]}: {e}\n")
             return None

@@ -100,19 +100,19 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
     for (key, _, _), j in ends.items():
         if j.outcome in DECIDED:
             spans.setdefault((0, last), set()).add(key)
-    verdicts = {(key, b, a): (j, 0) for (key, b, a), j in ends.items()}
+    verdicts = {(key, b, a): _Verdict(j, 0) for (key, b, a), j in ends.items()}
     while spans:
         (lo, hi), cells = min(spans.items())
         del spans[(lo, hi)]
         if hi - lo == 1:
-            out.changes += [_change(key, lo, hi, *verdicts[(key, lo, hi)], Placed.LOCATED)
+            out.changes += [_change(key, lo, hi, verdicts[(key, lo, hi)], Placed.LOCATED)
                             for key in sorted(cells)]
             continue
         mid = (lo + hi) // 2
         out.steps.append((lo, mid, hi))
         step = _judged(measure((lo, mid, hi), cells), [(lo, mid), (mid, hi)], cells, alpha,
                        threshold)
-        verdicts |= {k: (j, len(out.steps) - 1) for k, j in step.items()}
+        verdicts |= {k: _Verdict(j, len(out.steps) - 1) for k, j in step.items()}
         for key in sorted(cells):
             halves = [(b, a) for b, a in ((lo, mid), (mid, hi))
                       if (key, b, a) in step and step[(key, b, a)].outcome in DECIDED]
@@ -123,15 +123,24 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
                                if (key, b, a) in step)
                 spread = len(inside) == 2 and all(s.judged.outcome == Judgement.SAME
                                                   for s in inside)
-                out.changes.append(_change(key, lo, hi, *verdicts[(key, lo, hi)],
+                out.changes.append(_change(key, lo, hi, verdicts[(key, lo, hi)],
                                            Placed.SPREAD if spread else Placed.UNPLACED, inside))
     out.changes.sort(key=lambda c: (c.key, c.before))
     return out
 
 
-def _change(key: Key, before: int, after: int, judged: Judged, step: int, where: Placed,
+@dataclass(frozen=True)
+class _Verdict:
+    """A span's verdict on a cell and the step (an index into Bisection.steps) that gave it."""
+
+    judged: Judged
+    step: int
+
+
+def _change(key: Key, before: int, after: int, verdict: _Verdict, where: Placed,
             inside: tuple[SpanStep, ...] = ()) -> ReleaseChange:
-    return ReleaseChange(key, before, after, judged.outcome, judged, where, step, inside)
+    return ReleaseChange(key, before, after, verdict.judged.outcome, verdict.judged, where,
+                         verdict.step, inside)
 
 
 def _judged(measured: StepSamples, pairs: Sequence[tuple[int, int]], cells: Collection[Key] | None,

@@ -50,6 +50,7 @@ def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
     least `min_rel` away from the launch's median), or a launch whose observations vary by
     more than `high_cv` (robust CV). One warning per cell and variant, the first that applies."""
     cores = int(data.machine.get("cores", 0) or 0)
+    bounds = _Bounds(k, min_rel, high_cv)
     out: list[CellWarning] = []
     for key in sorted(k for k in data.cells if BENCHMARKS[k.bench].unit == "s"):
         for variant, group in sorted(data.cells[key].items()):
@@ -57,7 +58,7 @@ def cell_warnings(data: RunData, k: float = 3.0, min_rel: float = 0.25,
                 continue
             warning = _launch_warning(key, variant, group)
             for x in group.nested if warning is None else []:
-                warning = warning or _cell_warning(key, variant, x, cores, k, min_rel, high_cv)
+                warning = warning or _cell_warning(key, variant, x, cores, bounds)
             if warning is not None:
                 out.append(warning)
     return out
@@ -86,9 +87,20 @@ def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
                        "launches narrow it", "launches")
 
 
-def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int, k: float, min_rel: float,
-                  high_cv: float) -> CellWarning | None:
-    idx = outliers(x, k=k, min_rel=min_rel)
+@dataclass(frozen=True)
+class _Bounds:
+    """When a launch's observations warn: outliers beyond `k` IQR and `min_rel` of the median,
+    or a robust CV above `high_cv`."""
+
+    k: float
+    min_rel: float
+    high_cv: float
+
+
+def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int,
+                  bounds: _Bounds) -> CellWarning | None:
+    idx = outliers(x, k=bounds.k, min_rel=bounds.min_rel)
+    high_cv = bounds.high_cv
     bulk = np.delete(x, idx)
     cv = _robust_cv(bulk) if len(bulk) > 2 else 0.0
     median = float(np.median(x))

@@ -49,6 +49,16 @@ class _Fit:
     cost: float
 
 
+@dataclass(frozen=True)
+class _Break:
+    """A breakpoint between points p and p + 1: the fits either side of it and across it."""
+
+    p: int
+    left: _Fit
+    right: _Fit
+    merged: _Fit
+
+
 def _fit(s: np.ndarray, t: np.ndarray, sigma: np.ndarray) -> _Fit:
     """t = a + b*s with b >= 0, fitted to log t (Gauss-Newton, iteratively reweighted: Huber
     first, then trimmed, so a cell far off the line costs at most _TRIM**2)."""
@@ -211,7 +221,7 @@ def switches(sizes: Sequence[int], medians: Sequence[float],
             left, right = cost[li, lj], cost[ri, rj]
             se = float(np.median(sigma[li:rj + 1])) * math.sqrt(1 / (lj + 1 - li)
                                                                 + 1 / (rj + 1 - ri))
-            judged = _judge(xs, se, lj, ri, left, right, cost[li, rj], penalty, min_jump)
+            judged = _judge(xs, se, _Break(lj, left, right, cost[li, rj]), penalty, min_jump)
             if judged is None:
                 break
             kind, t_b, t_a = judged
@@ -225,14 +235,14 @@ def switches(sizes: Sequence[int], medians: Sequence[float],
     return []
 
 
-def _judge(xs: np.ndarray, se: float, p: int, q: int, left: _Fit, right: _Fit,
-           merged: _Fit, penalty: float,
+def _judge(xs: np.ndarray, se: float, at: _Break, penalty: float,
            min_jump: float) -> tuple[Literal["fixed cost", "cost per byte"], float, float] | None:
-    """Whether the break between points p and q = p + 1 is real, and of which kind; `se` is
-    the standard error of the log ratio of the two segments' fits."""
+    """Whether the break is real, and of which kind; `se` is the standard error of the log
+    ratio of the two segments' fits."""
     def f(fit: _Fit, x: float) -> float:
         return fit.a + fit.b * x
 
+    p, q, left, right, merged = at.p, at.p + 1, at.left, at.right, at.merged
     t_b, t_a = f(left, xs[q]), f(right, xs[q])
     if merged.cost - left.cost - right.cost <= penalty:  # one line fits both sides about as well
         return None

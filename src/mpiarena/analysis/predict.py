@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..results import RunData
+from ..results import Key, RunData
 from .fingerprint import tuned_of
 from .models import P2pModel, fit_models
 from .stats import center
@@ -305,10 +305,21 @@ def _distance(predicted: float, measured: float) -> float:
     return abs(math.log(predicted / measured)) if predicted > 0 else math.inf
 
 
-def fit(bench: str, size: int, np_: int, variant: str, measured: float, t: P2p, cores: int,
-        forced: str | None, x: P2p | None = None) -> CellFit:
+@dataclass(frozen=True)
+class Against:
+    """What a variant's cells are predicted from: its point-to-point time, its simultaneous
+    exchange's (None: the point-to-point time's), the machine's cores."""
+
+    time: P2p
+    exchange: P2p | None
+    cores: int
+
+
+def fit(key: Key, variant: str, measured: float, forced: str | None,
+        against: Against) -> CellFit:
     """One cell's measured seconds against every shape's prediction."""
-    got = predict(bench, np_, size, t, x)
+    bench, size, np_ = key
+    got = predict(bench, np_, size, against.time, against.exchange)
     ranked = sorted(got, key=lambda c: _distance(c.seconds, measured))
     best = ranked[0] if ranked and ranked[0].seconds > 0 else None
     alike = tuple(c.shape for c in got if best is not None and c is not best
@@ -320,8 +331,8 @@ def fit(bench: str, size: int, np_: int, variant: str, measured: float, t: P2p, 
         agrees = _distance(mine.seconds, measured) <= _distance(best.seconds, measured) + SAME
     return CellFit(bench, size, np_, variant, measured, tuple(got),
                    best.shape if best else None,
-                   best.seconds / measured - 1 if best else math.nan, alike, np_ > cores,
-                   forced, agrees)
+                   best.seconds / measured - 1 if best else math.nan, alike,
+                   np_ > against.cores, forced, agrees)
 
 
 def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int,
@@ -342,8 +353,8 @@ def cell_fits(data: RunData, p2p: Mapping[str, P2p], cores: int,
             measured = center(group.nested) if usable(group) else math.nan
             if t is None or not measured > 0:
                 continue
-            out.append(fit(key.bench, key.size, key.np, variant, measured, t, cores,
-                           forced.algorithm if forced else None, x))
+            out.append(fit(key, variant, measured, forced.algorithm if forced else None,
+                           Against(t, x, cores)))
     return out
 
 

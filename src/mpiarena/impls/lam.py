@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import core_env, tags, tools, users
 from ..cluster.placement import Placement
-from ..procs import alive, last_words, run_as, start_as, wait_until
+from ..procs import RunWith, alive, last_words, run_as, start_as, wait_until
 from ..users import RankUser
 from ..whatran import Cvar
 from .base import MPI_EXT, FamilyDefaults, Found, Implementation, Launch
@@ -61,8 +61,8 @@ class LamUniverse:
                 f"{n.name} cpu={r}\n" for n, r in zip(self.placement.nodes, self.placement.ranks,
                                                       strict=True) if r))
         self.schema.chmod(0o644)
-        code = run_as([str(self.bin_dir / "lamboot"), str(self.schema)], self.env, self.workdir,
-                      self.user, self.log, placement=self.placement)
+        code = run_as([str(self.bin_dir / "lamboot"), str(self.schema)], self._with(),
+                      placement=self.placement)
         if code != 0:
             self.down()
             raise RuntimeError(f"lamboot failed (exit status {code}): {last_words(self.log)}")
@@ -76,12 +76,17 @@ class LamUniverse:
         if not _other_universes(self.suffix):
             _remove_ipc(_sysv_ipc(self.user) - self.ipc_before)
 
+    def _with(self) -> RunWith:
+        """The universe's commands run in its environment and directory, as the rank user,
+        into its log."""
+        return RunWith(self.env, self.workdir, self.user, self.log)
+
     def _halt(self) -> None:
         """lamhalt on every node (lamwipe if it fails); it returns before its lamd has exited."""
-        if run_as([str(self.bin_dir / "lamhalt")], self.env, self.workdir, self.user, self.log,
-                  timeout=15, placement=self.placement) != 0:
-            run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self.env, self.workdir,
-                   self.user, self.log, timeout=15, placement=self.placement)
+        if run_as([str(self.bin_dir / "lamhalt")], self._with(), timeout=15,
+                  placement=self.placement) != 0:
+            run_as([str(self.bin_dir / "lamwipe"), str(self.schema)], self._with(), timeout=15,
+                   placement=self.placement)
         wait_until(lambda: self.suffix not in live_session_suffixes(), within=5.0)
 
     def _terminate_here(self) -> bool:
@@ -91,8 +96,7 @@ class LamUniverse:
         tkill, tkill waits out its signals' backoff until the zombie lamd is reaped, and
         lamhalt polls all the while on one core. tkill is stopped once the session's processes
         are gone, and its directory removed as sweep_stale would. False if they outlive 5 s."""
-        tkill = start_as([str(self.bin_dir / "tkill")], self.env, self.workdir, self.user,
-                         self.log)
+        tkill = start_as([str(self.bin_dir / "tkill")], self._with())
         if tkill is None:
             return False
         ended = wait_until(lambda: not _session_pids(self.suffix) - {tkill.pid}, within=5.0)

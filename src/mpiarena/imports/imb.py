@@ -18,6 +18,7 @@ from ..benchmarks import BENCHMARKS
 from ..records import Datatype
 from .records import (
     Choices,
+    Expected,
     Figure,
     Parsed,
     bad,
@@ -30,6 +31,8 @@ from .records import (
 
 FIGURES = ("t_max", "t_avg", "t_min")
 BANNER = re.compile(r"Intel\(R\) MPI Benchmarks \S+, (.+?) part")
+EXPECTED = Expected("imb", "no IMB banner ('Intel(R) MPI Benchmarks VERSION, PART part'): not "
+                    "IMB output", "IMB tables")
 # (part, IMB's name) -> mpiarena's benchmark; part None: any part
 NAMES: dict[tuple[str | None, str], str] = {
     (None, "PingPong"): "pingpong", (None, "Sendrecv"): "sendrecv",
@@ -120,9 +123,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
         elif table is not None and table.columns and not line:
             table = None
     runs = [_pure_first(r) for r in runs]
-    return found(path, "imb", runs, unmapped, "no IMB banner ('Intel(R) MPI Benchmarks "
-                 "VERSION, PART part'): not IMB output",
-                 "IMB tables", datatype=one_datatype(path, "IMB", datatypes))
+    return found(path, EXPECTED, runs, unmapped, datatype=one_datatype(path, "IMB", datatypes))
 
 
 def _pure_first(figures: list[Figure]) -> list[Figure]:

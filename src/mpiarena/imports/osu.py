@@ -13,12 +13,14 @@ its -T says otherwise, and prints which ("# Datatype: MPI_CHAR."); OSU 5 and 6 s
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..benchmarks import BENCHMARKS
 from ..records import Datatype
 from .records import (
     Choices,
+    Expected,
     Figure,
     Parsed,
     bad,
@@ -46,6 +48,8 @@ RMA = {"mpi_put": "put", "mpi_get": "get", "mpi_accumulate": "accumulate",
 SYNCS = {"MPI_Win_flush": "lockall", "MPI_Win_lock/unlock": "lock", "MPI_Win_fence": "fence",
          "MPI_Win_post/start/complete/wait": "pscw"}
 FIGURES = ("avg", "min", "max")
+EXPECTED = Expected("osu", "no OSU title line ('# OSU MPI ... Test vN'): not the output of an "
+                    "OSU micro-benchmark", "OSU tests")
 
 
 class _Test:
@@ -106,7 +110,7 @@ def _columns(line: str) -> list[str]:
 
 
 def parse(path: Path, text: str, choices: Choices) -> Parsed:
-    figure = choices.figure_of(path, "OSU", FIGURES)
+    chosen = Choices(choices.figure_of(path, "OSU", FIGURES), choices.np)
     runs: list[list[Figure]] = []
     unmapped: list[str] = []
     windows: set[int] = set()
@@ -143,7 +147,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                 if test.title not in unmapped:
                     unmapped.append(test.title)
                 continue
-            runs[-1].append(_figure(path, n, line, test, bench, reads, figure, choices.np))
+            runs[-1].append(_figure(_Row(path, n, line), test, bench, reads, chosen))
             if BENCHMARKS[bench].sums:
                 datatypes.add(test.datatype)
             if reads.startswith("mbs-window"):
@@ -151,14 +155,23 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
     if len(windows) > 1:
         raise bad(path, 0, f"bandwidth tests with different windows ({sorted(windows)}): import "
                   "them separately")
-    return found(path, "osu", runs, unmapped, "no OSU title line ('# OSU MPI ... Test vN'): "
-                 "not the output of an OSU micro-benchmark",
-                 "OSU tests", windows.pop() if windows else None,
+    return found(path, EXPECTED, runs, unmapped, windows.pop() if windows else None,
                  one_datatype(path, "OSU", datatypes))
 
 
-def _figure(path: Path, n: int, line: str, test: _Test, bench: str, reads: str, figure: str,
-            np: int | None) -> Figure:
+@dataclass(frozen=True)
+class _Row:
+    """A line of figures in a file, and its number."""
+
+    path: Path
+    n: int
+    line: str
+
+
+def _figure(row: _Row, test: _Test, bench: str, reads: str, chosen: Choices) -> Figure:
+    """The row's figure of `bench`, read as `reads` says, in the chosen figure (its column)."""
+    path, n, line = row.path, row.n, row.line
+    figure, np = chosen.figure or FIGURES[0], chosen.np
     words = line.split()
     sized = test.columns[0].lower().startswith("size")
     columns = test.columns if sized else ["Size", *test.columns]
@@ -167,7 +180,7 @@ def _figure(path: Path, n: int, line: str, test: _Test, bench: str, reads: str, 
     if len(values) < 2:
         raise bad(path, n, f"OSU {test.title} row '{line[:60]}' has no figure")
     size = integer(path, n, values[0], "Size")
-    pick = _column(path, n, test, columns, reads, bench, figure)
+    pick = _column(row, test, columns, reads, bench, figure)
     if pick >= len(values):
         raise bad(path, n, f"OSU {test.title} row has {len(values)} columns, its header "
                   f"{len(columns)}: the file is cut or garbled")
@@ -187,9 +200,10 @@ def _figure(path: Path, n: int, line: str, test: _Test, bench: str, reads: str, 
     return Figure(bench, size, ranks, value, timing, f"OSU {test.title} {columns[pick]}", n)
 
 
-def _column(path: Path, n: int, test: _Test, columns: list[str], reads: str, bench: str,
+def _column(row: _Row, test: _Test, columns: list[str], reads: str, bench: str,
             figure: str) -> int:
     """Which column holds the figure: the first after Size, a collective's chosen one (-f)."""
+    path, n = row.path, row.n
     if reads == "pure":
         found = [i for i, c in enumerate(columns) if c.lower().startswith("pure comm")]
         if not found:

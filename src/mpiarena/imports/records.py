@@ -104,17 +104,27 @@ class Choices:
         return figure
 
 
-def found(path: Path, suite: str, runs: list[list[Figure]], unmapped: list[str], header: str,
-          parts: str, window: int | None = None, datatype: Datatype | None = None) -> Parsed:
-    """What a parser found, or one line: `header` when no run of the suite began in the file;
-    when none of its runs has a figure to import, the `parts` (IMB tables...) it held."""
+@dataclass(frozen=True)
+class Expected:
+    """A suite as its parser names it: its name, the line said when no run of it began in a
+    file (`header`), and what its parts are called (IMB tables...)."""
+
+    suite: str
+    header: str
+    parts: str
+
+
+def found(path: Path, expected: Expected, runs: list[list[Figure]], unmapped: list[str],
+          window: int | None = None, datatype: Datatype | None = None) -> Parsed:
+    """What a parser found, or one line: the expected header when no run of the suite began in
+    the file; when none of its runs has a figure to import, the parts it held."""
     if not runs:
-        raise bad(path, 1, header)
+        raise bad(path, 1, expected.header)
     if not any(runs):
-        raise bad(path, 1, f"no figures mpiarena can import ({parts}: "
+        raise bad(path, 1, f"no figures mpiarena can import ({expected.parts}: "
                   f"{', '.join(unmapped) or 'none'})")
-    return Parsed(path, suite, tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped), window,
-                  datatype)
+    return Parsed(path, expected.suite, tuple(SuiteRun(tuple(r)) for r in runs), tuple(unmapped),
+                  window, datatype)
 
 
 def one_datatype(path: Path, suite: str, used: set[Datatype]) -> Datatype | None:

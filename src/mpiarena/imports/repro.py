@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .records import Choices, Figure, Parsed, bad, found, integer, number
+from .records import Choices, Expected, Figure, Parsed, bad, found, integer, number
 
 CALLS = {"MPI_Allreduce": "allreduce", "MPI_Bcast": "bcast", "MPI_Reduce": "reduce",
          "MPI_Allgather": "allgather", "MPI_Alltoall": "alltoall", "MPI_Gather": "gather",
@@ -20,6 +20,8 @@ CALLS = {"MPI_Allreduce": "allreduce", "MPI_Bcast": "bcast", "MPI_Reduce": "redu
          "MPI_Allgatherv": "allgatherv", "MPI_Alltoallv": "alltoallv",
          "MPI_Gatherv": "gatherv", "MPI_Scatterv": "scatterv"}
 SYNC_KEYS = ("procsync", "process_sync", "sync", "windowsync")
+EXPECTED = Expected("repro", "no ReproMPI header ('#MPI calls:', '#@nprocs=N'): not ReproMPI's "
+                    "output", "ReproMPI calls")
 
 
 class _Run:
@@ -77,9 +79,7 @@ def parse(path: Path, text: str, choices: Choices) -> Parsed:
                     unmapped.append(figure)
             else:
                 runs[-1].append(figure)
-    return found(path, "repro", runs, unmapped, "no ReproMPI header ('#MPI calls:', "
-                 "'#@nprocs=N'): not ReproMPI's output",
-                 "ReproMPI calls")
+    return found(path, EXPECTED, runs, unmapped)
 
 
 def _row(path: Path, n: int, line: str, run: _Run, np: int | None) -> Figure | str:

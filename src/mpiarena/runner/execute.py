@@ -216,9 +216,8 @@ class Executor:
         before = machine_load.snapshot(machine_load.wait_quiet(self.settings.wait_quiet),
                                        len(presence.others_measuring()))
         try:
-            job, binding = job_for(variant, np, self.builds[variant.impl.id].binary,
-                                   self.workdir, self.user, log, self.daemons,
-                                   self.settings.datatype)
+            job, binding = job_for(variant, np, self.builds[variant.impl.id].binary, log,
+                                   self.daemons, self.settings.datatype)
         except JobError as e:
             self.daemons.stop(variant.id)
             raise JobError(f"its daemons did not start: {e}") from e
@@ -279,8 +278,8 @@ class Executor:
         log = self.workdir / f"probe-{next(self.jobs_started)}.err"
         probe = replace(variant, env=(*variant.env, *env.items()))
         try:
-            job, _ = job_for(probe, np, self.builds[variant.impl.id].binary, self.workdir,
-                             self.user, log, self.daemons)
+            job, _ = job_for(probe, np, self.builds[variant.impl.id].binary, log,
+                             self.daemons)
         except JobError:
             return ""
         self.live.append(job)

@@ -112,10 +112,12 @@ def command_for(variant: Variant, np: int, program: list[str], user: RankUser | 
                    launch.binding or variant.binding_for(np))
 
 
-def job_for(variant: Variant, np: int, binary: Path, workdir: Path, user: RankUser | None,
-            log: Path, daemons: Daemons, datatype: Datatype | None = None) -> tuple[Job, str]:
-    """A job of the core (not started yet, its daemons up) and the binding it really has;
-    `datatype` the element type of its sums (None: the core's own, int)."""
+def job_for(variant: Variant, np: int, binary: Path, log: Path, daemons: Daemons,
+            datatype: Datatype | None = None) -> tuple[Job, str]:
+    """A job of the core (not started yet, its daemons up) in the daemons' directory as their
+    user, and the binding it really has; `datatype` the element type of its sums (None: the
+    core's own, int)."""
+    workdir, user = daemons.workdir, daemons.user
     cmd = command_for(variant, np, [str(binary)], user, daemons)
     # a variant may name another directory (another file system) for the MPI-IO benchmarks
     io = dict(variant.env).get(core_env.IO_DIR) or str(io_dir(workdir, user))

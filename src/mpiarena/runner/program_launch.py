@@ -12,13 +12,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cluster.placement import Placement
 from ..errors import ArenaError
 from ..procs import as_user
 from ..profiled import Calls, Profile
 from ..tags import TOKEN_VAR
 from ..users import RankUser
 from .cleanup import kill_tagged
+from .launch import Command
 
 
 @dataclass(frozen=True)
@@ -34,20 +34,28 @@ class Ended:
         return self.exit_code is None
 
 
-def launch(argv: list[str], env: dict[str, str], cwd: Path, user: RankUser | None,
-           stdout: Path, stderr: Path, timeout: float,
-           placement: Placement | None = None) -> Ended:
-    """Run argv (the launcher's command) in cwd as the rank user, output to the two files, at
-    most `timeout` seconds; the process group and every tagged process are killed on return."""
+@dataclass(frozen=True)
+class Output:
+    """The files a launch's stdout and stderr go to (the same file: both into one)."""
+
+    stdout: Path
+    stderr: Path
+
+
+def launch(cmd: Command, cwd: Path, user: RankUser | None, output: Output,
+           timeout: float) -> Ended:
+    """Run the launcher's command in cwd as the rank user, output to the files, at most
+    `timeout` seconds; the process group and every tagged process are killed on return."""
     token = uuid.uuid4().hex
-    env = {**env, TOKEN_VAR: token}
+    env = {**cmd.env, TOKEN_VAR: token}
     if user is not None:
         env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
-    if placement is not None:
-        argv = placement.on_head(argv, cwd)
+    placement = cmd.placement
+    argv = cmd.argv if placement is None else placement.on_head(cmd.argv, cwd)
     with contextlib.ExitStack() as files:
-        out = files.enter_context(open(stdout, "w"))
-        err = out if stderr == stdout else files.enter_context(open(stderr, "w"))
+        out = files.enter_context(open(output.stdout, "w"))
+        err = out if output.stderr == output.stdout else \
+            files.enter_context(open(output.stderr, "w"))
         began = time.monotonic()
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
