@@ -29,6 +29,7 @@ from app_common import NP, bare, built, implementations, load_line, median, scra
 from mpiarena import __version__, machine, machine_load, users
 from mpiarena.cluster.topology import Local
 from mpiarena.plan import Variant
+from mpiarena.records import VariantRecord
 from mpiarena.runner import app, presence, program_launch
 from mpiarena.runner.app import AppRunner, AppSettings
 from mpiarena.store import Store
@@ -126,7 +127,7 @@ def main() -> int:
         run_id = store.begin_run("app", "app_harness_overhead", 0, __version__,
                                  machine.describe(), {})
         for v in variants:
-            store.add_variant(run_id, v.id, v.impl.id, v.name, {}, [], "auto")
+            store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, {}, [], "auto"))
         runner = Timed(variants, programs, AppSettings(NP, args.launches, args.warmup,
                                                        profile=False),
                        store, run_id, Local(), user, {}, lambda _: None, work=work, steps=steps)

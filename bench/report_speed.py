@@ -25,9 +25,9 @@ from store_scale import write as write_scale
 
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.plan import cells_by_np
-from mpiarena.records import Cell, CellRequest
+from mpiarena.records import Cell, CellRequest, VariantRecord
 from mpiarena.status import CellStatus, RunStatus
-from mpiarena.store import CellRow, Obs, Store
+from mpiarena.store import CellRow, JobRow, Obs, Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "lam-7.1.4": 1.3,
@@ -44,13 +44,13 @@ def write_quick(db: Path, seed: int) -> None:
     store = Store(db)
     run = store.begin_run("quick", "report_speed", seed, "0", {"cores": 2}, {"synthetic": True})
     for variant in VARIANTS:
-        store.add_variant(run, variant, variant, "default", {}, [], "core")
+        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
     seq = 0
     for launch in range(LAUNCHES):
         for variant, level in VARIANTS.items():
             for group in ([cells] + ([[c] for c in startup] if launch < suite.init_launches
                                      else [])):
-                job = store.add_job(run, variant, 2, "local", "core", ["synthetic"])
+                job = store.add_job(JobRow(run, variant, 2, "local", "core", ["synthetic"]))
                 drift = level * rng.lognormal(0, 0.05)
                 for cell in group:
                     kind = BENCHMARKS[cell.bench].kind

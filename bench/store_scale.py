@@ -25,9 +25,9 @@ import numpy as np
 
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.plan import cells_by_np
-from mpiarena.records import Cell, CellRequest
+from mpiarena.records import Cell, CellRequest, VariantRecord
 from mpiarena.status import CellStatus, RunStatus
-from mpiarena.store import CellRow, Obs, Store
+from mpiarena.store import CellRow, JobRow, Obs, Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "impi-2021.19": 1.1}
@@ -53,11 +53,11 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
     run = store.begin_run("default", f"store_scale {ranks}", seed, "0", {"cores": 2},
                           {"launches": launches, "synthetic": True})
     for variant in VARIANTS:
-        store.add_variant(run, variant, variant, "default", {}, [], "core")
+        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
     seq = written = 0
     for launch in range(launches):
         for variant, level in VARIANTS.items():
-            job = store.add_job(run, variant, ranks, "local", "core", ["synthetic"])
+            job = store.add_job(JobRow(run, variant, ranks, "local", "core", ["synthetic"]))
             drift = level * rng.lognormal(0, 0.1)  # set at launch
             for cell in cells:
                 nobs = 1 if BENCHMARKS[cell.bench].kind == "startup" else observations

@@ -14,14 +14,14 @@ from test_store import as_schema_3
 
 from mpiarena import results
 from mpiarena.benchmarks import BENCHMARKS, overlap_percent, progress_percent, progress_verdict
-from mpiarena.records import Cell, CellRequest
+from mpiarena.records import Cell, CellRequest, VariantRecord
 from mpiarena.report.costs import costs_text
 from mpiarena.report.markdown import render_markdown
 from mpiarena.report.terminal import render
 from mpiarena.runner.execute import with_baseline
 from mpiarena.runner.job import CellResult, Job, JobError
 from mpiarena.status import CellStatus
-from mpiarena.store import SCHEMA_VERSION, CellRow, Obs, Store
+from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
 
 LAM = next((i for i in IMPLS if i.family == "lam"), None)
 IMPI = next((i for i in IMPLS if i.family == "impi"), None)
@@ -117,8 +117,8 @@ def _synthetic_run(tmp_path) -> tuple[Store, int]:
     run = store.begin_run("costs", "mpiarena run", 1, "0", {"cores": 2}, {"window": 16})
     rng = np.random.default_rng(1)
     for seq, (variant, busy) in enumerate((("x-1", 1.0), ("x-1:block", 0.001))):
-        store.add_variant(run, variant, variant, "default", {}, [], "auto")
-        job = store.add_job(run, variant, 2, "local", "core", ["x"])
+        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "auto"))
+        job = store.add_job(JobRow(run, variant, 2, "local", "core", ["x"]))
         store.update_job(job, status="ok", thread_level="single")
         for launch in range(8):  # 8 launches of 2 observations
             cpu = [Obs(i, [0.2, 0.2], {"cpu": [busy * (1 + rng.random() / 50)] * 2})

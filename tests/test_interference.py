@@ -23,7 +23,7 @@ from mpiarena.analysis.interference import finding
 from mpiarena.machine_load import BUSY
 from mpiarena.owners import Owner
 from mpiarena.report.interference import warning_lines
-from mpiarena.store import Store
+from mpiarena.store import JobRow, Store
 from mpiarena.tags import OWNER_VAR
 
 MPI = next((i.id for i in IMPLS if i.family in ("mpich", "openmpi")), None)
@@ -156,7 +156,7 @@ def test_a_store_written_before_launches_recorded_their_machine_opens(tmp_path):
     path = tmp_path / "v4.db"
     store = Store(path)
     run = store.begin_run("quick", "mpiarena run", 5, "0", {"cores": 2}, {})
-    store.add_job(run, "a-1", 2, "local", "core", ["mpiexec"])
+    store.add_job(JobRow(run, "a-1", 2, "local", "core", ["mpiexec"]))
     store.close()
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE jobs DROP COLUMN interference; ALTER TABLE jobs DROP COLUMN "

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from mpiarena.analysis.ranks import rank_matrix
-from mpiarena.records import Cell, CellRequest
+from mpiarena.records import Cell, CellRequest, VariantRecord
 from mpiarena.report.html import render_html
 from mpiarena.report.plots import BANDS, _bands
 from mpiarena.results import Group, load
@@ -22,7 +22,7 @@ def _run(path, ranks: int) -> int:
     run = store.begin_run("default", "test", 1, "0", {"cores": 2}, {"window": 64})
     rng = np.random.default_rng(2)
     for v in ("a-1", "b-1"):
-        store.add_variant(run, v, v, "default", {}, [], "core")
+        store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
         for launch in range(3):
             for size in (8, 4096):
                 t = rng.lognormal(0, 0.05, (3, ranks)) * 1e-5
@@ -51,7 +51,7 @@ def test_few_ranks_get_no_rank_view(tmp_path):
     store = Store(tmp_path / "s.db")
     run = store.begin_run("default", "test", 1, "0", {"cores": 2}, {})
     for v in ("a-1", "b-1"):
-        store.add_variant(run, v, v, "default", {}, [], "core")
+        store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
         store.add_cell(CellRow(run, None, v, CellRequest(Cell("bcast", 8, 4)), CellStatus.OK,
                                None, 10, [Obs(i, [1e-5] * 4) for i in range(3)]))
     assert "rank by rank" not in render_html(load(store, run))

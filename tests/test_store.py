@@ -9,9 +9,9 @@ from conftest import mpiarena
 
 from mpiarena.errors import ArenaError
 from mpiarena.programs import TunedConfig
-from mpiarena.records import Cell, CellRequest
+from mpiarena.records import Cell, CellRequest, VariantRecord
 from mpiarena.status import CellStatus
-from mpiarena.store import SCHEMA_VERSION, CellRow, Obs, Store
+from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
 from mpiarena.whatran import Cvar, WhatRan
 
 
@@ -158,7 +158,7 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
     store = Store(path)
     run = _run(store)
     for variant, level in (("a-1", 1e-6), ("b-1", 3e-6)):
-        store.add_variant(run, variant, variant, "default", {}, [], "auto")
+        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "auto"))
         store.add_cell(_ok(run, variant, "pingpong", 8, 2,
                            [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)]))
     store.close()
@@ -184,7 +184,7 @@ def _varied_run(path, ranks: int = 16) -> int:
     run = _run(store)
     rng = np.random.default_rng(3)
     for v, level in (("a-1", 1.0), ("b-1", 1.3)):
-        store.add_variant(run, v, v, "default", {}, [], "core")
+        store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
         for launch in range(4):
             t = level * rng.lognormal(0, 0.1, size=(3, ranks)) * 1e-6
             late = [{"late": [0.1 * i] + [math.nan] * (ranks - 1),
@@ -295,7 +295,7 @@ def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
     path = tmp_path / "v6.db"
     store = Store(path)
     run = _run(store)
-    old = store.add_job(run, "x-1", 2, "local", "core", ["arena"])
+    old = store.add_job(JobRow(run, "x-1", 2, "local", "core", ["arena"]))
     store.close()
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE jobs DROP COLUMN config; DROP TABLE configs;"
@@ -306,7 +306,7 @@ def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
     db.close()
     upgraded = Store(path)
     assert upgraded.jobs(run)[0].config is None
-    new = upgraded.add_job(run, "x-1", 2, "local", "core", ["arena"])
+    new = upgraded.add_job(JobRow(run, "x-1", 2, "local", "core", ["arena"]))
     what = WhatRan((Cvar("pml", "ob1", "all_eq"),), "", "requested: pml ob1", "MPI_T cvars")
     upgraded.add_what_ran(new, what)
     assert upgraded.what_ran(run) == {new: what} and old not in upgraded.what_ran(run)
@@ -331,7 +331,7 @@ def test_a_schema_9_store_splits_the_cell_a_job_failed_in_from_its_cause(tmp_pat
     path = tmp_path / "v9.db"
     store = Store(path)
     run = _run(store)
-    jobs = [store.add_job(run, "x-1", 2, "local", "core", ["arena"]) for _ in range(4)]
+    jobs = [store.add_job(JobRow(run, "x-1", 2, "local", "core", ["arena"])) for _ in range(4)]
     for job, reason in zip(jobs, ["bcast-ack 1024 B: the job ended (exit status 3)",
                                   "start-up failed: no hello", None,
                                   "pingpong 8 B in launch 1: no answer"], strict=True):

@@ -14,7 +14,7 @@ from test_core import running
 
 from mpiarena.impls import Implementation
 from mpiarena.plan import timing
-from mpiarena.records import Cell, CellRequest
+from mpiarena.records import Cell, CellRequest, VariantRecord
 from mpiarena.results import load
 from mpiarena.runner.job import CellResult, Job
 from mpiarena.status import CellStatus
@@ -147,7 +147,7 @@ def test_the_report_gives_the_window_drop_rate(tmp_path: Path):
     """Built from the store alone: the share of calls dropped, per variant, and its worst."""
     store = Store(tmp_path / "s.db")
     run = store.begin_run("quick", "mpiarena run", 1, "0", {"cores": 2}, {"target_time": 1e-3})
-    store.add_variant(run, "mpich-4.0.2", "mpich-4.0.2", "default", {}, [], "auto")
+    store.add_variant(VariantRecord(run, "mpich-4.0.2", "mpich-4.0.2", "default", {}, [], "auto"))
     late = [0.1, 0.0, 0.5]
     store.add_cell(CellRow(run, None, "mpich-4.0.2", CellRequest(Cell("bcast", 8, 2), "window"),
                            CellStatus.OK, None, 100,

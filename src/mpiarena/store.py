@@ -257,6 +257,20 @@ class CellRow:
     launch: int = 0  # the variant's launches at this rank count, from 0
 
 
+@dataclass(frozen=True)
+class JobRow:
+    """One launch as it starts: its run, variant and rank count, where it runs, its binding,
+    its command, and whether it measures every cell of its session."""
+
+    run_id: int
+    variant: str
+    np: int
+    topology: str
+    binding: str
+    command: list[str]
+    shape: LaunchShape = LaunchShape.WHOLE
+
+
 class Store:
     def __init__(self, path: Path):
         self.path = path
@@ -346,20 +360,19 @@ class Store:
                        ":family, :version, :version_string, :origin, :prefix, :wrapper, "
                        ":launcher, :wrapper_flags, :cflags)", asdict(impl))
 
-    def add_variant(self, run_id: int, variant: str, impl_id: str, name: str,
-                    env: dict[str, str], args: list[str], binding: str) -> None:
+    def add_variant(self, v: VariantRecord) -> None:
         with self.tx() as db:
             db.execute("INSERT OR REPLACE INTO variants VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (run_id, variant, impl_id, name, json.dumps(env), json.dumps(args),
-                        binding))
+                       (v.run_id, v.variant, v.impl_id, v.name, json.dumps(v.env),
+                        json.dumps(v.args), v.binding))
 
-    def add_job(self, run_id: int, variant: str, np: int, topology: str, binding: str,
-                command: list[str], shape: LaunchShape = LaunchShape.WHOLE) -> int:
+    def add_job(self, job: JobRow) -> int:
+        """A launch as it starts (JobStatus.STARTING); its id."""
         with self.tx() as db:
             cur = db.execute("INSERT INTO jobs (run_id, variant, np, topology, binding, command, "
                              "status, ranks, shape) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?)",
-                             (run_id, variant, np, topology, binding, json.dumps(command),
-                              JobStatus.STARTING, shape))
+                             (job.run_id, job.variant, job.np, job.topology, job.binding,
+                              json.dumps(job.command), JobStatus.STARTING, job.shape))
             return int(cur.lastrowid or 0)
 
     def update_job(self, job_id: int, **fields: object) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 from .. import __version__
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
-from ..records import Cell, CellRequest, Datatype, ImplementationRecord
+from ..records import Cell, CellRequest, Datatype, ImplementationRecord, VariantRecord
 from ..status import CellStatus, JobStatus, RunStatus
-from ..store import CellRow, Obs, Store
+from ..store import CellRow, JobRow, Obs, Store
 from ..whatran import WhatRan
 from .osu import WINDOW
 from .records import SUITE_PREFIX, Figure, Parsed
@@ -143,7 +143,7 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
         store.update_settings(run_id, settings)
     variant = impl.impl_id
     store.add_implementation(replace(impl, run_id=run_id))
-    store.add_variant(run_id, variant, impl.impl_id, impl.impl_id, {}, [], "-")
+    store.add_variant(VariantRecord(run_id, variant, impl.impl_id, impl.impl_id, {}, [], "-"))
     seq = len(store.cells(run_id))
     launch_of: dict[int, int] = {}  # rank count -> launches so far
     cells = dropped = 0
@@ -154,7 +154,8 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
         for np_ in sorted({k[2] for k in by_cell}):
             index = launch_of.get(np_, 0)
             launch_of[np_] = index + 1
-            job = store.add_job(run_id, variant, np_, "imported", "-", [suite, launch.source])
+            job = store.add_job(JobRow(run_id, variant, np_, "imported", "-",
+                                       [suite, launch.source]))
             store.update_job(job, status=JobStatus.OK)
             store.add_what_ran(job, WhatRan(None, f"imported {suite} output: the suite does not "
                                             "report them", "unknown",

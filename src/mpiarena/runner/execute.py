@@ -28,7 +28,7 @@ from ..plan import Plan, Round, Turn, Variant
 from ..records import Cell, CellRequest, Datatype, HarnessTime
 from ..results import Stratified
 from ..status import CellStatus, JobStatus, LaunchShape
-from ..store import CellRow, Obs, Store
+from ..store import CellRow, JobRow, Obs, Store
 from ..tags import RUN_VAR
 from ..users import RankUser
 from ..whatran import WhatRan
@@ -221,8 +221,8 @@ class Executor:
         except JobError as e:
             self.daemons.stop(variant.id)
             raise JobError(f"its daemons did not start: {e}") from e
-        job_id = self.store.add_job(self.run_id, variant.id, np, self.settings.topology, binding,
-                                    job.argv, shape)
+        job_id = self.store.add_job(JobRow(self.run_id, variant.id, np, self.settings.topology,
+                                           binding, job.argv, shape))
         self.beside[job_id] = before
         self.live.append(job)
         began = time.monotonic()

@@ -12,7 +12,7 @@ from .. import __version__, machine
 from ..build import Build
 from ..cluster.topology import Topology
 from ..plan import Plan, Variant
-from ..records import ImplementationRecord
+from ..records import ImplementationRecord, VariantRecord
 from ..status import RunStatus
 from ..store import Store
 from ..users import RankUser
@@ -35,8 +35,8 @@ def register(store: Store, run_id: int, builds: Mapping[str, Build],
             run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
             str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
     for v in variants:
-        store.add_variant(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
-                          v.binding or "auto")
+        store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, dict(v.env),
+                                        list(v.args), v.binding or "auto"))
 
 
 def progress_bar(console: Console) -> Progress:

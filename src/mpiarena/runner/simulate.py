@@ -20,9 +20,9 @@ from ..build import SimulatedBuild
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
 from ..errors import ArenaError
 from ..owners import Owner
-from ..records import Cell, CellRequest, ImplementationRecord
+from ..records import Cell, CellRequest, ImplementationRecord, VariantRecord
 from ..status import CellStatus, JobStatus, RunStatus
-from ..store import CellRow, Store
+from ..store import CellRow, JobRow, Store
 from ..tags import OWNER_VAR
 from .job import CellResult, Job, JobError
 
@@ -243,8 +243,8 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
         run_id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid", "",
         str(sim.smpicc), str(sim.smpirun), "", build.cflags))
     for m in request.models:
-        store.add_variant(run_id, f"{impl_id}:{m.name}", impl_id, m.name, {},
-                          request.cfg(m), "simulated")
+        store.add_variant(VariantRecord(run_id, f"{impl_id}:{m.name}", impl_id, m.name, {},
+                                        request.cfg(m), "simulated"))
     cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
              for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
     status = RunStatus.COMPLETE
@@ -278,8 +278,8 @@ class _Recorder:
         self.variant, self.np, self.topology = variant, np, topology
 
     def started(self, job: Job) -> int:
-        return self.store.add_job(self.run_id, self.variant, self.np, self.topology,
-                                  "simulated", job.argv)
+        return self.store.add_job(JobRow(self.run_id, self.variant, self.np, self.topology,
+                                         "simulated", job.argv))
 
     def done(self, asked: CellRequest, res: CellResult, job_id: int | None) -> None:
         cell = asked.cell
