@@ -40,20 +40,33 @@ class Launches:
     profile: bool
     seed: int
 
-    @classmethod
-    def parse(cls, np_: tuple[int, ...], launches: int, warmup: int, timeout: float,
-              metric: tuple[str, ...], higher: tuple[str, ...], no_profile: bool,
-              seed: int | None) -> Launches:
-        if launches < 1 or warmup < 0:
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """--np, --launches, --warmup, --timeout, --metric, --higher, --no-profile and --seed as
+    given."""
+
+    np_: tuple[int, ...]
+    launches: int
+    warmup: int
+    timeout: float
+    metric: tuple[str, ...]
+    higher: tuple[str, ...]
+    no_profile: bool
+    seed: int | None
+
+    def parse(self) -> Launches:
+        """The options checked, as how the program is launched and judged."""
+        if self.launches < 1 or self.warmup < 0:
             raise ArenaError("--launches must be 1 or more and --warmup 0 or more")
-        metrics = tuple(Metric.parse(m, frozenset(higher)) for m in metric)
-        unknown = set(higher) - {m.name for m in metrics}
+        metrics = tuple(Metric.parse(m, frozenset(self.higher)) for m in self.metric)
+        unknown = set(self.higher) - {m.name for m in metrics}
         if unknown:
             raise ArenaError(f"--higher {', '.join(sorted(unknown))}: no --metric of that name")
         if len({m.name for m in metrics}) != len(metrics):
             raise ArenaError("two --metric options share a name; give each its own")
-        return cls(np_[0], launches, warmup, timeout, metrics, not no_profile,
-                   seed if seed is not None else 0)
+        return Launches(self.np_[0], self.launches, self.warmup, self.timeout, metrics,
+                        not self.no_profile, self.seed if self.seed is not None else 0)
 
 
 def _bins(specs: tuple[str, ...]) -> dict[str, Path]:
@@ -107,7 +120,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
 @click.option("--bin", "bins", multiple=True, help="ID=PATH: a binary built for library ID "
               "(repeat per library); PROGRAM then holds only its arguments")
 @options.grouped(
-    "how", Launches.parse,
+    "how", lambda **given: LaunchOptions(**given).parse(),
     click.option("--np", "np_", type=ONE_RANK_COUNT, default="2", show_default=True,
                  help="ranks per launch: one rank count (an app run compares libraries at one)"),
     click.option("--launches", default=10, show_default=True,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from ..errors import ArenaError
@@ -49,7 +51,8 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
         raise ArenaError(f"run {app} is an app run and run {kernel} is not: compare two app "
                          "runs, or two benchmark runs")
     if apps[0]:
-        _compare_apps(store_a, id_a, store_b, id_b, mapping or None, show_all, ci)
+        _compare_apps(Stored(store_a, id_a), Stored(store_b, id_b), mapping or None, show_all,
+                      ci)
         return
     a = load(store_a, id_a)
     b = load(store_b, id_b)
@@ -86,13 +89,22 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
            [f"{c.name}: {c.failure}" for c in cases if c.failure])
 
 
-def _compare_apps(store_a: Store, id_a: int, store_b: Store, id_b: int,
-                  pairs: dict[str, str] | None, show_all: bool, ci: CI) -> None:
+@dataclass(frozen=True)
+class Stored:
+    """A run and the store that holds it."""
+
+    store: Store
+    run_id: int
+
+
+def _compare_apps(run_a: Stored, run_b: Stored, pairs: dict[str, str] | None, show_all: bool,
+                  ci: CI) -> None:
     from ..analysis.program import analyze
     from ..analysis.program_compare import compare_apps
     from ..report import program
 
-    a, b = analyze(store_a, id_a), analyze(store_b, id_b)
+    id_a, id_b = run_a.run_id, run_b.run_id
+    a, b = analyze(run_a.store, id_a), analyze(run_b.store, id_b)
     for what, x, y in (("program", a.run.settings.get("program"), b.run.settings.get("program")),
                        ("ranks", a.np, b.np)):
         if x != y:

@@ -224,15 +224,19 @@ def _say_what_it_can_decide(plan: Plan) -> None:
                   soft_wrap=True, markup=False)
 
 
+def _here_only(where: Where, submit: Submit) -> None:
+    """--dry-run plans on this machine: one line if the run would go elsewhere."""
+    if submit.sbatch or where.cluster or where.hosts or where.slurm:
+        raise ArenaError("--dry-run plans a run on this machine: leave out --cluster, --hosts, "
+                         "--slurm and --sbatch")
+
+
 def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
-               measurement: Measurement, where: Where, submit: Submit, db: str) -> None:
+               measurement: Measurement, db: str) -> None:
     """--dry-run: the plan on this machine and what it would take, measuring nothing."""
     from ..analysis.estimate import estimate
     from ..report import dry_run
 
-    if submit.sbatch or where.cluster or where.hosts or where.slurm:
-        raise ArenaError("--dry-run plans a run on this machine: leave out --cluster, --hosts, "
-                         "--slurm and --sbatch")
     if selection.nps is None:
         chosen, note = fit_to_cores(chosen, cores(), "this machine")
         if note:
@@ -307,7 +311,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
     if dry_run:
-        _plan_only(chosen, impls, selection, measurement, where, submit, db)
+        _here_only(where, submit)
+        _plan_only(chosen, impls, selection, measurement, db)
         return
     from ..report import terminal  # loads numpy: only the commands that need it
 
