@@ -114,9 +114,9 @@ def base_core(impl: Implementation, src: Path) -> Path:
 
 
 def launch(impl: Implementation, binary: Path, cells: list[Cell], side: Side,
-           args: argparse.Namespace, work: Path, daemons: Daemons) -> None:
-    """One launch of binary running every cell once."""
-    job, _ = job_for(Variant(impl.id, impl), NP, binary, work / "err", daemons)
+           args: argparse.Namespace, daemons: Daemons) -> None:
+    """One launch of binary (in the daemons' directory) running every cell once."""
+    job, _ = job_for(Variant(impl.id, impl), NP, binary, daemons.workdir / "err", daemons)
     try:
         job.start(timeout=60)
         for n, cell in enumerate(cells):
@@ -164,7 +164,7 @@ def compare(impl: Implementation, src: Path, args: argparse.Namespace,
     try:
         for rnd in range(args.rounds):
             for who in ("base", "new") if rnd % 2 == 0 else ("new", "base"):
-                launch(impl, binaries[who], cells, sides[who], args, work, daemons)
+                launch(impl, binaries[who], cells, sides[who], args, daemons)
     finally:
         daemons.stop_all()
         shutil.rmtree(work, ignore_errors=True)

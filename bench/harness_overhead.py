@@ -141,9 +141,35 @@ def build_minimal(impl: Implementation, workdir: Path) -> Path:
     return binary
 
 
-def run_minimal(impl: Implementation, binary: Path, sizes: list[int], nobs: int, target: float,
-                workdir: Path, env: dict[str, str]) -> Got:
+@dataclass(frozen=True)
+class Scratch:
+    """Where a bench's `mpiarena run`s go: their store, the environment they run in (tagged)
+    and the tag."""
+
+    db: Path
+    env: dict[str, str]
+    token: str
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every comparison of one bench run shares: the sizes, the observations per cell and
+    launch, the suite's target time of a loop, the scratch directory, the environment, the
+    bench's tag and the bootstrap's generator."""
+
+    sizes: list[int]
+    nobs: int
+    target: float
+    workdir: Path
+    env: dict[str, str]
+    token: str
+    rng: np.random.Generator
+
+
+def run_minimal(impl: Implementation, binary: Path, setup: Setup) -> Got:
     """One launch of the minimal program, the way mpiarena launches its core."""
+    sizes, nobs, target, workdir, env = (setup.sizes, setup.nobs, setup.target, setup.workdir,
+                                         setup.env)
     user = users.for_ranks()
     binding = Variant(impl.id, impl).binding_for(NP)
     launch = family_of(impl).launch(impl, NP, binding, os.geteuid() == 0 and user is None)
@@ -237,18 +263,18 @@ def k_range(ks: set[int]) -> str:
     return f"{min(ks)}" if len(ks) == 1 else f"{min(ks)}-{max(ks)}"
 
 
-def compare(impl: Implementation, sizes: list[int], args: argparse.Namespace, target: float,
-            workdir: Path, env: dict[str, str], token: str, rng: np.random.Generator) -> bool:
+def compare(impl: Implementation, args: argparse.Namespace, setup: Setup) -> bool:
     """Alternate both sides args.rounds times, print the figures; True if every size passes."""
+    sizes, workdir, rng = setup.sizes, setup.workdir, setup.rng
     binary = build_minimal(impl, workdir)
     db = workdir / f"{impl.id}.db"
     sides = {who: {s: Side() for s in sizes} for who in ("arena", "minimal")}
     disturbed = 0
     for rnd in range(args.rounds):
         for who in ("arena", "minimal") if rnd % 2 == 0 else ("minimal", "arena"):
-            disturbed += foreign_mpi(token) > 0
-            got = (run_arena(impl, sizes, args.observations, db, env) if who == "arena" else
-                   run_minimal(impl, binary, sizes, args.observations, target, workdir, env))
+            disturbed += foreign_mpi(setup.token) > 0
+            got = (run_arena(impl, sizes, args.observations, db, setup.env) if who == "arena"
+                   else run_minimal(impl, binary, setup))
             for s, (pairs, ks) in got.items():
                 sides[who][s].add(pairs, ks)
     print(f"\n{impl.id} ({impl.launcher}, {args.rounds} launches per side)")
@@ -309,7 +335,8 @@ def main() -> int:
               "reports rank0/2: the verdict uses max(rank0, rank1)/2 on both sides "
               "(like-for-like); rank0-vs-rank0 and reported-vs-rank0 are shown as checks")
         for impl in impls:
-            failed |= not compare(impl, sizes, args, target, workdir, env, token, rng)
+            failed |= not compare(impl, args, Setup(sizes, args.observations, target, workdir,
+                                                    env, token, rng))
     finally:
         clean_up(token, workdir)
     print(f"\n{'FAIL' if failed else 'PASS'}: harness overhead "

@@ -43,7 +43,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, run_and_load
+from harness_overhead import (
+    TAG,
+    Scratch,
+    clean_up,
+    foreign_mpi,
+    mpiarena_argv,
+    run,
+    run_and_load,
+)
 from netpipe_reference import busy_elsewhere
 
 from mpiarena import paths, users
@@ -189,8 +197,9 @@ def rotated(rounds: int, sides: list[str], token: str, wait: float
 
 
 def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse.Namespace,
-            db: Path, env: dict[str, str], token: str) -> tuple[Rounds, int]:
+            scratch: Scratch) -> tuple[Rounds, int]:
     """args.rounds rounds of IMB and the three methods, order rotated; launches disturbed."""
+    db, env, token = scratch.db, scratch.env, scratch.token
     got = Rounds()
     disturbed = 0
     for side, calm in rotated(args.rounds, ["imb", *METHODS], token, args.quiet_wait):
@@ -289,8 +298,8 @@ def main() -> int:
             if binary is None:
                 print(f"\n{impl.id}: skipped: {how}")
                 continue
-            got, disturbed = measure(impl, binary, sizes, args, workdir / f"{impl.id}.db",
-                                     env, token)
+            got, disturbed = measure(impl, binary, sizes, args,
+                                     Scratch(workdir / f"{impl.id}.db", env, token))
             print(f"\n{impl.id} ({how}; {impl.launcher.name})")
             if disturbed:
                 print(f"  warning: other MPI jobs were running, or the CPUs were >= "

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from harness_overhead import TAG, Scratch, clean_up, mpiarena_argv, run_and_load
 from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, ratio, rotated
 
 from mpiarena.benchmarks import overlap_percent
@@ -138,10 +138,10 @@ def run_arena(impl: Implementation, sizes: list[int], nobs: int, db: Path,
 
 
 def measure(impl: Implementation, binary: Path, sizes: list[int], args: argparse.Namespace,
-            db: Path, env: dict[str, str], token: str
-            ) -> tuple[dict[Key, list[ImbRow]], dict[Key, list[Ours]], int]:
+            scratch: Scratch) -> tuple[dict[Key, list[ImbRow]], dict[Key, list[Ours]], int]:
     """args.rounds rounds of one IMB-NBC launch and one mpiarena run, order swapped each
     round; the launches that found the machine busy."""
+    db, env, token = scratch.db, scratch.env, scratch.token
     imb: dict[Key, list[ImbRow]] = {}
     ours: dict[Key, list[Ours]] = {}
     disturbed = 0
@@ -216,7 +216,7 @@ def main() -> int:
                 print(f"\n{impl.id}: skipped: {how}")
                 continue
             imb, ours, disturbed = measure(impl, binary, sizes, args,
-                                           workdir / f"{impl.id}.db", env, token)
+                                           Scratch(workdir / f"{impl.id}.db", env, token))
             print(f"\n{impl.id} ({how}; {impl.launcher.name})")
             if disturbed:
                 print(f"  warning: other MPI jobs were running, or the CPUs were busy, at "

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from harness_overhead import TAG, Scratch, clean_up, mpiarena_argv, run_and_load
 from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, rotated
 
 from mpiarena import paths
@@ -146,11 +146,12 @@ def imb_sides(impl: Implementation, workdir: Path, sizes: list[int]
 
 
 def run_arena(impl: Implementation, method: str, benches: list[str], sizes: list[int],
-              nobs: int, db: Path, env: dict[str, str]) -> dict[Key, float]:
+              nobs: int, scratch: Scratch) -> dict[Key, float]:
+    db = scratch.db
     argv = [*mpiarena_argv(), "run", "--impl", impl.id, "--bench", ",".join(benches),
             "--sizes", ",".join(map(str, sizes)), "--observations", str(nobs), "--sync", method,
             "--launches", "1", "--datatype", "float", "--db", str(db)]
-    data = run_and_load(argv, env, 900, db)
+    data = run_and_load(argv, scratch.env, 900, db)
     medians = {}
     for bench in benches:
         for size in sizes:
@@ -223,7 +224,7 @@ def main() -> int:
                             got.imb.setdefault(key, []).append(t)
                     continue
                 for key, t in run_arena(impl, side, benches, sizes, args.observations,
-                                        workdir / f"{impl.id}.db", env).items():
+                                        Scratch(workdir / f"{impl.id}.db", env, token)).items():
                     got.arena.setdefault((side, key), []).append(t)
             print(f"\n{impl.id}")
             for why in missing:

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness_overhead import TAG, clean_up, mpiarena_argv, timed_run
@@ -74,14 +75,24 @@ def agreement(runs: list[dict[tuple[object, ...], str]]) -> None:
           f"{opposite / max(both, 1):.1%} (target at most 1%)")
 
 
-def measure(label: str, ids: list[str], suite: str, db: Path, env: dict[str, str],
-            limit: float, wanted: float = 0.0,
+@dataclass(frozen=True)
+class Asked:
+    """What a timed run must do: the suite with these implementations, every cell within
+    `limit` seconds, deciding at least `wanted` of the comparisons between libraries."""
+
+    ids: list[str]
+    suite: str
+    limit: float
+    wanted: float = 0.0
+
+
+def measure(label: str, asked: Asked, db: Path, env: dict[str, str],
             verdicts: list[dict[tuple[object, ...], str]] | None = None) -> bool:
-    """Run the suite once, print its figures; True if it completed every cell within limit
-    and decided at least `wanted` of the comparisons between libraries (their verdicts added
-    to `verdicts`)."""
-    argv = [*mpiarena_argv(), "run", "--suite", suite, *(a for i in ids for a in ("--impl", i)),
-            "--db", str(db)]
+    """Run the suite once, print its figures; True if it did what was asked (the comparisons'
+    verdicts added to `verdicts`)."""
+    limit, wanted = asked.limit, asked.wanted
+    argv = [*mpiarena_argv(), "run", "--suite", asked.suite,
+            *(a for i in asked.ids for a in ("--impl", i)), "--db", str(db)]
     wall, code, err = timed_run(argv, env, 3 * limit)
     status, nobs, decided, compared = "missing", 0, 0, 0
     harness = None
@@ -146,8 +157,9 @@ def main() -> int:
         print(f"mpiarena run --suite {args.suite} --impl {' --impl '.join(ids)} "
               f"({os.cpu_count()} cores)")
         verdicts: list[dict[tuple[object, ...], str]] = []
-        ok = all([measure(f"warm (cores cached) {r + 1}", ids, args.suite, tmp / f"warm{r}.db",
-                          env, args.limit, args.decided, verdicts) for r in range(args.runs)])
+        warm = Asked(ids, args.suite, args.limit, args.decided)
+        ok = all([measure(f"warm (cores cached) {r + 1}", warm, tmp / f"warm{r}.db", env,
+                          verdicts) for r in range(args.runs)])
         if len(verdicts) > 1:
             agreement(verdicts)
         if args.keep:
@@ -160,8 +172,9 @@ def main() -> int:
             home = tmp / "home"
             home.mkdir(mode=0o755)
             (home / "impls").symlink_to(impls_dir)
-            measure("cold (cores compiled in the run; not the verdict)", ids, args.suite,
-                    tmp / "cold.db", {**env, "MPIARENA_HOME": str(home)}, args.limit)
+            measure("cold (cores compiled in the run; not the verdict)",
+                    Asked(ids, args.suite, args.limit), tmp / "cold.db",
+                    {**env, "MPIARENA_HOME": str(home)})
             built = [p for p in (home / "builds").glob("*") if (p / "arena").is_file()]
             print(f"  the cold run compiled {len(built)} cores into an empty build cache")
     finally:
