@@ -13,8 +13,9 @@ from pathlib import Path
 import click
 
 from mpiarena.commands import cli
+from mpiarena.commands.consoles import CONVENTIONS
 from mpiarena.commands.guide import ENTRIES
-from mpiarena.commands.options import CONVENTIONS, OLD_PREFIX
+from mpiarena.commands.renames import OLD_PREFIX
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "commands.md"
 BEGIN = ("<!-- option rows: made by scripts/option_rows.py from the commands' definitions; "

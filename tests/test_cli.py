@@ -335,7 +335,7 @@ def test_an_old_spelling_still_works_with_a_one_line_notice(spelling, imported, 
 
 
 def test_one_duration_parser_a_bare_number_is_seconds():
-    from mpiarena.commands.options import DURATION, DURATION_OR_OFF, SlurmTime
+    from mpiarena.commands.durations import DURATION, DURATION_OR_OFF, SlurmTime
 
     assert [DURATION.convert(t, None, None) for t in ("90", "90s", "1.5m", "1h")] == \
         [90.0, 90.0, 90.0, 3600.0]
@@ -352,7 +352,7 @@ def test_one_duration_parser_a_bare_number_is_seconds():
 
 
 def test_np_is_one_rank_count_list_everywhere():
-    from mpiarena.commands.options import ONE_RANK_COUNT, RANK_COUNTS
+    from mpiarena.commands.suite_options import ONE_RANK_COUNT, RANK_COUNTS
 
     assert RANK_COUNTS.convert("2,4", None, None) == (2, 4)
     assert ONE_RANK_COUNT.convert("4", None, None) == (4,)

@@ -36,7 +36,7 @@ def test_quiet_says_nothing_on_stderr_before_or_after_the_command(tmp_path):
 
 
 def test_verbose_shows_an_internal_errors_traceback(tmp_path):
-    planted = ("import mpiarena.commands.options as o\n"
+    planted = ("import mpiarena.commands.stores as o\n"
                "def broken(db): raise RuntimeError('planted bug')\n"
                "o.existing_store = broken\n"
                "from mpiarena.commands import main; main()\n")

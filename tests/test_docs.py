@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import pytest
 
-from mpiarena.commands.options import CONVENTIONS
+from mpiarena.commands.consoles import CONVENTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -173,7 +173,7 @@ def test_an_interrupted_command_exits_130(tmp_path):
 
 def test_an_internal_error_is_one_line_exit_70_and_a_traceback_file(tmp_path):
     """A bug planted where `list` opens its store: never 1, never 2, and where to look."""
-    planted = ("import mpiarena.commands.options as o\n"
+    planted = ("import mpiarena.commands.stores as o\n"
                "def broken(db): raise RuntimeError('planted bug')\n"
                "o.existing_store = broken\n"
                "from mpiarena.commands import main; main()\n")

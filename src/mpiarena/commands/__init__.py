@@ -12,6 +12,7 @@ from ..errors import ArenaError
 from .app import app_cmd
 from .cluster import cluster_cmd
 from .compare import compare_cmd
+from .consoles import VOICE, conventions, err, reader_gone
 from .doctor import doctor_cmd
 from .exit_status import Exit, traceback_file
 from .explain import explain_cmd
@@ -22,7 +23,6 @@ from .impls import impls_cmd
 from .import_ import import_cmd
 from .install import install_cmd
 from .list_runs import list_cmd
-from .options import VOICE, conventions, err, on_sigterm, reader_gone
 from .plot import plot_cmd
 from .profile import profile_cmd
 from .releases import releases_cmd
@@ -32,6 +32,7 @@ from .run import run_cmd
 from .setup import setup_cmd
 from .show import show_cmd
 from .simulate import simulate_cmd
+from .sweeping import on_sigterm
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, import_cmd, list_cmd,

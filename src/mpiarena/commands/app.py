@@ -15,17 +15,12 @@ from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..programs import Metric
 from ..status import RunStatus
-from . import options
+from . import grouping, placing, stores, sweeping
+from .consoles import console, err
+from .durations import DURATION, DURATION_HELP
 from .exit_status import Exit
-from .options import (
-    DURATION,
-    DURATION_HELP,
-    ONE_RANK_COUNT,
-    console,
-    db_option,
-    err,
-    impl_option,
-)
+from .stores import db_option
+from .suite_options import ONE_RANK_COUNT, impl_option
 
 
 @dataclass(frozen=True)
@@ -111,7 +106,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
     return check_search(tuple(n.strip() for s in search for n in s.split(",") if n.strip()))
 
 
-@click.command("app", cls=options.Sectioned, context_settings={"ignore_unknown_options": True})
+@click.command("app", cls=grouping.Sectioned, context_settings={"ignore_unknown_options": True})
 @impl_option("libraries to compare (default: every MPI library found, or those of --bin)")
 @click.option("--src", type=click.Path(file_okay=False), help="the program's source directory: "
               "copied once per library, --build runs in the copy")
@@ -119,7 +114,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
               "PATH set for each library, e.g. 'make CC=$MPICC'")
 @click.option("--bin", "bins", multiple=True, help="ID=PATH: a binary built for library ID "
               "(repeat per library); PROGRAM then holds only its arguments")
-@options.grouped(
+@grouping.grouped(
     "how", lambda **given: LaunchOptions(**given).parse(),
     click.option("--np", "np_", type=ONE_RANK_COUNT, default="2", show_default=True,
                  help="ranks per launch: one rank count (an app run compares libraries at one)"),
@@ -136,7 +131,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
     click.option("--no-profile", is_flag=True, help="skip the profiled launch per library"),
     click.option("--seed", type=int, help="seed of the interleaving order"),
     title="How it is launched and judged")
-@options.where_options(
+@placing.where_options(
     cluster="an emulated cluster, e.g. emulated:nodes=2,link=1gbit",
     hosts="a real cluster: one host per line (this machine first)",
     slurm="inside a Slurm allocation: ranks start with srun")
@@ -180,7 +175,7 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         raise ArenaError(f"--bin {unknown[0]}: no such implementation here; known: "
                          f"{', '.join(sorted(known))}")
     impls = _mpi_only(select(found, ids or list(by_bin)), bool(ids or by_bin))
-    options.sweep()
+    sweeping.sweep()
     warn = lambda line: err.print(f"[yellow]warning:[/] {line}", soft_wrap=True)  # noqa: E731
     programs = build_programs(impls, BuildRequest(list(program), Path(src) if src else None,
                                                   build, by_bin), warn)
@@ -197,7 +192,7 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
                    recorded)
         return
     with opened(where) as topology:
-        store = options.store(db)
+        store = stores.store(db)
         rank_user = None if where.slurm else users.for_ranks()
         outcome = measure_app(variants, programs, cores, settings, store, topology, rank_user,
                               shlex.join(["mpiarena", *sys.argv[1:]]), err, recorded)
@@ -213,4 +208,4 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
                   f"{outcome.run_id} keeps them): 'mpiarena show --launch-output' prints what it "
                   "said", soft_wrap=True, markup=False)
         sys.exit(Exit.FAILED)
-    options.say_stored(db, [outcome.run_id])
+    stores.say_stored(db, [outcome.run_id])

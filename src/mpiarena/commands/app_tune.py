@@ -15,9 +15,9 @@ from ..plan import Variant
 from ..programs import BuiltProgram
 from ..runner.app import AppSettings
 from ..status import RunStatus
-from . import options
+from . import stores
+from .consoles import console, err
 from .exit_status import Exit
-from .options import console, err
 
 
 def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
@@ -41,7 +41,7 @@ def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
     said = Said(show_space,
                 lambda line: err.print(line, soft_wrap=True, markup=False, highlight=False))
     with opened(where) as topology:
-        store = options.store(db)
+        store = stores.store(db)
         outcome = tune_app(variants, programs, builds, settings,
                            TuneSettings(budget, settings.launches, only,
                                         output=str(directory) if directory else None),

@@ -15,8 +15,9 @@ from ..cluster.batch import BatchJob, Written, write
 from ..cluster.slurm import of_job
 from ..errors import ArenaError
 from ..store import Store
+from .consoles import err
 from .exit_status import Exit
-from .options import SBATCH_FLAGS, SBATCH_VALUED, Submit, err
+from .placing import SBATCH_FLAGS, SBATCH_VALUED, Submit
 
 
 def inner_args(args: list[str]) -> list[str]:

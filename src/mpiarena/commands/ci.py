@@ -13,8 +13,9 @@ import click
 
 from ..analysis.stats import THRESHOLD
 from ..errors import ArenaError
+from .consoles import err
 from .exit_status import Exit
-from .options import err, grouped
+from .grouping import grouped
 
 F = TypeVar("F", bound=Callable[..., Any])
 

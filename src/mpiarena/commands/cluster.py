@@ -13,7 +13,7 @@ from ..cluster import emulated, emulated_slurm, netns
 from ..cluster.spec import parse
 from ..errors import ArenaError
 from ..procs import alive
-from . import options
+from . import sweeping
 
 console = Console(highlight=False)
 
@@ -30,7 +30,7 @@ def cluster_cmd() -> None:
               "slurmd on every node, reached from here ('mpiarena cluster env NAME')")
 def up_cmd(spec: str, name: str, slurm: bool) -> None:
     """Emulate SPEC, e.g. emulated:nodes=4,link=100mbit,mtu=1500 or emulated:fddi,nodes=8."""
-    options.sweep()  # and the watchdog: killed before it is up, the cluster goes in seconds
+    sweeping.sweep()  # and the watchdog: killed before it is up, the cluster goes in seconds
     started = time.monotonic()
     cluster = emulated_slurm.up(parse(spec), name) if slurm else \
         emulated.up(parse(spec), name, keep=True)

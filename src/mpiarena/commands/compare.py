@@ -10,12 +10,13 @@ from ..errors import ArenaError
 from ..imports.records import imported_suite
 from ..results import load
 from ..store import Store
-from . import options
+from . import grouping, stores
 from .ci import CI, ci_options, finish
-from .options import console, db_option, err
+from .consoles import console, err
+from .stores import db_option
 
 
-@click.command("compare", cls=options.Sectioned)
+@click.command("compare", cls=grouping.Sectioned)
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--pair", "pairs", multiple=True, help="A=B: compare variant A of run A with "
@@ -34,8 +35,8 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     from ..analysis.simulated import is_simulated
     from ..report import terminal
 
-    store_a = options.existing_store(db)
-    store_b = options.existing_store(db_b) if db_b else store_a
+    store_a = stores.existing_store(db)
+    store_b = stores.existing_store(db_b) if db_b else store_a
     id_a, id_b = store_a.resolve(run_a), store_b.resolve(run_b)
     mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
     if len(mapping) != len(pairs):

@@ -7,8 +7,8 @@ import click
 from rich.table import Table
 
 from .. import doctor
-from . import options
-from .options import console, json_option
+from . import consoles
+from .consoles import console, json_option
 
 
 @click.command("doctor")
@@ -17,8 +17,8 @@ def doctor_cmd(as_json: bool) -> None:
     """What is installed and usable, how to fix what is not, and what each missing part adds."""
     checks = doctor.checks()
     if as_json:
-        options.print_json({"checks": [{"name": c.name, "ok": c.ok, "detail": c.detail,
-                                        "fix": c.fix, "gives": c.gives} for c in checks],
+        consoles.print_json({"checks": [{"name": c.name, "ok": c.ok, "detail": c.detail,
+                                         "fix": c.fix, "gives": c.gives} for c in checks],
                             "data_directory": str(doctor.data_location())})
         return
     table = Table("check", "", "detail", "fix")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from ..results import load
-from . import options
-from .options import RANK_COUNTS, console, db_option
+from . import stores, suite_options
+from .consoles import console
+from .stores import db_option
+from .suite_options import RANK_COUNTS
 
 
 @click.command("explain")
@@ -27,9 +29,9 @@ def explain_cmd(run: str, variant_a: str, variant_b: str, bench: str,
     from ..analysis.explain import explain
     from ..report.explain import explanation_lines
 
-    store = options.existing_store(db)
+    store = stores.existing_store(db)
     data = load(store, store.resolve(run))
-    for one in options.benchmarks(bench) or ():
+    for one in suite_options.benchmarks(bench) or ():
         for np_ in nps or (None,):
             for line in explanation_lines(explain(data, variant_a, variant_b, one, np_)):
                 console.print(line, soft_wrap=True, markup=False, highlight=False)

@@ -10,8 +10,10 @@ import click
 
 from ..report.renderers import Format, RenderOptions, render
 from ..report.source import RunSource
-from . import options
-from .options import console, db_option, output_option
+from . import stores
+from .consoles import console
+from .report_files import output_option
+from .stores import db_option
 
 # --summary: the summary in that format (perflog lines are one already)
 SUMMARIES = {Format.CSV: Format.SUMMARY_CSV, Format.JSON: Format.SUMMARY_JSON}
@@ -32,7 +34,7 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
     report/summary.schema.json); --format perflog: ReFrame performance log lines, one per cell,
     variant and figure. An app run: every launch
     and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
-    store = options.existing_store(db)
+    store = stores.existing_store(db)
     asked = Format(fmt)
     if summary:
         asked = SUMMARIES.get(asked, asked)

@@ -12,9 +12,9 @@ import click
 from ..errors import ArenaError
 from ..results import RunData, load
 from ..store import RUN_NAME, Store
-from . import options
+from . import grouping, renames, report_files, stores, suite_options
 from .ci import CI, ci_options, finish
-from .options import console, err
+from .consoles import console, err
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     for db in dbs:
         if not Path(db).exists():
             raise ArenaError(f"no store at {db}; give --db FILE (repeatable)")
-    stores = [options.existing_store(db) for db in dbs]
+    stores = [stores.existing_store(db) for db in dbs]
     cut = Since.parse(since, stores[0])
     found = []
     for db, store in zip(dbs, stores, strict=True):
@@ -65,22 +65,23 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     return [load(store, run_id) for *_, store, run_id in found], [f[1] for f in found]
 
 
-@click.command("history", cls=options.Sectioned)
-@options.impl_option("only this implementation or variant (repeatable)")
+@click.command("history", cls=grouping.Sectioned)
+@suite_options.impl_option("only this implementation or variant (repeatable)")
 @click.option("--bench", metavar="BENCHMARKS",
               help="only these benchmarks, e.g. pingpong,allreduce")
 @click.option("--sizes", metavar="SIZES", help="only these message sizes, e.g. 8,64K or 1K..1M")
-@options.renamed("--size", "--sizes", "sizes")
-@click.option("--np", "nps", type=options.RANK_COUNTS, help="only these rank counts, e.g. 2,4")
+@renames.renamed("--size", "--sizes", "sizes")
+@click.option("--np", "nps", type=suite_options.RANK_COUNTS,
+              help="only these rank counts, e.g. 2,4")
 @click.option("--follow", "follows", multiple=True, help="OLD=NEW: NEW continues OLD's series "
               "(e.g. mpich-4.0.2=mpich-5.0.2 after an upgrade); repeatable")
 @click.option("--since", help="only runs started from this one (a run of the first --db: an id, "
               "latest, previous or latest~N) or this date (2026-11-01) on")
 @click.option("--html", type=click.Path(dir_okay=False), help="also write an HTML page: a plot "
               "per cell with each run's figure and interval, its decided changes marked")
-@click.option("--db", "dbs", multiple=True, default=(options.DB_DEFAULT,), show_default=True,
-              metavar="FILE", callback=options.db_from_environment,
-              help=f"{options.DB_HELP}; repeat to follow runs across stores")
+@click.option("--db", "dbs", multiple=True, default=(stores.DB_DEFAULT,), show_default=True,
+              metavar="FILE", callback=stores.db_from_environment,
+              help=f"{stores.DB_HELP}; repeat to follow runs across stores")
 @ci_options
 def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | None,
                 nps: tuple[int, ...] | None, follows: tuple[str, ...], since: str | None,
@@ -100,7 +101,8 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
         raise ArenaError(f"no benchmark runs in {', '.join(dbs)}"
                          + (f" since {since}" if since else "") + "; start one with "
                          "'mpiarena run'")
-    keep = Filter(impl_specs, options.benchmarks(bench), options.sizes(sizes, False), nps)
+    keep = Filter(impl_specs, suite_options.benchmarks(bench), suite_options.sizes(sizes, False),
+                  nps)
     h = history(runs, keep, ci.threshold, follow)
     if not h.series:
         raise ArenaError("no cell of these runs matches --impl, --bench, --sizes and --np; "
@@ -108,7 +110,7 @@ def history_cmd(impl_specs: tuple[str, ...], bench: str | None, sizes: str | Non
     _say_unlike_sums(runs, labels)
     words.render(h, labels, console)
     if html:
-        options.write_report(Path(html), words.render_html(h, labels))
+        report_files.write_report(Path(html), words.render_html(h, labels))
     finish(ci, lambda: to_xml("mpiarena history", history_cases(h, labels)),
            [words.step_line(labels, s, step) for s, step in h.regressions()])
 

@@ -11,8 +11,9 @@ from .. import paths
 from ..build import build_cores
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls
-from . import options
-from .options import console, impl_option, json_option
+from . import consoles
+from .consoles import console, json_option
+from .suite_options import impl_option
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def impls_cmd(impl_specs: tuple[str, ...], as_json: bool) -> None:
         listed.append(Listed(f.name, usable, version, f.impl.origin, str(f.impl.wrapper),
                              str(f.impl.launcher)))
     if as_json:
-        options.print_json([vars(x) for x in listed])
+        consoles.print_json([vars(x) for x in listed])
         return
     table = _table(listed)
     wanted = table.__rich_measure__(console, console.options.update_width(10_000)).maximum

@@ -17,8 +17,10 @@ from ..imports.records import Choices
 from ..machine import cores as here_cores
 from ..records import ImplementationRecord
 from ..results import load
-from . import options
-from .options import ONE_RANK_COUNT, console, db_option, err
+from . import stores
+from .consoles import console, err
+from .stores import db_option
+from .suite_options import ONE_RANK_COUNT
 
 ID = re.compile(r"^[A-Za-z][\w.+]*(?:-[\w.+]+)*$")
 
@@ -72,7 +74,7 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
     parsed = [read(suite, Path(f), choices) for f in files]
     check(parsed, launch_per_file)
     impl = _implementation(impl_id)
-    store = options.store(db)
+    store = stores.store(db)
     into_id = store.resolve(into) if into is not None else None
     machine = {"hostname": f"unknown (imported {suite} output)", "cpu_model": "unknown",
                "cores": cores or here_cores(), "memory_bytes": 0, "kernel": "unknown",
@@ -92,4 +94,4 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
     from ..report import terminal
 
     terminal.render(load(store, done.run_id), console)
-    options.say_stored(db, [done.run_id])
+    stores.say_stored(db, [done.run_id])

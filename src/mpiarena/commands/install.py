@@ -11,7 +11,7 @@ from .. import paths
 from ..errors import ArenaError
 from ..impls import pypi
 from ..units import data
-from .options import console
+from .consoles import console
 
 
 def cache_line(impls_dir: Path) -> str:

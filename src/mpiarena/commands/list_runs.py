@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from . import options
-from .options import console, db_option, json_option
+from . import consoles, stores
+from .consoles import console, json_option
+from .stores import db_option
 
 
 @click.command("list")
@@ -16,14 +17,14 @@ def list_cmd(as_json: bool, db: str) -> None:
     """The runs in the store (an app run: its launches instead of cells)."""
     from ..analysis.program import is_app_run
 
-    store = options.existing_store(db)
+    store = stores.existing_store(db)
     rows = [(run, store.app_launch_count(run.id) if is_app_run(run) else None, ncells)
             for run, ncells in store.runs()]
     if as_json:
-        options.print_json([{"id": run.id, "started": run.started,
-                             "status": str(store.status(run)), "suite": run.suite,
-                             "cells": None if launches is not None else ncells,
-                             "launches": launches, "command": run.command}
+        consoles.print_json([{"id": run.id, "started": run.started,
+                              "status": str(store.status(run)), "suite": run.suite,
+                              "cells": None if launches is not None else ncells,
+                              "launches": launches, "command": run.command}
                             for run, launches, ncells in rows])
         return
     table = Table("id", "started", "status", "suite", "cells", "command")

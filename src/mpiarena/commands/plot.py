@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from ..errors import ArenaError
-from .options import check_baseline, db_option, dir_option, existing_run
+from .report_files import dir_option
+from .stores import check_baseline, db_option, existing_run
 
 
 @click.command("plot")

@@ -9,8 +9,10 @@ import click
 from .. import paths, users
 from ..impls import discover, parse_user_impls, select
 from ..report.tables import show as show_table
-from . import options
-from .options import DURATION, DURATION_HELP, RANK_COUNTS, console, impl_option
+from . import renames, sweeping
+from .consoles import console
+from .durations import DURATION, DURATION_HELP
+from .suite_options import RANK_COUNTS, impl_option
 
 
 @click.command("profile", context_settings={"ignore_unknown_options": True})
@@ -20,7 +22,7 @@ from .options import DURATION, DURATION_HELP, RANK_COUNTS, console, impl_option
 @click.option("--compile", "source", type=click.Path(dir_okay=False),
               help="a C source to compile with each implementation's wrapper; the arguments "
               "after -- are then the program's")
-@options.renamed("--build", "--compile", "source", type=click.Path(dir_okay=False))
+@renames.renamed("--build", "--compile", "source", type=click.Path(dir_okay=False))
 @click.option("--timeout", default="120s", show_default=True, type=DURATION,
               help=f"how long one run of the program may take ({DURATION_HELP}); 120s: a whole "
               "program under the profiler, where a benchmark's job answers a cell in seconds")
@@ -34,7 +36,7 @@ def profile_cmd(impl_specs: tuple[str, ...], nps: tuple[int, ...], source: str |
 
     ids, user_prefixes = parse_user_impls(impl_specs)
     impls = select(discover(user_prefixes, paths.impls_dir()), ids)
-    options.sweep()
+    sweeping.sweep()
     for np_ in nps:
         results = profile(impls, np_, list(program), users.for_ranks(),
                           Path(source) if source else None, timeout)

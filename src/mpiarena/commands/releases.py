@@ -19,10 +19,11 @@ from ..impls.releases import Release, ReleaseChoice, index_releases
 from ..plan import CellOptions
 from ..suites import fit_to_cores
 from ..suites import load as load_suite
-from . import options
+from . import grouping, report_files, stores, suite_options, sweeping
+from .consoles import console, err
 from .install import cache_line
-from .options import console, db_option, err
 from .run import Measurement, Selection
+from .stores import db_option
 
 if TYPE_CHECKING:
     from ..runner.releases import Member
@@ -83,12 +84,12 @@ def members(family: str, choice: ReleaseChoice, index: list[Release]) -> list[Me
 @click.option("--to", "last", metavar="RELEASE", help="the last release (included)")
 @click.option("--releases", "listed", metavar="LIST", help="comma-separated releases instead, "
               "e.g. 4.1.3,4.2.3,5.0.2 (a .postN stands for its release: the latest is used)")
-@options.grouped("selection", _selection, options.SUITE, options.BENCH, options.NPS,
-                 options.SIZES)
-@options.grouped("measurement", _measurement, options.LAUNCHES, options.BUDGET,
-                 options.TIMEOUT)
-@options.output_option("also write an HTML page: each changed cell's figure over the "
-                       "releases, the step marked")
+@grouping.grouped("selection", _selection, suite_options.SUITE, suite_options.BENCH,
+                  suite_options.NPS, suite_options.SIZES)
+@grouping.grouped("measurement", _measurement, suite_options.LAUNCHES, suite_options.BUDGET,
+                  suite_options.TIMEOUT)
+@report_files.output_option("also write an HTML page: each changed cell's figure over the "
+                            "releases, the step marked")
 @db_option
 def releases_cmd(family: str, first: str | None, last: str | None, listed: str | None,
                  selection: Selection, measurement: Measurement, output: str | None,
@@ -115,8 +116,8 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
     from ..report.releases import lines
     from ..runner.releases import StepContext, find
 
-    options.sweep()
-    store = options.store(db)
+    sweeping.sweep()
+    store = stores.store(db)
     with opened(Where()) as topology:
         if selection.nps is None:
             chosen, note = fit_to_cores(chosen, topology.cores, "this machine")
@@ -138,7 +139,7 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
     if output is not None:
         from ..report.releases_html import render_html
 
-        options.write_report(Path(output), render_html(found, words))
+        report_files.write_report(Path(output), render_html(found, words))
     err.print(cache_line(paths.impls_dir()), soft_wrap=True, markup=False)
-    options.say_stored(db, [r.run_id for r in found.runs if r is not None] +
-                       [x.run.run_id for x in found.separated])
+    stores.say_stored(db, [r.run_id for r in found.runs if r is not None] +
+                      [x.run.run_id for x in found.separated])

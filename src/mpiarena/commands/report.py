@@ -8,8 +8,10 @@ import click
 
 from ..report.renderers import Format, RenderOptions, render
 from ..report.source import RunSource
-from . import options
-from .options import check_baseline, console, db_option, output_option, write_report
+from . import stores
+from .consoles import console
+from .report_files import output_option, write_report
+from .stores import check_baseline, db_option
 
 
 @click.command("report")
@@ -23,7 +25,7 @@ from .options import check_baseline, console, db_option, output_option, write_re
 def report_cmd(run: str, baseline: str | None, output: str | None, fmt: str, db: str) -> None:
     """A self-contained HTML report (or a Markdown summary) of one run (an id from 'list';
     default: latest)."""
-    store = options.existing_store(db)
+    store = stores.existing_store(db)
     source = RunSource(store, store.resolve(run))
     check_baseline(source.data, baseline)
     text = render(source, Format(fmt), RenderOptions(console, baseline=baseline))

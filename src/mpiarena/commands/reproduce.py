@@ -14,29 +14,24 @@ from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
 from ..machine import cores
 from ..results import load
-from . import options
+from . import grouping, placing, stores, sweeping
 from .batch import run_batch, show_output
+from .consoles import console, err
+from .durations import DURATION, DURATION_HELP
 from .exit_status import Exit
-from .options import (
-    DURATION,
-    DURATION_HELP,
-    console,
-    db_option,
-    err,
-    impl_option,
-    output_option,
-    write_report,
-)
+from .report_files import output_option, write_report
+from .stores import db_option
+from .suite_options import impl_option
 
 
-@click.command("reproduce", cls=options.Sectioned)
+@click.command("reproduce", cls=grouping.Sectioned)
 @click.argument("study")
-@options.where_options(
+@placing.where_options(
     cluster="where to run: an emulated spec, a kept cluster's name, or 'local' (this machine "
     "only); default: the emulated network closest to the study's",
     hosts="a real cluster instead: one host per line (this machine first)",
     slurm="inside a Slurm allocation instead")
-@options.sbatch_options("the reproduction")
+@placing.sbatch_options("the reproduction")
 @click.option("--quick", is_flag=True, help="the short mode: fewer sizes, ranks, observations")
 @impl_option("only these implementation ids")
 @click.option("--max-ranks", type=int, help="most ranks per experiment (default: the cores)")
@@ -45,7 +40,7 @@ from .options import (
               f"called hung ({DURATION_HELP}); 60s, as run's: far above one cell")
 @output_option("Markdown report (default: reproduce-STUDY.md)")
 @db_option
-def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
+def reproduce_cmd(study: str, where: Where, submit: placing.Submit, quick: bool,
                   impl_specs: tuple[str, ...], max_ranks: int | None, timeout: float,
                   output: str | None, db: str) -> None:
     """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
@@ -65,15 +60,15 @@ def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
     if submit.sbatch:  # the job runs this command with --slurm; its output is the summary
         run_batch("reproduce", submit, cap, db, show_output)
         return
-    options.sweep()
-    store = options.store(db)
+    sweeping.sweep()
+    store = stores.store(db)
     done = reproduce.run(chosen, quick, where, impls, store,
                          None if where.slurm else users.for_ranks(),
                          shlex.join(["mpiarena", *sys.argv[1:]]), err,
                          lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
     runs: dict[str, Measured] = {name: load(store, run_id) for name, run_id in done.runs.items()}
     runs |= done.profiles
-    options.say_stored(db, sorted(done.runs.values()))
+    stores.say_stored(db, sorted(done.runs.values()))
     ev = evaluate(chosen, runs, done.skipped)
     render(ev, runs, done.skipped, done.notes, console)
     write_report(Path(output or f"reproduce-{chosen.id}.md"),

@@ -29,18 +29,14 @@ from ..status import CellStatus, RunStatus
 from ..store import Store
 from ..suites import Suite, fit_to_cores, override
 from ..suites import load as load_suite
-from . import options
+from . import grouping, placing, stores, suite_options, sweeping
 from .batch import Submitted, run_batch
+from .consoles import console, err
+from .durations import DURATION, DURATION_HELP
 from .exit_status import Exit
-from .options import (
-    DURATION,
-    DURATION_HELP,
-    Submit,
-    console,
-    db_option,
-    err,
-    impl_option,
-)
+from .placing import Submit
+from .stores import db_option
+from .suite_options import impl_option
 
 if TYPE_CHECKING:
     from ..runner.execute import Settings
@@ -115,8 +111,8 @@ class Selection:
     @classmethod
     def parse(cls, suite: str, impl_specs: tuple[str, ...], bench: str | None,
               nps: tuple[int, ...] | None, sizes: str | None, perturb: bool) -> Selection:
-        return cls(suite, impl_specs, options.benchmarks(bench), nps,
-                   options.sizes(sizes, perturb))
+        return cls(suite, impl_specs, suite_options.benchmarks(bench), nps,
+                   suite_options.sizes(sizes, perturb))
 
 
 @dataclass(frozen=True)
@@ -242,50 +238,50 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
         if note:
             err.print(f"note: {note}", soft_wrap=True, markup=False)
     plan = make_plan(chosen, impls, measurement.seed, measurement.options())
-    runs = [run for run, _ in options.store(db).runs()] if Path(db).exists() else []
+    runs = [run for run, _ in stores.store(db).runs()] if Path(db).exists() else []
     for line in dry_run.lines(plan, estimate(plan, runs, socket.gethostname()), db):
         console.print(line, soft_wrap=True, markup=False)
 
 
-@click.command("run", cls=options.Sectioned)
-@options.grouped(
+@click.command("run", cls=grouping.Sectioned)
+@grouping.grouped(
     "selection", Selection.parse,
-    options.SUITE,
+    suite_options.SUITE,
     impl_option("ids to compare, or NAME=/prefix"),
-    options.BENCH,
-    options.NPS,
-    options.SIZES,
+    suite_options.BENCH,
+    suite_options.NPS,
+    suite_options.SIZES,
     click.option("--perturb", is_flag=True, help="add NetPIPE's size-3 and size+3 neighbours"),
     title="What to run")
-@options.grouped(
+@grouping.grouped(
     "measurement", Measurement.parse,
     click.option("--observations", type=int, help="observations per cell in each launch"),
-    options.LAUNCHES,
+    suite_options.LAUNCHES,
     click.option("--off-cache", is_flag=True,
                  help="rotate buffers so caches do not flatter sizes"),
     click.option("--validate", is_flag=True, help="check received data after each cell"),
-    options.TIMEOUT,
+    suite_options.TIMEOUT,
     click.option("--precision", help="add launches of each cell until its figure's 95% CI "
                  "(over launches) is within this, e.g. 2%"),
     click.option("--max-time", default="30s", show_default=True, type=DURATION,
                  help=f"with --precision: how long one cell may take in all ({DURATION_HELP})"),
-    options.BUDGET,
+    suite_options.BUDGET,
     click.option("--wait-quiet", type=DURATION, help="before each launch, wait up to this long "
                  f"for other processes to leave the machine quiet ({DURATION_HELP})"),
-    options.SEED,
+    suite_options.SEED,
     click.option("--sync", help="how collectives are timed: loop, barrier or window (default: "
                  "the suite's, else window; barrier where a family cannot do window)"),
     click.option("--datatype", type=click.Choice([t.value for t in Datatype]),
                  help="element type of the sums (reduce, allreduce, scan, ireduce, accumulate..."
                  ") and of the datatype benchmarks' blocks; sizes stay bytes (default: int "
                  "sums, MPI_BYTE blocks)"), title="How to measure")
-@options.where_options(
+@placing.where_options(
     cluster="emulated:nodes=4,link=100mbit,mtu=1500, a profile "
     "(emulated:fast-ethernet|fddi|gige), or the name of one kept up",
     hosts="a real cluster: one host per line (this machine first), optional slots=N",
     slurm="inside a Slurm allocation (salloc/sbatch): ranks start with srun")
-@options.sbatch_options("the run")
-@options.grouped(
+@placing.sbatch_options("the run")
+@grouping.grouped(
     "output", Output,
     click.option("--tables", is_flag=True, help="a table per benchmark with its verdicts, "
                  "after the scoreboard"),
@@ -323,14 +319,14 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
 
     def stored(done: Submitted) -> None:
         if (run := done.run_id()) is not None:
-            summarise(options.store(db), run)
+            summarise(stores.store(db), run)
         else:
             err.print(f"job {done.job} stored no run in {db}", markup=False)
 
     if submit.sbatch:  # the job runs this command with --slurm in its allocation
         run_batch("run", submit, max(chosen.nps), db, stored)
         return
-    options.sweep()
+    sweeping.sweep()
     from ..runner.session import measure
 
     with opened(where) as topology:
@@ -343,7 +339,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
             impls = _startable(impls, topology.placement(2), explicit=bool(ids))
         if topology.label != "local":
             impls = _on_this_machine_only(impls)
-        store = options.store(db)
+        store = stores.store(db)
         builds = _builds(impls, explicit=bool(ids))
         plan = make_plan(chosen, [b.impl for b in builds.values()], measurement.seed,
                          measurement.options())
@@ -359,7 +355,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
                           rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
         data = summarise(store, outcome.run_id)
-        options.say_stored(db, [outcome.run_id])
+        stores.say_stored(db, [outcome.run_id])
         if outcome.status == RunStatus.INCOMPLETE:
             err.print(f"interrupted: run {outcome.run_id} kept what was measured "
                       "(marked incomplete)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import users
-from .options import console
+from .consoles import console
 
 
 @click.command("setup")

@@ -8,8 +8,9 @@ import click
 
 from ..report.renderers import Format, RenderOptions, render
 from ..report.source import RunSource
-from . import options
-from .options import console, db_option
+from . import renames, stores
+from .consoles import console
+from .stores import db_option
 
 
 @click.command("show")
@@ -24,7 +25,7 @@ from .options import console, db_option
               "waiting, memory, overlap, progress, message rate (where the suite measured them)")
 @click.option("--launch-output", "launch_output", is_flag=True, help="app runs: every launch "
               "(library, kind, status, wall) and the end of its stored stdout and stderr")
-@options.renamed("--output", "--launch-output", "launch_output", is_flag=True)
+@renames.renamed("--output", "--launch-output", "launch_output", is_flag=True)
 @click.option("--lines", type=click.IntRange(min=1), default=20, show_default=True,
               help="with --launch-output: the last lines shown of each launch's stdout and "
               "stderr")
@@ -43,7 +44,7 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bo
     --config what ran; --models the fitted models. An app run: its medians, verdicts and
     decompositions; --launch-output each launch's output. A tune run: also what each library's
     default behaves like."""
-    store = options.existing_store(db)
+    store = stores.existing_store(db)
     view = Format.OUTPUT if launch_output else Format.CONFIG if config else \
         Format.MODELS if models else Format.TERMINAL
     asked = RenderOptions(console, all_verdicts=all_verdicts, tables=tables, method=method,

@@ -16,9 +16,11 @@ from ..cluster.smpi import Factors, Link, SimGrid, parse_link
 from ..errors import ArenaError
 from ..results import RunData, load
 from ..status import RunStatus
-from . import options
+from . import stores, suite_options, sweeping
+from .consoles import console, err
+from .durations import DURATION, DURATION_HELP
 from .exit_status import Exit
-from .options import DURATION, DURATION_HELP, console, db_option, err
+from .stores import db_option
 
 DEFAULT_BENCH = "pingpong,allreduce,bcast"
 DEFAULT_NP = (8, 64)
@@ -124,14 +126,14 @@ def _timings(real: RunData) -> dict[tuple[str, int], str]:
 def _run(db: str, ref: str) -> RunData:
     if not Path(db).exists():
         raise ArenaError(f"no store at {db}; give --db FILE or measure first with 'mpiarena run'")
-    store = options.store(db)
+    store = stores.store(db)
     return load(store, store.resolve(ref))
 
 
 @click.command("simulate")
 @click.option("--bench", metavar="BENCHMARKS", help=f"benchmarks (default {DEFAULT_BENCH}; "
               "point-to-point and collectives only)")
-@click.option("--np", "nps_given", type=options.RANK_COUNTS, default=None,
+@click.option("--np", "nps_given", type=suite_options.RANK_COUNTS, default=None,
               help="simulated rank counts (default 8,64; e.g. 8,64,256,1024)")
 @click.option("--sizes", metavar="SIZES", help=f"message sizes (default {DEFAULT_SIZES})")
 @click.option("--selector", default="mpich,ompi", show_default=True,
@@ -175,16 +177,16 @@ def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: st
     from ..runner.simulate import Model, Request, refusal, simulate
 
     real = _run(db, validate_against) if validate_against else None
-    benches = options.benchmarks(bench) or (
+    benches = suite_options.benchmarks(bench) or (
         tuple(b for b in real.benches() if refusal(b) is None) if real and bench is None
         else tuple(DEFAULT_BENCH.split(",")))
     for b in benches:
         if (why := refusal(b)) is not None:
             raise ArenaError(f"cannot simulate '{b}': {why}; simulate pingpong, bcast, "
                              "allreduce or another collective")
-    chosen_sizes = options.sizes(sizes, False) or (
+    chosen_sizes = suite_options.sizes(sizes, False) or (
         real.settings.sizes if real and real.settings.sizes else
-        options.sizes(DEFAULT_SIZES, False) or ())
+        suite_options.sizes(DEFAULT_SIZES, False) or ())
     nps = nps_given or (real.settings.nps if real and real.settings.nps
                                    else DEFAULT_NP)
     selectors = [s.strip() for s in selector.split(",") if s.strip()]
@@ -200,7 +202,7 @@ def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: st
         smpi.platform_for(np_, smpi.Link(1e9, 1e-6), ranks_per_node)  # the rank count's check
     _check_memory(benches, chosen_sizes, nps)
     sim = smpi.find()
-    options.sweep()
+    sweeping.sweep()
     build = build_simulated(sim.smpicc, sim.version)
 
     the_link, factors, calibrated = smpi.parse_link(link or DEFAULT_LINK), smpi.Factors(), ""
@@ -210,7 +212,7 @@ def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: st
                       ranks_per_node, observations, sync or "barrier", timeout,
                       simulate_computation, calibrated,
                       _timings(real) if real is not None and sync is None else {})
-    store = options.store(db)
+    store = stores.store(db)
     steps = len(nps) * len(models) * sum(
         len(chosen_sizes) if BENCHMARKS[b].sized else 1 for b in benches)
     with progress_bar(err) as progress:
@@ -221,7 +223,7 @@ def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: st
                                                                description=what))
     simulated = load(store, run_id)
     _say(words.render(simulated))
-    options.say_stored(db, [run_id])
+    stores.say_stored(db, [run_id])
     if real is not None:
         _say(words.validation(validate(simulated, real), real.run_id))
     if status == RunStatus.INCOMPLETE:

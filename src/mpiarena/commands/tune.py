@@ -12,25 +12,20 @@ from .. import paths, users
 from ..cluster.topology import Where
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
-from . import options
-from .options import (
-    DURATION,
-    DURATION_HELP,
-    RANK_COUNTS,
-    console,
-    db_option,
-    dir_option,
-    err,
-    impl_option,
-)
+from . import grouping, placing, renames, stores, suite_options, sweeping
+from .consoles import console, err
+from .durations import DURATION, DURATION_HELP
+from .report_files import dir_option
+from .stores import db_option
+from .suite_options import RANK_COUNTS, impl_option
 
 
-@click.command("tune", cls=options.Sectioned)
+@click.command("tune", cls=grouping.Sectioned)
 @impl_option("ids to tune, or NAME=/prefix")
 @click.option("--bench", "colls", metavar="BENCHMARKS", default="allreduce,bcast",
               show_default=True,
               help="the collectives to tune: allreduce, bcast, reduce, allgather, alltoall")
-@options.renamed("--coll", "--bench", "colls")
+@renames.renamed("--coll", "--bench", "colls")
 @click.option("--np", "nps", type=RANK_COUNTS,
               help="rank counts, e.g. 2,4 (default 2; --verify: the tuned ones)")
 @click.option("--sizes", metavar="SIZES",
@@ -43,7 +38,7 @@ from .options import (
 @click.option("--timeout", default="60s", show_default=True, type=DURATION,
               help=f"how long a job may take to start or to answer one cell before it is "
               f"called hung ({DURATION_HELP}); 60s, as run's: far above one cell")
-@options.where_options(cluster="an emulated spec or the name of a cluster kept up",
+@placing.where_options(cluster="an emulated spec or the name of a cluster kept up",
                        hosts="a real cluster: one host per line (this machine first)",
                        slurm="inside a Slurm allocation")
 @dir_option("directory for the tuning files (required, unless --verify)", metavar="DIR")
@@ -73,28 +68,28 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
             raise ArenaError(f"{verify_dir} holds no tuning file for {', '.join(missing)}; it "
                              f"has {', '.join(manifest.files) or 'none'}")
         m = tune.Measure(manifest.colls, nps or manifest.nps,
-                         options.sizes(sizes, False) or manifest.sizes, launches,
+                         suite_options.sizes(sizes, False) or manifest.sizes, launches,
                          observations, where, timeout)
         impls = select(found, wanted)
-        options.sweep()
-        run_id, gains = tune.verify(impls, m, manifest, options.store(db), rank_user, command,
+        sweeping.sweep()
+        run_id, gains = tune.verify(impls, m, manifest, stores.store(db), rank_user, command,
                                     err, lambda line: err.print(f"[yellow]{line}[/]"))
         shown.verify_lines(run_id, gains, console)
-        options.say_stored(db, [run_id])
+        stores.say_stored(db, [run_id])
         return
     if not directory:
         raise ArenaError("tune needs --dir DIR for the tuning files (or --verify DIR)")
     if not ids:
         raise ArenaError("tune needs --impl ID (see 'mpiarena impls')")
-    coll_list = options.benchmarks(colls) or ()
+    coll_list = suite_options.benchmarks(colls) or ()
     tune.check_colls(coll_list)
     m = tune.Measure(coll_list, nps or (2,),
-                     options.sizes(sizes or "8,1K,64K,1M", False) or (), launches,
+                     suite_options.sizes(sizes or "8,1K,64K,1M", False) or (), launches,
                      observations, where, timeout)
     impls = select(found, ids)
-    options.sweep()
+    sweeping.sweep()
     only = {a.strip() for a in algorithms.split(",")} if algorithms else None
-    done = tune.tune(impls, m, only, Path(directory), options.store(db), rank_user, command,
+    done = tune.tune(impls, m, only, Path(directory), stores.store(db), rank_user, command,
                      err, lambda line: err.print(f"[yellow]{line}[/]"))
     shown.render(done, console)
-    options.say_stored(db, [done.run_id])
+    stores.say_stored(db, [done.run_id])
