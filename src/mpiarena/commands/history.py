@@ -53,10 +53,10 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     for db in dbs:
         if not Path(db).exists():
             raise ArenaError(f"no store at {db}; give --db FILE (repeatable)")
-    stores = [stores.existing_store(db) for db in dbs]
-    cut = Since.parse(since, stores[0])
+    opened = [stores.existing_store(db) for db in dbs]
+    cut = Since.parse(since, opened[0])
     found = []
-    for db, store in zip(dbs, stores, strict=True):
+    for db, store in zip(dbs, opened, strict=True):
         for run, cells in store.runs():
             if cells and not is_app_run(run) and cut.keeps(run.started):
                 label = str(run.id) if len(dbs) == 1 else f"{Path(db).stem}:{run.id}"
