@@ -26,6 +26,7 @@ def explain_cmd(run: str, variant_a: str, variant_b: str, bench: str,
     """Why VARIANT_A and VARIANT_B of RUN differ, per size range: the cells measured there, the
     start-up and per-byte costs of each one's fitted line with their intervals, and where each
     switches protocol; 'cannot tell' where the verdict rule does not decide."""
+    # here, not at the top: ~60 ms more start-up for every command
     from ..analysis.explain import explain
     from ..report.explain import explanation_lines
 

@@ -11,6 +11,7 @@ import click
 
 from .. import paths
 from ..errors import ArenaError
+from ..impls import discover
 from ..imports import PARSERS, read
 from ..imports.ingest import check, ingest
 from ..imports.records import Choices
@@ -28,8 +29,6 @@ ID = re.compile(r"^[A-Za-z][\w.+]*(?:-[\w.+]+)*$")
 def _implementation(impl_id: str) -> ImplementationRecord:
     """The library the files measured: one `mpiarena impls` finds (its family and version), or
     any other id, named family-version (mvapich2-2.3.7)."""
-    from ..impls import discover
-
     if not ID.match(impl_id):
         raise ArenaError(f"--impl '{impl_id}' is not an id; use e.g. mpich-4.0.2 or "
                          "mvapich2-2.3.7 (letters, digits, '.', '-')")
@@ -91,6 +90,7 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
                   "precision, or a ReproMPI repetition that missed its window)", markup=False)
     err.print(f"imported {len(files)} files of {suite} output ({done.launches} launches, "
               f"{done.cells} cells) as {impl_id} in run {done.run_id}", markup=False)
+    # here, not at the top: ~80 ms more start-up for every command
     from ..report import terminal
 
     terminal.render(load(store, done.run_id), console)

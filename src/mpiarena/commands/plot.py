@@ -21,6 +21,7 @@ from .stores import check_baseline, db_option, existing_run
 def plot_cmd(run: str, directory: str, baseline: str | None, db: str) -> None:
     """Every figure of one run (an id from 'list'; default: latest) as PNG and SVG (e.g.
     pingpong-np2-time.png)."""
+    # here, not at the top: matplotlib, ~350 ms more start-up for every command
     from ..report import drawing, plot_table, plots
 
     data, _ = existing_run(db, run)

@@ -13,6 +13,9 @@ import click
 from click.core import ParameterSource
 
 from .. import paths, suites, users
+from ..analysis.estimate import estimate
+from ..analysis.sampling import default_budget
+from ..analysis.stats import ALPHA, CORRECTION, decidable, smallest_p
 from ..benchmarks import BENCHMARKS, rounded_up
 from ..build import Build, build_all
 from ..cluster.placement import Placement
@@ -23,6 +26,7 @@ from ..launchers.srun import refusal
 from ..machine import cores
 from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..records import Datatype
+from ..report import dry_run
 from ..results import RunData, load
 from ..sizes import format_size
 from ..status import CellStatus, RunStatus
@@ -147,7 +151,8 @@ class Measurement:
                         sync=self.sync, benchmarks=selection.benchmarks)
 
     def settings(self, topology: str) -> Settings:
-        from ..runner.execute import Settings  # loads numpy: only when a run starts
+        # here, not at the top: ~20 ms more start-up for every command
+        from ..runner.execute import Settings
 
         return Settings(timeout=self.timeout, topology=topology, precision=self.precision,
                         max_time=self.max_time, wait_quiet=self.wait_quiet or 0.0,
@@ -183,8 +188,6 @@ def _budget_for_own_cells(plan: Plan, selection: Selection, measurement: Measure
     """A run of the user's own cells (--bench or --sizes, no --budget nor --launches) gets a
     budget that scales with the variants compared (`sampling.default_budget`), said in one
     line, instead of the whole suite's."""
-    from ..analysis.sampling import default_budget
-
     own = selection.benchmarks is not None or selection.sizes is not None
     if not own or measurement.budget is not None or measurement.launches is not None or \
             not plan.suite.budget:
@@ -200,8 +203,6 @@ def _budget_for_own_cells(plan: Plan, selection: Selection, measurement: Measure
 def _say_what_it_can_decide(plan: Plan) -> None:
     """Before measuring, one line where the plan's launches cannot decide a comparison on its
     own, or cannot decide any (a smoke run: launches are kept as asked, the line says so)."""
-    from ..analysis.stats import ALPHA, CORRECTION, decidable, smallest_p
-
     launches = min([plan.suite.launches, *([plan.suite.init_launches]
                                            if plan.suite.init_launches else [])])
     d = decidable(plan.comparisons, launches)
@@ -230,9 +231,6 @@ def _here_only(where: Where, submit: Submit) -> None:
 def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
                measurement: Measurement, db: str) -> None:
     """--dry-run: the plan on this machine and what it would take, measuring nothing."""
-    from ..analysis.estimate import estimate
-    from ..report import dry_run
-
     if selection.nps is None:
         chosen, note = fit_to_cores(chosen, cores(), "this machine")
         if note:
@@ -310,7 +308,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         _here_only(where, submit)
         _plan_only(chosen, impls, selection, measurement, db)
         return
-    from ..report import terminal  # loads numpy: only the commands that need it
+    # here, not at the top: ~80 ms more start-up for every command
+    from ..report import terminal
 
     def summarise(store: Store, run_id: int) -> RunData:
         data = load(store, run_id)
@@ -327,6 +326,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         run_batch("run", submit, max(chosen.nps), db, stored)
         return
     sweeping.sweep()
+    # here, not at the top: ~30 ms more start-up for every command
     from ..runner.session import measure
 
     with opened(where) as topology:

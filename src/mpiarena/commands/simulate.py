@@ -10,8 +10,10 @@ from pathlib import Path
 
 import click
 
+from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians, validate
 from ..benchmarks import BENCHMARKS
-from ..build import SimulatedBuild
+from ..build import SimulatedBuild, build_simulated
+from ..cluster import smpi
 from ..cluster.smpi import Factors, Link, SimGrid, parse_link
 from ..errors import ArenaError
 from ..results import RunData, load
@@ -101,7 +103,7 @@ def _calibrate(db: str, spec: str, link: str | None, sim: SimGrid, build: Simula
                timeout: float) -> tuple[Link, Factors, str]:
     """--calibrate-from: the link the factors correct, the factors fitted to the run's pingpong
     (printed), and which run and variant they come from."""
-    from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians
+    # here, not at the top: ~12 ms more start-up for every command
     from ..report.simulated import calibration
     from ..runner.simulate import bare_pingpong
 
@@ -169,9 +171,7 @@ def simulate_cmd(bench: str | None, nps_given: tuple[int, ...] | None, sizes: st
                  sync: str | None, timeout: float, simulate_computation: bool, db: str) -> None:
     """Simulate the core's cells on SimGrid SMPI: a cluster of hosts at any rank count, with a
     library's collective selection logic (not the library itself), deterministic."""
-    from ..analysis.simulated import validate
-    from ..build import build_simulated
-    from ..cluster import smpi
+    # here, not at the top: ~30 ms more start-up for every command
     from ..report import simulated as words
     from ..runner.session import progress_bar
     from ..runner.simulate import Model, Request, refusal, simulate

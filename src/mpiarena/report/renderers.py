@@ -2,8 +2,9 @@
 (kind of run, format) to a function `render(source, options) -> str`. `show`, `report` and
 `export` look one up and write the text it returns; a new format is one entry.
 
-Each entry imports what it renders with when it is called, so that a command loads only the
-modules (matplotlib, the statistics) of the one rendering it asked for. Terminal views are
+An entry whose modules would slow every command's start-up (matplotlib, the statistics: each
+says by how much, measured) imports them when it is called, so that a command loads only those
+of the one rendering it asked for. Terminal views are
 rendered for the console they are shown on (its width and colours) and returned as the text
 it would have printed."""
 
@@ -16,6 +17,7 @@ from enum import Enum
 from rich.console import Console
 
 from ..errors import ArenaError
+from . import export
 from .source import RunKind, RunSource
 
 
@@ -67,18 +69,15 @@ def _printed(console: Console, lines: list[str]) -> str:
 # A benchmark run (simulated runs export as benchmark runs do).
 
 def _observations_csv(s: RunSource, o: RenderOptions) -> str:
-    from .export import to_csv
-
-    return to_csv(s.store, s.run_id)
+    return export.to_csv(s.store, s.run_id)
 
 
 def _observations_json(s: RunSource, o: RenderOptions) -> str:
-    from .export import to_json
-
-    return to_json(s.store, s.run_id)
+    return export.to_json(s.store, s.run_id)
 
 
 def _summary_csv(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~60 ms more start-up for every command
     from ..analysis.run import analyse
     from .summary_export import to_csv
 
@@ -86,6 +85,7 @@ def _summary_csv(s: RunSource, o: RenderOptions) -> str:
 
 
 def _summary_json(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~60 ms more start-up for every command
     from ..analysis.run import analyse
     from .summary_export import to_json
 
@@ -93,6 +93,7 @@ def _summary_json(s: RunSource, o: RenderOptions) -> str:
 
 
 def _perflog(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~30 ms more start-up for every command
     from ..analysis.run import analyse
     from .perflog import to_perflog
 
@@ -100,18 +101,21 @@ def _perflog(s: RunSource, o: RenderOptions) -> str:
 
 
 def _html(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: matplotlib, ~430 ms more start-up for every command
     from .html import render_html
 
     return render_html(s.data, o.baseline, s.variants)
 
 
 def _markdown(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~70 ms more start-up for every command
     from .markdown import render_markdown
 
     return render_markdown(s.data, o.baseline, s.variants)
 
 
 def _terminal(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~80 ms more start-up for every command
     from ..analysis.fingerprint import fingerprints, tuned_of
     from . import fingerprint, terminal
 
@@ -122,6 +126,7 @@ def _terminal(s: RunSource, o: RenderOptions) -> str:
 
 
 def _config(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~40 ms more start-up for every command
     from ..analysis.whatran import run_configs
     from .summary import implementation_line
     from .topology import rank_lines
@@ -132,6 +137,7 @@ def _config(s: RunSource, o: RenderOptions) -> str:
 
 
 def _models(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~30 ms more start-up for every command
     from ..analysis.floor import latency_terms
     from ..analysis.loggp import loggp
     from ..analysis.models import fit_models
@@ -157,18 +163,21 @@ def _no_output(s: RunSource, o: RenderOptions) -> str:
 # A simulated run: deterministic, so its own words (no intervals, verdicts or oversubscription).
 
 def _simulated_html(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~6 ms more start-up for every command
     from .simulated import html
 
     return html(s.data)
 
 
 def _simulated_markdown(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~6 ms more start-up for every command
     from .simulated import markdown
 
     return markdown(s.data)
 
 
 def _simulated_terminal(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~6 ms more start-up for every command
     from .simulated import render
 
     return _printed(o.console, render(s.data))
@@ -177,24 +186,28 @@ def _simulated_terminal(s: RunSource, o: RenderOptions) -> str:
 # An app run.
 
 def _launches_csv(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~110 ms more start-up for every command
     from .program_export import to_csv
 
     return to_csv(s.store, s.run_id)
 
 
 def _launches_json(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~110 ms more start-up for every command
     from .program_export import to_json
 
     return to_json(s.store, s.run_id)
 
 
 def _app_summary_csv(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~110 ms more start-up for every command
     from .program_export import summary_csv
 
     return summary_csv(s.app)
 
 
 def _app_summary_json(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~110 ms more start-up for every command
     from .program_export import summary_json
     from .tuned_app import tuned_summary
 
@@ -207,18 +220,21 @@ def _no_app_perflog(s: RunSource, o: RenderOptions) -> str:
 
 
 def _app_html(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: matplotlib, ~460 ms more start-up for every command
     from .program_html import render_app_html
 
     return render_app_html(s.app, s.data, s.tuned)
 
 
 def _app_markdown(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~90 ms more start-up for every command
     from .program_markdown import render_app_markdown
 
     return render_app_markdown(s.app, s.data)
 
 
 def _app_terminal(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~90 ms more start-up for every command
     from . import program, tuned_app
 
     with o.console.capture() as shown:
@@ -230,6 +246,7 @@ def _app_terminal(s: RunSource, o: RenderOptions) -> str:
 
 
 def _app_output(s: RunSource, o: RenderOptions) -> str:
+    # here, not at the top: ~90 ms more start-up for every command
     from .program import output_lines
 
     return _printed(o.console, output_lines(s.app, o.lines))
