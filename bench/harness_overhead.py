@@ -142,6 +142,24 @@ def build_minimal(impl: Implementation, workdir: Path) -> Path:
 
 
 @dataclass(frozen=True)
+class Tagged:
+    """A bench run's tag, the environment that carries it to everything the bench starts, and
+    its scratch directory (readable by the ranks)."""
+
+    token: str
+    env: dict[str, str]
+    workdir: Path
+
+
+def tagged(prefix: str) -> Tagged:
+    """A fresh tag and a scratch directory under /var/tmp named with `prefix`."""
+    token = uuid.uuid4().hex
+    workdir = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    workdir.chmod(0o755)
+    return Tagged(token, {**os.environ, TAG: token}, workdir)
+
+
+@dataclass(frozen=True)
 class Scratch:
     """Where a bench's `mpiarena run`s go: their store, the environment they run in (tagged)
     and the tag."""
@@ -320,10 +338,8 @@ def main() -> int:
     impls = select(discover({}, paths.impls_dir()), list(args.impl or DEFAULT_IMPLS))
     target = load_suite("quick").target_time  # the suite `mpiarena run` uses by default
     rng = np.random.default_rng(args.seed)
-    token = uuid.uuid4().hex
-    env = {**os.environ, TAG: token}
-    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-bench-", dir="/var/tmp"))
-    workdir.chmod(0o755)
+    tag = tagged("mpiarena-bench-")
+    token, env, workdir = tag.token, tag.env, tag.workdir
     failed = False
     try:
         user = users.for_ranks()

@@ -35,22 +35,20 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from harness_overhead import (
-    TAG,
     Scratch,
     clean_up,
     foreign_mpi,
     mpiarena_argv,
     run,
     run_and_load,
+    tagged,
 )
 from netpipe_reference import busy_elsewhere
 
@@ -281,10 +279,8 @@ def main() -> int:
     for f in found:
         if f.impl is not None and f.impl not in impls and not args.impl:
             print(f"{f.impl.id}: skipped: {NOT_IMB.get(f.impl.family, 'not MPI')}")
-    token = uuid.uuid4().hex
-    env = {**os.environ, TAG: token}
-    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-imb-", dir="/var/tmp"))
-    workdir.chmod(0o755)
+    tag = tagged("mpiarena-imb-")
+    token, env, workdir = tag.token, tag.env, tag.workdir
     failed = False
     try:
         print(f"{args.rounds} rounds per implementation, each one IMB-MPI1 launch and three "

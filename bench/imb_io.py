@@ -64,12 +64,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
-import uuid
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from harness_overhead import clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import build_imb, launch_imb, lengths_file, ratio, rotated
 
 from mpiarena import paths, users
@@ -201,10 +199,8 @@ def main() -> int:
     sizes = parse_sizes(args.sizes)
     found = discover({}, paths.impls_dir())
     impls = select(found, args.impl or DEFAULT_IMPLS)
-    token = uuid.uuid4().hex
-    env = {**os.environ, TAG: token}
-    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-imb-io-", dir="/var/tmp"))
-    workdir.chmod(0o755)
+    tag = tagged("mpiarena-imb-io-")
+    token, env, workdir = tag.token, tag.env, tag.workdir
     failed = False
     try:
         print(f"{args.rounds} rounds per implementation, each one IMB-IO launch and mpiarena "

@@ -47,15 +47,12 @@ moves both sides' figures by far more than the band.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-import uuid
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from harness_overhead import TAG, Scratch, clean_up, mpiarena_argv, run_and_load
+from harness_overhead import Scratch, clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, ratio, rotated
 
 from mpiarena.benchmarks import overlap_percent
@@ -200,10 +197,8 @@ def main() -> int:
 
     sizes = parse_sizes(args.sizes)
     impls = select(discover({}, impls_dir()), args.impl or DEFAULT_IMPLS)
-    token = uuid.uuid4().hex
-    env = {**os.environ, TAG: token}
-    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-imb-nbc-", dir="/var/tmp"))
-    workdir.chmod(0o755)
+    tag = tagged("mpiarena-imb-nbc-")
+    token, env, workdir = tag.token, tag.env, tag.workdir
     failed = False
     try:
         print(f"{args.rounds} rounds per implementation, each one IMB-NBC launch and one "

@@ -46,14 +46,11 @@ best launch (judged, 0.85-1.15 from 1 KiB up) and the median over rounds of the 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-import uuid
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, clean_up, mpiarena_argv, run_and_load
+from harness_overhead import clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import (
     BAND,
     FROM,
@@ -180,10 +177,8 @@ def main() -> int:
     args = parser.parse_args()
     sizes = parse_sizes(args.sizes)
     impls = select(discover({}, paths.impls_dir()), args.impl or ["mpich-4.0.2", "openmpi-4.1.4"])
-    token = uuid.uuid4().hex
-    env = {**os.environ, TAG: token}
-    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-imb-rma-", dir="/var/tmp"))
-    workdir.chmod(0o755)
+    tag = tagged("mpiarena-imb-rma-")
+    token, env, workdir = tag.token, tag.env, tag.workdir
     failed = False
     print(f"{args.rounds} rounds per implementation, each one IMB-RMA launch (-iter 1000) and "
           f"one mpiarena run ({args.observations} observations per cell, "

@@ -52,16 +52,13 @@ quiet at 5 of 20 launches for MPICH, 9 of 20 for Open MPI):
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import tempfile
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_overhead import TAG, Scratch, clean_up, mpiarena_argv, run_and_load
+from harness_overhead import Scratch, clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, rotated
 
 from mpiarena import paths
@@ -202,10 +199,8 @@ def main() -> int:
     sizes = parse_sizes(args.sizes)
     impls = select(discover({}, paths.impls_dir()),
                    args.impl or ["mpich-4.0.2", "openmpi-4.1.4"])
-    token = uuid.uuid4().hex
-    env = {**os.environ, TAG: token}
-    workdir = Path(tempfile.mkdtemp(prefix="mpiarena-imbv-", dir="/var/tmp"))
-    workdir.chmod(0o755)
+    tag = tagged("mpiarena-imbv-")
+    token, env, workdir = tag.token, tag.env, tag.workdir
     failed = False
     print(f"{args.rounds} rounds, 2 ranks; ratio mpiarena/IMB, best launch over best launch; "
           f"'ok'/'!!': judged ({', '.join(f'{b}: {m[0]}' for b, m in JUDGED.items())} and "
