@@ -132,7 +132,7 @@ class Executor:
         self.settings, self.user = execution.settings, execution.user
         self.advance, self.grow = execution.advance, execution.grow
         self.cells: dict[tuple[Cell, str], CellState] = {}  # by (cell, variant id)
-        self.variants: dict[tuple[str, int], LaunchState] = {}  # by (variant id, np)
+        self.launches: dict[tuple[str, int], LaunchState] = {}  # by (variant id, np)
         self.seq = 0
         self.spent: dict[str, HarnessTime] = {}  # variant id -> where its time goes
         self.began = time.monotonic()  # the budget counts from here
@@ -205,7 +205,7 @@ class Executor:
             running = self._turn(asked, variant, running)
         if isinstance(running, Running):  # on Ctrl-C, run() kills what is live instead
             self._finish(variant, running)
-        self._at(variant.id, np_).walls.append(time.monotonic() - began)
+        self._launch_state(variant.id, np_).walls.append(time.monotonic() - began)
 
     def _launched(self, variant: Variant, np: int,
                   shape: LaunchShape = LaunchShape.WHOLE) -> tuple[Job, int, Hello]:
@@ -242,7 +242,7 @@ class Executor:
     def _start(self, variant: Variant, np: int, shape: LaunchShape,
                restarts: int = 0) -> Running | str:
         """The variant's next launch, or why it did not start."""
-        state = self._at(variant.id, np)
+        state = self._launch_state(variant.id, np)
         launch = state.started
         state.started += 1
         try:
@@ -375,11 +375,11 @@ class Executor:
         where this cell failed), or why there is none."""
         cell = asked.cell
         self.advance(f"{variant.id} {cell.bench}")
-        state = self._of(cell, variant.id)
+        state = self._cell_state(cell, variant.id)
         if state.broken is not None:
             return running
         if isinstance(running, str):
-            launch = max(self._at(variant.id, cell.np).started - 1, 0)
+            launch = max(self._launch_state(variant.id, cell.np).started - 1, 0)
             self._record(variant, asked, unmeasured(CellStatus.SKIPPED, running), None, launch)
             return running
         began = time.monotonic()
@@ -445,7 +445,7 @@ class Executor:
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
         seen = Looks(self.plan.suite.launches)
         while (left := deadline - time.monotonic()) > 0:
-            cost = {v.id: float(np.mean(self._at(v.id, rnd.np).walls or [0.0]))
+            cost = {v.id: float(np.mean(self._launch_state(v.id, rnd.np).walls or [0.0]))
                     for _, v in planned}
             wanted = {(cell, v.id) for cell, v in self._open(planned, left, cost, seen)}
             index = rng.choice([s.index for s in rnd.sessions])  # its shared and lone sessions
@@ -495,11 +495,11 @@ class Executor:
         self.seq += 1
         self._spent(variant).storing += time.monotonic() - began
 
-    def _of(self, cell: Cell, variant_id: str) -> CellState:
+    def _cell_state(self, cell: Cell, variant_id: str) -> CellState:
         return self.cells.setdefault((cell, variant_id), CellState())
 
-    def _at(self, variant_id: str, np: int) -> LaunchState:
-        return self.variants.setdefault((variant_id, np), LaunchState())
+    def _launch_state(self, variant_id: str, np: int) -> LaunchState:
+        return self.launches.setdefault((variant_id, np), LaunchState())
 
     def _spent(self, variant: Variant) -> HarnessTime:
         return self.spent.setdefault(variant.id, HarnessTime())
