@@ -151,7 +151,8 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     from ..build import build_core
     from ..plan import Variant
     from ..report.program import render
-    from ..runner.app import AppSettings, measure_app
+    from ..runner.app import AppRun, AppSettings, measure_app
+    from ..runner.session import RunContext
 
     if (src is None) != (build is None):
         raise ArenaError("--src and --build go together: --src DIR --build 'make CC=$MPICC'")
@@ -177,17 +178,20 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
                            how.profile, how.seed)
     recorded: dict[str, object] = {"program": list(program), "build": build or "",
                                    "src": str(Path(src).resolve()) if src else ""}
+    app = AppRun(variants, programs, cores, settings)
     if tune:
+        from ..runner.race import TuneSettings
         from .app_tune import run_tuning
 
-        run_tuning(variants, programs, cores, settings, budget, only, directory, where, db,
-                   recorded)
+        run_tuning(app, TuneSettings(budget, settings.launches, only, output=directory), where,
+                   db, recorded)
         return
     with opened(where) as topology:
         store = options.store(db)
         rank_user = None if where.slurm else users.for_ranks()
-        outcome = measure_app(variants, programs, cores, settings, store, topology, rank_user,
-                              shlex.join(["mpiarena", *sys.argv[1:]]), err, recorded)
+        context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                             err.print)
+        outcome = measure_app(app, context, topology, recorded)
     from ..analysis.program import analyze
 
     result = analyze(store, outcome.run_id)

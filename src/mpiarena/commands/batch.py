@@ -14,6 +14,7 @@ from ..cluster import sbatch
 from ..cluster.batch import BatchJob, Written, write
 from ..cluster.slurm import of_job
 from ..errors import ArenaError
+from ..runs import settings_of
 from ..store import Store
 from .exit_status import Exit
 from .options import SBATCH_FLAGS, SBATCH_VALUED, Submit, err
@@ -74,7 +75,7 @@ class Submitted:
         store = Store(self.db)
         try:
             return next((run.id for run, _ in reversed(store.runs())
-                         if of_job(str(run.settings.get("topology", "")), self.job)), None)
+                         if of_job(settings_of(run).topology, self.job)), None)
         finally:
             store.close()
 

@@ -91,10 +91,11 @@ def _compare_apps(store_a: Store, id_a: int, store_b: Store, id_b: int,
     from ..analysis.program import analyze
     from ..analysis.program_compare import compare_apps
     from ..report import program
+    from ..runs import program_settings
 
     a, b = analyze(store_a, id_a), analyze(store_b, id_b)
-    for what, x, y in (("program", a.run.settings.get("program"), b.run.settings.get("program")),
-                       ("ranks", a.np, b.np)):
+    programs = [list(program_settings(r.run).program) for r in (a, b)]
+    for what, x, y in (("program", *programs), ("ranks", a.np, b.np)):
         if x != y:
             err.print(f"warn: the {what} differs: {_words(x)} in run {id_a}, {_words(y)} in "
                       f"run {id_b}",

@@ -12,7 +12,7 @@ import click
 from .. import paths
 from ..errors import ArenaError
 from ..imports import PARSERS, read
-from ..imports.ingest import check, ingest
+from ..imports.ingest import ImportAsk, check, ingest
 from ..imports.records import Choices
 from ..machine import cores as here_cores
 from ..records import ImplementationRecord
@@ -78,7 +78,7 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
                "cores": cores or here_cores(), "memory_bytes": 0, "kernel": "unknown",
                "governor": "unknown",
                "cores_from": "--cores" if cores else "this machine's (the files do not say)"}
-    done = ingest(store, suite, parsed, impl, launch_per_file, figure,
+    done = ingest(store, ImportAsk(suite, parsed, impl, launch_per_file, figure),
                   shlex.join(["mpiarena", *sys.argv[1:]]), machine, into_id)
     for p in parsed:
         if p.unmapped:

@@ -67,10 +67,12 @@ def reproduce_cmd(study: str, where: Where, submit: options.Submit, quick: bool,
         return
     options.sweep()
     store = options.store(db)
-    done = reproduce.run(chosen, quick, where, impls, store,
-                         None if where.slurm else users.for_ranks(),
-                         shlex.join(["mpiarena", *sys.argv[1:]]), err,
-                         lambda line: err.print(f"[dim]{line}[/]"), cap, timeout)
+    from ..runner.session import RunContext
+
+    done = reproduce.run(reproduce.ReproductionAsk(chosen, quick, where, cap, timeout), impls,
+                         RunContext(store, None if where.slurm else users.for_ranks(),
+                                    shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                                    lambda line: err.print(f"[dim]{line}[/]")))
     runs: dict[str, Measured] = {name: load(store, run_id) for name, run_id in done.runs.items()}
     runs |= done.profiles
     options.say_stored(db, sorted(done.runs.values()))

@@ -326,7 +326,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         run_batch("run", submit, max(chosen.nps), db, stored)
         return
     options.sweep()
-    from ..runner.session import measure
+    from ..runner.session import RunContext, measure
 
     with opened(where) as topology:
         if selection.nps is None:
@@ -351,8 +351,10 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
                       soft_wrap=True, markup=False)
         _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
-        outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
-                          rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
+        context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                             err.print)
+        outcome = measure(plan, builds, context, topology,
+                          measurement.settings(topology.label))
         data = summarise(store, outcome.run_id)
         options.say_stored(db, [outcome.run_id])
         if outcome.status == RunStatus.INCOMPLETE:

@@ -66,6 +66,13 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
     found = discover(user_prefixes, paths.impls_dir())
     command = shlex.join(["mpiarena", *sys.argv[1:]])
     rank_user = None if where.slurm else users.for_ranks()
+    from ..runner.session import RunContext
+    from ..store import Store
+
+    def context(store: Store) -> RunContext:
+        return RunContext(store, rank_user, command, err,
+                          lambda line: err.print(f"[yellow]{line}[/]"))
+
     if verify_dir:
         manifest = tune.read_manifest(Path(verify_dir))
         wanted = ids or list(manifest.files)
@@ -77,8 +84,7 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
                          observations, where, timeout)
         impls = select(found, wanted)
         options.sweep()
-        run_id, gains = tune.verify(impls, m, manifest, options.store(db), rank_user, command,
-                                    err, lambda line: err.print(f"[yellow]{line}[/]"))
+        run_id, gains = tune.verify(impls, m, manifest, context(options.store(db)))
         shown.verify_lines(run_id, gains, console)
         options.say_stored(db, [run_id])
         return
@@ -94,7 +100,6 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
     impls = select(found, ids)
     options.sweep()
     only = {a.strip() for a in algorithms.split(",")} if algorithms else None
-    done = tune.tune(impls, m, only, Path(directory), options.store(db), rank_user, command,
-                     err, lambda line: err.print(f"[yellow]{line}[/]"))
+    done = tune.tune(impls, m, only, Path(directory), context(options.store(db)))
     shown.render(done, console)
     options.say_stored(db, [done.run_id])

@@ -25,7 +25,7 @@ from ..store import Store
 from ..suites import Suite, VariantSpec, override
 from ..users import RankUser
 from .execute import Settings
-from .session import measure
+from .session import RunContext, measure
 
 JUDGED_KINDS = ("p2p", "coll", "startup")  # what a library's release changes: not the clock
 
@@ -165,8 +165,9 @@ def _run(entries: list[StepVariant], suite: Suite, where: StepContext,
     builds = build_all(distinct, explicit=True, warn=where.note)
     plan = make_plan(suite, distinct, options=where.options,
                      bare=any(e.name is None for e in entries))
-    outcome = measure(plan, builds, where.store, where.topology, where.settings,
-                      where.rank_user, where.command, where.progress_to, recorded)
+    context = RunContext(where.store, where.rank_user, where.command, where.progress_to,
+                         where.note)
+    outcome = measure(plan, builds, context, where.topology, where.settings)
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
     return load(where.store, outcome.run_id)
