@@ -108,6 +108,11 @@ class RunKind(StrEnum):
     SIMULATED = "simulated"  # `mpiarena simulate`: SMPI's models
     IMPORTED = "imported"  # `mpiarena import`: another suite's output
 
+    @property
+    def runs_a_program(self) -> bool:
+        """Its run holds a program's launches rather than a suite's cells."""
+        return self in (RunKind.PROGRAM, RunKind.PROGRAM_TUNING)
+
 
 @dataclass(frozen=True)
 class RunRecord(_Record):

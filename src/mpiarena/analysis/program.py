@@ -12,7 +12,7 @@ import numpy as np
 
 from ..machine_load import BUSY, Interference
 from ..programs import WALL, AppLaunch, Metric, RankCalls
-from ..records import RunKind, RunRecord
+from ..records import RunRecord
 from ..runs import program_settings
 from ..status import LaunchStatus
 from ..store import Store
@@ -109,7 +109,7 @@ class AppResult:
 
 def is_app_run(run: RunRecord) -> bool:
     """A program's run (tuned or not)."""
-    return run.kind in (RunKind.PROGRAM, RunKind.PROGRAM_TUNING)
+    return run.kind.runs_a_program
 
 
 def launch_sample(values: list[float], higher: bool) -> Sample:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..errors import ArenaError
 from ..imports.records import imported_suite
+from ..records import RunKind
 from ..results import load
-from ..store import Store
 from . import options
 from .ci import CI, ci_options, finish
 from .options import console, db_option, err
+
+if TYPE_CHECKING:
+    from ..analysis.program import AppResult
 
 
 @click.command("compare", cls=options.Sectioned)
@@ -28,8 +33,6 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     Two app runs: each figure of each library, run B's launches against run A's. With
     --fail-on-regression the exit status is 3 when a regression is decided."""
     from ..analysis.compare import compare_runs, summed_differently, timed_differently
-    from ..analysis.program import is_app_run
-    from ..analysis.simulated import is_simulated
     from ..report import terminal
 
     store_a = options.existing_store(db)
@@ -38,18 +41,22 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
     if len(mapping) != len(pairs):
         raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
-    for store, run_id in ((store_a, id_a), (store_b, id_b)):
-        if is_simulated(store.run(run_id)):
+    kinds = store_a.run(id_a).kind, store_b.run(id_b).kind
+    for run_id, kind in zip((id_a, id_b), kinds, strict=True):
+        if kind == RunKind.SIMULATED:
             raise ArenaError(f"run {run_id} is simulated (deterministic, one launch a cell): "
                              "hold it against a measured run with 'mpiarena simulate "
                              "--validate-against RUN', or show it with 'mpiarena show'")
-    apps = is_app_run(store_a.run(id_a)), is_app_run(store_b.run(id_b))
+    apps = [kind.runs_a_program for kind in kinds]
     if apps[0] != apps[1]:
         app, kernel = (id_a, id_b) if apps[0] else (id_b, id_a)
         raise ArenaError(f"run {app} is an app run and run {kernel} is not: compare two app "
                          "runs, or two benchmark runs")
     if apps[0]:
-        _compare_apps(store_a, id_a, store_b, id_b, mapping or None, show_all, ci)
+        from ..analysis.program import analyze
+
+        _compare_apps(analyze(store_a, id_a), analyze(store_b, id_b), mapping or None,
+                      show_all, ci)
         return
     a = load(store_a, id_a)
     b = load(store_b, id_b)
@@ -86,14 +93,13 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
            [f"{c.name}: {c.failure}" for c in cases if c.failure])
 
 
-def _compare_apps(store_a: Store, id_a: int, store_b: Store, id_b: int,
-                  pairs: dict[str, str] | None, show_all: bool, ci: CI) -> None:
-    from ..analysis.program import analyze
+def _compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None, show_all: bool,
+                  ci: CI) -> None:
     from ..analysis.program_compare import compare_apps
     from ..report import program
     from ..runs import program_settings
 
-    a, b = analyze(store_a, id_a), analyze(store_b, id_b)
+    id_a, id_b = a.run.id, b.run.id
     programs = [list(program_settings(r.run).program) for r in (a, b)]
     for what, x, y in (("program", *programs), ("ranks", a.np, b.np)):
         if x != y:

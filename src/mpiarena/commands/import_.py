@@ -16,7 +16,6 @@ from ..imports.ingest import ImportAsk, check, ingest
 from ..imports.records import Choices
 from ..machine import cores as here_cores
 from ..records import ImplementationRecord
-from ..results import load
 from . import options
 from .options import ONE_RANK_COUNT, console, db_option, err
 
@@ -89,7 +88,9 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
                   "precision, or a ReproMPI repetition that missed its window)", markup=False)
     err.print(f"imported {len(files)} files of {suite} output ({done.launches} launches, "
               f"{done.cells} cells) as {impl_id} in run {done.run_id}", markup=False)
-    from ..report import terminal
+    from ..report.renderers import Format, RenderOptions, render
+    from ..report.source import RunSource
 
-    terminal.render(load(store, done.run_id), console)
+    sys.stdout.write(render(RunSource(store, done.run_id), Format.TERMINAL,
+                            RenderOptions(console)))
     options.say_stored(db, [done.run_id])

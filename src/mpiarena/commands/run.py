@@ -23,7 +23,7 @@ from ..launchers.srun import refusal
 from ..machine import cores
 from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..records import Datatype
-from ..results import RunData, load
+from ..results import RunData
 from ..sizes import format_size
 from ..status import CellStatus, RunStatus
 from ..store import Store
@@ -309,12 +309,14 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     if dry_run:
         _plan_only(chosen, impls, selection, measurement, where, submit, db)
         return
-    from ..report import terminal  # loads numpy: only the commands that need it
+    from ..report.renderers import Format, RenderOptions, render  # loads numpy: only here
+    from ..report.source import RunSource
 
     def summarise(store: Store, run_id: int) -> RunData:
-        data = load(store, run_id)
-        terminal.render(data, console, tables=output.tables, method=output.method)
-        return data
+        source = RunSource(store, run_id)
+        sys.stdout.write(render(source, Format.TERMINAL, RenderOptions(
+            console, tables=output.tables, method=output.method)))
+        return source.data
 
     def stored(done: Submitted) -> None:
         if (run := done.run_id()) is not None:
