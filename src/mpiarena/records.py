@@ -107,6 +107,7 @@ class RunKind(StrEnum):
     PROGRAM_TUNING = "program tuning"  # `mpiarena app --tune`: its configurations raced
     SIMULATED = "simulated"  # `mpiarena simulate`: SMPI's models
     IMPORTED = "imported"  # `mpiarena import`: another suite's output
+    RELEASES = "releases"  # `mpiarena releases`: a step of a series' bisection
 
     @property
     def runs_a_program(self) -> bool:

@@ -66,6 +66,23 @@ class SimulatedSettings(RunSettings):
 
 
 @dataclass(frozen=True)
+class ReleasesSettings(RunSettings):
+    """A run of `mpiarena releases`: the cells, and the series' releases it measured side by
+    side (a bisection's step, or a pair under the build's levers)."""
+
+    releases: tuple[str, ...] = ()  # the series' members, by name
+    bisection_step: int | None = None  # from 1 (None: a build-or-release separation)
+    build_levers: tuple[str, ...] = ()  # the levers the second of a separated pair ran under
+
+    @classmethod
+    def read(cls, stored: dict[str, Any]) -> ReleasesSettings:
+        base = super().read(stored)
+        assert isinstance(base, ReleasesSettings)
+        return replace(base, releases=tuple(base.releases),
+                       build_levers=tuple(base.build_levers))
+
+
+@dataclass(frozen=True)
 class ProgramTuning:
     """What an `app --tune` run could spend and search (a key an older store lacks: the
     default)."""
@@ -125,7 +142,8 @@ Settings = RunSettings | ProgramSettings  # every kind's record (the first's sub
 SETTINGS: dict[RunKind, type[RunSettings] | type[ProgramSettings]] = {
     RunKind.BENCHMARK: RunSettings, RunKind.REPRODUCED: RunSettings, RunKind.TUNE: RunSettings,
     RunKind.PROGRAM: ProgramSettings, RunKind.PROGRAM_TUNING: ProgramSettings,
-    RunKind.SIMULATED: SimulatedSettings, RunKind.IMPORTED: ImportedSettings}
+    RunKind.SIMULATED: SimulatedSettings, RunKind.IMPORTED: ImportedSettings,
+    RunKind.RELEASES: ReleasesSettings}
 
 
 def settings_of(run: RunRecord) -> Settings:
@@ -146,6 +164,8 @@ def kind_of(suite: str, settings: Mapping[str, Any]) -> RunKind:
         return RunKind.SIMULATED
     if suite.startswith(IMPORTED_PREFIX):
         return RunKind.IMPORTED
+    if settings.get("releases"):
+        return RunKind.RELEASES
     if settings.get("study"):
         return RunKind.REPRODUCED
     if settings.get("tuning") or settings.get("tuning_verify"):
