@@ -24,6 +24,7 @@ from mpiarena.runs import (
     ImportedSettings,
     ProgramSettings,
     ProgramTuning,
+    RunStart,
     SimulatedSettings,
     settings_of,
 )
@@ -141,6 +142,21 @@ def test_an_app_tune_run_stored_without_its_budget_shows(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "app tune run 1:  on 0 ranks, budget not recorded"
     assert ProgramTuning.read({}) == ProgramTuning(None, 0, (), True, None)
+
+
+def test_the_lifecycle_records_a_crash_and_a_success(tmp_path):
+    """Any other exception than bad input or Ctrl-C ends the run incomplete, "crashed" and what
+    it was, and goes on up; a body that ends ends the run complete."""
+    store = Store(tmp_path / "s.db")
+    start = RunStart(RunKind.BENCHMARK, "quick", "t", RunSettings())
+    with pytest.raises(ZeroDivisionError), store.new_run(start):
+        _ = 1 / 0
+    with store.new_run(start):
+        pass
+    crashed, done = (r for r, _ in store.runs())
+    assert (crashed.status, crashed.note) == ("incomplete", "crashed: ZeroDivisionError: "
+                                                            "division by zero")
+    assert (done.status, done.note) == ("complete", None) and crashed.finished and done.finished
 
 
 @pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid is not installed")
