@@ -226,3 +226,25 @@ def test_a_run_killed_outright_is_marked_incomplete_once_by_the_next_command(tmp
     while leftovers() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert leftovers() == []
+
+
+WIDE_BEFORE = {  # issue 53's functions that started or ran a run with up to 11 parameters
+    "runner/race.py": ("tune_app",), "reproduce.py": ("run",),
+    "runner/app.py": ("measure_app", "__init__"), "commands/app_tune.py": ("run_tuning",),
+    "tune.py": ("_run", "tune", "verify"), "runner/session.py": ("measure",),
+    "imports/ingest.py": ("ingest", "_settings"), "runner/simulate.py": ("simulate",)}
+
+
+def test_what_starts_a_run_takes_at_most_six_parameters():
+    """Records (RunContext, AppRun, ImportAsk, ReproductionAsk, Recorded) in place of long
+    parameter lists; `self` not counted."""
+    wide = []
+    for module, names in WIDE_BEFORE.items():
+        for node in ast.walk(ast.parse((SRC / module).read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name in names:
+                a = node.args
+                count = len([x for x in a.posonlyargs + a.args + a.kwonlyargs
+                             if x.arg != "self"]) + bool(a.vararg) + bool(a.kwarg)
+                if count > 6:
+                    wide.append(f"{module}:{node.name} ({count})")
+    assert wide == []
