@@ -11,6 +11,7 @@ import shutil
 import signal
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,32 +35,33 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "mpiarena"
 SMALL = ("--bench", "pingpong", "--sizes", "8", "--np", "2")
 
 
-def _functions_holding(text: str) -> list[str]:
-    """module:function of every function in src whose body holds `text` (a string or a call of
-    a method of that name)."""
+def _functions_holding(found_in: Callable[[ast.AST], bool]) -> list[str]:
+    """module:function of every function in src with a node `found_in` accepts."""
     found = []
     for path in sorted(SRC.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            if any(_holds(inner, text) for inner in ast.walk(node)):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                    any(found_in(inner) for inner in ast.walk(node)):
                 found.append(f"{path.relative_to(SRC)}:{node.name}")
     return found
 
 
-def _holds(node: ast.AST, text: str) -> bool:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return text in node.value
-    return isinstance(node, ast.Attribute) and node.attr == text
+def _text(text: str) -> Callable[[ast.AST], bool]:
+    """A string constant holding `text`."""
+    return lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str) and text in n.value
+
+
+def _use(name: str) -> Callable[[ast.AST], bool]:
+    """A method or attribute `name` used (x.name)."""
+    return lambda n: isinstance(n, ast.Attribute) and n.attr == name
 
 
 def test_one_place_starts_a_run():
     """The runs table gets rows in one function, which only the lifecycle calls."""
-    assert _functions_holding("INSERT INTO runs") == ["store.py:_begin"]
-    assert _functions_holding("_begin") == ["store.py:new_run"]
-    assert _functions_holding("end_run") == ["store.py:new_run"]
-    assert _functions_holding("begin_run") == []
+    assert _functions_holding(_text("INSERT INTO runs")) == ["store.py:_begin"]
+    assert _functions_holding(_use("_begin")) == ["store.py:new_run"]
+    assert _functions_holding(_use("_end")) == ["store.py:new_run"]
+    assert _functions_holding(_use("begin_run")) == _functions_holding(_use("end_run")) == []
 
 
 SAMPLES = {

@@ -366,7 +366,7 @@ class Store:
             run.status, run.note = RunStatus.INCOMPLETE, f"crashed: {type(e).__name__}: {e}"
             raise
         finally:
-            self.end_run(run.id, run.status, run.note)
+            self._end(run.id, run.status, run.note)
 
     def _begin(self, start: RunStart) -> int:
         """The run's row, running (new_run alone starts runs)."""
@@ -386,7 +386,8 @@ class Store:
                        (json.dumps({"wall": wall, "variants": {v: asdict(h) for v, h in
                                                                variants.items()}}), run_id))
 
-    def end_run(self, run_id: int, status: RunStatus, note: str | None = None) -> None:
+    def _end(self, run_id: int, status: RunStatus, note: str | None) -> None:
+        """The run's status and note, finished now (new_run alone ends runs)."""
         with self.tx() as db:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
