@@ -26,12 +26,13 @@ from typing import Any
 
 from app_common import NP, bare, built, implementations, load_line, median, scratch, spread, verdict
 
-from mpiarena import __version__, machine, machine_load, users
+from mpiarena import machine_load, users
 from mpiarena.cluster.topology import Local
 from mpiarena.plan import Variant
-from mpiarena.records import VariantRecord
+from mpiarena.records import RunKind, VariantRecord
 from mpiarena.runner import app, presence, program_launch
-from mpiarena.runner.app import AppRunner, AppSettings
+from mpiarena.runner.app import AppRun, AppRunner, AppSettings
+from mpiarena.runs import APP_SUITE, RunStart
 from mpiarena.store import Store
 
 # the steps of one launch timed, as (module, attribute) of what the runner calls
@@ -124,18 +125,21 @@ def main() -> int:
     failed = False
     with scratch() as work, tempfile.TemporaryDirectory(dir=work) as db_dir:
         store = Store(Path(db_dir) / "app.db")
-        run_id = store.begin_run("app", "app_harness_overhead", 0, __version__,
-                                 machine.describe(), {})
-        for v in variants:
-            store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, {}, [], "auto"))
-        runner = Timed(variants, programs, AppSettings(NP, args.launches, args.warmup,
-                                                       profile=False),
-                       store, run_id, Local(), user, {}, lambda _: None, work=work, steps=steps)
-        steps.wrap()
-        try:
-            runner.run()
-        finally:
-            steps.restore()
+        measured = AppRun(variants, programs, {},
+                          AppSettings(NP, args.launches, args.warmup, profile=False))
+        start = RunStart(RunKind.PROGRAM, APP_SUITE, "app_harness_overhead",
+                         measured.recorded(Local(), user, {}))
+        with store.new_run(start) as run:
+            run_id = run.id
+            for v in variants:
+                store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, {}, [], "auto"))
+            runner = Timed(measured, store, run_id, Local(), user, lambda _: None, work=work,
+                           steps=steps)
+            steps.wrap()
+            try:
+                runner.run()
+            finally:
+                steps.restore()
         stored = defaultdict(list)
         for launch in store.app_launches(run_id):
             if launch.kind == "timed" and launch.status == "ok":

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+
 from mpiarena import paths, users
 from mpiarena.analysis.race import Race
 from mpiarena.analysis.tuned_app import tune_result
@@ -36,8 +38,9 @@ from mpiarena.cluster.topology import Where, opened
 from mpiarena.impls import discover, select
 from mpiarena.plan import Variant
 from mpiarena.report.tuned_app import verdict_line
-from mpiarena.runner.app import AppSettings
+from mpiarena.runner.app import AppRun, AppSettings
 from mpiarena.runner.race import Said, TuneSettings, tune_app
+from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
 
 PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "programs" / "allreduce_heavy.c"
@@ -67,11 +70,12 @@ def search(name: str, eliminate: bool, args: argparse.Namespace, store: Store) -
     only = frozenset(args.search.split(","))
     began = time.monotonic()
     with opened(Where()) as topology:
-        outcome = tune_app(variants, programs, builds, AppSettings(2, args.launches),
+        said = Said(lambda _: None, lambda line: print(f"  {name}: {line}", file=sys.stderr))
+        context = RunContext(store, users.for_ranks(), f"bench/app_tune.py {name}",
+                             Console(stderr=True), said.progress)
+        outcome = tune_app(AppRun(variants, programs, builds, AppSettings(2, args.launches)),
                            TuneSettings(args.budget, args.launches, only, eliminate=eliminate),
-                           store, topology, users.for_ranks(), f"bench/app_tune.py {name}",
-                           Said(lambda _: None, lambda line: print(f"  {name}: {line}",
-                                                                    file=sys.stderr)),
+                           context, topology, said,
                            {"program": [str(PROGRAM)], "build": "", "src": ""})
     wall = time.monotonic() - began
     r = tune_result(store, outcome.run_id)

@@ -25,8 +25,9 @@ from store_scale import write as write_scale
 
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.plan import cells_by_np
-from mpiarena.records import Cell, CellRequest, VariantRecord
-from mpiarena.status import CellStatus, RunStatus
+from mpiarena.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.runs import RunStart
+from mpiarena.status import CellStatus
 from mpiarena.store import CellRow, JobRow, Obs, Store
 from mpiarena.suites import load as load_suite
 
@@ -42,26 +43,28 @@ def write_quick(db: Path, seed: int) -> None:
     startup = [Cell("init", 0, 2), Cell("finalize", 0, 2)]
     rng = np.random.default_rng(seed)
     store = Store(db)
-    run = store.begin_run("quick", "report_speed", seed, "0", {"cores": 2}, {"synthetic": True})
-    for variant in VARIANTS:
-        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
-    seq = 0
-    for launch in range(LAUNCHES):
-        for variant, level in VARIANTS.items():
-            for group in ([cells] + ([[c] for c in startup] if launch < suite.init_launches
-                                     else [])):
-                job = store.add_job(JobRow(run, variant, 2, "local", "core", ["synthetic"]))
-                drift = level * rng.lognormal(0, 0.05)
-                for cell in group:
-                    kind = BENCHMARKS[cell.bench].kind
-                    nobs = 1 if kind == "startup" else suite.observations
-                    t = seconds(cell, drift) * rng.lognormal(0, 0.05, size=(nobs, cell.np))
-                    timing = "barrier" if kind == "coll" else "loop"
-                    obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
-                    store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
-                                       CellStatus.OK, None, 100, obs, seq, launch))
-                    seq += 1
-    store.end_run(run, RunStatus.COMPLETE)
+    start = RunStart(RunKind.BENCHMARK, "quick", "report_speed", RunSettings(), seed,
+                     {"cores": 2, "synthetic": True})
+    with store.new_run(start) as started:
+        run = started.id
+        for variant in VARIANTS:
+            store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
+        seq = 0
+        for launch in range(LAUNCHES):
+            for variant, level in VARIANTS.items():
+                for group in ([cells] + ([[c] for c in startup] if launch < suite.init_launches
+                                         else [])):
+                    job = store.add_job(JobRow(run, variant, 2, "local", "core", ["synthetic"]))
+                    drift = level * rng.lognormal(0, 0.05)
+                    for cell in group:
+                        kind = BENCHMARKS[cell.bench].kind
+                        nobs = 1 if kind == "startup" else suite.observations
+                        t = seconds(cell, drift) * rng.lognormal(0, 0.05, size=(nobs, cell.np))
+                        timing = "barrier" if kind == "coll" else "loop"
+                        obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
+                        store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
+                                           CellStatus.OK, None, 100, obs, seq, launch))
+                        seq += 1
     store.close()
 
 

@@ -25,8 +25,9 @@ import numpy as np
 
 from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.plan import cells_by_np
-from mpiarena.records import Cell, CellRequest, VariantRecord
-from mpiarena.status import CellStatus, RunStatus
+from mpiarena.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.runs import RunStart
+from mpiarena.status import CellStatus
 from mpiarena.store import CellRow, JobRow, Obs, Store
 from mpiarena.suites import load as load_suite
 
@@ -50,27 +51,28 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
     rng = np.random.default_rng(seed)
     slow = rng.choice(ranks, size=max(1, ranks // 512), replace=False)  # stragglers
     store = Store(db)
-    run = store.begin_run("default", f"store_scale {ranks}", seed, "0", {"cores": 2},
-                          {"launches": launches, "synthetic": True})
-    for variant in VARIANTS:
-        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
-    seq = written = 0
-    for launch in range(launches):
-        for variant, level in VARIANTS.items():
-            job = store.add_job(JobRow(run, variant, ranks, "local", "core", ["synthetic"]))
-            drift = level * rng.lognormal(0, 0.1)  # set at launch
-            for cell in cells:
-                nobs = 1 if BENCHMARKS[cell.bench].kind == "startup" else observations
-                base = seconds(cell, drift)
-                t = base * rng.lognormal(0, 0.05, size=(nobs, cell.np))
-                t[:, slow[slow < cell.np]] *= 1.5
-                obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
-                timing = "barrier" if BENCHMARKS[cell.bench].kind == "coll" else "loop"
-                store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
-                                       CellStatus.OK, None, 100, obs, seq, launch))
-                seq += 1
-                written += nobs
-    store.end_run(run, RunStatus.COMPLETE)
+    start = RunStart(RunKind.BENCHMARK, "default", f"store_scale {ranks}",
+                     RunSettings(launches=launches), seed, {"cores": 2, "synthetic": True})
+    with store.new_run(start) as started:
+        run = started.id
+        for variant in VARIANTS:
+            store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
+        seq = written = 0
+        for launch in range(launches):
+            for variant, level in VARIANTS.items():
+                job = store.add_job(JobRow(run, variant, ranks, "local", "core", ["synthetic"]))
+                drift = level * rng.lognormal(0, 0.1)  # set at launch
+                for cell in cells:
+                    nobs = 1 if BENCHMARKS[cell.bench].kind == "startup" else observations
+                    base = seconds(cell, drift)
+                    t = base * rng.lognormal(0, 0.05, size=(nobs, cell.np))
+                    t[:, slow[slow < cell.np]] *= 1.5
+                    obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
+                    timing = "barrier" if BENCHMARKS[cell.bench].kind == "coll" else "loop"
+                    store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
+                                           CellStatus.OK, None, 100, obs, seq, launch))
+                    seq += 1
+                    written += nobs
     store.close()
     return written
 

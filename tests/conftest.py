@@ -23,8 +23,11 @@ import pytest
 from mpiarena import paths
 from mpiarena.cluster import emulated, netns
 from mpiarena.impls import Implementation, discover, family_of
+from mpiarena.records import RunKind, RunSettings
 from mpiarena.runner import presence, watchdog
 from mpiarena.runner.cleanup import sweep_stale
+from mpiarena.runs import RunStart, Settings
+from mpiarena.store import Store
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
                   "hydra_pmi_proxy", "prterun", "prted", "orted", "mpiexec.openmpi", "lamd",
@@ -181,6 +184,16 @@ def stop_runs_left_by_a_failed_test() -> Iterator[None]:
         if proc.poll() is None:
             proc.terminate()
             proc.communicate(timeout=60)
+
+
+def stored_run(store: Store, suite: str = "quick", settings: Settings | None = None,
+               seed: int = 1, kind: RunKind = RunKind.BENCHMARK) -> int:
+    """A run started and ended through the store's one lifecycle, to write rows into by hand
+    (a test's own cells): its id."""
+    start = RunStart(kind, suite, f"test {suite}", settings or RunSettings(), seed, {"cores": 2})
+    with store.new_run(start) as run:
+        pass
+    return run.id
 
 
 def spawn(*args: str) -> Started:

@@ -7,14 +7,14 @@ import sqlite3
 
 import numpy as np
 import pytest
-from conftest import IMPLS
+from conftest import IMPLS, stored_run
 from rich.console import Console
 from test_core import running
 from test_store import as_schema_3
 
 from mpiarena import results
 from mpiarena.benchmarks import BENCHMARKS, overlap_percent, progress_percent, progress_verdict
-from mpiarena.records import Cell, CellRequest, VariantRecord
+from mpiarena.records import Cell, CellRequest, RunSettings, VariantRecord
 from mpiarena.report.costs import costs_text
 from mpiarena.report.markdown import render_markdown
 from mpiarena.report.terminal import render
@@ -114,7 +114,7 @@ def test_overlap_and_progress_definitions():
 def _synthetic_run(tmp_path) -> tuple[Store, int]:
     """Two variants' cost cells, as the core and the memory baseline would write them."""
     store = Store(tmp_path / "c.db")
-    run = store.begin_run("costs", "mpiarena run", 1, "0", {"cores": 2}, {"window": 16})
+    run = stored_run(store, "costs", RunSettings(window=16))
     rng = np.random.default_rng(1)
     for seq, (variant, busy) in enumerate((("x-1", 1.0), ("x-1:block", 0.001))):
         store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "auto"))
@@ -167,5 +167,5 @@ def test_a_schema_1_store_gains_the_extras_table(tmp_path):
     db.close()
     store = Store(path)
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
-    run_id = store.begin_run("q", "c", 1, "0", {}, {})
+    run_id = stored_run(store, "q")
     assert store.extras(run_id) == {}

@@ -172,7 +172,7 @@ def test_a_killed_mpiarena_leaves_nothing_within_seconds(db, victim):
     assert again.returncode == 0, err
     con = sqlite3.connect(db)
     statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY id")]
-    assert statuses == ["running", "complete"]  # the first is shown as incomplete
+    assert statuses == ["incomplete", "complete"]  # the second marked the first
     assert "incomplete" in mpiarena("list", "--db", db).stdout
     assert leftovers() == []
 

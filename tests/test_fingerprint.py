@@ -21,6 +21,7 @@ from mpiarena.analysis.stats import THRESHOLD
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import Implementation, family_of
 from mpiarena.report.fingerprint import line
+from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
 from mpiarena.tune import Measure, Tuning, tune
 
@@ -42,8 +43,9 @@ def _forced_default(impl: Implementation, coll: str, forced: str, other: str,
     alg = next(a for a in family_of(impl).algorithms(impl, coll) if a.name == forced)
     pinned = dataclasses.replace(impl, env=impl.env + alg.env)
     m = Measure((coll,), (2,), sizes, launches, 3, Where(), 30)
-    return tune([pinned], m, {forced, other}, directory, Store(Path(db)), users.for_ranks(),
-                "test", Console(file=io.StringIO()), lambda _: None)
+    return tune([pinned], m, {forced, other}, directory,
+                RunContext(Store(Path(db)), users.for_ranks(), "test",
+                           Console(file=io.StringIO()), lambda _: None))
 
 
 # The rule holds false "faster" verdicts to 5% of those decided (a false discovery rate), not to

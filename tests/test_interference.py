@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import IMPLS, mpiarena
+from conftest import IMPLS, mpiarena, stored_run
 
 from mpiarena import machine_load
 from mpiarena.analysis.interference import finding
@@ -155,7 +155,7 @@ def test_own_children_are_not_others():
 def test_a_store_written_before_launches_recorded_their_machine_opens(tmp_path):
     path = tmp_path / "v4.db"
     store = Store(path)
-    run = store.begin_run("quick", "mpiarena run", 5, "0", {"cores": 2}, {})
+    run = stored_run(store, "quick", seed=5)
     store.add_job(JobRow(run, "a-1", 2, "local", "core", ["mpiexec"]))
     store.close()
     db = sqlite3.connect(path)

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("system", ("procs", "owners", "machine_load")),
     ("model", ("benchmarks", "suites", "studies", "profiled", "programs", "whatran",
                "imports")),
-    ("store", ("store", "results", "imports.ingest")),
+    ("store", ("store", "runs", "results", "imports.ingest")),
     ("platform", ("cluster", "impls", "launchers", "build", "app_build", "plan", "doctor")),
     ("analysis", ("analysis",)),
     ("runner", ("runner", "tune", "reproduce")),

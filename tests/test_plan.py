@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from conftest import stored_run
+
 from mpiarena.impls import Implementation
 from mpiarena.plan import make_plan
 from mpiarena.suites import Suite, VariantSpec
@@ -87,7 +89,7 @@ def test_a_plan_is_priced_at_this_machines_earlier_runs(tmp_path):
     # 2 ranks and bcast at 2 and 3, at 2 sizes
     assert shares == {v: (2 * (2 + 3), 3 * (2 + 4)) for v in ("a-1", "b-1", "b-1:tcp")}
     store = Store(tmp_path / "s.db")
-    run = store.begin_run("t", "mpiarena run", 1, "0", {}, {})
+    run = stored_run(store, "t")
     store.set_harness(run, 2 * 24.8, {  # the parts (12.4 s a variant) hold half of the wall
         "a-1": HarnessTime(launches=10, cells=24, launching=10.0, cell_wall=2.4),
         "b-1": HarnessTime(launches=10, cells=24, launching=5.0, quitting=5.0, storing=2.4)})

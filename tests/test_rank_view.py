@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from conftest import stored_run
 
 from mpiarena.analysis.ranks import rank_matrix
-from mpiarena.records import Cell, CellRequest, VariantRecord
+from mpiarena.records import Cell, CellRequest, RunSettings, VariantRecord
 from mpiarena.report.html import render_html
 from mpiarena.report.plots import BANDS, _bands
 from mpiarena.results import Group, load
@@ -19,7 +20,7 @@ SLOW = 11  # the straggler
 
 def _run(path, ranks: int) -> int:
     store = Store(path)
-    run = store.begin_run("default", "test", 1, "0", {"cores": 2}, {"window": 64})
+    run = stored_run(store, "default", RunSettings(window=64))
     rng = np.random.default_rng(2)
     for v in ("a-1", "b-1"):
         store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
@@ -49,7 +50,7 @@ def test_a_collective_at_many_ranks_shows_every_rank_and_names_the_slowest(tmp_p
 
 def test_few_ranks_get_no_rank_view(tmp_path):
     store = Store(tmp_path / "s.db")
-    run = store.begin_run("default", "test", 1, "0", {"cores": 2}, {})
+    run = stored_run(store, "default")
     for v in ("a-1", "b-1"):
         store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
         store.add_cell(CellRow(run, None, v, CellRequest(Cell("bcast", 8, 4)), CellStatus.OK,

@@ -11,23 +11,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MOST = 6
 
-# Temporary: the functions issue 53's other helper narrows on its own branch. The lead empties
-# this after merging both branches; the test then holds every function to MOST.
-ALLOWED = frozenset({
-    "src/mpiarena/commands/app_tune.py:run_tuning",
-    "src/mpiarena/imports/ingest.py:_settings",
-    "src/mpiarena/imports/ingest.py:ingest",
-    "src/mpiarena/reproduce.py:run",
-    "src/mpiarena/runner/app.py:measure_app",
-    "src/mpiarena/runner/app.py:AppRunner.__init__",
-    "src/mpiarena/runner/race.py:tune_app",
-    "src/mpiarena/runner/session.py:measure",
-    "src/mpiarena/runner/simulate.py:simulate",
-    "src/mpiarena/tune.py:_run",
-    "src/mpiarena/tune.py:tune",
-    "src/mpiarena/tune.py:verify",
-})
-
 
 @dataclass(frozen=True)
 class Wide:
@@ -84,15 +67,8 @@ def test_the_scan_sees_a_wide_function(tmp_path: Path):
 
 def test_no_function_takes_more_than_six_parameters():
     found = [w for p in _sources() for w in wide(p)]
-    offenders = [f"{w.where} (line {w.line}): {w.count}" for w in found
-                 if w.where not in ALLOWED]
+    offenders = [f"{w.where} (line {w.line}): {w.count}" for w in found]
     assert not offenders, "more than six parameters:\n" + "\n".join(offenders)
-
-
-def test_the_allow_list_names_only_wide_functions():
-    """An entry the other branch has narrowed goes from ALLOWED at once."""
-    seen = {w.where for p in _sources() for w in wide(p)}
-    assert seen >= ALLOWED, f"narrowed already, drop from ALLOWED: {sorted(ALLOWED - seen)}"
 
 
 def test_options_are_split_by_job():

@@ -5,18 +5,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import mpiarena
+from conftest import mpiarena, stored_run
 
 from mpiarena.errors import ArenaError
 from mpiarena.programs import TunedConfig
-from mpiarena.records import Cell, CellRequest, VariantRecord
+from mpiarena.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.runs import ProgramSettings, ProgramTuning, RunStart
 from mpiarena.status import CellStatus
 from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
 from mpiarena.whatran import Cvar, WhatRan
 
 
 def _run(store: Store) -> int:
-    return store.begin_run("quick", "mpiarena run", 5, "0", {"cores": 2}, {"window": 64})
+    return stored_run(store, "quick", RunSettings(window=64), 5)
 
 
 def _ok(run: int, variant: str, bench: str, size: int, np_: int, observations: list[Obs],
@@ -36,12 +37,21 @@ def test_cells_and_observations_round_trip(tmp_path):
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
 
 
-def test_a_run_whose_process_died_reads_as_incomplete(tmp_path):
-    store = Store(tmp_path / "s.db")
-    run = _run(store)
-    assert store.status(store.run(run)) == "running"
-    store.db.execute("UPDATE runs SET pid=999999999 WHERE id=?", (run,))
-    assert store.status(store.run(run)) == "incomplete"
+def test_a_run_whose_process_died_reads_as_incomplete_and_the_next_store_marks_it_once(tmp_path):
+    path = tmp_path / "s.db"
+    store = Store(path)
+    with store.new_run(RunStart(RunKind.BENCHMARK, "quick", "t", RunSettings())) as run:
+        assert store.status(store.run(run.id)) == "running"
+        with store.tx() as db:
+            db.execute("UPDATE runs SET pid=999999999 WHERE id=?", (run.id,))
+        assert store.status(store.run(run.id)) == "incomplete"
+        assert store.run(run.id).status == "running"  # as stored, until a store is opened
+        Store(path).close()
+        marked = store.run(run.id)
+        assert (marked.status, marked.finished, marked.note) == ("incomplete", None, None)
+        again = Store(path)
+        assert again.db.total_changes == 0  # marked once: the next store writes nothing
+        again.close()
 
 
 def test_unknown_run_and_foreign_file(tmp_path):
@@ -320,7 +330,8 @@ def test_a_schema_8_store_gains_the_tuned_configurations_table(tmp_path):
         db.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
     upgraded = Store(path)
     assert upgraded.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
-    run = upgraded.begin_run("app", "t", 0, "0", {}, {"tune": {}})
+    run = stored_run(upgraded, "app", ProgramSettings(tune=ProgramTuning()), 0,
+                     RunKind.PROGRAM_TUNING)
     upgraded.add_app_configs(run, [TunedConfig("x:allreduce=ring", "x", {"allreduce": "ring"},
                                                2, "slower than x", "")])
     (back,) = upgraded.app_configs(run)

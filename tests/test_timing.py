@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import IMPLS, mpiarena
+from conftest import IMPLS, mpiarena, stored_run
 from test_core import running
 
 from mpiarena.impls import Implementation
 from mpiarena.plan import timing
-from mpiarena.records import Cell, CellRequest, VariantRecord
+from mpiarena.records import Cell, CellRequest, RunSettings, VariantRecord
 from mpiarena.results import load
 from mpiarena.runner.job import CellResult, Job
 from mpiarena.status import CellStatus
@@ -146,13 +146,12 @@ def test_a_bad_sync_is_one_line_and_exit_2(tmp_path: Path):
 def test_the_report_gives_the_window_drop_rate(tmp_path: Path):
     """Built from the store alone: the share of calls dropped, per variant, and its worst."""
     store = Store(tmp_path / "s.db")
-    run = store.begin_run("quick", "mpiarena run", 1, "0", {"cores": 2}, {"target_time": 1e-3})
+    run = stored_run(store, "quick", RunSettings(target_time=1e-3))
     store.add_variant(VariantRecord(run, "mpich-4.0.2", "mpich-4.0.2", "default", {}, [], "auto"))
     late = [0.1, 0.0, 0.5]
     store.add_cell(CellRow(run, None, "mpich-4.0.2", CellRequest(Cell("bcast", 8, 2), "window"),
                            CellStatus.OK, None, 100,
                            [Obs(i, [1e-6, 2e-6], {"late": [s, s]}) for i, s in enumerate(late)]))
-    store.end_run(run, "complete")
     from mpiarena.report.summary import method_lines
 
     lines = method_lines(load(store, run))

@@ -24,6 +24,7 @@ from mpiarena.impls.mpich import _listed, library_selection, selection_json
 from mpiarena.impls.openmpi import _enumerated, rules_text
 from mpiarena.plan import make_plan
 from mpiarena.report.tuning import gain_line
+from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
 from mpiarena.suites import Suite, VariantSpec, check
 from mpiarena.tune import Measure, tune, write_manifest
@@ -250,8 +251,9 @@ def test_an_algorithm_that_fails_is_reported_and_left_out(shared_dir, db, monkey
     monkeypatch.setattr(type(family), "algorithms",
                         lambda self, impl, coll: [real[0], broken])
     m = Measure(("bcast",), (2,), (1024,), 2, 2, Where(), 30)
-    done = tune([OMPI], m, None, shared_dir, Store(Path(db)), users.for_ranks(), "test",
-                Console(file=io.StringIO()), lambda _: None)
+    done = tune([OMPI], m, None, shared_dir, RunContext(Store(Path(db)), users.for_ranks(),
+                                                         "test", Console(file=io.StringIO()),
+                                                         lambda _: None))
     assert any(line.startswith("openmpi-4.1.4:bcast=broken") for line in done.lost)
     assert all(r.variant != "openmpi-4.1.4:bcast=broken" for r in done.ranges)
     assert done.files["openmpi-4.1.4"].path.exists()

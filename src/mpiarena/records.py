@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Self
 
@@ -96,6 +96,25 @@ class CellRequest:
     validate: bool = False  # check received data after the cell
 
 
+class RunKind(StrEnum):
+    """What a run measured, and so which settings record its `settings` column holds
+    (runs.SETTINGS) and how each command renders it."""
+
+    BENCHMARK = "benchmark"  # `mpiarena run`: a suite's cells on the libraries
+    REPRODUCED = "reproduced"  # `mpiarena reproduce`: a study's experiment
+    TUNE = "tune"  # `mpiarena tune`: collective algorithms as variants
+    PROGRAM = "program"  # `mpiarena app`: the user's program
+    PROGRAM_TUNING = "program tuning"  # `mpiarena app --tune`: its configurations raced
+    SIMULATED = "simulated"  # `mpiarena simulate`: SMPI's models
+    IMPORTED = "imported"  # `mpiarena import`: another suite's output
+    RELEASES = "releases"  # `mpiarena releases`: a step of a series' bisection
+
+    @property
+    def runs_a_program(self) -> bool:
+        """Its run holds a program's launches rather than a suite's cells."""
+        return self in (RunKind.PROGRAM, RunKind.PROGRAM_TUNING)
+
+
 @dataclass(frozen=True)
 class RunRecord(_Record):
     """A run: when, what, where; `status` as stored (see Store.status for a dead owner)."""
@@ -118,6 +137,11 @@ class RunRecord(_Record):
     # where the measuring time went: {"wall": seconds, "variants": {id: HarnessTime}};
     # None: an older run, or one that measured nothing yet
     harness: dict[str, Any] | None = None
+    kind: RunKind = RunKind.BENCHMARK
+
+    def __post_init__(self) -> None:
+        if isinstance(self.kind, str):  # the store's word
+            object.__setattr__(self, "kind", RunKind(self.kind))
 
 
 @dataclass
@@ -142,8 +166,9 @@ class HarnessTime:
 
 @dataclass(frozen=True)
 class RunSettings:
-    """What a run was asked to do, read from its `settings` column (runner.session writes it):
-    a key an older store lacks reads as the default here."""
+    """What a run of a suite's cells was asked to do, as its `settings` column holds it
+    (`stored` writes it, `read` reads it back): a key an older store lacks reads as the
+    default here."""
 
     benchmarks: tuple[str, ...] = ()
     sizes: tuple[int, ...] = ()
@@ -165,6 +190,7 @@ class RunSettings:
     wait_quiet: float = 0.0
     ranks_run_as: str = "-"
     tuning: dict[str, dict[str, str]] = field(default_factory=dict)  # a tuning run's variants
+    tuning_verify: dict[str, str] = field(default_factory=dict)  # a check's tuned files
     study: str | None = None  # a reproduction's study and experiment
     experiment: str | None = None
     quick: bool = False
@@ -181,6 +207,10 @@ class RunSettings:
         if "datatype" in given:
             given["datatype"] = Datatype(given["datatype"])
         return cls(**given)
+
+    def stored(self) -> dict[str, Any]:
+        """The record as its `settings` column holds it (JSON's types)."""
+        return asdict(self)
 
     @property
     def sums(self) -> Datatype | None:

@@ -9,11 +9,8 @@ becomes a note in the report. Each run records its study and experiment in its s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from rich.console import Console
 
 from .analysis.profiles import totals
 from .build import KERNELS, build_all
@@ -23,11 +20,11 @@ from .impls import Implementation, family_of
 from .machine import cores
 from .plan import make_plan, variants_for
 from .profiled import Profiled, ProfileRun
+from .records import RunKind
 from .runner.execute import Settings
 from .runner.profile import profile
-from .runner.session import measure
+from .runner.session import Recorded, RunContext, measure
 from .status import RunStatus
-from .store import Store
 from .studies import Experiment, Study
 from .suites import OVERSUBSCRIBED, Suite, capped, from_dict, variant_spec
 from .users import RankUser
@@ -120,12 +117,25 @@ def steps(study: Study, quick: bool, where: Where, cap: int) -> list[Reproductio
     return out
 
 
-def run(study: Study, quick: bool, where: Where, impls: list[Implementation],
-        store: Store, rank_user: RankUser | None, command: str, progress_to: Console,
-        say: Callable[[str], None], cap: int, timeout: float = 60.0) -> Reproduction:
+@dataclass(frozen=True)
+class ReproductionAsk:
+    """A study to reproduce: quick or whole, where, at most how many ranks, each cell's
+    timeout."""
+
+    study: Study
+    quick: bool
+    where: Where
+    cap: int  # the most ranks an experiment runs at
+    timeout: float = 60.0
+
+
+def run(asked: ReproductionAsk, impls: list[Implementation],
+        context: RunContext) -> Reproduction:
     """Run every experiment of the study; Ctrl-C stops after keeping what was measured."""
+    study, quick, say, timeout = asked.study, asked.quick, context.note, asked.timeout
+    rank_user = context.rank_user
     done = Reproduction(study, quick)
-    for step in steps(study, quick, where, cap):
+    for step in steps(study, quick, asked.where, asked.cap):
         exp = step.experiment
         done.notes += step.notes
         if step.skip:
@@ -151,9 +161,10 @@ def run(study: Study, quick: bool, where: Where, impls: list[Implementation],
         plan = make_plan(step.suite, [b.impl for b in builds.values()])
         with opened(step.where) as topology:
             settings = Settings(timeout=timeout, topology=topology.label)
-            outcome = measure(plan, builds, store, topology, settings, rank_user, command,
-                              progress_to, {"study": study.id, "experiment": exp.name,
-                                            "quick": quick})
+            outcome = measure(plan, builds, context, topology, settings,
+                              Recorded(RunKind.REPRODUCED, {"study": study.id,
+                                                            "experiment": exp.name,
+                                                            "quick": quick}))
         done.runs[exp.name] = outcome.run_id
         if outcome.status == RunStatus.INCOMPLETE:
             done.interrupted = True

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import __version__
 from .benchmarks import BENCHMARKS
 from .errors import ArenaError
 from .procs import alive
@@ -39,12 +40,13 @@ from .records import (
     RunRecord,
     VariantRecord,
 )
+from .runs import RunStart, Settings, kind_of
 from .status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
 RUN_NAME = re.compile(r"latest(?:~(\d+))?|previous")  # a run named by its place, not its id
 
-SCHEMA_VERSION = 11  # 2: extras (CPU, memory, overlap and progress figures per observation);
+SCHEMA_VERSION = 12  # 2: extras (CPU, memory, overlap and progress figures per observation);
 # 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
@@ -55,14 +57,14 @@ SCHEMA_VERSION = 11  # 2: extras (CPU, memory, overlap and progress figures per 
 # 9: app_configs (`mpiarena app --tune`: each configuration raced, how it left, the winners)
 # 10: jobs.failed_bench and jobs.failed_size (the cell a job failed in, its reason the cause
 # alone: before, the reason started "BENCH SIZE B: "); 11: jobs.shape (whole: every cell of
-# the plan; partial: a budget's launch of the cells still open)
+# the plan; partial: a budget's launch of the cells still open); 12: runs.kind (records.RunKind)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL,
   suite TEXT NOT NULL, command TEXT NOT NULL, seed INTEGER NOT NULL, version TEXT NOT NULL,
   machine TEXT NOT NULL, settings TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
-  note TEXT, harness TEXT);
+  note TEXT, harness TEXT, kind TEXT NOT NULL DEFAULT 'benchmark');
 CREATE TABLE IF NOT EXISTS implementations (
   run_id INTEGER NOT NULL REFERENCES runs(id), impl_id TEXT NOT NULL, family TEXT NOT NULL,
   version TEXT NOT NULL, version_string TEXT NOT NULL, origin TEXT NOT NULL, prefix TEXT,
@@ -214,9 +216,18 @@ def _shapes(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE jobs ADD COLUMN shape TEXT NOT NULL DEFAULT 'whole'")
 
 
+def _kinds(db: sqlite3.Connection) -> None:
+    """Schema 11 -> 12: every run stored before gets the kind its suite and settings say."""
+    if "kind" not in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+        db.execute("ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'benchmark'")
+    for run_id, suite, settings in db.execute("SELECT id, suite, settings FROM runs").fetchall():
+        db.execute("UPDATE runs SET kind=? WHERE id=?",
+                   (kind_of(suite, json.loads(settings)), run_id))
+
+
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
-    6: _configs, 7: _harness, 8: _app_configs, 9: _failed_cells, 10: _shapes}
+    6: _configs, 7: _harness, 8: _app_configs, 9: _failed_cells, 10: _shapes, 11: _kinds}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -257,6 +268,16 @@ class CellRow:
     launch: int = 0  # the variant's launches at this rank count, from 0
 
 
+@dataclass
+class Run:
+    """A run being recorded (Store.new_run): its id, and the status and note it ends with
+    (the body may set them: a run stopped by its own rule)."""
+
+    id: int
+    status: RunStatus = RunStatus.COMPLETE
+    note: str | None = None
+
+
 @dataclass(frozen=True)
 class JobRow:
     """One launch as it starts: its run, variant and rank count, where it runs, its binding,
@@ -282,6 +303,7 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             if self._schema_version() != SCHEMA_VERSION:
                 self._upgrade()
+            self._settle()
         except sqlite3.DatabaseError as e:
             raise ArenaError(f"{path} is not a usable mpiarena store ({e}); use another --db "
                              "file") from e
@@ -311,6 +333,18 @@ class Store:
         if packed:
             self.db.execute("VACUUM")
 
+    def _settle(self) -> None:
+        """Mark incomplete, once, each run of this host still marked running whose process is
+        gone (killed outright); when it stopped and why are not known, so neither is written.
+        A store that cannot be written (read-only) is left as it is: Store.status says so."""
+        here = socket.gethostname()
+        dead = [r[0] for r in self.db.execute("SELECT id, pid FROM runs WHERE status=? AND "
+                                              "host=?", (RunStatus.RUNNING, here)).fetchall()
+                if not alive(r[1])]
+        with contextlib.suppress(sqlite3.OperationalError), self.tx() as db:
+            db.executemany("UPDATE runs SET status=? WHERE id=? AND status=?",
+                           [(RunStatus.INCOMPLETE, run_id, RunStatus.RUNNING) for run_id in dead])
+
     def _schema_version(self) -> int | None:
         has = self.db.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone()
         if not has:
@@ -327,14 +361,36 @@ class Store:
             yield self.db
 
     # --- writing -------------------------------------------------------------------------
-    def begin_run(self, suite: str, command: str, seed: int, version: str,
-                  machine: Mapping[str, object], settings: Mapping[str, object]) -> int:
+    @contextmanager
+    def new_run(self, start: RunStart) -> Iterator[Run]:
+        """The one lifecycle of a run: started as running, ended with its status on every
+        path. Its body's end: complete (or what the body set); Ctrl-C: incomplete,
+        "interrupted", not raised further (what was measured is kept); bad input (ArenaError):
+        incomplete with its line as the note, raised; anything else: incomplete, "crashed" and
+        the exception, raised."""
+        run = Run(self._begin(start))
+        try:
+            yield run
+        except KeyboardInterrupt:
+            run.status, run.note = RunStatus.INCOMPLETE, "interrupted"
+        except ArenaError as e:
+            run.status, run.note = RunStatus.INCOMPLETE, str(e)
+            raise
+        except BaseException as e:
+            run.status, run.note = RunStatus.INCOMPLETE, f"crashed: {type(e).__name__}: {e}"
+            raise
+        finally:
+            self._end(run.id, run.status, run.note)
+
+    def _begin(self, start: RunStart) -> int:
+        """The run's row, running (new_run alone starts runs)."""
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO runs (started, status, suite, command, seed, version, machine, "
-                "settings, pid, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (now(), RunStatus.RUNNING, suite, command, seed, version, json.dumps(machine),
-                 json.dumps(settings), os.getpid(), socket.gethostname()))
+                "settings, pid, host, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (now(), RunStatus.RUNNING, start.suite, start.command, start.seed, __version__,
+                 json.dumps(start.machine), json.dumps(start.settings.stored()), os.getpid(),
+                 socket.gethostname(), start.kind))
             return int(cur.lastrowid or 0)
 
     def set_harness(self, run_id: int, wall: float, variants: Mapping[str, HarnessTime]) -> None:
@@ -344,15 +400,18 @@ class Store:
                        (json.dumps({"wall": wall, "variants": {v: asdict(h) for v, h in
                                                                variants.items()}}), run_id))
 
-    def end_run(self, run_id: int, status: RunStatus, note: str | None = None) -> None:
+    def _end(self, run_id: int, status: RunStatus, note: str | None) -> None:
+        """The run's status and note, finished now (new_run alone ends runs)."""
         with self.tx() as db:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
 
-    def update_settings(self, run_id: int, settings: Mapping[str, object]) -> None:
-        """Replace a run's settings (an import adding another library's files to its run)."""
+    def update_settings(self, run_id: int, settings: Settings) -> None:
+        """Replace a run's settings (an import adding another library's files to its run, a
+        tuning run its spaces) by its kind's record."""
         with self.tx() as db:
-            db.execute("UPDATE runs SET settings=? WHERE id=?", (json.dumps(settings), run_id))
+            db.execute("UPDATE runs SET settings=? WHERE id=?",
+                       (json.dumps(settings.stored()), run_id))
 
     def add_implementation(self, impl: ImplementationRecord) -> None:
         with self.tx() as db:

@@ -8,11 +8,9 @@ The families know the algorithms, how to force one and how to write their file
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from rich.console import Console
 
 from .analysis.fingerprint import Fingerprint, fingerprints
 from .analysis.tuning import Choice, Gain, Tuned, TunedRange, choices, gains, own_losses, ranges
@@ -23,11 +21,11 @@ from .errors import ArenaError
 from .impls import Implementation, family_of
 from .impls.base import Algorithm, Rule, TuningFile
 from .plan import CellOptions, make_plan
+from .records import RunKind
 from .results import RunData, load
 from .runner.execute import Settings
-from .runner.session import measure
+from .runner.session import Recorded, RunContext, measure
 from .status import RunStatus
-from .store import Store
 from .suites import Suite, VariantSpec, check
 from .users import RankUser
 
@@ -82,18 +80,17 @@ def _suite(name: str, m: Measure, variants: tuple[VariantSpec, ...]) -> Suite:
                        m.nps, m.observations, m.launches, variants=variants), "tune")
 
 
-def _run(suite: Suite, impls: list[Implementation], m: Measure, store: Store,
-         rank_user: RankUser | None, command: str, progress_to: Console,
-         warn: Callable[[str], None], recorded: Mapping[str, object]) -> RunData:
-    builds = build_all(impls, explicit=True, warn=warn)
+def _run(suite: Suite, impls: list[Implementation], m: Measure, context: RunContext,
+         recorded: Mapping[str, object]) -> RunData:
+    builds = build_all(impls, explicit=True, warn=context.note)
     plan = make_plan(suite, impls, options=CellOptions(validate=True))
     with opened(m.where) as topology:
         settings = Settings(timeout=m.timeout, topology=topology.label)
-        outcome = measure(plan, builds, store, topology, settings, rank_user, command,
-                          progress_to, recorded)
+        outcome = measure(plan, builds, context, topology, settings,
+                          Recorded(RunKind.TUNE, recorded))
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
-    return load(store, outcome.run_id)
+    return load(context.store, outcome.run_id)
 
 
 def algorithms(impls: list[Implementation], colls: tuple[str, ...],
@@ -114,11 +111,10 @@ def algorithms(impls: list[Implementation], colls: tuple[str, ...],
 
 
 def tune(impls: list[Implementation], m: Measure, only: set[str] | None, directory: Path,
-         store: Store, rank_user: RankUser | None, command: str, progress_to: Console,
-         warn: Callable[[str], None]) -> Tuning:
+         context: RunContext) -> Tuning:
     """Measure every algorithm beside each default, choose, and write each library's file."""
     directory.mkdir(parents=True, exist_ok=True)
-    reachable(directory, rank_user)
+    reachable(directory, context.rank_user)
     found, untuned = algorithms(impls, m.colls, only)
     if not found:
         raise ArenaError(f"no algorithm to measure: {'; '.join(untuned)} offer none"
@@ -128,8 +124,7 @@ def tune(impls: list[Implementation], m: Measure, only: set[str] | None, directo
     recorded = {"tuning": {v: {"impl": t.impl, "coll": t.coll, "algorithm": t.algorithm}
                            for v, (t, _) in found.items()}}
     data = _run(_suite("tune", m, specs), [i for i in impls if any(
-        t.impl == i.id for t, _ in found.values())], m, store, rank_user, command,
-        progress_to, warn, recorded)
+        t.impl == i.id for t, _ in found.values())], m, context, recorded)
     tuned = {v: t for v, (t, _) in found.items()}
     picked = choices(data, tuned)
     chosen = ranges(picked)
@@ -193,16 +188,14 @@ def read_manifest(directory: Path) -> Manifest:
                      for i, f in data["files"].items()})
 
 
-def verify(impls: list[Implementation], m: Measure, manifest: Manifest, store: Store,
-           rank_user: RankUser | None, command: str, progress_to: Console,
-           warn: Callable[[str], None]) -> tuple[int, list[Gain]]:
+def verify(impls: list[Implementation], m: Measure, manifest: Manifest,
+           context: RunContext) -> tuple[int, list[Gain]]:
     """The default against the tuned file, loaded through each library's own mechanism, as
     two variants of one run."""
     files = manifest.files
     for i in impls:
-        reachable(files[i.id].path.parent, rank_user)
+        reachable(files[i.id].path.parent, context.rank_user)
     specs = tuple(VariantSpec(i.id, "tuned", files[i.id].env) for i in impls)
-    data = _run(_suite("tune-verify", m, specs), impls, m, store, rank_user, command,
-                progress_to, warn, {"tuning_verify": {i.id: str(files[i.id].path)
-                                                      for i in impls}})
+    data = _run(_suite("tune-verify", m, specs), impls, m, context,
+                {"tuning_verify": {i.id: str(files[i.id].path) for i in impls}})
     return data.run_id, gains(data, {i.id: f"{i.id}:tuned" for i in impls})

@@ -13,6 +13,7 @@ import numpy as np
 from ..machine_load import BUSY, Interference
 from ..programs import WALL, AppLaunch, Metric, RankCalls
 from ..records import RunRecord
+from ..runs import program_settings
 from ..status import LaunchStatus
 from ..store import Store
 from .stats import Sample, Verdict, verdicts
@@ -107,7 +108,8 @@ class AppResult:
 
 
 def is_app_run(run: RunRecord) -> bool:
-    return run.suite == "app"
+    """A program's run (tuned or not)."""
+    return run.kind.runs_a_program
 
 
 def launch_sample(values: list[float], higher: bool) -> Sample:
@@ -153,8 +155,8 @@ def _decompositions(wall: AppFigure, profiles: dict[str, list[RankCalls]],
 def analyze(store: Store, run_id: int) -> AppResult:
     """The app run as judged from the store alone."""
     run = store.run(run_id)
-    settings = run.settings
-    metrics = [Metric(**m) for m in settings.get("metrics", [])]
+    settings = program_settings(run)
+    metrics = list(settings.metrics)
     variants = [v.variant for v in store.variants(run_id)]
     launches = store.app_launches(run_id)
     timed = [x for x in launches if x.kind == "timed" and x.status == LaunchStatus.OK]
@@ -168,8 +170,8 @@ def analyze(store: Store, run_id: int) -> AppResult:
                  and wall.values.get(x.variant)]
     busy = {v: sum(1 for x in timed if x.variant == v and x.interference
                    and Interference(**x.interference).share > BUSY) for v in variants}
-    return AppResult(run, int(settings.get("np", 0)), variants, launches, figures,
-                     _decompositions(wall, profiles, int(settings.get("np", 1))), overheads,
+    return AppResult(run, settings.np, variants, launches, figures,
+                     _decompositions(wall, profiles, settings.np or 1), overheads,
                      profiles, busy)
 
 

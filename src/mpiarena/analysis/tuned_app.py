@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from ..impls.base import SelectionFile, slug
 from ..impls.registry import family_named
 from ..programs import TunedConfig
-from ..records import RunRecord
+from ..records import RunKind, RunRecord
+from ..runs import ProgramTuning, program_settings
 from ..status import LaunchStatus
 from ..store import Store
 from .race import Verified, verification_pairs, verify
@@ -57,7 +58,7 @@ class ReadyToUse:
 @dataclass(frozen=True)
 class TuneResult:
     run: RunRecord
-    budget: float
+    budget: float | None  # seconds (None: not recorded, an older store)
     spaces: list[Space]
     configs: list[TunedConfig]
     race: dict[str, list[float]]  # configuration -> wall seconds of its race launches that ended
@@ -82,7 +83,7 @@ class TuneResult:
 
 
 def is_tune_run(run: RunRecord) -> bool:
-    return run.suite == "app" and "tune" in run.settings
+    return run.kind == RunKind.PROGRAM_TUNING
 
 
 def tune_result(store: Store, run_id: int) -> TuneResult:
@@ -99,8 +100,10 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
                 race.setdefault(x.variant, []).append(x.wall)
         elif x.kind == "verify" and x.status == LaunchStatus.OK:
             fresh.setdefault(x.variant, []).append(x.wall)
-    result = TuneResult(run, float(run.settings["tune"]["budget"]),
-                        [space_of(s) for s in run.settings.get("spaces", [])], configs, race,
+    settings = program_settings(run)
+    tuning = settings.tune or ProgramTuning()
+    result = TuneResult(run, tuning.budget,
+                        [space_of(s) for s in settings.spaces], configs, race,
                         spent, [], {}, {x.variant: x.reason for x in launches
                                         if x.kind == "profiled" and x.status != LaunchStatus.OK})
     winners = result.winners
@@ -116,4 +119,4 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
                                     families[v.impl_id].selection_file(slug(v.impl_id), v.env))
     return TuneResult(run, result.budget, result.spaces, configs, race, spent,
                       verify(fresh, pairs), ready, result.failed_profiles,
-                      run.settings["tune"].get("output"))
+                      tuning.output)

@@ -161,7 +161,8 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     # here, not at the top: ~90 ms more start-up for every command
     from ..app_build import BuildRequest, build_programs
     from ..report.program import render
-    from ..runner.app import AppSettings, measure_app
+    from ..runner.app import AppRun, AppSettings, measure_app
+    from ..runner.session import RunContext
 
     if (src is None) != (build is None):
         raise ArenaError("--src and --build go together: --src DIR --build 'make CC=$MPICC'")
@@ -187,18 +188,21 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
                            how.profile, how.seed)
     recorded: dict[str, object] = {"program": list(program), "build": build or "",
                                    "src": str(Path(src).resolve()) if src else ""}
+    app = AppRun(variants, programs, cores, settings)
     if tune:
-        # here, not at the top: ~40 ms more start-up for every command
+        # here, not at the top: ~50 ms more start-up for every command
+        from ..runner.race import TuneSettings
         from .app_tune import run_tuning
 
-        run_tuning(variants, programs, cores, settings, budget, only, directory, where, db,
-                   recorded)
+        run_tuning(app, TuneSettings(budget, settings.launches, only, output=directory), where,
+                   db, recorded)
         return
     with opened(where) as topology:
         store = stores.store(db)
         rank_user = None if where.slurm else users.for_ranks()
-        outcome = measure_app(variants, programs, cores, settings, store, topology, rank_user,
-                              shlex.join(["mpiarena", *sys.argv[1:]]), err, recorded)
+        context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                             err.print)
+        outcome = measure_app(app, context, topology, recorded)
     # here, not at the top: ~9 ms more start-up for every command
     from ..analysis.program import analyze
 

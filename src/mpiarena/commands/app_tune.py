@@ -4,34 +4,36 @@ from __future__ import annotations
 
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import users
 from ..analysis.tune_space import Space
-from ..build import Build
 from ..cluster.topology import Where, opened
 from ..errors import ArenaError
-from ..plan import Variant
-from ..programs import BuiltProgram
-from ..runner.app import AppSettings
 from ..status import RunStatus
 from . import stores
 from .consoles import console, err
 from .exit_status import Exit
 
+if TYPE_CHECKING:
+    from ..runner.app import AppRun
+    from ..runner.race import TuneSettings
 
-def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
-               builds: dict[str, Build], settings: AppSettings, budget: float,
-               only: frozenset[str] | None, output: str | None, where: Where, db: str,
+
+def run_tuning(app: AppRun, tuning: TuneSettings, where: Where, db: str,
                recorded: dict[str, object]) -> None:
-    """Race, verify, store, say what to run the program with, write it to -o DIR."""
+    """Race, verify, store, say what to run the program with, write it to -o DIR (the
+    tuning's output)."""
     # here, not at the top: ~50 ms more start-up for every command
     from ..analysis.tuned_app import tune_result
     from ..report.tuned_app import ready_files, render, space_lines
-    from ..runner.race import Said, TuneSettings, tune_app
+    from ..runner.race import Said, tune_app
+    from ..runner.session import RunContext
 
     rank_user = None if where.slurm else users.for_ranks()
-    directory = Path(output).resolve() if output else None
+    directory = Path(tuning.output).resolve() if tuning.output else None
     if directory is not None:  # for the user's launches: mpiarena's ranks never read them
         directory.mkdir(parents=True, exist_ok=True)
 
@@ -43,11 +45,10 @@ def run_tuning(variants: list[Variant], programs: dict[str, BuiltProgram],
                 lambda line: err.print(line, soft_wrap=True, markup=False, highlight=False))
     with opened(where) as topology:
         store = stores.store(db)
-        outcome = tune_app(variants, programs, builds, settings,
-                           TuneSettings(budget, settings.launches, only,
-                                        output=str(directory) if directory else None),
-                           store, topology, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]),
-                           said, recorded)
+        context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                             said.progress)
+        outcome = tune_app(app, replace(tuning, output=str(directory) if directory else None),
+                           context, topology, said, recorded)
     result = tune_result(store, outcome.run_id)
     render(result, console, with_space=False)
     if directory is not None:

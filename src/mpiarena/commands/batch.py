@@ -14,6 +14,7 @@ from ..cluster import sbatch
 from ..cluster.batch import BatchJob, Written, write
 from ..cluster.slurm import of_job
 from ..errors import ArenaError
+from ..runs import settings_of
 from ..store import Store
 from .consoles import err
 from .exit_status import Exit
@@ -75,7 +76,7 @@ class Submitted:
         store = Store(self.db)
         try:
             return next((run.id for run, _ in reversed(store.runs())
-                         if of_job(str(run.settings.get("topology", "")), self.job)), None)
+                         if of_job(settings_of(run).topology, self.job)), None)
         finally:
             store.close()
 

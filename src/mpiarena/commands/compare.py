@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
 from ..analysis.compare import compare_runs, summed_differently, timed_differently
-from ..analysis.simulated import is_simulated
 from ..errors import ArenaError
 from ..imports.records import imported_suite
+from ..records import RunKind
 from ..results import load
-from ..store import Store
+from ..runs import program_settings
 from . import grouping, stores
 from .ci import CI, ci_options, finish
 from .consoles import console, err
 from .stores import db_option
+
+if TYPE_CHECKING:
+    from ..analysis.program import AppResult
 
 
 @click.command("compare", cls=grouping.Sectioned)
@@ -33,7 +36,6 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     Two app runs: each figure of each library, run B's launches against run A's. With
     --fail-on-regression the exit status is 3 when a regression is decided."""
     # here, not at the top: ~80 ms more start-up for every command
-    from ..analysis.program import is_app_run
     from ..report import terminal
 
     store_a = stores.existing_store(db)
@@ -42,19 +44,23 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
     mapping = dict(p.split("=", 1) for p in pairs if "=" in p)
     if len(mapping) != len(pairs):
         raise ArenaError("--pair takes VARIANT_A=VARIANT_B, e.g. mpich-4.0.2=mpich-5.0.2")
-    for store, run_id in ((store_a, id_a), (store_b, id_b)):
-        if is_simulated(store.run(run_id)):
+    kinds = store_a.run(id_a).kind, store_b.run(id_b).kind
+    for run_id, kind in zip((id_a, id_b), kinds, strict=True):
+        if kind == RunKind.SIMULATED:
             raise ArenaError(f"run {run_id} is simulated (deterministic, one launch a cell): "
                              "hold it against a measured run with 'mpiarena simulate "
                              "--validate-against RUN', or show it with 'mpiarena show'")
-    apps = is_app_run(store_a.run(id_a)), is_app_run(store_b.run(id_b))
+    apps = [kind.runs_a_program for kind in kinds]
     if apps[0] != apps[1]:
         app, kernel = (id_a, id_b) if apps[0] else (id_b, id_a)
         raise ArenaError(f"run {app} is an app run and run {kernel} is not: compare two app "
                          "runs, or two benchmark runs")
     if apps[0]:
-        _compare_apps(Stored(store_a, id_a), Stored(store_b, id_b), mapping or None, show_all,
-                      ci)
+        # here, not at the top: ~9 ms more start-up for every command
+        from ..analysis.program import analyze
+
+        _compare_apps(analyze(store_a, id_a), analyze(store_b, id_b), mapping or None,
+                      show_all, ci)
         return
     a = load(store_a, id_a)
     b = load(store_b, id_b)
@@ -93,25 +99,15 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
            [f"{c.name}: {c.failure}" for c in cases if c.failure])
 
 
-@dataclass(frozen=True)
-class Stored:
-    """A run and the store that holds it."""
-
-    store: Store
-    run_id: int
-
-
-def _compare_apps(run_a: Stored, run_b: Stored, pairs: dict[str, str] | None, show_all: bool,
+def _compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None, show_all: bool,
                   ci: CI) -> None:
     # here, not at the top: ~90 ms more start-up for every command
-    from ..analysis.program import analyze
     from ..analysis.program_compare import compare_apps
     from ..report import program
 
-    id_a, id_b = run_a.run_id, run_b.run_id
-    a, b = analyze(run_a.store, id_a), analyze(run_b.store, id_b)
-    for what, x, y in (("program", a.run.settings.get("program"), b.run.settings.get("program")),
-                       ("ranks", a.np, b.np)):
+    id_a, id_b = a.run.id, b.run.id
+    programs = [list(program_settings(r.run).program) for r in (a, b)]
+    for what, x, y in (("program", *programs), ("ranks", a.np, b.np)):
         if x != y:
             err.print(f"warn: the {what} differs: {_words(x)} in run {id_a}, {_words(y)} in "
                       f"run {id_b}",

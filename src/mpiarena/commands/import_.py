@@ -13,11 +13,12 @@ from .. import paths
 from ..errors import ArenaError
 from ..impls import discover
 from ..imports import PARSERS, read
-from ..imports.ingest import check, ingest
+from ..imports.ingest import ImportAsk, check, ingest
 from ..imports.records import Choices
 from ..machine import cores as here_cores
 from ..records import ImplementationRecord
-from ..results import load
+from ..report.renderers import Format, RenderOptions, render
+from ..report.source import RunSource
 from . import stores
 from .consoles import console, err
 from .stores import db_option
@@ -79,7 +80,7 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
                "cores": cores or here_cores(), "memory_bytes": 0, "kernel": "unknown",
                "governor": "unknown",
                "cores_from": "--cores" if cores else "this machine's (the files do not say)"}
-    done = ingest(store, suite, parsed, impl, launch_per_file, figure,
+    done = ingest(store, ImportAsk(suite, parsed, impl, launch_per_file, figure),
                   shlex.join(["mpiarena", *sys.argv[1:]]), machine, into_id)
     for p in parsed:
         if p.unmapped:
@@ -90,8 +91,7 @@ def import_cmd(suite: str, files: tuple[str, ...], impl_id: str, launch_per_file
                   "precision, or a ReproMPI repetition that missed its window)", markup=False)
     err.print(f"imported {len(files)} files of {suite} output ({done.launches} launches, "
               f"{done.cells} cells) as {impl_id} in run {done.run_id}", markup=False)
-    # here, not at the top: ~80 ms more start-up for every command
-    from ..report import terminal
 
-    terminal.render(load(store, done.run_id), console)
+    sys.stdout.write(render(RunSource(store, done.run_id), Format.TERMINAL,
+                            RenderOptions(console)))
     stores.say_stored(db, [done.run_id])

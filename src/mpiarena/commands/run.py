@@ -27,7 +27,9 @@ from ..machine import cores
 from ..plan import CellOptions, Plan, check_variants, make_plan
 from ..records import Datatype
 from ..report import dry_run
-from ..results import RunData, load
+from ..report.renderers import Format, RenderOptions, render
+from ..report.source import RunSource
+from ..results import RunData
 from ..sizes import format_size
 from ..status import CellStatus, RunStatus
 from ..store import Store
@@ -308,13 +310,12 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         _here_only(where, submit)
         _plan_only(chosen, impls, selection, measurement, db)
         return
-    # here, not at the top: ~80 ms more start-up for every command
-    from ..report import terminal
 
     def summarise(store: Store, run_id: int) -> RunData:
-        data = load(store, run_id)
-        terminal.render(data, console, tables=output.tables, method=output.method)
-        return data
+        source = RunSource(store, run_id)
+        sys.stdout.write(render(source, Format.TERMINAL, RenderOptions(
+            console, tables=output.tables, method=output.method)))
+        return source.data
 
     def stored(done: Submitted) -> None:
         if (run := done.run_id()) is not None:
@@ -327,7 +328,7 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
         return
     sweeping.sweep()
     # here, not at the top: ~30 ms more start-up for every command
-    from ..runner.session import measure
+    from ..runner.session import RunContext, measure
 
     with opened(where) as topology:
         if selection.nps is None:
@@ -352,8 +353,10 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
                       soft_wrap=True, markup=False)
         _say_what_it_can_decide(plan)
         rank_user = None if where.slurm else users.for_ranks()  # Slurm: the allocation's owner
-        outcome = measure(plan, builds, store, topology, measurement.settings(topology.label),
-                          rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err)
+        context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                             err.print)
+        outcome = measure(plan, builds, context, topology,
+                          measurement.settings(topology.label))
         data = summarise(store, outcome.run_id)
         stores.say_stored(db, [outcome.run_id])
         if outcome.status == RunStatus.INCOMPLETE:

@@ -12,6 +12,7 @@ from .. import paths, users
 from ..cluster.topology import Where
 from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
+from ..store import Store
 from . import grouping, placing, renames, stores, suite_options, sweeping
 from .consoles import console, err
 from .durations import DURATION, DURATION_HELP
@@ -62,6 +63,13 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
     found = discover(user_prefixes, paths.impls_dir())
     command = shlex.join(["mpiarena", *sys.argv[1:]])
     rank_user = None if where.slurm else users.for_ranks()
+    # here, not at the top: ~30 ms more start-up for every command
+    from ..runner.session import RunContext
+
+    def context(store: Store) -> RunContext:
+        return RunContext(store, rank_user, command, err,
+                          lambda line: err.print(f"[yellow]{line}[/]"))
+
     if verify_dir:
         manifest = tune.read_manifest(Path(verify_dir))
         wanted = ids or list(manifest.files)
@@ -73,8 +81,7 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
                          observations, where, timeout)
         impls = select(found, wanted)
         sweeping.sweep()
-        run_id, gains = tune.verify(impls, m, manifest, stores.store(db), rank_user, command,
-                                    err, lambda line: err.print(f"[yellow]{line}[/]"))
+        run_id, gains = tune.verify(impls, m, manifest, context(stores.store(db)))
         shown.verify_lines(run_id, gains, console)
         stores.say_stored(db, [run_id])
         return
@@ -90,7 +97,6 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
     impls = select(found, ids)
     sweeping.sweep()
     only = {a.strip() for a in algorithms.split(",")} if algorithms else None
-    done = tune.tune(impls, m, only, Path(directory), stores.store(db), rank_user, command,
-                     err, lambda line: err.print(f"[yellow]{line}[/]"))
+    done = tune.tune(impls, m, only, Path(directory), context(stores.store(db)))
     shown.render(done, console)
     stores.say_stored(db, [done.run_id])

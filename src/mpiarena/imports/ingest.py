@@ -8,13 +8,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from .. import __version__
 from ..benchmarks import BENCHMARKS
 from ..errors import ArenaError
-from ..records import Cell, CellRequest, Datatype, ImplementationRecord, VariantRecord
-from ..status import CellStatus, JobStatus, RunStatus
+from ..records import Cell, CellRequest, Datatype, ImplementationRecord, RunKind, VariantRecord
+from ..runs import ImportedFrom, ImportedSettings, RunStart
+from ..status import CellStatus, JobStatus
 from ..store import CellRow, JobRow, Obs, Store
 from ..whatran import WhatRan
 from .osu import WINDOW
@@ -69,9 +68,9 @@ def _one_method_a_cell(held: Sequence[ImportedLaunch],
                                  "different figures; import them as separate runs")
 
 
-def _settings(suite: str, parsed: Sequence[Parsed], held: list[ImportedLaunch],
-              impl_id: str, per_file: bool, figure: str | None,
-              before: Mapping[str, Any] | None) -> dict[str, Any]:
+def _settings(asked: ImportAsk, held: list[ImportedLaunch],
+              before: ImportedSettings | None) -> ImportedSettings:
+    """The run's settings: the cells the files hold (and those of the run they join)."""
     figures = [f for launch in held for f in launch.figures]
     per_launch: dict[tuple[int, str, int, int], int] = {}
     for i, launch in enumerate(held):
@@ -81,25 +80,24 @@ def _settings(suite: str, parsed: Sequence[Parsed], held: list[ImportedLaunch],
     counts: dict[tuple[str, int, int], int] = {}  # cell -> the launches holding it
     for _, bench, size, n in per_launch:
         counts[bench, size, n] = counts.get((bench, size, n), 0) + 1
-    old = dict(before or {})
-    previous = old.get("imported", {})
-    windows = {p.window for p in parsed if p.window is not None}
-    datatype = _datatype(parsed, old.get("datatype"))
-    return {
-        **old,
-        "benchmarks": sorted({*old.get("benchmarks", []), *(f.bench for f in figures)},
-                             key=list(BENCHMARKS).index),
-        "sizes": sorted({*old.get("sizes", []), *(f.size for f in figures)}),
-        "nps": sorted({*old.get("nps", []), *(f.np for f in figures)}),
-        "observations": max([old.get("observations", 0), *per_launch.values()]),
-        "launches": max([old.get("launches", 0), *counts.values()]),
-        "window": windows.pop() if windows else old.get("window", WINDOW),
-        "topology": "imported", "ranks_run_as": "-", "datatype": datatype,
-        "imported": {"suite": suite, "figure": figure,
-                     "launch": "file" if per_file else "run of the suite",
-                     "files": {**previous.get("files", {}),
-                               impl_id: [str(p.path.resolve()) for p in parsed]}},
-    }
+    old = before or ImportedSettings(observations=0, launches=0, window=WINDOW)
+    windows = {p.window for p in asked.parsed if p.window is not None}
+    datatype = _datatype(asked.parsed, old.datatype.value if old.datatype else None)
+    files = {**old.imported.files,
+             asked.impl.impl_id: [str(p.path.resolve()) for p in asked.parsed]}
+    return replace(
+        old,
+        benchmarks=tuple(sorted({*old.benchmarks, *(f.bench for f in figures)},
+                                key=list(BENCHMARKS).index)),
+        sizes=tuple(sorted({*old.sizes, *(f.size for f in figures)})),
+        nps=tuple(sorted({*old.nps, *(f.np for f in figures)})),
+        observations=max([old.observations, *per_launch.values()]),
+        launches=max([old.launches, *counts.values()]),
+        window=windows.pop() if windows else old.window,
+        topology="imported", ranks_run_as="-",
+        datatype=Datatype(datatype) if datatype else None,
+        imported=ImportedFrom(asked.suite, asked.figure,
+                              "file" if asked.per_file else "run of the suite", files))
 
 
 def _datatype(parsed: Sequence[Parsed], joined: str | None) -> str | None:
@@ -115,32 +113,47 @@ def _datatype(parsed: Sequence[Parsed], joined: str | None) -> str | None:
     return next(iter(used), None)
 
 
-def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: ImplementationRecord,
-           per_file: bool, figure: str | None, command: str, machine: Mapping[str, object],
+@dataclass(frozen=True)
+class ImportAsk:
+    """What to import: the suite, its files as parsed, the implementation they ran, whether
+    each file is one launch, and the figure read where the suite prints several."""
+
+    suite: str
+    parsed: Sequence[Parsed]
+    impl: ImplementationRecord
+    per_file: bool = False
+    figure: str | None = None
+
+
+def ingest(store: Store, asked: ImportAsk, command: str, machine: Mapping[str, object],
            into: int | None = None) -> Imported:
     """Store the files' figures as a new run (or into imported run `into`, as another
     variant); every file was parsed before anything is written."""
-    held = launches(parsed, per_file)
+    suite, impl = asked.suite, asked.impl
+    held = launches(asked.parsed, asked.per_file)
     _one_method_a_cell(held, {} if into is None else
                        {(c.bench, c.size, c.np): c.timing for c in store.cells(into)})
     if into is None:
-        before = None
-    else:
-        run = store.run(into)
-        if run.suite != SUITE_PREFIX + suite:
-            raise ArenaError(f"run {into} is not an imported {suite} run ({run.suite}); import "
-                             "into a new run (leave out --into)")
-        if impl.impl_id in {v.variant for v in store.variants(into)}:
-            raise ArenaError(f"run {into} holds {impl.impl_id} already; import it into a new "
-                             "run, or give another --impl id")
-        before = run.settings
-    settings = _settings(suite, parsed, held, impl.impl_id, per_file, figure, before)
-    if into is None:
-        run_id = store.begin_run(SUITE_PREFIX + suite, command, 0, __version__, machine,
-                                 settings)
-    else:
-        run_id = into
-        store.update_settings(run_id, settings)
+        start = RunStart(RunKind.IMPORTED, SUITE_PREFIX + suite, command,
+                         _settings(asked, held, None), machine=machine)
+        with store.new_run(start) as run:
+            return _write(store, run.id, asked, held)
+    run_record = store.run(into)
+    if run_record.suite != SUITE_PREFIX + suite:
+        raise ArenaError(f"run {into} is not an imported {suite} run ({run_record.suite}); "
+                         "import into a new run (leave out --into)")
+    if impl.impl_id in {v.variant for v in store.variants(into)}:
+        raise ArenaError(f"run {into} holds {impl.impl_id} already; import it into a new "
+                         "run, or give another --impl id")
+    store.update_settings(into, _settings(asked, held,
+                                          ImportedSettings.read(run_record.settings)))
+    return _write(store, into, asked, held)
+
+
+def _write(store: Store, run_id: int, asked: ImportAsk,
+           held: list[ImportedLaunch]) -> Imported:
+    """The implementation, its variant, a job per launch and rank count, their cells."""
+    suite, impl = asked.suite, asked.impl
     variant = impl.impl_id
     store.add_implementation(replace(impl, run_id=run_id))
     store.add_variant(VariantRecord(run_id, variant, impl.impl_id, impl.impl_id, {}, [], "-"))
@@ -175,5 +188,4 @@ def ingest(store: Store, suite: str, parsed: Sequence[Parsed], impl: Implementat
                                        seq, index))
                 seq += 1
                 cells += 1
-    store.end_run(run_id, RunStatus.COMPLETE)
     return Imported(run_id, len(held), cells, dropped)

@@ -59,7 +59,9 @@ def to_json(store: Store, run_id: int) -> str:
     obs = store.observations(run_id)
     extras = _extras(store, run_id)
     doc = {
-        "run": asdict(run) | {"status": store.status(run)},
+        # the run's row as exported before runs recorded their kind (the format unchanged)
+        "run": {k: v for k, v in asdict(run).items() if k != "kind"} |
+               {"status": store.status(run)},
         "implementations": [asdict(r) for r in store.implementations(run_id)],
         "variants": [asdict(r) for r in store.variants(run_id)],
         "jobs": [asdict(j) for j in store.jobs(run_id)],

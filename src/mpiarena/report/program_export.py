@@ -19,6 +19,7 @@ from ..analysis.program import AppResult, function_calls, function_seconds
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..programs import AppLaunch
 from ..results import RunData
+from ..runs import ProgramSettings, program_settings
 from ..store import Store
 from .program import program_text
 from .summary_export import VERSION, verdict_fields
@@ -34,8 +35,8 @@ def _number(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def _metric_names(launches: list[AppLaunch], settings: dict[str, Any]) -> list[str]:
-    named = [m["name"] for m in settings.get("metrics", [])]
+def _metric_names(launches: list[AppLaunch], settings: ProgramSettings) -> list[str]:
+    named = [m.name for m in settings.metrics]
     return named + sorted({k for x in launches for k in x.metrics} - set(named))
 
 
@@ -50,7 +51,7 @@ def _launch(x: AppLaunch, metrics: list[str]) -> dict[str, Any]:
 def to_json(store: Store, run_id: int) -> str:
     run = store.run(run_id)
     launches = store.app_launches(run_id)
-    metrics = _metric_names(launches, run.settings)
+    metrics = _metric_names(launches, program_settings(run))
     calls = store.app_calls(run_id)
     return json.dumps({
         "run": run_id, "metrics": metrics,
@@ -62,7 +63,7 @@ def to_json(store: Store, run_id: int) -> str:
 def to_csv(store: Store, run_id: int) -> str:
     run = store.run(run_id)
     launches = store.app_launches(run_id)
-    metrics = _metric_names(launches, run.settings)
+    metrics = _metric_names(launches, program_settings(run))
     out = io.StringIO()
     writer = csv.DictWriter(out, ["record", *LAUNCH, *(f"metric.{m}" for m in metrics),
                                   "command", *CALL])
@@ -89,10 +90,10 @@ def _verdict(v: Verdict) -> dict[str, Any]:
 
 def app_summary(r: AppResult) -> dict[str, Any]:
     """The `app` object of the summary export."""
-    s = r.run.settings
+    s = program_settings(r.run)
     return {
-        "program": list(s.get("program", [])), "np": r.np, "launches": s.get("launches"),
-        "warmup": s.get("warmup", 0), "variants": r.variants,
+        "program": list(s.program), "np": r.np, "launches": s.launches,
+        "warmup": s.warmup, "variants": r.variants,
         "runs": [{"launch": x.id, "variant": x.variant, "index": x.index, "kind": x.kind,
                   "status": x.status, "wall": _number(x.wall),
                   "metrics": {k: _number(v) for k, v in x.metrics.items()}}

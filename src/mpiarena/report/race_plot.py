@@ -7,6 +7,7 @@ import statistics
 
 from ..analysis.race import CANNOT_BEAT, FAILED, HALVED, SLOWER, how_dropped
 from ..analysis.tuned_app import TuneResult
+from ..runs import program_settings
 from ..units import seconds
 from .plots import Plot, Styles, _axes, _figure, _legend, _set_title
 
@@ -57,5 +58,5 @@ def race_plot(r: TuneResult) -> Plot | None:
     ax.grid(axis="y", visible=False)
     _set_title(ax, f"The race: {r.launches} launches, {len(configs)} configurations")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-race", "race", None, r.run.settings.get("np"),
+    return Plot(f"app-run{r.run.id}-race", "race", None, program_settings(r.run).np,
                 "The race", CAPTION, fig)

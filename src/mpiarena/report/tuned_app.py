@@ -13,6 +13,7 @@ from rich.console import Console
 from ..analysis.race import Verified
 from ..analysis.tune_space import Space, configurations
 from ..analysis.tuned_app import TuneResult
+from ..runs import program_settings
 from ..units import seconds
 
 NO_GAIN = "no setting found beats the default"
@@ -136,9 +137,9 @@ def ready_files(r: TuneResult, directory: str) -> dict[str, str]:
 
 
 def lines(r: TuneResult, with_space: bool = True) -> list[str]:
-    program = " ".join(r.run.settings.get("program", []))
-    head = (f"app tune run {r.run.id}: {program} on {r.run.settings.get('np')} ranks, budget "
-            f"{r.budget:.0f} s")
+    settings = program_settings(r.run)
+    budget = "budget not recorded" if r.budget is None else f"budget {r.budget:.0f} s"
+    head = f"app tune run {r.run.id}: {' '.join(settings.program)} on {settings.np} ranks, {budget}"
     return [head, *(space_lines(r.spaces) if with_space else []), *race_lines(r),
             *verification_lines(r), *ready_lines(r)]
 

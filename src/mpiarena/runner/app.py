@@ -10,13 +10,12 @@ import shlex
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
-
-from .. import __version__, core_env, machine, machine_load, paths
+from .. import core_env, machine_load, paths
 from ..build import Build, build_pmpi, build_start_fixes
 from ..cluster.topology import Topology
 from ..errors import ArenaError
@@ -24,7 +23,9 @@ from ..owners import Owner
 from ..plan import Variant
 from ..procs import last_words
 from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, Metric, RankCalls
-from ..status import LaunchStatus, RunStatus
+from ..records import RunKind
+from ..runs import APP_SUITE, ProgramSettings, RunStart
+from ..status import LaunchStatus
 from ..store import Store
 from ..tags import RUN_VAR
 from ..users import RankUser
@@ -33,7 +34,7 @@ from .cleanup import kill_tagged
 from .job import JobError
 from .launch import Daemons, command_for
 from .program_launch import Ended, Output, launch, read_profile
-from .session import Outcome, progress_bar, register
+from .session import Outcome, RunContext, progress_bar, register
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,27 @@ class AppSettings:
     seed: int = 0  # the interleaving order
 
 
+@dataclass(frozen=True)
+class AppRun:
+    """What an app run launches: each library's variant, the program built against each, the
+    cores built (their version strings), and how it is measured."""
+
+    variants: list[Variant]
+    programs: dict[str, BuiltProgram]  # implementation -> the program built against it
+    builds: dict[str, Build]
+    settings: AppSettings
+
+    def recorded(self, topology: Topology, user: RankUser | None,
+                 given: Mapping[str, Any]) -> ProgramSettings:
+        """The run's settings record (`given`: its fields from the command line)."""
+        s = self.settings
+        return ProgramSettings(np=s.np, launches=s.launches, warmup=s.warmup,
+                               timeout=s.timeout, profile=s.profile, metrics=s.metrics,
+                               topology=topology.label,
+                               ranks_run_as=user.name if user else "self",
+                               programs=dict(self.programs), **given)
+
+
 def _tail(path: Path) -> str:
     try:
         data = path.read_bytes()
@@ -60,12 +82,11 @@ def _tail(path: Path) -> str:
 class AppRunner:
     """The launches of one app run; nothing it started outlives run()."""
 
-    def __init__(self, variants: list[Variant], programs: dict[str, BuiltProgram],
-                 settings: AppSettings, store: Store, run_id: int, topology: Topology,
-                 user: RankUser | None, versions: dict[str, str],
-                 advance: Callable[[str], None]):
-        self.variants, self.programs, self.settings = variants, programs, settings
-        self.versions = versions  # implementation id -> the version string it was built with
+    def __init__(self, app: AppRun, store: Store, run_id: int, topology: Topology,
+                 user: RankUser | None, advance: Callable[[str], None]):
+        self.variants, self.programs, self.settings = app.variants, app.programs, app.settings
+        # implementation id -> the version string it was built with
+        self.versions = {k: b.version_string for k, b in app.builds.items()}
         self.store, self.run_id, self.topology, self.user = store, run_id, topology, user
         self.advance = advance
         self.count: dict[str, int] = {}
@@ -186,33 +207,20 @@ def _status(ended: Ended, timeout: float, err: Path) -> tuple[LaunchStatus, str]
     return LaunchStatus.OK, ""
 
 
-def measure_app(variants: list[Variant], programs: dict[str, BuiltProgram],
-                builds: dict[str, Build], settings: AppSettings, store: Store,
-                topology: Topology, user: RankUser | None, command: str, progress_to: Console,
-                recorded: dict[str, object]) -> Outcome:
-    """Every launch into a new run of the store; Ctrl-C ends it as incomplete, never lost."""
-    run_id = store.begin_run("app", command, settings.seed, __version__, machine.describe(), {
-        "np": settings.np, "launches": settings.launches, "warmup": settings.warmup,
-        "timeout": settings.timeout, "profile": settings.profile,
-        "metrics": [asdict(m) for m in settings.metrics], "topology": topology.label,
-        "ranks_run_as": user.name if user else "self",
-        "programs": {k: asdict(p) for k, p in programs.items()}, **recorded})
-    register(store, run_id, builds, variants)
-    total = len(variants) * (settings.warmup + settings.launches + int(settings.profile))
-    status, note = RunStatus.COMPLETE, None
-    with progress_bar(progress_to) as progress:
-        task = progress.add_task("starting", total=total)
-        runner = AppRunner(variants, programs, settings, store, run_id, topology, user,
-                           {k: b.version_string for k, b in builds.items()},
-                           lambda what: progress.update(task, advance=1, description=what))
-        try:
-            with presence.measuring(command, topology.label):
+def measure_app(app: AppRun, context: RunContext, topology: Topology,
+                recorded: Mapping[str, object]) -> Outcome:
+    """Every launch into a new run of the store; Ctrl-C ends it as incomplete, never lost
+    (`recorded`: fields of its settings record from the command line)."""
+    settings, store = app.settings, context.store
+    record = app.recorded(topology, context.rank_user, recorded)
+    start = RunStart(RunKind.PROGRAM, APP_SUITE, context.command, record, settings.seed)
+    total = len(app.variants) * (settings.warmup + settings.launches + int(settings.profile))
+    with store.new_run(start) as run:
+        register(store, run.id, app.builds, app.variants)
+        with progress_bar(context.progress_to) as progress:
+            task = progress.add_task("starting", total=total)
+            runner = AppRunner(app, store, run.id, topology, context.rank_user,
+                               lambda what: progress.update(task, advance=1, description=what))
+            with presence.measuring(context.command, topology.label):
                 runner.run()
-        except KeyboardInterrupt:
-            status, note = RunStatus.INCOMPLETE, "interrupted"
-        except ArenaError as e:
-            status, note = RunStatus.INCOMPLETE, str(e)
-            store.end_run(run_id, status, note)
-            raise
-    store.end_run(run_id, status, note)
-    return Outcome(run_id, status)
+    return Outcome(run.id, run.status)

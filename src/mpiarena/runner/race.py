@@ -8,23 +8,23 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
-from .. import __version__, machine, units
+from .. import units
 from ..analysis.race import FAILED, Race, verification_pairs
 from ..analysis.tune_space import Configuration, Space, configurations, shares, space
-from ..build import Build
 from ..cluster.topology import Topology
 from ..errors import ArenaError
 from ..plan import Variant
-from ..programs import BuiltProgram, TunedConfig
-from ..status import LaunchStatus, RunStatus
-from ..store import Store
-from ..users import RankUser
+from ..programs import TunedConfig
+from ..records import RunKind
+from ..runs import APP_SUITE, ProgramTuning, RunStart, program_settings
+from ..status import LaunchStatus
 from . import presence
-from .app import AppRunner, AppSettings
-from .session import Outcome, register
+from .app import AppRun, AppRunner
+from .session import Outcome, RunContext, register
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,8 @@ class TuneRunner:
                         v.binding_for(r.settings.np) if local else None, self.tuning.only)
                   for v in r.variants if v.impl.id in good]
         self.typical = {lib: x.wall for lib, x in good.items()}
-        r.store.update_settings(r.run_id, {**r.store.run(r.run_id).settings,
-                                           "spaces": [asdict(s) for s in spaces]})
+        r.store.update_settings(r.run_id, replace(program_settings(r.store.run(r.run_id)),
+                                                  spaces=tuple(asdict(s) for s in spaces)))
         self.said.space(spaces)
         return spaces
 
@@ -174,33 +174,21 @@ def _minutes(seconds: float) -> str:
     return f"{max(1, -(-seconds // 60)):.0f}m"
 
 
-def tune_app(variants: list[Variant], programs: dict[str, BuiltProgram],
-             builds: dict[str, Build], settings: AppSettings, tuning: TuneSettings,
-             store: Store, topology: Topology, user: RankUser | None, command: str,
-             said: Said, recorded: dict[str, object]) -> Outcome:
+def tune_app(app: AppRun, tuning: TuneSettings, context: RunContext, topology: Topology,
+             said: Said, recorded: Mapping[str, Any]) -> Outcome:
     """The tuning run into a new app run of the store; Ctrl-C ends it as incomplete."""
-    settings = replace(settings, profile=True)
-    run_id = store.begin_run("app", command, settings.seed, __version__, machine.describe(), {
-        "np": settings.np, "launches": tuning.verify_launches, "warmup": 0,
-        "timeout": settings.timeout, "profile": True,
-        "metrics": [asdict(m) for m in settings.metrics], "topology": topology.label,
-        "ranks_run_as": user.name if user else "self",
-        "programs": {k: asdict(p) for k, p in programs.items()},
-        "tune": {"budget": tuning.budget, "verify_launches": tuning.verify_launches,
-                 "search": sorted(tuning.only or ()), "eliminate": tuning.eliminate,
-                 "output": tuning.output},
-        **recorded})
-    register(store, run_id, builds, variants)
-    runner = AppRunner(variants, programs, settings, store, run_id, topology, user,
-                       {k: b.version_string for k, b in builds.items()}, lambda _: None)
-    status, note = RunStatus.COMPLETE, None
-    try:
-        with presence.measuring(command, topology.label):
-            store.add_app_configs(run_id, TuneRunner(runner, tuning, said).run())
-    except KeyboardInterrupt:
-        status, note = RunStatus.INCOMPLETE, "interrupted"
-    except ArenaError as e:
-        store.end_run(run_id, RunStatus.INCOMPLETE, str(e))
-        raise
-    store.end_run(run_id, status, note)
-    return Outcome(run_id, status)
+    app = replace(app, settings=replace(app.settings, profile=True))
+    record = replace(app.recorded(topology, context.rank_user, recorded),
+                     launches=tuning.verify_launches, warmup=0,
+                     tune=ProgramTuning(tuning.budget, tuning.verify_launches,
+                                        tuple(sorted(tuning.only or ())), tuning.eliminate,
+                                        tuning.output))
+    start = RunStart(RunKind.PROGRAM_TUNING, APP_SUITE, context.command, record,
+                     app.settings.seed)
+    store = context.store
+    with store.new_run(start) as run:
+        register(store, run.id, app.builds, app.variants)
+        runner = AppRunner(app, store, run.id, topology, context.rank_user, lambda _: None)
+        with presence.measuring(context.command, topology.label):
+            store.add_app_configs(run.id, TuneRunner(runner, tuning, said).run())
+    return Outcome(run.id, run.status)

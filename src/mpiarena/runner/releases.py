@@ -19,13 +19,14 @@ from ..errors import ArenaError
 from ..impls import Implementation, family_of
 from ..impls.releases import Release
 from ..plan import CellOptions, make_plan
+from ..records import RunKind
 from ..results import Key, RunData, load
 from ..status import RunStatus
 from ..store import Store
 from ..suites import Suite, VariantSpec, override
 from ..users import RankUser
 from .execute import Settings
-from .session import measure
+from .session import Recorded, RunContext, measure
 
 JUDGED_KINDS = ("p2p", "coll", "startup")  # what a library's release changes: not the clock
 
@@ -151,7 +152,7 @@ def _measured(members: list[Member], impls: dict[int, Implementation], suite: Su
     entries = {i: StepVariant(impl) if members[i].env is None else
                StepVariant(impl, members[i].name, members[i].env or ())
                for i, impl in impls.items()}
-    recorded = {"releases": [members[i].name for i in impls], "bisection_step": number + 1}
+    recorded = {"releases": tuple(members[i].name for i in impls), "bisection_step": number + 1}
     data = _run(list(entries.values()), suite, where, recorded)
     return data, {i: e.variant for i, e in entries.items()}
 
@@ -165,8 +166,10 @@ def _run(entries: list[StepVariant], suite: Suite, where: StepContext,
     builds = build_all(distinct, explicit=True, warn=where.note)
     plan = make_plan(suite, distinct, options=where.options,
                      bare=any(e.name is None for e in entries))
-    outcome = measure(plan, builds, where.store, where.topology, where.settings,
-                      where.rank_user, where.command, where.progress_to, recorded)
+    context = RunContext(where.store, where.rank_user, where.command, where.progress_to,
+                         where.note)
+    outcome = measure(plan, builds, context, where.topology, where.settings,
+                      Recorded(RunKind.RELEASES, recorded))
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
     return load(where.store, outcome.run_id)
@@ -199,8 +202,8 @@ def separate(series: BisectedSeries, pair: tuple[int, int], impls: Mapping[int, 
         return None
     entries = [StepVariant(a), StepVariant(b),
                *(StepVariant(b, s.value.replace(" ", "-"), s.env) for s in levers)]
-    recorded = {"releases": [series.members[first].name, series.members[second].name],
-                "build_levers": [s.value for s in levers]}
+    recorded = {"releases": (series.members[first].name, series.members[second].name),
+                "build_levers": tuple(s.value for s in levers)}
     data = _run(entries, narrowed(suite, cells), where, recorded)
     samples = {key: {v: cell[v].nested for v in (e.variant for e in entries)
                      if measured(cell.get(v))}

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from .. import __version__, machine
 from ..build import Build
 from ..cluster.topology import Topology
 from ..plan import Plan, Variant
-from ..records import ImplementationRecord, VariantRecord
+from ..records import ImplementationRecord, RunKind, RunSettings, VariantRecord
+from ..runs import SETTINGS, RunStart
 from ..status import RunStatus
 from ..store import Store
 from ..users import RankUser
@@ -26,6 +27,27 @@ class Outcome:
     status: RunStatus  # incomplete: interrupted, what was measured is kept
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """Where runs are recorded and who runs them: the store, who ranks run as, the command
+    line recorded, where the progress bar goes, and where a note to the user goes."""
+
+    store: Store
+    rank_user: RankUser | None
+    command: str
+    progress_to: Console
+    note: Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A run's kind, and what its settings record holds beyond the plan's settings (a
+    reproduction's study and experiment)."""
+
+    kind: RunKind = RunKind.BENCHMARK
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
 def register(store: Store, run_id: int, builds: Mapping[str, Build],
              variants: Sequence[Variant]) -> None:
     """A new run's implementations (as built) and variants, into the store."""
@@ -35,8 +57,8 @@ def register(store: Store, run_id: int, builds: Mapping[str, Build],
             run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
             str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
     for v in variants:
-        store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, dict(v.env),
-                                        list(v.args), v.binding or "auto"))
+        store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
+                          v.binding or "auto"))
 
 
 def progress_bar(console: Console) -> Progress:
@@ -45,43 +67,36 @@ def progress_bar(console: Console) -> Progress:
                     TimeRemainingColumn(), console=console, transient=True)
 
 
-def measure(plan: Plan, builds: dict[str, Build], store: Store, topology: Topology,
-            settings: Settings, rank_user: RankUser | None, command: str, progress_to: Console,
-            recorded: Mapping[str, object] | None = None) -> Outcome:
-    """Run the plan into a new run of the store; Ctrl-C ends it as incomplete, never lost.
+def measure(plan: Plan, builds: dict[str, Build], context: RunContext, topology: Topology,
+            settings: Settings, recorded: Recorded = Recorded()) -> Outcome:
+    """Run the plan into a new run of the store, of the kind recorded; Ctrl-C ends it as
+    incomplete, never lost."""
+    suite, store = plan.suite, context.store
+    kind = SETTINGS[recorded.kind]
+    assert issubclass(kind, RunSettings)  # a kind of run that measures a suite's cells
+    record = kind(
+        benchmarks=tuple(suite.benchmarks), sizes=tuple(suite.sizes), nps=tuple(suite.nps),
+        observations=suite.observations, launches=suite.launches, budget=suite.budget,
+        target_time=suite.target_time, max_cell_time=suite.max_cell_time, window=suite.window,
+        hold_time=suite.hold_time, sync=suite.sync, offcache=plan.options.offcache,
+        validate=plan.options.validate, timeout=settings.timeout, topology=settings.topology,
+        precision=settings.precision, max_time=settings.max_time,
+        wait_quiet=settings.wait_quiet, datatype=settings.datatype,
+        ranks_run_as=context.rank_user.name if context.rank_user else "self",
+        **recorded.fields)
+    start = RunStart(recorded.kind, suite.name, context.command, record, plan.seed)
+    with store.new_run(start) as run:
+        register(store, run.id, builds, plan.variants)
+        with progress_bar(context.progress_to) as progress:
+            task = progress.add_task("starting", total=plan.total_steps)
 
-    `recorded` adds to the run's settings (a reproduction names its study and experiment).
-    """
-    suite = plan.suite
-    run_id = store.begin_run(suite.name, command, plan.seed, __version__, machine.describe(), {
-        "benchmarks": suite.benchmarks, "sizes": suite.sizes, "nps": suite.nps,
-        "observations": suite.observations, "launches": suite.launches,
-        "budget": suite.budget,
-        "target_time": suite.target_time,
-        "max_cell_time": suite.max_cell_time, "window": suite.window,
-        "hold_time": suite.hold_time, "sync": suite.sync,
-        "offcache": plan.options.offcache, "validate": plan.options.validate,
-        "timeout": settings.timeout,
-        "topology": settings.topology, "precision": settings.precision,
-        "max_time": settings.max_time, "wait_quiet": settings.wait_quiet,
-        "datatype": settings.datatype,
-        "ranks_run_as": rank_user.name if rank_user else "self", **(recorded or {})})
-    register(store, run_id, builds, plan.variants)
-    status = RunStatus.COMPLETE
-    with progress_bar(progress_to) as progress:
-        task = progress.add_task("starting", total=plan.total_steps)
+            def advance(what: str) -> None:
+                progress.update(task, advance=1, description=what)
 
-        def advance(what: str) -> None:
-            progress.update(task, advance=1, description=what)
+            def grow(more: int) -> None:
+                progress.update(task, total=(progress.tasks[0].total or 0) + more)
 
-        def grow(more: int) -> None:
-            progress.update(task, total=(progress.tasks[0].total or 0) + more)
-
-        try:
-            with presence.measuring(command, topology.label):
-                Executor(Execution(plan, builds, store, run_id, settings, rank_user, advance,
-                                   grow, topology)).run()
-        except KeyboardInterrupt:
-            status = RunStatus.INCOMPLETE
-    store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
-    return Outcome(run_id, status)
+            with presence.measuring(context.command, topology.label):
+                Executor(Execution(plan, builds, store, run.id, settings, context.rank_user,
+                                   advance, grow, topology)).run()
+    return Outcome(run.id, run.status)

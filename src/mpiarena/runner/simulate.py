@@ -13,14 +13,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, machine, paths
+from .. import paths
 from ..analysis.simulated import SUITE
 from ..benchmarks import BENCHMARKS
 from ..build import SimulatedBuild
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
 from ..errors import ArenaError
 from ..owners import Owner
-from ..records import Cell, CellRequest, ImplementationRecord, VariantRecord
+from ..records import Cell, CellRequest, ImplementationRecord, RunKind, VariantRecord
+from ..runs import RunStart, SimulatedSettings
 from ..status import CellStatus, JobStatus, RunStatus
 from ..store import CellRow, JobRow, Store
 from ..tags import OWNER_VAR
@@ -226,44 +227,37 @@ def _incomplete(e: JobError, log: Path) -> str:
 
 
 def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store,
-             command_line: str, advance: Callable[[str], None],
-             recorded: Mapping[str, object] | None = None) -> tuple[int, RunStatus]:
+             command_line: str, advance: Callable[[str], None]) -> tuple[int, RunStatus]:
     """Every model's cells at every rank count into a new run of the store; Ctrl-C ends it
     incomplete, with what was simulated kept."""
     impl_id = f"smpi-{sim.version}"
-    run_id = store.begin_run(SUITE, command_line, 0, __version__, machine.describe(), {
-        "benchmarks": request.benchmarks, "sizes": request.sizes, "nps": request.nps,
-        "observations": request.observations, "launches": 1, "sync": request.sync,
-        "timeout": request.timeout, "topology": request.topology(sim), "simgrid": sim.version,
-        "link": request.link.label(), "factors": request.factors.cfg(),
-        "ranks_per_node": request.ranks_per_node, "computation": request.computation,
-        "models": {f"{impl_id}:{m.name}": m.title() for m in request.models},
-        **(recorded or {})})
-    store.add_implementation(ImplementationRecord(
-        run_id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid", "",
-        str(sim.smpicc), str(sim.smpirun), "", build.cflags))
-    for m in request.models:
-        store.add_variant(VariantRecord(run_id, f"{impl_id}:{m.name}", impl_id, m.name, {},
-                                        request.cfg(m), "simulated"))
-    cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
-             for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
-    status = RunStatus.COMPLETE
-    simulator = Simulator(sim, build, request)
-    recorder = _Recorder(store, run_id, advance)
-    try:
-        for np in request.nps:
-            for m in request.models:
-                recorder.now(f"{impl_id}:{m.name}", np, request.topology(sim, m))
-                simulator.run(np, m, cells, recorder.started, recorder.done, recorder.ended)
-    except KeyboardInterrupt:
-        status = RunStatus.INCOMPLETE
-    except ArenaError:
-        store.end_run(run_id, RunStatus.INCOMPLETE, "stopped by an error")
-        raise
-    finally:
-        simulator.close()
-    store.end_run(run_id, status, "interrupted" if status == RunStatus.INCOMPLETE else None)
-    return run_id, status
+    record = SimulatedSettings(
+        benchmarks=request.benchmarks, sizes=request.sizes, nps=request.nps,
+        observations=request.observations, launches=1, sync=request.sync,
+        timeout=request.timeout, topology=request.topology(sim), simgrid=sim.version,
+        link=request.link.label(), factors=tuple(request.factors.cfg()),
+        ranks_per_node=request.ranks_per_node, computation=request.computation,
+        models={f"{impl_id}:{m.name}": m.title() for m in request.models})
+    with store.new_run(RunStart(RunKind.SIMULATED, SUITE, command_line, record)) as run:
+        store.add_implementation(ImplementationRecord(
+            run.id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid",
+            "", str(sim.smpicc), str(sim.smpirun), "", build.cflags))
+        for m in request.models:
+            store.add_variant(VariantRecord(run.id, f"{impl_id}:{m.name}", impl_id, m.name, {},
+                              request.cfg(m), "simulated"))
+        cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
+                 for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
+        simulator = Simulator(sim, build, request)
+        recorder = _Recorder(store, run.id, advance)
+        try:
+            for np in request.nps:
+                for m in request.models:
+                    recorder.now(f"{impl_id}:{m.name}", np, request.topology(sim, m))
+                    simulator.run(np, m, cells, recorder.started, recorder.done,
+                                  recorder.ended)
+        finally:
+            simulator.close()
+    return run.id, run.status
 
 
 class _Recorder:
@@ -279,7 +273,7 @@ class _Recorder:
 
     def started(self, job: Job) -> int:
         return self.store.add_job(JobRow(self.run_id, self.variant, self.np, self.topology,
-                                         "simulated", job.argv))
+                                  "simulated", job.argv))
 
     def done(self, asked: CellRequest, res: CellResult, job_id: int | None) -> None:
         cell = asked.cell
