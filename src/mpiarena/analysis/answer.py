@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..impls.registry import families
 from ..records import impl_of
 from ..results import Key, RunData
@@ -17,7 +17,7 @@ from .run import Analysis, Standing, standings, stretches
 from .stats import THRESHOLD
 from .verdicts import Speed, Sureness
 
-KINDS = {"p2p": "point-to-point", "coll": "collectives"}
+KINDS = {Kind.P2P: "point-to-point", Kind.COLL: "collectives"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def mpi_variants(data: RunData) -> list[str]:
     return [v for v in data.variants if family.get(impl_of(v)) not in not_mpi]
 
 
-def _timed_keys(a: Analysis, kinds: tuple[str, ...]) -> list[Key]:
+def _timed_keys(a: Analysis, kinds: tuple[Kind, ...]) -> list[Key]:
     return [k for ks in a.tables.values() for k in ks if BENCHMARKS[k.bench].kind in kinds]
 
 
@@ -124,7 +124,7 @@ def _exceptions(a: Analysis, keys: list[Key], ranked: list[str]) -> list[SizeRan
     return out
 
 
-def _wins(a: Analysis, kind: str, leader: str, mpi: list[str],
+def _wins(a: Analysis, kind: Kind, leader: str, mpi: list[str],
           exceptions: list[SizeRange]) -> list[BenchmarkWin]:
     """The benchmarks of `kind` where another MPI library than `leader` is decided fastest over
     some sizes that no size range of `exceptions` already gives it, in the scoreboard's
@@ -137,7 +137,7 @@ def _wins(a: Analysis, kind: str, leader: str, mpi: list[str],
                     for r in exceptions)]
 
 
-def _kind(a: Analysis, kind: str, mpi: list[str]) -> KindAnswer | None:
+def _kind(a: Analysis, kind: Kind, mpi: list[str]) -> KindAnswer | None:
     keys = _timed_keys(a, (kind,))
     ranked = standings(a, mpi, keys)
     if not ranked:

@@ -34,7 +34,7 @@ from ..records import impl_of
 from ..results import RunData
 from ..sizes import format_size, parse_size
 from ..studies import Claim, Quantity, Study
-from .curves import Switch, protocol_switches
+from .curves import Jump, Switch, protocol_switches
 from .quantities import (
     MARGIN,
     Measured,
@@ -574,7 +574,7 @@ def _explained(x: Switch, data: RunData) -> bool:
     their cost per byte changes from the host's to the link's own (within -20%/+30%: frame
     headers add 2-6%)."""
     link = link_of(data)
-    if link is None or x.kind != "cost per byte":
+    if link is None or x.kind != Jump.PER_BYTE:
         return False
     per_byte = 8 / link.rate_bits
     return x.last_before <= 2 * link.burst and 0.8 * per_byte <= x.after <= 1.3 * per_byte

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
+from .comparison import Comparison
 from .groups import measured
-from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Judged, Pair, judge, median
+from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Pair, judge, median
 from .verdicts import Judgement, Movement
 
 # stats.judge of b's figure over a's -> how the cell moved from run a to run b
@@ -114,7 +115,7 @@ def judged(shared: list[Shared], alpha: float = ALPHA, threshold: float = THRESH
     return out
 
 
-def drift_of(reads: Sequence[tuple[str, Judged]]) -> Drift:
+def drift_of(reads: Sequence[tuple[str, Comparison]]) -> Drift:
     """The drift between runs that these changes (variant, verdict) show together: the robust
     sd of their log ratios about no change (a median, so that changes of under half of them
     leave it), less the typical variance their launches' intervals account for."""
@@ -139,7 +140,7 @@ def widened(ratio: float, low: float, high: float, allowance: float) -> tuple[fl
             math.exp(mid + math.hypot(math.log(high) - mid, allowance)))
 
 
-def _held(j: Judged, allowance: float, threshold: float) -> bool:
+def _held(j: Comparison, allowance: float, threshold: float) -> bool:
     """Whether the drift undoes the launches' decision: a change whose widened interval
     reaches no change, or an indistinguishable one whose widened interval reaches beyond the
     threshold."""

@@ -12,13 +12,13 @@ from functools import cached_property
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS, element_type
+from ..benchmarks import BENCHMARKS, Kind, element_type
 from ..errors import ArenaError
 from ..impls.registry import families
 from ..records import JobRecord
 from ..results import Key, RunData
 from ..status import CellStatus, JobStatus, RunStatus
-from .cells import cell_warnings, warning_lines
+from .cells import Cause, cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .floor import LinkFloor, MachineFloor, link_floor, split
 from .groups import comparable, figure, measured
@@ -126,7 +126,7 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
     out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
                    data.settings.window, floor=machine_floor, link=link_floor(data))
     order = list(BENCHMARKS)
-    timed = [k for k in data.cells if BENCHMARKS[k.bench].kind != "cost"]  # costs: costs.py
+    timed = [k for k in data.cells if BENCHMARKS[k.bench].kind != Kind.COST]  # costs: costs.py
     for key in sorted(timed, key=lambda k: (order.index(k.bench), k.np, k.size)):
         out.tables.setdefault((key.bench, key.np), []).append(key)
     cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
@@ -146,9 +146,9 @@ def _where(keys: list[Key]) -> str:
 
 
 # a cell warning's cause -> the kind of notice it is
-CAUSES = {"launches": "launches disagree", "noise": "noisy cells", "interference":
-          "interference", "warm-up": "warm-up in the observations", "oversubscribed":
-          "oversubscribed cells"}
+CAUSES = {Cause.LAUNCHES: "launches disagree", Cause.NOISE: "noisy cells",
+          Cause.INTERFERENCE: "interference", Cause.WARM_UP: "warm-up in the observations",
+          Cause.OVERSUBSCRIBED: "oversubscribed cells"}
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def _flagged(data: RunData) -> Flagged:
                     out.problems.setdefault(Problem(variant, status, why, len(group.nested)),
                                             []).append(key)
             elif (group.values and len(group.values) < wanted
-                  and BENCHMARKS[key.bench].kind != "startup"):
+                  and BENCHMARKS[key.bench].kind != Kind.STARTUP):
                 out.short.setdefault(variant, []).append(key)
             elif not group.values:
                 out.problems.setdefault(Problem(variant, None, "no observation was stored"),
@@ -370,7 +370,7 @@ def standings(a: Analysis, variants: Sequence[str] | None = None,
     Empty at once, before any resampling, where `unless_led_by` has the lowest geometric mean."""
     if keys is None:
         keys = [k for ks in a.tables.values() for k in ks
-                if BENCHMARKS[k.bench].kind in ("p2p", "coll")]
+                if BENCHMARKS[k.bench].kind in (Kind.P2P, Kind.COLL)]
     cells = {k: comparable(a.data.cells[k]) for k in keys}
     counts = {v: sum(v in c for c in cells.values()) for v in variants or a.data.variants}
     ranked = [v for v, n in counts.items() if n and n >= max(counts.values()) / 2]

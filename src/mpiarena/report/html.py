@@ -32,7 +32,7 @@ from ..benchmarks import BENCHMARKS, element_type
 from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
-from ..status import CellStatus
+from ..status import CellStatus, JobStatus
 from ..suites import label
 from . import drawing, plot_table, plots
 from .costs import costs_text
@@ -164,7 +164,7 @@ def template_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals["Speed"] = Speed
+    env.globals.update(Speed=Speed, CellStatus=CellStatus, JobStatus=JobStatus)
     return env
 
 

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from ..analysis.models import RESIDUAL_TARGET
 from ..analysis.ranks import rank_matrix, slowest_ranks
 from ..analysis.run import Analysis, analyse
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..results import RunData
 from .plots import (
     LEVEL,
@@ -99,7 +99,7 @@ class PlotKind(Generic[S]):
 
 def many_ranks(a: Analysis, t: Table) -> bool:
     """Whether a table gets a per-rank view: a collective at many ranks."""
-    return BENCHMARKS[t.bench].kind == "coll" and t.np >= MANY_RANKS
+    return BENCHMARKS[t.bench].kind == Kind.COLL and t.np >= MANY_RANKS
 
 
 def _sized(a: Analysis, t: Table) -> bool:
@@ -107,7 +107,7 @@ def _sized(a: Analysis, t: Table) -> bool:
 
 
 def _point_to_point(a: Analysis, t: Table) -> bool:
-    return BENCHMARKS[t.bench].sized and BENCHMARKS[t.bench].kind == "p2p"
+    return BENCHMARKS[t.bench].sized and BENCHMARKS[t.bench].kind == Kind.P2P
 
 
 def _time_caption(a: Analysis, t: Table) -> str:
@@ -178,7 +178,7 @@ PLOTS = (
     PlotKind("ranks", Bench, "{bench}-ranks", "{bench}: time vs ranks",
              "Median and {level} interval per rank count, at a few sizes.",
              lambda a, b, styles: ranks_figure(a, b.bench, styles),
-             applies=lambda a, b: BENCHMARKS[b.bench].kind == "coll"),
+             applies=lambda a, b: BENCHMARKS[b.bench].kind == Kind.COLL),
 )
 
 

@@ -23,7 +23,7 @@ from ..errors import ArenaError
 from ..owners import Owner
 from ..plan import Variant
 from ..procs import last_words
-from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, Metric, RankCalls
+from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, LaunchKind, Metric, RankCalls
 from ..status import LaunchStatus, RunStatus
 from ..store import Store
 from ..tags import RUN_VAR
@@ -119,7 +119,7 @@ class AppRunner:
         here.chmod(0o777)
         out, err, profile_dir = here / "stdout", here / "stderr", here / "profile"
         program = self.programs[variant.impl.id].argv
-        base = AppLaunch(variant.id, s.np, index, kind, LaunchStatus.FAILED, "", None,
+        base = AppLaunch(variant.id, s.np, index, LaunchKind(kind), LaunchStatus.FAILED, "", None,
                          float("nan"))
         before = machine_load.snapshot(runs=len(presence.others_measuring()))
         try:
