@@ -47,10 +47,15 @@ class KindAnswer:
     """The fastest MPI library for one kind of benchmark, and how sure; where another wins a
     benchmark over some sizes, those benchmarks."""
 
-    kind: str  # point-to-point | collectives
+    kind: Kind  # p2p or coll
     ranked: list[Standing]  # best first
     exceptions: list[SizeRange]
     wins: list[BenchmarkWin]
+
+    @property
+    def words(self) -> str:
+        """The kind as a sentence says it: point-to-point, collectives."""
+        return KINDS[self.kind]
 
     @property
     def leader(self) -> str:
@@ -143,7 +148,7 @@ def _kind(a: Analysis, kind: Kind, mpi: list[str]) -> KindAnswer | None:
     if not ranked:
         return None
     exceptions = _exceptions(a, keys, [s.variant for s in ranked])
-    return KindAnswer(KINDS[kind], ranked, exceptions,
+    return KindAnswer(kind, ranked, exceptions,
                       _wins(a, kind, ranked[0].variant, mpi, exceptions))
 
 

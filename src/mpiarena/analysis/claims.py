@@ -33,7 +33,7 @@ from ..benchmarks import BENCHMARKS
 from ..records import impl_of
 from ..results import RunData
 from ..sizes import format_size, parse_size
-from ..studies import Claim, Quantity, Study
+from ..studies import Claim, Quantity, QuantityKind, Study
 from .curves import Jump, Switch, protocol_switches
 from .quantities import (
     MARGIN,
@@ -113,12 +113,12 @@ def _intervals_text(intervals: list[tuple[str, tuple[float, float] | None]]) -> 
 
 def _shown(v: float, q: Quantity) -> str:
     """A measured quantity in its natural unit."""
-    if q.kind in ("peak", "asymptote"):
+    if q.kind in (QuantityKind.PEAK, QuantityKind.ASYMPTOTE):
         return units.bandwidth(v)
-    if q.kind == "profile":
+    if q.kind == QuantityKind.PROFILE:
         return units.seconds(v)
     unit = BENCHMARKS[q.bench].unit
-    if unit == "%" or q.kind == "cpu_during":
+    if unit == "%" or q.kind == QuantityKind.CPU_DURING:
         return f"{v:.3g}%"
     return f"{v / 1e6:.3g} MB" if unit == "B" else units.seconds(v)
 
@@ -533,7 +533,7 @@ def _flat_fit(c: _Case) -> tuple[ClaimResult, str]:
     within = float(c.p.get("within", 0.25))
     data = c.runs[c.q.experiment]
     assert isinstance(data, RunData)
-    stat = np.mean if c.q.kind == "mean" else np.median
+    stat = np.mean if c.q.kind == QuantityKind.MEAN else np.median
     oks: list[Backed] = []
     parts = []
     for s in c.subjects:

@@ -70,7 +70,7 @@ class Image:
     src: str  # data: URI
     width: int
     height: int
-    kind: str
+    kind: plots.FigureKind
     bench: str | None
     np: int | None
 
@@ -181,9 +181,9 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     by_table = {(b["name"], t["np"]): t for b in benches for t in b["tables"]}
     winners = None
     for image in images:
-        if image.kind == "winners":
+        if image.kind == plots.FigureKind.WINNERS:
             winners = image
-        elif image.kind == "ranks":
+        elif image.kind == plots.FigureKind.RANKS:
             by_bench[image.bench]["ranks_image"] = image
         elif (image.bench, image.np) in by_table:  # (a tuning heatmap may have no table)
             by_table[(image.bench, image.np)]["images"].append(image)

@@ -8,7 +8,17 @@ import numpy as np
 from ..analysis.program import AppResult, function_seconds
 from ..programs import LaunchKind
 from ..status import LaunchStatus
-from .plots import Maker, Plot, Styles, _axes, _figure, _legend, _set_title, _time_axis
+from .plots import (
+    FigureKind,
+    Maker,
+    Plot,
+    Styles,
+    _axes,
+    _figure,
+    _legend,
+    _set_title,
+    _time_axis,
+)
 
 TOP_FUNCTIONS = 10  # the functions with most seconds in any library; the rest are left out
 WALLS_CAPTION = ("Each launch's wall time (launch to exit), x the launch's place in the run's "
@@ -48,7 +58,8 @@ def walls_plot(r: AppResult) -> Plot | None:
     _time_axis(ax)
     _set_title(ax, f"Wall time of each launch ({r.np} ranks)", loc="left")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-walls", "walls", None, r.np, "Wall time of each launch",
+    return Plot(f"app-run{r.run.id}-walls", FigureKind.WALLS, None, r.np,
+                "Wall time of each launch",
                 WALLS_CAPTION, fig)
 
 
@@ -74,7 +85,8 @@ def calls_plot(r: AppResult) -> Plot | None:
     _time_axis(ax, "x")
     _set_title(ax, "Time in each MPI function", loc="left")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-calls", "calls", None, r.np, "Time in each MPI function",
+    return Plot(f"app-run{r.run.id}-calls", FigureKind.CALLS, None, r.np,
+                "Time in each MPI function",
                 CALLS_CAPTION.format(n=len(names)), fig)
 
 

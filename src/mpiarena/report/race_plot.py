@@ -9,7 +9,7 @@ from enum import Enum
 from ..analysis.race import DropCause
 from ..analysis.tuned_app import TuneResult
 from ..units import seconds
-from .plots import Plot, Styles, _axes, _figure, _legend, _set_title
+from .plots import FigureKind, Plot, Styles, _axes, _figure, _legend, _set_title
 
 
 class Kept(Enum):
@@ -67,5 +67,5 @@ def race_plot(r: TuneResult) -> Plot | None:
     ax.grid(axis="y", visible=False)
     _set_title(ax, f"The race: {r.launches} launches, {len(configs)} configurations")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-race", "race", None, r.run.settings.get("np"),
+    return Plot(f"app-run{r.run.id}-race", FigureKind.RACE, None, r.run.settings.get("np"),
                 "The race", CAPTION, fig)

@@ -306,7 +306,7 @@ def _kind_text(k: KindAnswer) -> str:
     512 B-4 KiB over its cells together, while by benchmark the decided fastest is lam-7.1.4 at
     pingpong 0 B (+3 more below)'."""
     close = [s for s in k.ranked[1:] if s.variant in k.close]
-    text = f"for {k.kind}, {k.leader}" + "".join(
+    text = f"for {k.words}, {k.leader}" + "".join(
         f" or {s.variant} ({standing_text(s).replace(' (', ', ').rstrip(')')})"
         for s in close)
     text += "".join(f", {r.leader} at {format_size(r.first)}" + (
@@ -431,7 +431,7 @@ def answer_lines(a: Analysis) -> list[str]:
     if ans is None:
         return [*figure_lines(a), *floor_lines(a, None)]
     width = max(len(s.variant) for s in ans.ranked)
-    p2p = next((k.leader for k in ans.kinds if k.kind == "point-to-point"), ans.ranked[0].variant)
+    p2p = next((k.leader for k in ans.kinds if k.kind == Kind.P2P), ans.ranked[0].variant)
     lines = [_fastest_sentence(ans), *floor_lines(a, p2p), _scope_text(ans.scope, a.cores),
              f"MPI libraries, time relative to {ans.ranked[0].variant} (geometric mean over "
              f"{ans.ranked[0].cells} cells, {CONFIDENCE:.0%} CI over launches):"]
