@@ -24,7 +24,7 @@ from ..analysis.interference import Finding, finding
 from ..analysis.loggp import loggp
 from ..analysis.models import fit_models
 from ..analysis.predict import run_predictions
-from ..analysis.run import Analysis, Notice, analyse, scoreboard
+from ..analysis.run import Analysis, Level, Notice, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
@@ -164,7 +164,7 @@ def template_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals.update(Speed=Speed, CellStatus=CellStatus, JobStatus=JobStatus)
+    env.globals.update(Speed=Speed, CellStatus=CellStatus, JobStatus=JobStatus, Level=Level)
     return env
 
 
@@ -335,7 +335,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
 def _interference_notices(found: Finding) -> list[Notice]:
     """The summary's interference lines as the Warnings section lists them, so that its count
     holds them too."""
-    return [Notice("warn", line.removeprefix("warn: "), "interference")
+    return [Notice(Level.WARN, line.removeprefix("warn: "), "interference")
             for line in warning_lines(found)]
 
 
