@@ -236,6 +236,27 @@ def test_the_tables_of_a_closed_set_hold_every_member():
     assert set(KIND_NAMES) == set(CostKind)
     assert set(ENDS) == {*DropCause, *Kept}
     assert set(COLOURS) == set(Level)
+    for words in (verdicts.SPEED_OF_B, verdicts.SPEED_OF_FASTEST, verdicts.MOVEMENTS,
+                  verdicts.GUIDELINE_RESULTS, verdicts.TUNING_EFFECTS):
+        assert set(words) == set(verdicts.Judgement)
+
+
+def test_each_context_reads_its_words_off_one_comparison():
+    """A pair is judged once, b over a; the records that embed the comparison read its figures
+    through and give its outcome their own words, in the order the tables fix."""
+    from mpiarena.analysis.comparison import Comparison, Why
+    from mpiarena.analysis.counterparts import COUNTERPARTS, CounterpartCheck
+    from mpiarena.analysis.stats import Verdict
+    from mpiarena.analysis.verdicts import Judgement, Speed
+
+    slower = Comparison(1.5, 1.3, 1.7, 0.001, Judgement.ABOVE, 12, 10, 0)
+    check = CounterpartCheck(COUNTERPARTS[0], "v", ("bcast_init", 8, 2), 1.5, 1.0, slower)
+    verdict = Verdict("fast", "slow", slower)
+    assert check.outcome == Speed.SLOWER and verdict.outcome == Speed.FASTER
+    assert (check.ratio, check.ci_low, check.launches) == (1.5, 1.3, 10)
+    assert (verdict.launches_fast, verdict.launches_slow, verdict.why) == (12, 10, None)
+    against = Verdict("fast", "slow", Comparison(0.8, 0.7, 0.9, 0.001, Judgement.BELOW, 9, 9, 0))
+    assert against.outcome == Speed.UNDECIDED and against.why == Why.TEST
 
 
 def test_a_stored_race_reason_reads_back_as_its_cause():

@@ -39,3 +39,45 @@ class Comparison:
     launches_b: int
     needed: int  # open: about how many launches per variant would decide it (0: unknown)
     why: Why | None = None  # open: why
+
+    @property
+    def launches(self) -> int:
+        """The fewer launches of the two sides."""
+        return min(self.launches_a, self.launches_b)
+
+
+def not_judged(ratio: float = 1.0) -> Comparison:
+    """The comparison of a record whose pair was not judged (a side failed): open, no
+    launches."""
+    return Comparison(ratio, ratio, ratio, 1.0, Judgement.OPEN, 0, 0, 0)
+
+
+class Compared:
+    """A record that embeds a `Comparison` (its field `comparison`) and reads its figures
+    through it: the context's own words are its own properties, read off the outcome."""
+
+    comparison: Comparison
+
+    @property
+    def ratio(self) -> float:
+        return self.comparison.ratio
+
+    @property
+    def ci_low(self) -> float:
+        return self.comparison.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        return self.comparison.ci_high
+
+    @property
+    def p_adjusted(self) -> float:
+        return self.comparison.p_adjusted
+
+    @property
+    def needed(self) -> int:
+        return self.comparison.needed
+
+    @property
+    def launches(self) -> int:
+        return self.comparison.launches

@@ -198,12 +198,34 @@ class Verified:
     library: str  # whose default
     default: str
     setting: str
-    speedup: float  # the default's median wall over the setting's: above 1, the setting wins
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    gain: bool  # the verdict rule backs a gain: decided faster, beyond the threshold
-    launches: int  # fewer of the two sides'
+    comparison: Comparison  # the setting's walls over the default's
+
+    @property
+    def speedup(self) -> float:
+        """The default's wall over the setting's (the comparison's inverse): above 1, the
+        setting wins."""
+        return 1 / self.comparison.ratio if self.comparison.ratio else math.nan
+
+    @property
+    def ci_low(self) -> float:
+        return 1 / self.comparison.ci_high if self.comparison.ci_high else math.inf
+
+    @property
+    def ci_high(self) -> float:
+        return 1 / self.comparison.ci_low if self.comparison.ci_low else math.inf
+
+    @property
+    def p_adjusted(self) -> float:
+        return self.comparison.p_adjusted
+
+    @property
+    def gain(self) -> bool:
+        """The verdict rule backs a gain: the setting decided faster, beyond the threshold."""
+        return self.comparison.outcome == Judgement.BELOW
+
+    @property
+    def launches(self) -> int:
+        return self.comparison.launches
 
 
 def verify(walls: dict[str, list[float]],
@@ -211,10 +233,7 @@ def verify(walls: dict[str, list[float]],
     """(library, default, setting) pairs judged as one family on their launches."""
     judged = judge([Pair(_sample(walls.get(d, [])), _sample(walls.get(s, [])))
                     for _, d, s in pairs])
-    return [Verified(lib, d, s, 1 / j.ratio if j.ratio else math.nan,
-                     1 / j.ci_high if j.ci_high else math.inf,
-                     1 / j.ci_low if j.ci_low else math.inf, j.p_adjusted,
-                     j.outcome == Judgement.BELOW, min(j.launches_a, j.launches_b))
+    return [Verified(lib, d, s, j)
             for (lib, d, s), j in zip(pairs, judged, strict=True)]
 
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..results import Stratified
 from ..status import LaunchShape
-from .comparison import Comparison, Why
-from .verdicts import Judgement, Speed
+from .comparison import Compared, Comparison, Why
+from .verdicts import SPEED_OF_FASTEST, Judgement, Speed
 
 CONFIDENCE = 0.95
 THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable", within it
@@ -762,24 +762,31 @@ def crosses(a: Sample, b: Sample, launches: int, threshold: float = THRESHOLD) -
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(Compared):
+    """A cell's fastest variant against another: the slower's figure over the fastest's."""
+
     fast: str
     slow: str
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: Speed  # of fast against slow: faster, indistinguishable or undecided
-    launches_fast: int
-    launches_slow: int
-    needed: int = 0  # undecided: about how many launches per variant would decide it
-    why: Why | None = None  # undecided: why
+    comparison: Comparison
 
+    @property
+    def outcome(self) -> Speed:
+        """Of fast against slow: faster, indistinguishable or undecided."""
+        return SPEED_OF_FASTEST[self.comparison.outcome]
 
-# judge's outcome of the slower variant over the fastest -> the fastest's speed (below: the
-# fastest figure's test says the other way, so nothing is decided)
-FASTEST_SPEED = {Judgement.ABOVE: Speed.FASTER, Judgement.SAME: Speed.INDISTINGUISHABLE,
-                 Judgement.BELOW: Speed.UNDECIDED, Judgement.OPEN: Speed.UNDECIDED}
+    @property
+    def launches_fast(self) -> int:
+        return self.comparison.launches_a
+
+    @property
+    def launches_slow(self) -> int:
+        return self.comparison.launches_b
+
+    @property
+    def why(self) -> Why | None:
+        """Undecided: the comparison's why, or the test where it says the other way."""
+        j = self.comparison
+        return j.why or (Why.TEST if j.outcome == Judgement.BELOW else None)
 
 
 def fastest(cell: dict[str, Sample], medians: _Medians | None = None) -> str:
@@ -806,10 +813,8 @@ def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
         names.append([(best, other) for other in others])
         pairs += [Pair(cell[best], cell[other]) for other in others]
     judged = iter(judge(pairs, alpha, threshold, of))
-    return [[Verdict(fast, slow, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                     FASTEST_SPEED[j.outcome], j.launches_a, j.launches_b, j.needed,
-                     j.why or (Why.TEST if j.outcome == Judgement.BELOW else None))
-             for (fast, slow), j in zip(cell, judged, strict=False)] for cell in names]
+    return [[Verdict(fast, slow, j) for (fast, slow), j in zip(cell, judged, strict=False)]
+            for cell in names]
 
 
 def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:
