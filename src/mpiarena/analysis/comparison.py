@@ -39,6 +39,8 @@ class Comparison:
     launches_b: int
     needed: int  # open: about how many launches per variant would decide it (0: unknown)
     why: Why | None = None  # open: why
+    paired: bool = False  # read launch by launch over the launches both sides share
+    strata: int = 1  # launch shapes both sides have, read apart and pooled (paired: 1)
 
     @property
     def launches(self) -> int:

@@ -711,7 +711,9 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA, threshold: float = THRESH
             if outcome == Judgement.OPEN else 0
         why = _why(lo, hi, min(read.n, read.m), needed, threshold) \
             if outcome == Judgement.OPEN else None
-        out.append(Comparison(read.ratio, lo, hi, q, outcome, read.n, read.m, needed, why))
+        out.append(Comparison(read.ratio, lo, hi, q, outcome, read.n, read.m, needed, why,
+                              isinstance(read, _PairedRead),
+                              len(read.strata) if isinstance(read, _Read) else 1))
     return out
 
 
