@@ -97,8 +97,9 @@ class Analysis:
     def log_launch_medians(self) -> dict[tuple[Key, str], np.ndarray]:
         """Each measured cell's launch medians, logged: what every standing resamples (the
         answer asks for several standings over the same cells)."""
-        return {(k, v): np.log(launch_medians(sample)) for k, cell in self.data.cells.items()
-                for v, sample in comparable(cell).items()}
+        with np.errstate(divide="ignore"):  # a median of 0 logs as -inf, as the standings take it
+            return {(k, v): np.log(launch_medians(sample)) for k, cell in self.data.cells.items()
+                    for v, sample in comparable(cell).items()}
 
     def best(self, key: Key) -> str | None:
         """The cell's fastest variant, as its verdicts pick it (`stats.fastest`)."""
