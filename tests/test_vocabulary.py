@@ -116,7 +116,7 @@ def test_the_check_finds_a_comparison():
 
 # a record's field that holds a word of a closed set (a status, kind, role, cause, level...):
 # compared as a member of its enum, never as a string
-CLOSED = re.compile(r"(?:^|_)(status|kind|role|cause|why|level|shape|outcome|direction)$")
+CLOSED = re.compile(r"(?:^|_)(status|kind|role|cause|why|level|shape|outcome|direction|check)$")
 # reading a stored sentence back by its words (the store keeps only the sentence): only in the
 # module of the enum whose words they are
 READS_BACK = ("startswith", "endswith", "removeprefix", "removesuffix")
@@ -180,7 +180,7 @@ def closed_comparisons(path: Path, source: str) -> list[Found]:
 
 def closed_template_comparisons(path: Path, source: str) -> list[Found]:
     """Where a Jinja template compares a closed set's field with a string."""
-    field = r"\w*(?:status|kind|role|cause|why|level|shape|outcome|direction)"
+    field = r"\w*(?:status|kind|role|cause|why|level|shape|outcome|direction|check)"
     pattern = re.compile(rf"""\.{field}\s*(?:(?:==|!=)\s*|(?:not\s+)?in\s*[(\[]\s*)["']"""
                          rf"""|selectattr\(\s*["']{field}["']\s*,\s*["']equalto["']\s*,\s*["']""")
     return [Found(path, source.count("\n", 0, m.start()) + 1, f"compares {m.group(0)}")
@@ -225,17 +225,20 @@ def test_the_tables_of_a_closed_set_hold_every_member():
     """A table that gives each member of a closed set its words, colour or marker names every
     member: a new member cannot fall through to a default."""
     from mpiarena.analysis.cells import Cause
+    from mpiarena.analysis.claims import CHECKED_BY
     from mpiarena.analysis.costs import CostKind
     from mpiarena.analysis.race import DropCause
     from mpiarena.analysis.run import CAUSES, Level
     from mpiarena.report.costs import KIND_NAMES
     from mpiarena.report.race_plot import ENDS, Kept
     from mpiarena.report.terminal import COLOURS
+    from mpiarena.studies import ClaimCheck
 
     assert set(CAUSES) == set(Cause)
     assert set(KIND_NAMES) == set(CostKind)
     assert set(ENDS) == {*DropCause, *Kept}
     assert set(COLOURS) == set(Level)
+    assert set(CHECKED_BY) == set(ClaimCheck) - {ClaimCheck.ALL, ClaimCheck.CANNOT}
     for words in (verdicts.SPEED_OF_B, verdicts.SPEED_OF_FASTEST, verdicts.MOVEMENTS,
                   verdicts.GUIDELINE_RESULTS, verdicts.TUNING_EFFECTS):
         assert set(words) == set(verdicts.Judgement)

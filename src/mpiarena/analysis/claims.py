@@ -33,7 +33,7 @@ from ..benchmarks import BENCHMARKS
 from ..records import impl_of
 from ..results import RunData
 from ..sizes import format_size, parse_size
-from ..studies import Claim, Quantity, QuantityKind, Study
+from ..studies import Claim, ClaimCheck, Quantity, QuantityKind, Study
 from .curves import Jump, Switch, protocol_switches
 from .quantities import (
     MARGIN,
@@ -417,7 +417,7 @@ def _reduced(c: _Case) -> tuple[ClaimResult, str]:
 
 
 def _bound(c: _Case) -> tuple[ClaimResult, str]:
-    bound, most = float(c.p["value"]), c.claim.check == "at_most"
+    bound, most = float(c.p["value"]), c.claim.check == ClaimCheck.AT_MOST
     flat = c.vals[c.subjects[0]]
     oks = [(v <= bound) if most else (v >= bound) for v in flat.values()]
     return _verdict(oks), f"needs {'<=' if most else '>='} {bound:g}: {_listing(flat, c.q)}"
@@ -448,17 +448,17 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
     p, q = claim.params, claim.quantity
     if claim.parts:
         return _all(claim, study, runs, skipped)
-    if claim.check == "cannot" or q is None:
+    if claim.check == ClaimCheck.CANNOT or q is None:
         return ClaimRow(claim.text, claim.source, ClaimResult.CANNOT, str(p.get("why", "")))
-    if claim.check in ("better", "grows"):
+    if claim.check in (ClaimCheck.BETTER, ClaimCheck.GROWS):
         subjects = [str(p["a"]), str(p["b"])]
-    elif claim.check == "order":
+    elif claim.check == ClaimCheck.ORDER:
         subjects = [str(x) for x in p["order"]]
     elif "lib" in p:
         subjects = [str(p["lib"])]
     else:
         subjects = [str(x) for x in p.get("among", [])]
-    if claim.check in ("better", "grows"):
+    if claim.check in (ClaimCheck.BETTER, ClaimCheck.GROWS):
         at = {k: (s, _size(p.get(f"{k}_size"))) for k, s in zip("ab", subjects, strict=True)}
     else:
         at = {s: (s, None) for s in subjects}
@@ -469,12 +469,7 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
                         _missing(study, runs, skipped, subjects, q))
     case = _Case(claim, q, subjects, vals, study, runs, samples)
     missing = _unmeasured(study, runs, subjects, q, vals)
-    checks: dict[str, Callable[[_Case], tuple[ClaimResult, str]]] = {
-        "best": _best, "order": _order, "better": _better, "grows": _grows,
-        "similar": _similar, "at_most": _bound, "at_least": _bound,
-        "peak_within": _peak_within, "reduced": _reduced, "flat": _flat, "flat_fit": _flat_fit,
-        "switch": _switch}
-    result, detail = checks[claim.check](case)
+    result, detail = CHECKED_BY[claim.check](case)
     if missing:
         detail += f"; not measured (failed or n/a): {', '.join(missing)}"
     return ClaimRow(claim.text, claim.source, result, detail)
@@ -601,3 +596,12 @@ def _switch(c: _Case) -> tuple[ClaimResult, str]:
         return ClaimResult.CANNOT, f"no sizes measured on both sides of {format_size(at)}"
     return (_verdict(oks), f"expected at {format_size(at)}, between the sizes measured on its "
             f"two sides; switches found: {'; '.join(parts)}")
+
+
+# how each check of a measured conclusion is made (all: by its parts; cannot: not measured)
+CHECKED_BY: dict[ClaimCheck, Callable[[_Case], tuple[ClaimResult, str]]] = {
+    ClaimCheck.BEST: _best, ClaimCheck.ORDER: _order, ClaimCheck.BETTER: _better,
+    ClaimCheck.GROWS: _grows, ClaimCheck.SIMILAR: _similar, ClaimCheck.AT_MOST: _bound,
+    ClaimCheck.AT_LEAST: _bound, ClaimCheck.PEAK_WITHIN: _peak_within,
+    ClaimCheck.REDUCED: _reduced, ClaimCheck.FLAT: _flat, ClaimCheck.FLAT_FIT: _flat_fit,
+    ClaimCheck.SWITCH: _switch}

@@ -24,9 +24,6 @@ from ..errors import ArenaError
 from ..sizes import parse_size
 
 HERE = Path(__file__).parent
-CHECKS = ("best", "order", "better", "grows", "similar", "flat", "flat_fit", "switch",
-          "peak_within",
-          "reduced", "at_most", "at_least", "all", "cannot")
 
 
 @dataclass(frozen=True)
@@ -50,6 +47,26 @@ class Experiment:
     program: str = ""  # a program of kernels/ to profile instead of a suite (args in suite)
     local: str = ""  # why it runs on this machine whatever the cluster (empty: it does not)
     cluster: str = ""  # its own network, instead of the study's (e.g. emulated:gige)
+
+
+class ClaimCheck(StrEnum):
+    """How a study's conclusion is checked against what was measured (analysis/claims.py);
+    all: by its parts; cannot: it cannot be measured here."""
+
+    BEST = "best"
+    ORDER = "order"
+    BETTER = "better"
+    GROWS = "grows"
+    SIMILAR = "similar"
+    FLAT = "flat"
+    FLAT_FIT = "flat_fit"
+    SWITCH = "switch"
+    PEAK_WITHIN = "peak_within"
+    REDUCED = "reduced"
+    AT_MOST = "at_most"
+    AT_LEAST = "at_least"
+    ALL = "all"
+    CANNOT = "cannot"
 
 
 class QuantityKind(StrEnum):
@@ -113,7 +130,7 @@ class PublishedFigure:
 class Claim:
     text: str
     source: str
-    check: str  # one of CHECKS
+    check: ClaimCheck
     quantity: Quantity | None
     params: dict[str, Any] = field(default_factory=dict)
     parts: tuple[Claim, ...] = ()  # check "all": each part of the conclusion
@@ -188,15 +205,16 @@ _CLAIM_FIELDS = ("text", "source", "check", "experiment", "quantity", "bench", "
 
 def _claim(c: dict[str, Any], where: str, experiments: dict[str, Experiment]) -> Claim:
     here = f"{where}: claim '{c['text']}'"
-    if c["check"] not in CHECKS:
-        raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(CHECKS)}")
+    if c["check"] not in {k.value for k in ClaimCheck}:
+        raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(ClaimCheck)}")
+    check = ClaimCheck(c["check"])
     parts = tuple(_claim({"source": c["source"], **p}, where, experiments)
                   for p in c.get("part", []))
-    if (c["check"] == "all") != bool(parts):
+    if (check == ClaimCheck.ALL) != bool(parts):
         raise ArenaError(f"{here}: check 'all' and [[claim.part]] go together")
-    q = None if c["check"] in ("cannot", "all") else _quantity(c, here, experiments)
+    q = None if check in (ClaimCheck.CANNOT, ClaimCheck.ALL) else _quantity(c, here, experiments)
     params = {k: v for k, v in c.items() if k not in _CLAIM_FIELDS}
-    return Claim(c["text"], c["source"], c["check"], q, params, parts)
+    return Claim(c["text"], c["source"], check, q, params, parts)
 
 
 def parse(study_id: str, data: dict[str, Any], where: str) -> Study:
