@@ -1,4 +1,5 @@
-"""The words every decision is given in, one enum per concept, defined once.
+"""The words every decision is given in, one enum per concept, defined once, and each
+context's words read off a comparison's one outcome (`Judgement`), the pair's order fixed here.
 
 They are StrEnums: each member equals the word reports print and exports write, so output stays
 the same; code compares members, never the words (tests/test_vocabulary.py holds it to that).
