@@ -26,7 +26,7 @@ from mpiarena.impls import Implementation, discover, family_of
 from mpiarena.records import RunKind, RunSettings
 from mpiarena.runner import presence, watchdog
 from mpiarena.runner.cleanup import sweep_stale
-from mpiarena.runs import RunStart, Settings
+from mpiarena.runs import RunStart, StoredSettings
 from mpiarena.store import Store
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",
@@ -186,7 +186,7 @@ def stop_runs_left_by_a_failed_test() -> Iterator[None]:
             proc.communicate(timeout=60)
 
 
-def stored_run(store: Store, suite: str = "quick", settings: Settings | None = None,
+def stored_run(store: Store, suite: str = "quick", settings: StoredSettings | None = None,
                seed: int = 1, kind: RunKind = RunKind.BENCHMARK) -> int:
     """A run started and ended through the store's one lifecycle, to write rows into by hand
     (a test's own cells): its id."""

@@ -16,8 +16,10 @@ from conftest import IMPLS, mpiarena
 from rich.console import Console
 
 from mpiarena import users
+from mpiarena.analysis.comparison import Comparison
 from mpiarena.analysis.fingerprint import Fingerprint, Unlike
 from mpiarena.analysis.stats import THRESHOLD
+from mpiarena.analysis.verdicts import Judgement
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import Implementation, family_of
 from mpiarena.report.fingerprint import line
@@ -122,9 +124,11 @@ def test_open_mpi_forced_to_binomial_is_never_told_apart_from_binomial(shared_di
 
 
 def test_a_default_like_none_says_so():
-    f = Fingerprint("bcast", 8, 2, "x", [], [Unlike("ring", 2.0, 1.5, 2.5)], [], "ring")
+    slower = Comparison(2.0, 1.5, 2.5, 0.001, Judgement.ABOVE, 10, 10, 0)
+    f = Fingerprint("bcast", 8, 2, "x", [], [Unlike("ring", slower)], [], "ring")
     assert line(f) == ("x bcast 8 B, 2 ranks: the default behaves like none of the algorithms "
                        "measured, 2.00x slower than ring (95% CI 1.50-2.50)")
-    f = Fingerprint("bcast", 8, 2, "x", [], [Unlike("ring", 0.5, 0.4, 0.625)], ["tree"], "tree")
+    faster = Comparison(0.5, 0.4, 0.625, 0.001, Judgement.BELOW, 10, 10, 0)
+    f = Fingerprint("bcast", 8, 2, "x", [], [Unlike("ring", faster)], ["tree"], "tree")
     assert line(f) == ("x bcast 8 B, 2 ranks: the default is 2.00x faster than ring (95% CI "
                        "1.60-2.50); undecided against tree")

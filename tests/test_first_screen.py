@@ -109,12 +109,12 @@ def test_a_cell_not_expressible_is_never_named_as_timed(run_db: Path) -> None:
 def test_a_cost_per_byte_switch_says_how_its_slope_changed() -> None:
     """The time is continuous where the cost per byte changes: the slope's ratio is the figure
     (the time's, x1.0, said nothing)."""
-    from mpiarena.analysis.curves import Switch
+    from mpiarena.analysis.curves import Jump, Switch
     from mpiarena.report.summary import switch_text
 
-    slope = Switch(4096, "cost per byte", 1e-10, 2.5e-10, 512, 1e-6, 1.01e-6)
+    slope = Switch(4096, Jump.PER_BYTE, 1e-10, 2.5e-10, 512, 1e-6, 1.01e-6)
     assert switch_text("x", slope).endswith("512 B and 4 KiB: cost per byte changes x2.5")
-    step = Switch(4096, "fixed cost", 1e-6, 3e-6, 512, 1e-6, 2.4e-6)
+    step = Switch(4096, Jump.FIXED, 1e-6, 3e-6, 512, 1e-6, 2.4e-6)
     assert switch_text("x", step).endswith("fixed cost changes x2.4")
 
 

@@ -5,7 +5,7 @@ two, build against release, spread changes with each step's size."""
 from __future__ import annotations
 
 from mpiarena.analysis.bisection import Bisection, Placed, ReleaseChange, SpanStep
-from mpiarena.analysis.stats import Judged
+from mpiarena.analysis.comparison import Comparison
 from mpiarena.analysis.verdicts import Judgement
 from mpiarena.impls.releases import Release, folded
 from mpiarena.report.releases import lines
@@ -15,8 +15,8 @@ from mpiarena.runner.releases import BisectedSeries, Member
 OPENMPI = folded(["5.0.11", "5.0.10", "5.0.9", "5.0.8", "4.1.8", "4.1.7"])
 
 
-def judged(ratio: float, outcome: Judgement = Judgement.ABOVE) -> Judged:
-    return Judged(ratio, ratio * 0.9, ratio * 1.1, 0.001, outcome, 10, 10, 0)
+def judged(ratio: float, outcome: Judgement = Judgement.ABOVE) -> Comparison:
+    return Comparison(ratio, ratio * 0.9, ratio * 1.1, 0.001, outcome, 10, 10, 0)
 
 
 def series(names: list[str], origins: list[str] | None = None) -> BisectedSeries:

@@ -19,7 +19,7 @@ from mpiarena.errors import ArenaError
 from mpiarena.records import ImplementationRecord, RunSettings
 from mpiarena.report.reproduction_text import markdown, published
 from mpiarena.results import Group, RunData
-from mpiarena.studies import Quantity
+from mpiarena.studies import Quantity, QuantityKind
 
 SEEDS = Path(__file__).parent / "seeds"  # excerpts of the seed texts (seeds/README.md)
 FAMILIES = {i.family for i in IMPLS}
@@ -416,7 +416,7 @@ def test_throughput_the_emulated_link_flatters_is_not_a_peak() -> None:
     link is left out of the peak (sizes under 42765 B are); on this machine alone it counts."""
     cells = {("pingpong", 1024, 2): {"lam-7.1.4": [0.05e-3] * 3},  # 164 Mbit/s
              ("pingpong", 1 << 20, 2): {"lam-7.1.4": [86e-3] * 3}}  # 97.5 Mbit/s
-    q = Quantity("netpipe", "peak", "pingpong")
+    q = Quantity("netpipe", QuantityKind.PEAK, "pingpong")
     emulated = _run(cells, FE)
     assert value(emulated, q, "lam-7.1.4") * 8e-6 == pytest.approx(97.5, rel=0.01)
     assert value(_run(cells), q, "lam-7.1.4") * 8e-6 == pytest.approx(163.8, rel=0.01)

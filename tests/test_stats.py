@@ -216,3 +216,21 @@ def test_the_rule_text_states_the_constants_the_code_decides_by():
     assert "at most 5% of the 'faster' verdicts of the report" in text
     assert "95% interval" in text and "beyond 5%" in text and "within 5%" in text
     assert f"{MIN_LAUNCHES} launches a side" in text
+
+
+def test_a_comparison_says_how_it_was_read():
+    """Launches both sides share are read launch by launch; launches of two shapes as two
+    strata; the comparison records which."""
+    from mpiarena.results import Stratified
+    from mpiarena.status import LaunchShape
+
+    rng = np.random.default_rng(5)
+    a = [rng.normal(1.0, 0.01, 5) for _ in range(12)]
+    b = [x * 1.5 for x in a]
+    ids = list(range(12))
+    paired, apart = judge([Pair(a, b, (ids, ids)), Pair(a, b)])
+    assert paired.paired and paired.strata == 1 and not apart.paired and apart.strata == 1
+    shapes = [LaunchShape.WHOLE] * 6 + [LaunchShape.PARTIAL] * 6
+    (mixed,) = judge([Pair(Stratified(a, shapes), Stratified(b, shapes))])
+    assert mixed.strata == 2 and not mixed.paired
+    assert all(j.ratio == pytest.approx(1.5) for j in (paired, apart, mixed))

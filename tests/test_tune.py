@@ -15,7 +15,9 @@ from conftest import IMPLS, mpiarena
 from rich.console import Console
 
 from mpiarena import users
+from mpiarena.analysis.comparison import Comparison
 from mpiarena.analysis.tuning import Choice, Gain, ranges
+from mpiarena.analysis.verdicts import Judgement, Speed, TuningEffect
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import family_of
 from mpiarena.impls.base import Algorithm, Rule
@@ -101,15 +103,18 @@ def test_a_variant_limited_to_a_benchmark_measures_only_it():
 # --- the selection --------------------------------------------------------------------------
 
 
-def _choice(size: int, fastest: str, outcome: str, ratio: float = 1.5) -> Choice:
-    return Choice("x", "bcast", 2, size, fastest, ratio, ratio - 0.2, ratio + 0.2, 0.001,
-                  outcome, True)
+def _choice(size: int, fastest: str, outcome: Judgement, ratio: float = 1.5) -> Choice:
+    """The default's figure over the fastest algorithm's, judged `outcome`."""
+    return Choice("x", "bcast", 2, size, fastest,
+                  Comparison(ratio, ratio - 0.2, ratio + 0.2, 0.001, outcome, 10, 10, 0), True)
 
 
 def test_ranges_switch_only_where_decided_and_merge_neighbours():
-    picked = [_choice(8, "x:bcast=a", "undecided"), _choice(1024, "x:bcast=b", "faster"),
-              _choice(65536, "x:bcast=b", "faster"), _choice(2**20, "x:bcast=c",
-                                                              "indistinguishable", 1.01)]
+    picked = [_choice(8, "x:bcast=a", Judgement.OPEN), _choice(1024, "x:bcast=b", Judgement.ABOVE),
+              _choice(65536, "x:bcast=b", Judgement.ABOVE),
+              _choice(2**20, "x:bcast=c", Judgement.SAME, 1.01)]
+    assert [c.outcome for c in picked] == [Speed.UNDECIDED, Speed.FASTER, Speed.FASTER,
+                                           Speed.INDISTINGUISHABLE]
     got = [(r.lo, r.hi, r.variant) for r in ranges(picked)]
     assert got == [(0, 1024, None), (1024, 2**20, "x:bcast=b"), (2**20, None, None)]
 
@@ -212,7 +217,9 @@ def test_a_planted_slow_choice_loaded_through_the_file_is_slower(impl, coll, slo
 
 
 def test_a_cell_made_worse_says_so():
-    line = gain_line(Gain("x", "bcast", 2, 65536, 0.2, 0.15, 0.3, 0.01, "worse", 5))
+    worse = Gain("x", "bcast", 2, 65536, Comparison(0.2, 0.15, 0.3, 0.01, Judgement.BELOW, 5, 7, 0))
+    assert worse.outcome == TuningEffect.WORSE
+    line = gain_line(worse)
     assert line == ("x bcast 64 KiB, 2 ranks: WORSE with the tuning file: 0.20x the default's "
                     "speed (95% CI 0.15-0.30, 5 launches)")
 

@@ -13,13 +13,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
 from .guidelines import GUIDELINES
 from .records import Datatype, RunSettings
 from .sizes import format_size
 
-Kind = Literal["timer", "p2p", "coll", "startup", "cost", "app"]
+
+class Kind(StrEnum):
+    """What a benchmark measures: the library's clock, point-to-point, a collective, start-up or
+    shut-down, a cost (CPU, memory, overlap, progress), or an application kernel."""
+
+    TIMER = "timer"
+    P2P = "p2p"
+    COLL = "coll"
+    STARTUP = "startup"
+    COST = "cost"
+    APP = "app"
+
+
 Extras = dict[str, list[float]]
 NAN = float("nan")
 OVERLAP_OPS = {"exchange": "", "iallreduce": "_iallreduce", "ialltoall": "_ialltoall"}
@@ -110,7 +122,7 @@ class Benchmark:
 
     def size_text(self, size: int) -> str:
         """A size as the tables show it: bytes, or an application kernel's problem size."""
-        return f"{size:,}" if self.kind == "app" else format_size(size)
+        return f"{size:,}" if self.kind == Kind.APP else format_size(size)
 
     @property
     def min_np(self) -> int:
@@ -127,7 +139,7 @@ class Benchmark:
     def bandwidth(self, size: int, seconds: float, window: int) -> float | None:
         """Bytes per second over the reported time (an observation, not a loop iteration), for
         point-to-point benchmarks: pingpong moves size bytes in half a round trip, as NetPIPE."""
-        if self.kind != "p2p" or seconds <= 0:
+        if self.kind != Kind.P2P or seconds <= 0:
             return None
         per_iter = self.directions * size * (window if self.windowed else 1)
         return per_iter / seconds
@@ -174,52 +186,52 @@ WINDOW_VARIANTS = ("window from MPI_Win_allocate spanning the receive slots "
 def _beyond_mpi1() -> list[Benchmark]:
     """MPI beyond MPI-1's point-to-point and collectives (kernels/ext.h, one C file per group),
     in ext.h's order; a synchronisation mode or a layout is part of the name."""
-    rma = [Benchmark(f"{op}-{sync}", "p2p", f"{call} from rank 0 to rank 1 {how}, one per epoch; "
-                     "time per epoch, the slower of the two ranks (one way: OSU's fence and "
+    rma = [Benchmark(f"{op}-{sync}", Kind.P2P, f"{call} from rank 0 to rank 1 {how}, one per "
+                     "epoch; time per epoch, the slower of the two ranks (one way: OSU's fence and "
                      f"pscw latencies halve a put there and back); {WINDOW_VARIANTS}", pair=True,
                      group="one-sided", sums=op in ("accumulate", "get_accumulate"),
                      sizes=(8,) if op in ("fetch_and_op", "compare_and_swap") else None)
            for op, call in RMA_OPS.items() for sync, how in RMA_SYNCS.items()]
-    rma += [Benchmark(f"{op}-bw-{sync}", "p2p", f"a window of {RMA_OPS[op]} from rank 0 to rank 1 "
-                      f"{how}; time per window; {WINDOW_VARIANTS}", pair=True, windowed=True,
-                      group="one-sided")
+    rma += [Benchmark(f"{op}-bw-{sync}", Kind.P2P, f"a window of {RMA_OPS[op]} from rank 0 "
+                      f"to rank 1 {how}; time per window; {WINDOW_VARIANTS}", pair=True,
+                      windowed=True, group="one-sided")
             for op in ("put", "get") for sync, how in RMA_SYNCS.items()]
     nbc = []
     for op, call in NBC_OPS.items():
         nbc += [
-            Benchmark(op, "coll", f"{call} then MPI_Wait", sized=op != "ibarrier",
+            Benchmark(op, Kind.COLL, f"{call} then MPI_Wait", sized=op != "ibarrier",
                       group="non-blocking", sums=op in ("ireduce", "iallreduce")),
-            Benchmark(f"{op}-overlap", "cost", f"share of {call} hidden by computation of its "
+            Benchmark(f"{op}-overlap", Kind.COST, f"share of {call} hidden by computation of its "
                       "own length, no MPI call in between (the library's own progress; OSU)",
                       sized=op != "ibarrier", unit="%", figure=_nbc_overlap, group="non-blocking",
                       sums=op in ("ireduce", "iallreduce")),
-            Benchmark(f"{op}-overlap-test", "cost", f"share of {call} hidden by computation of "
+            Benchmark(f"{op}-overlap-test", Kind.COST, f"share of {call} hidden by computation of "
                       "its own length with MPI_Test after each sixteenth of it (progress driven "
                       "by the program; OSU's -t 16)", sized=op != "ibarrier", unit="%",
                       figure=_nbc_overlap, group="non-blocking",
                       sums=op in ("ireduce", "iallreduce")),
         ]
-    vector = [Benchmark(f"{op}{skew}", "coll", f"{call} of MPI_BYTE, displacements packed; "
+    vector = [Benchmark(f"{op}{skew}", Kind.COLL, f"{call} of MPI_BYTE, displacements packed; "
                         + VECTOR_COUNTS[op] + ("; skewed: c(i) = floor(2 size (i+1) / (np+1)), "
                                                "about size on average" if skew
                                                else "; even: c(i) = size"),
                         group="vector")
               for op, call in VECTOR_OPS.items() for skew in ("", "-skew")]
     neighbor = [
-        Benchmark("neighbor_allgather", "coll", "MPI_Neighbor_allgather on a 2-D periodic "
+        Benchmark("neighbor_allgather", Kind.COLL, "MPI_Neighbor_allgather on a 2-D periodic "
                   "Cartesian grid, size bytes per rank", group="neighbourhood"),
-        Benchmark("neighbor_alltoall", "coll", "MPI_Neighbor_alltoall on a 2-D periodic "
+        Benchmark("neighbor_alltoall", Kind.COLL, "MPI_Neighbor_alltoall on a 2-D periodic "
                   "Cartesian grid, size bytes per neighbour", group="neighbourhood"),
-        Benchmark("halo", "coll", "the same exchange as neighbor_alltoall written by hand: "
+        Benchmark("halo", Kind.COLL, "the same exchange as neighbor_alltoall written by hand: "
                   "MPI_Isend/MPI_Irecv with the 4 neighbours, MPI_Waitall (IMB-HALO)",
                   group="neighbourhood"),
     ]
-    persistent = [Benchmark(f"{op}_init", "coll", f"{call}, then MPI_Start and MPI_Wait per "
+    persistent = [Benchmark(f"{op}_init", Kind.COLL, f"{call}, then MPI_Start and MPI_Wait per "
                             f"call (MPI 4.0; Open MPI 4.1.4: MPIX_{op.capitalize()}_init, Open "
                             f"MPI's extension), beside the blocking {op}; one request per buffer "
                             "slot", group="persistent", sums=op in ("reduce", "allreduce"))
                   for op, call in PERSISTENT_OPS.items()]
-    dtype = [Benchmark(f"{b}-{t}", "p2p" if b == "pingpong" else "coll",
+    dtype = [Benchmark(f"{b}-{t}", Kind.P2P if b == "pingpong" else Kind.COLL,
                        f"{'half round trip' if b == 'pingpong' else 'MPI_Bcast from rank 0'} "
                        f"of size bytes as {how}, beside {b} of a contiguous buffer",
                        scale=0.5 if b == "pingpong" else 1.0, pair=b == "pingpong",
@@ -228,7 +240,7 @@ def _beyond_mpi1() -> list[Benchmark]:
              for t, how in (("vector", "an MPI_Type_vector of 8-byte blocks, stride 16"),
                             ("indexed", "an MPI_Type_indexed of 8-byte blocks at irregular "
                              "offsets"))]
-    io = [Benchmark(f"io-{rw}-{mode}{layout}", "coll", f"{call} of size bytes per rank "
+    io = [Benchmark(f"io-{rw}-{mode}{layout}", Kind.COLL, f"{call} of size bytes per rank "
                     f"{'to' if rw == 'write' else 'from'} a shared file on a local file system, "
                     + ("each rank's bytes in min(4 KiB, size) pieces interleaved with the "
                        "others' (a file view of an MPI_Type_vector)" if layout
@@ -242,64 +254,65 @@ def _beyond_mpi1() -> list[Benchmark]:
 
 
 _ALL = [
-    Benchmark("wtime", "timer", "cost of one call of the library's clock (MPI_Wtime)", sized=False),
-    Benchmark("init", "startup", "launch to the end of MPI_Init, slowest rank", sized=False),
-    Benchmark("finalize", "startup", "time inside MPI_Finalize, slowest rank", sized=False),
-    Benchmark("pingpong", "p2p", "half round trip between ranks 0 and 1", scale=0.5, pair=True),
-    Benchmark("ping", "p2p", "rank 0 streams sends, rank 1 receives; time per message",
+    Benchmark("wtime", Kind.TIMER, "cost of one call of the library's clock (MPI_Wtime)",
+              sized=False),
+    Benchmark("init", Kind.STARTUP, "launch to the end of MPI_Init, slowest rank", sized=False),
+    Benchmark("finalize", Kind.STARTUP, "time inside MPI_Finalize, slowest rank", sized=False),
+    Benchmark("pingpong", Kind.P2P, "half round trip between ranks 0 and 1", scale=0.5, pair=True),
+    Benchmark("ping", Kind.P2P, "rank 0 streams sends, rank 1 receives; time per message",
               pair=True),
-    Benchmark("sendrecv", "p2p", "simultaneous exchange between ranks 0 and 1", directions=2,
+    Benchmark("sendrecv", Kind.P2P, "simultaneous exchange between ranks 0 and 1", directions=2,
               pair=True),
-    Benchmark("bibw", "p2p", "a window of non-blocking sends both ways; time per window",
+    Benchmark("bibw", Kind.P2P, "a window of non-blocking sends both ways; time per window",
               directions=2, pair=True, windowed=True),
-    Benchmark("loggp", "p2p", "LogGP's gap g(s) per message of a burst from rank 0 to rank 1, "
+    Benchmark("loggp", Kind.P2P, "LogGP's gap g(s) per message of a burst from rank 0 to rank 1, "
               "from Netgauge's round trips PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the "
               "overheads (extras; analysis/loggp.py)", pair=True, figure=_loggp),
-    Benchmark("barrier", "coll", "MPI_Barrier", sized=False),
-    Benchmark("bcast", "coll", "MPI_Bcast from rank 0"),
-    Benchmark("bcast-ack", "coll", "MPI_Bcast then a 0-byte ack from one leaf to the root, "
+    Benchmark("barrier", Kind.COLL, "MPI_Barrier", sized=False),
+    Benchmark("bcast", Kind.COLL, "MPI_Bcast from rank 0"),
+    Benchmark("bcast-ack", Kind.COLL, "MPI_Bcast then a 0-byte ack from one leaf to the root, "
               "timed at the root, slowest leaf (Nevin 1996)", min_ranks=2),
-    Benchmark("scatter", "coll", "MPI_Scatter from rank 0, size bytes per rank"),
-    Benchmark("gather", "coll", "MPI_Gather to rank 0, size bytes per rank"),
-    Benchmark("reduce", "coll", f"MPI_Reduce, {SUM}, to rank 0", sums=True),
-    Benchmark("allreduce", "coll", f"MPI_Allreduce, {SUM}", sums=True),
-    Benchmark("allgather", "coll", "MPI_Allgather, size bytes per rank"),
-    Benchmark("alltoall", "coll", "MPI_Alltoall, size bytes per pair of ranks"),
-    Benchmark("reduce_scatter_block", "coll", f"MPI_Reduce_scatter_block, {SUM} (padded to a "
+    Benchmark("scatter", Kind.COLL, "MPI_Scatter from rank 0, size bytes per rank"),
+    Benchmark("gather", Kind.COLL, "MPI_Gather to rank 0, size bytes per rank"),
+    Benchmark("reduce", Kind.COLL, f"MPI_Reduce, {SUM}, to rank 0", sums=True),
+    Benchmark("allreduce", Kind.COLL, f"MPI_Allreduce, {SUM}", sums=True),
+    Benchmark("allgather", Kind.COLL, "MPI_Allgather, size bytes per rank"),
+    Benchmark("alltoall", Kind.COLL, "MPI_Alltoall, size bytes per pair of ranks"),
+    Benchmark("reduce_scatter_block", Kind.COLL, f"MPI_Reduce_scatter_block, {SUM} (padded to a "
               "multiple of the ranks); each rank gets its block", sums=True),
-    Benchmark("scan", "coll", f"MPI_Scan, {SUM}", sums=True),
-    Benchmark("exscan", "coll", f"MPI_Exscan, {SUM}", sums=True),
-    Benchmark("cpu", "cost", "CPU % of rank 1 blocked in a receive for the hold time",
+    Benchmark("scan", Kind.COLL, f"MPI_Scan, {SUM}", sums=True),
+    Benchmark("exscan", Kind.COLL, f"MPI_Exscan, {SUM}", sums=True),
+    Benchmark("cpu", Kind.COST, "CPU % of rank 1 blocked in a receive for the hold time",
               sized=False, pair=True, unit="%", figure=_cpu),
-    Benchmark("memory", "cost", "peak resident memory during alltoall beyond a baseline "
+    Benchmark("memory", Kind.COST, "peak resident memory during alltoall beyond a baseline "
               "process without the library, worst rank", unit="B", figure=_memory),
-    Benchmark("overlap", "cost", "share of a non-blocking exchange hidden by computation",
+    Benchmark("overlap", Kind.COST, "share of a non-blocking exchange hidden by computation",
               unit="%", figure=_overlap),
-    Benchmark("progress", "cost", "share of a 4 MiB message moved while no rank calls the "
+    Benchmark("progress", Kind.COST, "share of a 4 MiB message moved while no rank calls the "
               "library", pair=True, unit="%", sizes=(4 << 20,),
               figure=_progress),
-    Benchmark("threads", "cost", "time per 8-byte message with N threads per rank "
+    Benchmark("threads", Kind.COST, "time per 8-byte message with N threads per rank "
               "(MPI_THREAD_MULTIPLE); size = N", pair=True, sizes=(1, 2, 4)),
-    Benchmark("msgrate", "cost", "time per message in windows of 8-byte non-blocking sends",
+    Benchmark("msgrate", Kind.COST, "time per message in windows of 8-byte non-blocking sends",
               pair=True, sizes=(8,)),
 ]
 _ALL += [
-    Benchmark("app-pi", "app", "pi by the trapezoid rule, summed by reduce; size = trapezoids",
+    Benchmark("app-pi", Kind.APP, "pi by the trapezoid rule, summed by reduce; size = trapezoids",
               sizes=(100_000, 1_000_000, 10_000_000)),
-    Benchmark("app-matvec", "app", "matrix-vector product by scatter and reduce; size = order",
+    Benchmark("app-matvec", Kind.APP, "matrix-vector product by scatter and reduce; size = order",
               sizes=(200, 400, 800)),
-    Benchmark("app-matmul", "app", "matrix product by scatter and reduce; size = order",
+    Benchmark("app-matmul", Kind.APP, "matrix product by scatter and reduce; size = order",
               sizes=(50, 100, 200)),
-    Benchmark("app-rowmm", "app", "row-block matrix product, rank 0 sends and collects rows; "
+    Benchmark("app-rowmm", Kind.APP, "row-block matrix product, rank 0 sends and collects rows; "
               "size = order", sizes=(50, 100, 200)),
-    Benchmark("app-primes", "app", "primes up to size by trial division, range split in blocks",
+    Benchmark("app-primes", Kind.APP, "primes up to size by trial division, range split in blocks",
               sizes=(10_000, 100_000, 1_000_000)),
-    Benchmark("app-md", "app", "Lennard-Jones dynamics, 100 steps, halo columns exchanged with "
+    Benchmark("app-md", Kind.APP, "Lennard-Jones dynamics, 100 steps, halo columns exchanged with "
               "neighbours; size = particles", sizes=(256, 1024, 4096)),
-    Benchmark("app-stencil", "app", "2-D Jacobi stencil, 50 sweeps, halo rows exchanged; "
+    Benchmark("app-stencil", Kind.APP, "2-D Jacobi stencil, 50 sweeps, halo rows exchanged; "
               "size = grid edge", sizes=(64, 256, 1024)),
 ]
-_ALL += [Benchmark(g.mockup, "coll", f"mock-up of {g.collective}: {g.doc}",
+_ALL += [Benchmark(g.mockup, Kind.COLL, f"mock-up of {g.collective}: {g.doc}",
                    sums="reduce" in g.mockup or "scan" in g.mockup) for g in GUIDELINES]
 _ALL += _beyond_mpi1()
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in _ALL}

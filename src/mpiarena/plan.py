@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .benchmarks import BENCHMARKS
+from .benchmarks import BENCHMARKS, Kind
 from .errors import ArenaError
 from .impls import Implementation, families, family_of
 from .machine import cores
@@ -102,7 +102,7 @@ class Plan:
                     measured.setdefault((Cell(bench, 0, rnd.np), rnd.np), set()).add(v.id)
             for session in rnd.sessions:
                 for asked, v in session.turns:
-                    if BENCHMARKS[asked.cell.bench].kind != "cost":
+                    if BENCHMARKS[asked.cell.bench].kind != Kind.COST:
                         measured.setdefault((asked.cell, rnd.np), set()).add(v.id)
         return sum(max(0, len(ids) - 1) for ids in measured.values())
 
@@ -141,7 +141,7 @@ def timing(cell: Cell, suite: Suite, impl: Implementation) -> str:
     cores: measured here, 60-80% of calls dropped and kept calls 2-4x their barrier time), and
     more ranks than this machine's cores (they cannot all be running when a window opens; an
     emulated cluster's nodes share these cores too)."""
-    if BENCHMARKS[cell.bench].kind != "coll" or cell.bench == "bcast-ack":
+    if BENCHMARKS[cell.bench].kind != Kind.COLL or cell.bench == "bcast-ack":
         return "loop"
     if suite.sync == "window" and (not family_of(impl).window_timing
                                    or cell.np > cores()):
@@ -168,7 +168,7 @@ def cells_by_np(suite: Suite) -> dict[int, list[Cell]]:
     by_np: dict[int, list[Cell]] = {}
     for name in suite.benchmarks:
         bench = BENCHMARKS[name]
-        if bench.kind == "startup":
+        if bench.kind == Kind.STARTUP:
             continue
         nps = [2] if bench.pair else [n for n in suite.nps if n >= bench.min_np]
         sizes = bench.sizes or (suite.sizes if bench.sized else (0,))
@@ -198,7 +198,7 @@ def make_plan(suite: Suite, impls: list[Implementation], seed: int | None = None
     variants = variants_for(suite.variants, impls, bare)
     plan = Plan(suite, variants, [], seed, options)
     cells = cells_by_np(suite)
-    startup = any(BENCHMARKS[b].kind == "startup" for b in suite.benchmarks)
+    startup = any(BENCHMARKS[b].kind == Kind.STARTUP for b in suite.benchmarks)
     for np in sorted(set(cells) | (set(suite.nps) if startup else set())):
         rnd = Round(np)
         fit = [v for v in variants if _fits(v, np)]

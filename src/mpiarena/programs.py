@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .errors import ArenaError
@@ -56,6 +57,26 @@ class Metric:
         return found
 
 
+class LaunchKind(StrEnum):
+    """Why a launch of the program ran: timed, a warm-up, profiled (`app --tune`'s first), one
+    of the tuning race's rounds, or the verification of its winners."""
+
+    TIMED = "timed"
+    WARMUP = "warmup"
+    PROFILED = "profiled"
+    RACE = "race"
+    VERIFY = "verify"
+
+
+class Role(StrEnum):
+    """How a configuration of an `app --tune` run ended: its library's winner, the winner of
+    the fastest library (overall), or neither."""
+
+    OVERALL = "overall"
+    WINNER = "winner"
+    NONE = ""
+
+
 @dataclass(frozen=True)
 class AppLaunch:
     """One execution of the program through a library's launcher, as stored."""
@@ -63,7 +84,7 @@ class AppLaunch:
     variant: str
     np: int
     index: int  # which launch of its variant (warm-up launches count)
-    kind: str  # timed | warmup | profiled
+    kind: LaunchKind
     status: LaunchStatus
     reason: str
     exit_code: int | None
@@ -74,6 +95,9 @@ class AppLaunch:
     command: str = ""
     interference: dict[str, Any] | None = None
     id: int = 0  # the store's row id (0 before it is stored)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", LaunchKind(self.kind))  # the stored word, as its member
 
 
 @dataclass(frozen=True)
@@ -107,4 +131,7 @@ class TunedConfig:
     values: dict[str, str]  # dimension -> value (default: the library's own)
     dropped: int | None  # the round after which it left the race (None: it stayed)
     reason: str  # why it was dropped
-    role: str = ""  # winner: its library's; overall: the fastest library's winner; "" neither
+    role: Role = Role.NONE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "role", Role(self.role))  # the stored word, as its member

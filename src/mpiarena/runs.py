@@ -137,7 +137,7 @@ class ProgramSettings:
         return asdict(self)
 
 
-Settings = RunSettings | ProgramSettings  # every kind's record (the first's subclasses too)
+StoredSettings = RunSettings | ProgramSettings  # every kind's record (the first's subclasses)
 
 SETTINGS: dict[RunKind, type[RunSettings] | type[ProgramSettings]] = {
     RunKind.BENCHMARK: RunSettings, RunKind.REPRODUCED: RunSettings, RunKind.TUNE: RunSettings,
@@ -146,7 +146,7 @@ SETTINGS: dict[RunKind, type[RunSettings] | type[ProgramSettings]] = {
     RunKind.RELEASES: ReleasesSettings}
 
 
-def settings_of(run: RunRecord) -> Settings:
+def settings_of(run: RunRecord) -> StoredSettings:
     """The run's settings as its kind's record."""
     return SETTINGS[run.kind].read(run.settings)
 
@@ -181,6 +181,6 @@ class RunStart:
     kind: RunKind
     suite: str
     command: str
-    settings: Settings
+    settings: StoredSettings
     seed: int = 0
     machine: Mapping[str, object] = field(default_factory=machine.describe)

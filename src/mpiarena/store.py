@@ -40,7 +40,7 @@ from .records import (
     RunRecord,
     VariantRecord,
 )
-from .runs import RunStart, Settings, kind_of
+from .runs import RunStart, StoredSettings, kind_of
 from .status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
 from .whatran import Cvar, WhatRan
 
@@ -406,7 +406,7 @@ class Store:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
 
-    def update_settings(self, run_id: int, settings: Settings) -> None:
+    def update_settings(self, run_id: int, settings: StoredSettings) -> None:
         """Replace a run's settings (an import adding another library's files to its run, a
         tuning run its spaces) by its kind's record."""
         with self.tx() as db:

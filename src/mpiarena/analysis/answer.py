@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..impls.registry import families
 from ..records import impl_of
 from ..results import Key, RunData
@@ -17,7 +17,7 @@ from .run import Analysis, Standing, standings, stretches
 from .stats import THRESHOLD
 from .verdicts import Speed, Sureness
 
-KINDS = {"p2p": "point-to-point", "coll": "collectives"}
+KINDS = {Kind.P2P: "point-to-point", Kind.COLL: "collectives"}
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,15 @@ class KindAnswer:
     """The fastest MPI library for one kind of benchmark, and how sure; where another wins a
     benchmark over some sizes, those benchmarks."""
 
-    kind: str  # point-to-point | collectives
+    kind: Kind  # p2p or coll
     ranked: list[Standing]  # best first
     exceptions: list[SizeRange]
     wins: list[BenchmarkWin]
+
+    @property
+    def words(self) -> str:
+        """The kind as a sentence says it: point-to-point, collectives."""
+        return KINDS[self.kind]
 
     @property
     def leader(self) -> str:
@@ -99,7 +104,7 @@ def mpi_variants(data: RunData) -> list[str]:
     return [v for v in data.variants if family.get(impl_of(v)) not in not_mpi]
 
 
-def _timed_keys(a: Analysis, kinds: tuple[str, ...]) -> list[Key]:
+def _timed_keys(a: Analysis, kinds: tuple[Kind, ...]) -> list[Key]:
     return [k for ks in a.tables.values() for k in ks if BENCHMARKS[k.bench].kind in kinds]
 
 
@@ -124,7 +129,7 @@ def _exceptions(a: Analysis, keys: list[Key], ranked: list[str]) -> list[SizeRan
     return out
 
 
-def _wins(a: Analysis, kind: str, leader: str, mpi: list[str],
+def _wins(a: Analysis, kind: Kind, leader: str, mpi: list[str],
           exceptions: list[SizeRange]) -> list[BenchmarkWin]:
     """The benchmarks of `kind` where another MPI library than `leader` is decided fastest over
     some sizes that no size range of `exceptions` already gives it, in the scoreboard's
@@ -137,13 +142,13 @@ def _wins(a: Analysis, kind: str, leader: str, mpi: list[str],
                     for r in exceptions)]
 
 
-def _kind(a: Analysis, kind: str, mpi: list[str]) -> KindAnswer | None:
+def _kind(a: Analysis, kind: Kind, mpi: list[str]) -> KindAnswer | None:
     keys = _timed_keys(a, (kind,))
     ranked = standings(a, mpi, keys)
     if not ranked:
         return None
     exceptions = _exceptions(a, keys, [s.variant for s in ranked])
-    return KindAnswer(KINDS[kind], ranked, exceptions,
+    return KindAnswer(kind, ranked, exceptions,
                       _wins(a, kind, ranked[0].variant, mpi, exceptions))
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..results import Key
-from .stats import ALPHA, THRESHOLD, Judged, Pair, Sample, judge
+from .comparison import Comparison
+from .stats import ALPHA, THRESHOLD, Pair, Sample, judge
 from .verdicts import Judgement
 
 # what one step measured: each cell's sample per release (an index into the series)
@@ -38,7 +39,7 @@ class SpanStep:
 
     before: int
     after: int
-    judged: Judged
+    judged: Comparison
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class ReleaseChange:
     before: int
     after: int
     direction: Judgement
-    judged: Judged
+    judged: Comparison
     where: Placed
     step: int
     inside: tuple[SpanStep, ...] = ()
@@ -64,7 +65,7 @@ class Bisection:
     step's releases in the order measured."""
 
     size: int  # releases in the series
-    ends: dict[Key, Judged] = field(default_factory=dict)
+    ends: dict[Key, Comparison] = field(default_factory=dict)
     changes: list[ReleaseChange] = field(default_factory=list)
     steps: list[tuple[int, ...]] = field(default_factory=list)
 
@@ -133,7 +134,7 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
 class _Verdict:
     """A span's verdict on a cell and the step (an index into Bisection.steps) that gave it."""
 
-    judged: Judged
+    judged: Comparison
     step: int
 
 
@@ -144,7 +145,7 @@ def _change(key: Key, before: int, after: int, verdict: _Verdict, where: Placed,
 
 
 def _judged(measured: StepSamples, pairs: Sequence[tuple[int, int]], cells: Collection[Key] | None,
-            alpha: float, threshold: float) -> dict[tuple[Key, int, int], Judged]:
+            alpha: float, threshold: float) -> dict[tuple[Key, int, int], Comparison]:
     """Every cell's pairs (earlier, later) that both sides measured, judged as one family."""
     asked = [(key, b, a) for key in sorted(measured) if cells is None or key in cells
              for b, a in pairs if b in measured[key] and a in measured[key]]

@@ -11,7 +11,8 @@ from enum import StrEnum
 
 from ..results import Key
 from .bisection import DECIDED
-from .stats import ALPHA, THRESHOLD, Judged, Pair, Sample, judge
+from .comparison import Comparison
+from .stats import ALPHA, THRESHOLD, Pair, Sample, judge
 from .verdicts import Judgement
 
 
@@ -29,9 +30,9 @@ class Attribution:
     """One cell: the second build over the first as they come, and under each lever."""
 
     key: Key
-    plain: Judged
+    plain: Comparison
     follows: Follows
-    levers: tuple[tuple[str, Judged], ...]  # (lever, the second under it over the first)
+    levers: tuple[tuple[str, Comparison], ...]  # (lever, the second under it over the first)
 
     @property
     def undone_by(self) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
 import numpy as np
 
@@ -22,6 +22,17 @@ HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is no
 WARMUP_SHARE = 0.2  # slow outliers all within the first fifth of a cell are a warm-up effect
 
 
+class Cause(StrEnum):
+    """Why a cell is doubtful: slow first observations, more ranks than cores, noise, now and
+    then interference, or launches that disagree."""
+
+    WARM_UP = "warm-up"
+    OVERSUBSCRIBED = "oversubscribed"
+    NOISE = "noise"
+    INTERFERENCE = "interference"
+    LAUNCHES = "launches"
+
+
 @dataclass(frozen=True)
 class CellWarning:
     """Something doubtful about one variant's observations in one cell, with its likely cause."""
@@ -29,7 +40,7 @@ class CellWarning:
     key: Key
     variant: str
     text: str
-    cause: Literal["warm-up", "oversubscribed", "noise", "interference", "launches"]
+    cause: Cause
     outliers: tuple[int, ...] = ()  # indices into the launch's observations
 
 
@@ -84,7 +95,7 @@ def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
         return None
     return CellWarning(key, variant, f"its launches disagree: {share:.0%} of the variance lies "
                        f"between launches (launch medians {_spread(medians)}): only more "
-                       "launches narrow it", "launches")
+                       "launches narrow it", Cause.LAUNCHES)
 
 
 @dataclass(frozen=True)
@@ -107,21 +118,21 @@ def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int,
     if (len(idx) == 0 and cv <= high_cv) or median <= 0:
         return None
     slow = idx[x[idx] > median]
-    cause: Literal["warm-up", "oversubscribed", "noise", "interference"]
+    cause: Cause
     if len(slow) == len(idx) > 0 and slow.min() == 0 \
             and slow.max() < max(2, WARMUP_SHARE * len(x)):
-        cause = "warm-up"
+        cause = Cause.WARM_UP
         why = ("the first is the slow one" if len(slow) == 1 else
                f"the first {len(slow)} are the slow ones") + ": warm-up too short"
     elif cores > 0 and key.np > cores:
-        cause = "oversubscribed"
+        cause = Cause.OVERSUBSCRIBED
         why = (f"oversubscribed ranks ({key.np} on {cores} cores): busy-polling libraries "
                "measure the scheduler")
     elif cv > high_cv:
-        cause = "noise"
+        cause = Cause.NOISE
         why = "noisy machine or interference"
     else:
-        cause = "interference"
+        cause = Cause.INTERFERENCE
         why = "something else ran now and then; re-run on a quiet machine"
     if len(idx):
         ratios = x[idx] / median
@@ -140,7 +151,7 @@ class WarningLine:
     """One variant's doubtful cells of one cause: how many, the line naming them, and its
     first cell in words (for a line that folds every variant's)."""
 
-    cause: str
+    cause: Cause
     cells: int
     text: str  # "lam-7.1.4: 60 cells (allreduce 0 B (2 ranks), ... and 57 more); e.g. ..."
     example: str  # "lam-7.1.4, allreduce 0 B (2 ranks): its launches disagree: ..."
@@ -148,7 +159,7 @@ class WarningLine:
 
 def warning_lines(warnings: Sequence[CellWarning], per_variant: int = 3) -> list[WarningLine]:
     """One line per variant and cause ("12 cells: ..."), naming at most `per_variant` cells."""
-    by: dict[tuple[str, str], list[CellWarning]] = {}
+    by: dict[tuple[str, Cause], list[CellWarning]] = {}
     for w in warnings:
         by.setdefault((w.variant, w.cause), []).append(w)
     lines = []

@@ -33,8 +33,8 @@ from ..benchmarks import BENCHMARKS
 from ..records import impl_of
 from ..results import RunData
 from ..sizes import format_size, parse_size
-from ..studies import Claim, Quantity, Study
-from .curves import Switch, protocol_switches
+from ..studies import Claim, ClaimCheck, Quantity, QuantityKind, Study
+from .curves import Jump, Switch, protocol_switches
 from .quantities import (
     MARGIN,
     Measured,
@@ -113,12 +113,12 @@ def _intervals_text(intervals: list[tuple[str, tuple[float, float] | None]]) -> 
 
 def _shown(v: float, q: Quantity) -> str:
     """A measured quantity in its natural unit."""
-    if q.kind in ("peak", "asymptote"):
+    if q.kind in (QuantityKind.PEAK, QuantityKind.ASYMPTOTE):
         return units.bandwidth(v)
-    if q.kind == "profile":
+    if q.kind == QuantityKind.PROFILE:
         return units.seconds(v)
     unit = BENCHMARKS[q.bench].unit
-    if unit == "%" or q.kind == "cpu_during":
+    if unit == "%" or q.kind == QuantityKind.CPU_DURING:
         return f"{v:.3g}%"
     return f"{v / 1e6:.3g} MB" if unit == "B" else units.seconds(v)
 
@@ -417,7 +417,7 @@ def _reduced(c: _Case) -> tuple[ClaimResult, str]:
 
 
 def _bound(c: _Case) -> tuple[ClaimResult, str]:
-    bound, most = float(c.p["value"]), c.claim.check == "at_most"
+    bound, most = float(c.p["value"]), c.claim.check == ClaimCheck.AT_MOST
     flat = c.vals[c.subjects[0]]
     oks = [(v <= bound) if most else (v >= bound) for v in flat.values()]
     return _verdict(oks), f"needs {'<=' if most else '>='} {bound:g}: {_listing(flat, c.q)}"
@@ -448,17 +448,17 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
     p, q = claim.params, claim.quantity
     if claim.parts:
         return _all(claim, study, runs, skipped)
-    if claim.check == "cannot" or q is None:
+    if claim.check == ClaimCheck.CANNOT or q is None:
         return ClaimRow(claim.text, claim.source, ClaimResult.CANNOT, str(p.get("why", "")))
-    if claim.check in ("better", "grows"):
+    if claim.check in (ClaimCheck.BETTER, ClaimCheck.GROWS):
         subjects = [str(p["a"]), str(p["b"])]
-    elif claim.check == "order":
+    elif claim.check == ClaimCheck.ORDER:
         subjects = [str(x) for x in p["order"]]
     elif "lib" in p:
         subjects = [str(p["lib"])]
     else:
         subjects = [str(x) for x in p.get("among", [])]
-    if claim.check in ("better", "grows"):
+    if claim.check in (ClaimCheck.BETTER, ClaimCheck.GROWS):
         at = {k: (s, _size(p.get(f"{k}_size"))) for k, s in zip("ab", subjects, strict=True)}
     else:
         at = {s: (s, None) for s in subjects}
@@ -469,12 +469,7 @@ def check(claim: Claim, study: Study, runs: dict[str, Measured],
                         _missing(study, runs, skipped, subjects, q))
     case = _Case(claim, q, subjects, vals, study, runs, samples)
     missing = _unmeasured(study, runs, subjects, q, vals)
-    checks: dict[str, Callable[[_Case], tuple[ClaimResult, str]]] = {
-        "best": _best, "order": _order, "better": _better, "grows": _grows,
-        "similar": _similar, "at_most": _bound, "at_least": _bound,
-        "peak_within": _peak_within, "reduced": _reduced, "flat": _flat, "flat_fit": _flat_fit,
-        "switch": _switch}
-    result, detail = checks[claim.check](case)
+    result, detail = CHECKED_BY[claim.check](case)
     if missing:
         detail += f"; not measured (failed or n/a): {', '.join(missing)}"
     return ClaimRow(claim.text, claim.source, result, detail)
@@ -533,7 +528,7 @@ def _flat_fit(c: _Case) -> tuple[ClaimResult, str]:
     within = float(c.p.get("within", 0.25))
     data = c.runs[c.q.experiment]
     assert isinstance(data, RunData)
-    stat = np.mean if c.q.kind == "mean" else np.median
+    stat = np.mean if c.q.kind == QuantityKind.MEAN else np.median
     oks: list[Backed] = []
     parts = []
     for s in c.subjects:
@@ -574,7 +569,7 @@ def _explained(x: Switch, data: RunData) -> bool:
     their cost per byte changes from the host's to the link's own (within -20%/+30%: frame
     headers add 2-6%)."""
     link = link_of(data)
-    if link is None or x.kind != "cost per byte":
+    if link is None or x.kind != Jump.PER_BYTE:
         return False
     per_byte = 8 / link.rate_bits
     return x.last_before <= 2 * link.burst and 0.8 * per_byte <= x.after <= 1.3 * per_byte
@@ -601,3 +596,12 @@ def _switch(c: _Case) -> tuple[ClaimResult, str]:
         return ClaimResult.CANNOT, f"no sizes measured on both sides of {format_size(at)}"
     return (_verdict(oks), f"expected at {format_size(at)}, between the sizes measured on its "
             f"two sides; switches found: {'; '.join(parts)}")
+
+
+# how each check of a measured conclusion is made (all: by its parts; cannot: not measured)
+CHECKED_BY: dict[ClaimCheck, Callable[[_Case], tuple[ClaimResult, str]]] = {
+    ClaimCheck.BEST: _best, ClaimCheck.ORDER: _order, ClaimCheck.BETTER: _better,
+    ClaimCheck.GROWS: _grows, ClaimCheck.SIMILAR: _similar, ClaimCheck.AT_MOST: _bound,
+    ClaimCheck.AT_LEAST: _bound, ClaimCheck.PEAK_WITHIN: _peak_within,
+    ClaimCheck.REDUCED: _reduced, ClaimCheck.FLAT: _flat, ClaimCheck.FLAT_FIT: _flat_fit,
+    ClaimCheck.SWITCH: _switch}

@@ -10,13 +10,11 @@ from dataclasses import dataclass
 
 from ..benchmarks import BENCHMARKS
 from ..results import Group, Key, RunData
+from .comparison import Compared, Comparison
 from .groups import measured
-from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Judged, Pair, judge, median
-from .verdicts import Judgement, Movement
+from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Pair, judge, median
+from .verdicts import MOVEMENTS, Judgement, Movement
 
-# stats.judge of b's figure over a's -> how the cell moved from run a to run b
-MOVEMENTS = {Judgement.ABOVE: Movement.REGRESSION, Judgement.BELOW: Movement.IMPROVEMENT,
-             Judgement.SAME: Movement.INDISTINGUISHABLE, Judgement.OPEN: Movement.UNDECIDED}
 Z = NORMAL.inv_cdf((1 + CONFIDENCE) / 2)  # how many sds a normal's 95% range reaches either way
 # How many of Drift's sds (the MAD of the variants' log ratios, each variant's drift one draw
 # shared by its cells) cover 97.5% of the drifts a variant draws, for 1..12 variants: worked out
@@ -62,21 +60,28 @@ class Drift:
 
 
 @dataclass(frozen=True)
-class Change:
+class Change(Compared):
     """One cell of one variant in run a (before) against run b (after)."""
 
     key: Key
     variant: str  # in run a
     other: str  # in run b
-    ratio: float  # median(b) / median(a): above 1 is slower after
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: Movement
-    n_a: int  # launches
-    n_b: int
+    comparison: Comparison  # b over a: above 1 is slower after
     drift: Drift  # between the runs, as the cells judged with this one show it
     held: bool  # the launches decided it, the drift between the runs leaves it undecided
+
+    @property
+    def outcome(self) -> Movement:
+        """Regression, improvement, indistinguishable, or undecided (held by the drift too)."""
+        return Movement.UNDECIDED if self.held else MOVEMENTS[self.comparison.outcome]
+
+    @property
+    def n_a(self) -> int:
+        return self.comparison.launches_a
+
+    @property
+    def n_b(self) -> int:
+        return self.comparison.launches_b
 
 
 Shared = tuple[Key, str, str, Group, Group]  # key, variant in a, variant in b, their groups
@@ -108,13 +113,11 @@ def judged(shared: list[Shared], alpha: float = ALPHA, threshold: float = THRESH
     out = []
     for (key, va, vb, _, _), j in zip(shared, verdicts, strict=True):
         held = _held(j, drift.allowance, threshold)
-        out.append(Change(key, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                          Movement.UNDECIDED if held else MOVEMENTS[j.outcome], j.launches_a,
-                          j.launches_b, drift, held))
+        out.append(Change(key, va, vb, j, drift, held))
     return out
 
 
-def drift_of(reads: Sequence[tuple[str, Judged]]) -> Drift:
+def drift_of(reads: Sequence[tuple[str, Comparison]]) -> Drift:
     """The drift between runs that these changes (variant, verdict) show together: the robust
     sd of their log ratios about no change (a median, so that changes of under half of them
     leave it), less the typical variance their launches' intervals account for."""
@@ -139,7 +142,7 @@ def widened(ratio: float, low: float, high: float, allowance: float) -> tuple[fl
             math.exp(mid + math.hypot(math.log(high) - mid, allowance)))
 
 
-def _held(j: Judged, allowance: float, threshold: float) -> bool:
+def _held(j: Comparison, allowance: float, threshold: float) -> bool:
     """Whether the drift undoes the launches' decision: a change whose widened interval
     reaches no change, or an indistinguishable one whose widened interval reaches beyond the
     threshold."""

@@ -11,6 +11,7 @@ have their median and its 95% interval. `report/costs.py` puts it into words.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -23,13 +24,23 @@ from .stats import Sample, Summary, Verdict, summarize, verdicts
 from .verdicts import Speed
 
 
+class CostKind(StrEnum):
+    """What a costs column holds: CPU used while waiting, memory, overlap, progress, or a
+    message rate."""
+
+    CPU = "cpu"
+    MEMORY = "memory"
+    OVERLAP = "overlap"
+    PROGRESS = "progress"
+    RATE = "rate"
+
+
 @dataclass(frozen=True)
 class Column:
-    """One figure per variant: what it is (`kind`: cpu, memory, overlap, progress, rate), its
-    samples per variant, and whether it gets verdicts and with which floor (values below it
-    count as it: ratios of ~0 mean nothing)."""
+    """One figure per variant: what it is (`kind`), its samples per variant, and whether it gets
+    verdicts and with which floor (values below it count as it: ratios of ~0 mean nothing)."""
 
-    kind: str
+    kind: CostKind
     samples: dict[str, Sample]
     key: Key | None = None  # the cell it reports, where it is one cell
     bench: str = ""  # cpu columns: the benchmark the CPU was measured during
@@ -94,18 +105,18 @@ def _cell(data: RunData, key: Key | None) -> dict[str, Sample]:
 
 def _columns(data: RunData) -> list[Column]:
     cpu = _last(data, "cpu")
-    cols = [Column("cpu", _cell(data, cpu), cpu, "", True, 0.5),
-            Column("cpu", _cpu_during(data, "pingpong", 2), None, "pingpong", True, 0.5),
-            Column("cpu", _cpu_during(data, "alltoall", None), None, "alltoall", True, 0.5)]
+    cols = [Column(CostKind.CPU, _cell(data, cpu), cpu, "", True, 0.5),
+            Column(CostKind.CPU, _cpu_during(data, "pingpong", 2), None, "pingpong", True, 0.5),
+            Column(CostKind.CPU, _cpu_during(data, "alltoall", None), None, "alltoall", True, 0.5)]
     if key := _last(data, "memory"):
-        cols.append(Column("memory", _cell(data, key), key, floor=1e4))
+        cols.append(Column(CostKind.MEMORY, _cell(data, key), key, floor=1e4))
     if key := _last(data, "overlap"):
-        cols.append(Column("overlap", _cell(data, key), key, judged=False))
+        cols.append(Column(CostKind.OVERLAP, _cell(data, key), key, judged=False))
     if key := _last(data, "progress"):
-        cols.append(Column("progress", _cell(data, key), key, judged=False))
+        cols.append(Column(CostKind.PROGRESS, _cell(data, key), key, judged=False))
     if key := _last(data, "msgrate"):
-        cols.append(Column("rate", _cell(data, key), key))
-    cols += [Column("rate", _cell(data, key), key)
+        cols.append(Column(CostKind.RATE, _cell(data, key), key))
+    cols += [Column(CostKind.RATE, _cell(data, key), key)
              for key in sorted(k for k in data.cells if k.bench == "threads")]
     return [c for c in cols if c.samples]
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..results import Key, RunData
+from .comparison import Compared, Comparison
 from .groups import beside, figure, launch_ids
 from .stats import ALPHA, THRESHOLD, Pair, judge
-from .verdicts import Judgement, Speed
-
-# stats.judge of the benchmark over its counterpart -> the benchmark's speed
-SPEEDS = {Judgement.ABOVE: Speed.SLOWER, Judgement.BELOW: Speed.FASTER,
-          Judgement.SAME: Speed.INDISTINGUISHABLE, Judgement.OPEN: Speed.UNDECIDED}
+from .verdicts import SPEED_OF_B, Speed
 
 
 @dataclass(frozen=True)
@@ -48,7 +45,7 @@ COUNTERPARTS = _pairs()
 
 
 @dataclass(frozen=True)
-class CounterpartCheck:
+class CounterpartCheck(Compared):
     """One benchmark against its counterpart for one variant in one cell."""
 
     counterpart: Counterpart
@@ -56,12 +53,12 @@ class CounterpartCheck:
     key: Key  # the benchmark's cell; the counterpart's is (counterpart.against, size, np)
     figure: float  # the median of launch medians
     against: float
-    ratio: float  # figure / against: below 1, the benchmark ran faster
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: Speed
-    launches: int
+    comparison: Comparison  # figure over against: below 1, the benchmark ran faster
+
+    @property
+    def outcome(self) -> Speed:
+        """The benchmark's speed against its counterpart."""
+        return SPEED_OF_B[self.comparison.outcome]
 
 
 def counterpart_checks(data: RunData, alpha: float = ALPHA,
@@ -70,7 +67,5 @@ def counterpart_checks(data: RunData, alpha: float = ALPHA,
     found = [(c, *pair) for c in COUNTERPARTS for pair in beside(data, c.bench, c.against)]
     judged = judge([Pair(theirs.nested, mine.nested, (launch_ids(theirs), launch_ids(mine)))
                     for *_, mine, theirs in found], alpha, threshold)
-    return [CounterpartCheck(c, variant, key, figure(mine), figure(theirs), j.ratio, j.ci_low,
-                             j.ci_high, j.p_adjusted, SPEEDS[j.outcome],
-                             min(j.launches_a, j.launches_b))
+    return [CounterpartCheck(c, variant, key, figure(mine), figure(theirs), j)
             for (c, variant, key, mine, theirs), j in zip(found, judged, strict=True)]

@@ -8,7 +8,8 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -24,12 +25,19 @@ _HUBER = 2.0  # residuals beyond this many noise units count linearly in a first
 _TRIM = 3.0  # and beyond this many not at all in the final one (slow cells, spikes)
 
 
+class Jump(StrEnum):
+    """What a protocol switch changes: the fixed cost, or the cost per byte."""
+
+    FIXED = "fixed cost"
+    PER_BYTE = "cost per byte"
+
+
 @dataclass(frozen=True)
 class Switch:
     """A change of protocol: from `size` on, the fixed cost (s) or cost per byte (s/B) changes."""
 
     size: int  # first size after the jump
-    kind: Literal["fixed cost", "cost per byte"]
+    kind: Jump
     before: float  # fitted a (seconds) or b (seconds per byte) below the switch
     after: float  # the same above it
     last_before: int = 0  # the size measured just before
@@ -226,7 +234,7 @@ def switches(sizes: Sequence[int], medians: Sequence[float],
                 break
             kind, t_b, t_a = judged
             scale_b = scale_t / scale_s
-            before, after = ((left.a * scale_t, right.a * scale_t) if kind == "fixed cost"
+            before, after = ((left.a * scale_t, right.a * scale_t) if kind == Jump.FIXED
                              else (left.b * scale_b, right.b * scale_b))
             found.append(Switch(int(s[ri]), kind, float(before), float(after), int(s[lj]),
                                 float(t_b * scale_t), float(t_a * scale_t)))
@@ -236,7 +244,7 @@ def switches(sizes: Sequence[int], medians: Sequence[float],
 
 
 def _judge(xs: np.ndarray, se: float, at: _Break, penalty: float,
-           min_jump: float) -> tuple[Literal["fixed cost", "cost per byte"], float, float] | None:
+           min_jump: float) -> tuple[Jump, float, float] | None:
     """Whether the break is real, and of which kind; `se` is the standard error of the log
     ratio of the two segments' fits."""
     def f(fit: _Fit, x: float) -> float:
@@ -251,10 +259,10 @@ def _judge(xs: np.ndarray, se: float, at: _Break, penalty: float,
     if all(lf > 0 and rf > 0 for lf, rf in ends):
         jump = max(0.0, min(math.log(rf / lf) for lf, rf in ends))
     if jump >= max(math.log1p(min_jump), 3 * se):
-        return "fixed cost", t_b, t_a
+        return Jump.FIXED, t_b, t_a
     lo, hi = sorted((left.b, right.b))
     if hi > (1 + MIN_SLOPE_CHANGE) * lo:
-        return "cost per byte", t_b, t_a
+        return Jump.PER_BYTE, t_b, t_a
     return None
 
 

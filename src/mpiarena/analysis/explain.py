@@ -17,15 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..errors import ArenaError
 from ..results import Key, RunData
+from .comparison import Comparison
 from .floor import LatencyTerm, latency_terms
 from .groups import figure, measured
 from .loggp import loggp
 from .models import Estimate, P2pModel, Regime, fit_models
 from .predict import SHAPES, CellFit, run_predictions
-from .stats import Judged, Pair, Sample, judge
+from .stats import Pair, Sample, judge
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Parameter:
     name: str  # alpha | beta, or LogGP's o_s | o_r | g
     a: float
     b: float
-    judged: Judged
+    judged: Comparison
     at: int | None = None  # LogGP's: the size it was measured at
 
 
@@ -47,7 +48,7 @@ class Range:
     last: int
     cells: tuple[Key, ...]  # the cells both variants measured in the range
     figures: tuple[tuple[float, float], ...]  # per cell: a's figure, b's figure
-    measured: Judged  # b over a, the geometric mean of the range's cells per launch
+    measured: Comparison  # b over a, the geometric mean of the range's cells per launch
     parameters: tuple[Parameter, ...]
     per_byte_share: float  # at the range's last size: the share of b - a that beta accounts for
     first_regime: bool  # both variants' first regime: alpha is a start-up cost
@@ -72,7 +73,7 @@ class Explanation:
         """Every stored cell a clause rests on."""
         return [k for r in self.ranges for k in r.cells]
 
-    def judged(self) -> list[Judged]:
+    def judged(self) -> list[Comparison]:
         """Every comparison of the explanation (one corrected family)."""
         return [j for r in self.ranges for j in (r.measured, *(p.judged for p in r.parameters))] \
             + [p.judged for p in self.loggp]
@@ -121,7 +122,7 @@ def explain(data: RunData, a: str, b: str, bench: str = "pingpong",
             raise ArenaError(f"run {data.run_id} has no variant '{v}'; it has "
                              f"{', '.join(data.variants)}")
     spec = BENCHMARKS.get(bench)
-    if spec is None or not spec.sized or spec.kind not in ("p2p", "coll"):
+    if spec is None or not spec.sized or spec.kind not in (Kind.P2P, Kind.COLL):
         raise ArenaError(f"explain needs a point-to-point or collective benchmark measured over "
                          f"sizes, not '{bench}'")
     nps = sorted({k.np for k in data.cells if k.bench == bench})

@@ -13,19 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..results import RunData
+from .comparison import Compared, Comparison
 from .stats import Pair, center, judge
 from .tuning import Tuned, own_losses, usable
-from .verdicts import Judgement
+from .verdicts import SPEED_OF_B, Judgement, Speed
 
 
 @dataclass(frozen=True)
-class Unlike:
+class Unlike(Compared):
     """A forced algorithm the default decidedly differs from."""
 
     algorithm: str
-    ratio: float  # the default's figure over the algorithm's (above 1: the default is slower)
-    ci_low: float  # the ratio's 95% interval
-    ci_high: float
+    comparison: Comparison  # the default's figure over the algorithm's (above 1: slower)
+
+    @property
+    def speed(self) -> Speed:
+        """The default's against the algorithm: faster or slower."""
+        return SPEED_OF_B[self.comparison.outcome]
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def fingerprints(data: RunData, tuned: dict[str, Tuned]) -> list[Fingerprint]:
             if j.outcome == Judgement.SAME:
                 like.append(name)
             elif j.outcome in (Judgement.ABOVE, Judgement.BELOW):
-                unlike.append(Unlike(name, j.ratio, j.ci_low, j.ci_high))
+                unlike.append(Unlike(name, j))
             else:
                 undecided.append(name)
         out.append(Fingerprint(bench, size, np_, impl, like, unlike, undecided,

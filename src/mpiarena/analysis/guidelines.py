@@ -7,17 +7,14 @@ from dataclasses import dataclass
 
 from ..guidelines import GUIDELINES, Guideline
 from ..results import Group, Key, RunData
+from .comparison import Compared, Comparison
 from .groups import beside, figure, launch_ids, measured
 from .stats import ALPHA, THRESHOLD, Pair, judge
-from .verdicts import GuidelineResult, Judgement
-
-# stats.judge of the collective over its mock-up -> the guideline's result
-RESULTS = {Judgement.ABOVE: GuidelineResult.VIOLATED, Judgement.BELOW: GuidelineResult.HELD,
-           Judgement.SAME: GuidelineResult.HELD, Judgement.OPEN: GuidelineResult.UNDECIDED}
+from .verdicts import GUIDELINE_RESULTS, GuidelineResult
 
 
 @dataclass(frozen=True)
-class GuidelineCheck:
+class GuidelineCheck(Compared):
     """One guideline for one variant in one cell: the collective against its mock-up."""
 
     guideline: Guideline
@@ -25,12 +22,11 @@ class GuidelineCheck:
     key: Key  # the collective's cell; the mock-up's is (guideline.mockup, size, np)
     collective: float  # seconds: the median of launch medians
     mockup: float
-    ratio: float  # collective / mock-up: above 1, the mock-up ran faster
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: GuidelineResult
-    launches: int
+    comparison: Comparison  # collective over mock-up: above 1, the mock-up ran faster
+
+    @property
+    def outcome(self) -> GuidelineResult:
+        return GUIDELINE_RESULTS[self.comparison.outcome]
 
     @property
     def leaning(self) -> bool:
@@ -53,9 +49,7 @@ def guideline_checks(data: RunData, alpha: float = ALPHA,
     found = [(g, *pair) for g in GUIDELINES for pair in beside(data, g.collective, g.mockup)]
     judged = judge([Pair(gm.nested, gc.nested, (launch_ids(gm), launch_ids(gc)))
                     for *_, gc, gm in found], alpha, threshold)
-    return [GuidelineCheck(g, variant, key, figure(gc), figure(gm), j.ratio, j.ci_low,
-                           j.ci_high, j.p_adjusted, RESULTS[j.outcome],
-                           min(j.launches_a, j.launches_b))
+    return [GuidelineCheck(g, variant, key, figure(gc), figure(gm), j)
             for (g, variant, key, gc, gm), j in zip(found, judged, strict=True)]
 
 

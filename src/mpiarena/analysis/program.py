@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..machine_load import BUSY, Interference
-from ..programs import WALL, AppLaunch, Metric, RankCalls
+from ..programs import WALL, AppLaunch, LaunchKind, Metric, RankCalls
 from ..records import RunRecord
 from ..runs import program_settings
 from ..status import LaunchStatus
@@ -159,14 +159,14 @@ def analyze(store: Store, run_id: int) -> AppResult:
     metrics = list(settings.metrics)
     variants = [v.variant for v in store.variants(run_id)]
     launches = store.app_launches(run_id)
-    timed = [x for x in launches if x.kind == "timed" and x.status == LaunchStatus.OK]
+    timed = [x for x in launches if x.kind == LaunchKind.TIMED and x.status == LaunchStatus.OK]
     calls = store.app_calls(run_id)
     profiles = {x.variant: calls.get(x.id, []) for x in launches
-                if x.kind == "profiled" and x.status == LaunchStatus.OK}
+                if x.kind == LaunchKind.PROFILED and x.status == LaunchStatus.OK}
     figures = _figures(variants, timed, metrics)
     wall = figures[0]
     overheads = [Overhead(x.variant, x.wall, wall.center(x.variant)) for x in launches
-                 if x.kind == "profiled" and x.status == LaunchStatus.OK
+                 if x.kind == LaunchKind.PROFILED and x.status == LaunchStatus.OK
                  and wall.values.get(x.variant)]
     busy = {v: sum(1 for x in timed if x.variant == v and x.interference
                    and Interference(**x.interference).share > BUSY) for v in variants}

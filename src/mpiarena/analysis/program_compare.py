@@ -5,27 +5,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare import MOVEMENTS
+from .comparison import Compared, Comparison
 from .program import AppResult, launch_sample
 from .stats import ALPHA, THRESHOLD, Pair, judge
-from .verdicts import Movement
+from .verdicts import MOVEMENTS, Movement
 
 
 @dataclass(frozen=True)
-class AppChange:
+class AppChange(Compared):
     """One figure of one library in run a (before) against run b (after)."""
 
     figure: str
     higher: bool  # higher is better: the ratio is of the inverse, as the verdicts judge it
     variant: str  # in run a
     other: str  # in run b
-    ratio: float  # median(b) / median(a) of the figure (of its inverse if higher): above 1 worse
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: Movement
-    n_a: int  # launches
-    n_b: int
+    comparison: Comparison  # b over a, of the figure (of its inverse if higher): above 1 worse
+
+    @property
+    def outcome(self) -> Movement:
+        return MOVEMENTS[self.comparison.outcome]
+
+    @property
+    def n_a(self) -> int:
+        return self.comparison.launches_a
+
+    @property
+    def n_b(self) -> int:
+        return self.comparison.launches_b
 
 
 def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None,
@@ -41,6 +47,5 @@ def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None
     judged = judge([Pair(launch_sample(fa.values[va], fa.higher),
                           launch_sample(fb.values[vb], fb.higher))
                     for fa, fb, va, vb in shared], alpha, threshold)
-    return [AppChange(fa.name, fa.higher, va, vb, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                      MOVEMENTS[j.outcome], j.launches_a, j.launches_b)
+    return [AppChange(fa.name, fa.higher, va, vb, j)
             for (fa, _, va, vb), j in zip(shared, judged, strict=True)]

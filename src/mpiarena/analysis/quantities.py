@@ -18,7 +18,7 @@ from ..profiled import ProfileRun
 from ..records import impl_of
 from ..results import Group, Key, RunData, nest
 from ..status import CellStatus
-from ..studies import Quantity, Study
+from ..studies import Quantity, QuantityKind, Study
 from .apps import call_times
 from .curves import derived
 from .models import P2pModel, fit_models
@@ -81,19 +81,19 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
           np_: int | None = None) -> float | None:
     """The quantity for one variant, in SI units (s, B/s, B, %), or None if not measured."""
     if isinstance(data, ProfileRun):
-        return data.seconds.get(variant, {}).get(q.call) if q.kind == "profile" else None
-    if q.kind == "profile":
+        return data.seconds.get(variant, {}).get(q.call) if q.kind == QuantityKind.PROFILE else None
+    if q.kind == QuantityKind.PROFILE:
         return None
-    if q.kind == "latency":
+    if q.kind == QuantityKind.LATENCY:
         d = derived(data, q.bench, 2).get(variant)
         return d.first_latency if d is not None else None
-    if q.kind == "peak":
+    if q.kind == QuantityKind.PEAK:
         return _peak(data, variant, q.bench)
-    if q.kind in ("alpha", "asymptote"):
+    if q.kind in (QuantityKind.ALPHA, QuantityKind.ASYMPTOTE):
         model = _models(data, q.bench).get(variant)
         if model is None:
             return None
-        if q.kind == "alpha":
+        if q.kind == QuantityKind.ALPHA:
             return model.regimes[0].alpha.value
         beta = model.regimes[-1].beta.value
         return 1 / beta if beta > 0 else None
@@ -104,12 +104,12 @@ def value(data: Measured, q: Quantity, variant: str, size: int | None = None,
     x = observations(group, q)
     if not len(x):
         return None
-    if q.kind == "median":  # as every table: the median of the launch medians
+    if q.kind == QuantityKind.MEDIAN:  # as every table: the median of the launch medians
         return center(nest(x, group.launches)) if len(x) == len(group.launches) else \
             float(np.median(x))  # a rank's time where some rows lack it
-    if q.kind == "mean":
+    if q.kind == QuantityKind.MEAN:
         return float(np.mean(x))
-    if q.kind == "call":
+    if q.kind == QuantityKind.CALL:
         return call_times(group).get(q.call)
     cpu = [np.nanmean(e["cpu"]) for e in group.extras if "cpu" in e]  # cpu_during
     return 100 * float(np.median(cpu)) if cpu else None
@@ -190,7 +190,7 @@ def _fitted(data: RunData, q: Quantity, variant: str) -> Sample | None:
     model = _models(data, q.bench).get(variant)
     if model is None:
         return None
-    fits = model.regimes[0].alpha.per_launch if q.kind == "alpha" else \
+    fits = model.regimes[0].alpha.per_launch if q.kind == QuantityKind.ALPHA else \
         tuple(1 / b if b > 0 else 0.0 for b in model.regimes[-1].beta.per_launch)
     return [np.array([x]) for x in fits] if fits and min(fits) > 0 else None
 
@@ -200,9 +200,10 @@ def sample_of(data: Measured, q: Quantity, variant: str, size: int | None = None
     """The observations of each launch behind a median or mean figure (the benchmark's
     reduction over ranks), or each launch's fit of a fitted quantity, for intervals over
     launches; None for other quantities."""
-    if isinstance(data, RunData) and q.kind in ("alpha", "asymptote"):
+    if isinstance(data, RunData) and q.kind in (QuantityKind.ALPHA, QuantityKind.ASYMPTOTE):
         return _fitted(data, q, variant)
-    if isinstance(data, ProfileRun) or q.kind not in ("median", "mean") or q.rank is not None:
+    if isinstance(data, ProfileRun) or q.kind not in (QuantityKind.MEDIAN, QuantityKind.MEAN) \
+            or q.rank is not None:
         return None
     group = _cell(data, q, variant, size)
     return group.nested if group is not None else None

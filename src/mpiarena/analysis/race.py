@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 
+from .comparison import Comparison, Why
 from .program import launch_sample
 from .stats import (
     LOOK_ALPHA,
     THRESHOLD,
-    Judged,
     Pair,
     Sample,
     center,
@@ -40,9 +41,6 @@ from .stats import (
 from .verdicts import Judgement
 
 MAX_ROUNDS = 20
-# how a configuration left the race: its reason starts with one of these
-SLOWER, CANNOT_BEAT, HALVED, FAILED = ("slower than", "cannot beat", "halved out",
-                                       "the program failed")
 # the rounds after which the slower half of the undecided contenders is dropped: the survivors'
 # launches double between two halvings, as successive halving's rungs do
 HALVING_ROUNDS = (2, 4, 8, 16)
@@ -53,11 +51,31 @@ def _sample(walls: list[float]) -> Sample:
     return launch_sample(walls, False)
 
 
+class DropCause(StrEnum):
+    """How a configuration left the race; its stored reason begins with these words."""
+
+    SLOWER = "slower than"
+    CANNOT_BEAT = "cannot beat"
+    HALVED = "halved out"
+    FAILED = "the program failed"
+
+    @classmethod
+    def of(cls, reason: str) -> DropCause:
+        """The cause a stored reason gives (the store keeps the sentence alone)."""
+        return next(cause for cause in cls if reason.startswith(cause))
+
+
 @dataclass(frozen=True)
 class Dropped:
     config: str
     round: int  # the round after which it left the race, from 1
-    reason: str
+    cause: DropCause
+    detail: str  # what the reason says after the cause's words
+
+    @property
+    def reason(self) -> str:
+        """The sentence printed and stored."""
+        return f"{self.cause}{self.detail}"
 
 
 class Race:
@@ -84,7 +102,7 @@ class Race:
         """One launch of config: its wall seconds, or None and why it failed (it is dropped)."""
         self.spent += 1
         if wall is None or not math.isfinite(wall):
-            self.dropped[config] = Dropped(config, self.rounds + 1, f"{FAILED}: {reason}")
+            self.dropped[config] = Dropped(config, self.rounds + 1, DropCause.FAILED, f": {reason}")
         else:
             self.walls[config].append(wall)
 
@@ -114,7 +132,7 @@ class Race:
                                        if j.outcome == Judgement.SAME or self._beyond_reach(j)}
         if not self.eliminate:
             return []
-        out = [Dropped(c, self.rounds, _why_out(lead, j)) for c, (lead, j) in decided.items()]
+        out = [_out(c, self.rounds, lead, j) for c, (lead, j) in decided.items()]
         if self.halving and self.rounds in HALVING_ROUNDS:
             out += self._halve(set(decided))
         self.dropped.update((d.config, d) for d in out)
@@ -133,16 +151,16 @@ class Race:
             for c in undecided[(contenders + 1) // 2 - 1:]:
                 read = read_pair(_sample(self.walls[lead]), _sample(self.walls[c]))
                 if read.ratio > 1 and read.p() < HALVING_ALPHA:
-                    out.append(Dropped(c, self.rounds, f"{HALVED}: in the slower half of the "
-                                       f"{contenders} contenders still undecided, "
+                    out.append(Dropped(c, self.rounds, DropCause.HALVED, ": in the slower half "
+                                       f"of the {contenders} contenders still undecided, "
                                        f"{read.ratio:.2f}x the wall time of {lead} (p = "
                                        f"{read.p():.2g}, {len(self.walls[c])} launches)"))
         return out
 
-    def _beyond_reach(self, j: Judged) -> bool:
+    def _beyond_reach(self, j: Comparison) -> bool:
         """An open comparison no launches within the race's rounds would decide: its ratio
         sits on the threshold, or it would need more launches a side than max_rounds."""
-        return j.outcome == Judgement.OPEN and j.why != "launches" and \
+        return j.outcome == Judgement.OPEN and j.why != Why.LAUNCHES and \
             (j.needed == 0 or j.needed > self.max_rounds)
 
     @property
@@ -158,23 +176,19 @@ class Race:
         return {lib: lead for lib in self.entrants if (lead := self.leader(lib))}
 
 
-def _out_of_contention(j: Judged) -> bool:
+def _out_of_contention(j: Comparison) -> bool:
     """The look calls it slower than the leader, or it can no longer beat the leader by more
     than the threshold (its ratio's whole interval at the look above 1 / (1 + THRESHOLD))."""
     return j.outcome == Judgement.ABOVE or j.ci_low > 1 / (1 + THRESHOLD)
 
 
-def _why_out(lead: str, j: Judged) -> str:
+def _out(config: str, round_: int, lead: str, j: Comparison) -> Dropped:
     measured = (f"{j.ratio:.2f}x its wall time ({1 - LOOK_ALPHA:.1%} CI {j.ci_low:.2f}-"
                 f"{j.ci_high:.2f}, {j.launches_b} launches)")
     if j.outcome == Judgement.ABOVE:
-        return f"{SLOWER} {lead}: {measured}"
-    return f"{CANNOT_BEAT} {lead} by more than {THRESHOLD:.0%}: {measured}"
-
-
-def how_dropped(reason: str) -> str:
-    """SLOWER, CANNOT_BEAT, HALVED or FAILED: which a dropped configuration's reason says."""
-    return next(how for how in (SLOWER, CANNOT_BEAT, HALVED, FAILED) if reason.startswith(how))
+        return Dropped(config, round_, DropCause.SLOWER, f" {lead}: {measured}")
+    return Dropped(config, round_, DropCause.CANNOT_BEAT,
+                   f" {lead} by more than {THRESHOLD:.0%}: {measured}")
 
 
 @dataclass(frozen=True)
@@ -184,12 +198,34 @@ class Verified:
     library: str  # whose default
     default: str
     setting: str
-    speedup: float  # the default's median wall over the setting's: above 1, the setting wins
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    gain: bool  # the verdict rule backs a gain: decided faster, beyond the threshold
-    launches: int  # fewer of the two sides'
+    comparison: Comparison  # the setting's walls over the default's
+
+    @property
+    def speedup(self) -> float:
+        """The default's wall over the setting's (the comparison's inverse): above 1, the
+        setting wins."""
+        return 1 / self.comparison.ratio if self.comparison.ratio else math.nan
+
+    @property
+    def ci_low(self) -> float:
+        return 1 / self.comparison.ci_high if self.comparison.ci_high else math.inf
+
+    @property
+    def ci_high(self) -> float:
+        return 1 / self.comparison.ci_low if self.comparison.ci_low else math.inf
+
+    @property
+    def p_adjusted(self) -> float:
+        return self.comparison.p_adjusted
+
+    @property
+    def gain(self) -> bool:
+        """The verdict rule backs a gain: the setting decided faster, beyond the threshold."""
+        return self.comparison.outcome == Judgement.BELOW
+
+    @property
+    def launches(self) -> int:
+        return self.comparison.launches
 
 
 def verify(walls: dict[str, list[float]],
@@ -197,10 +233,7 @@ def verify(walls: dict[str, list[float]],
     """(library, default, setting) pairs judged as one family on their launches."""
     judged = judge([Pair(_sample(walls.get(d, [])), _sample(walls.get(s, [])))
                     for _, d, s in pairs])
-    return [Verified(lib, d, s, 1 / j.ratio if j.ratio else math.nan,
-                     1 / j.ci_high if j.ci_high else math.inf,
-                     1 / j.ci_low if j.ci_low else math.inf, j.p_adjusted,
-                     j.outcome == Judgement.BELOW, min(j.launches_a, j.launches_b))
+    return [Verified(lib, d, s, j)
             for (lib, d, s), j in zip(pairs, judged, strict=True)]
 
 

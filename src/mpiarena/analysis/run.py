@@ -8,17 +8,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS, element_type
+from ..benchmarks import BENCHMARKS, Kind, element_type
 from ..errors import ArenaError
 from ..impls.registry import families
 from ..records import JobRecord
 from ..results import Key, RunData
 from ..status import CellStatus, JobStatus, RunStatus
-from .cells import cell_warnings, warning_lines
+from .cells import Cause, cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .floor import LinkFloor, MachineFloor, link_floor, split
 from .groups import comparable, figure, measured
@@ -43,13 +44,22 @@ def bandwidth(bench: str, size: int, reduced: float, window: int) -> float | Non
     return BENCHMARKS[bench].bandwidth(size, reduced, window)
 
 
+class Level(StrEnum):
+    """How much a notice matters: an error, a warning, or information."""
+
+    ERROR = "error"
+    WARN = "warn"
+    INFO = "info"
+
+
 @dataclass(frozen=True)
 class Notice:
-    level: str  # error | warn | info
+    level: Level
     text: str
     kind: str  # what it is about, for one line per kind: "failed cells", "launches disagree"
     count: int = 1  # how many cells (or jobs) it covers
     example: str = ""  # a line of many cells: its first cell in words
+    jobs: bool = False  # it counts jobs, not cells
 
 
 @dataclass
@@ -87,8 +97,9 @@ class Analysis:
     def log_launch_medians(self) -> dict[tuple[Key, str], np.ndarray]:
         """Each measured cell's launch medians, logged: what every standing resamples (the
         answer asks for several standings over the same cells)."""
-        return {(k, v): np.log(launch_medians(sample)) for k, cell in self.data.cells.items()
-                for v, sample in comparable(cell).items()}
+        with np.errstate(divide="ignore"):  # a median of 0 logs as -inf, as the standings take it
+            return {(k, v): np.log(launch_medians(sample)) for k, cell in self.data.cells.items()
+                    for v, sample in comparable(cell).items()}
 
     def best(self, key: Key) -> str | None:
         """The cell's fastest variant, as its verdicts pick it (`stats.fastest`)."""
@@ -126,7 +137,7 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
     out = Analysis(data, chosen, baseline is not None, int(data.machine.get("cores", 1)),
                    data.settings.window, floor=machine_floor, link=link_floor(data))
     order = list(BENCHMARKS)
-    timed = [k for k in data.cells if BENCHMARKS[k.bench].kind != "cost"]  # costs: costs.py
+    timed = [k for k in data.cells if BENCHMARKS[k.bench].kind != Kind.COST]  # costs: costs.py
     for key in sorted(timed, key=lambda k: (order.index(k.bench), k.np, k.size)):
         out.tables.setdefault((key.bench, key.np), []).append(key)
     cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
@@ -146,9 +157,9 @@ def _where(keys: list[Key]) -> str:
 
 
 # a cell warning's cause -> the kind of notice it is
-CAUSES = {"launches": "launches disagree", "noise": "noisy cells", "interference":
-          "interference", "warm-up": "warm-up in the observations", "oversubscribed":
-          "oversubscribed cells"}
+CAUSES = {Cause.LAUNCHES: "launches disagree", Cause.NOISE: "noisy cells",
+          Cause.INTERFERENCE: "interference", Cause.WARM_UP: "warm-up in the observations",
+          Cause.OVERSUBSCRIBED: "oversubscribed cells"}
 
 
 @dataclass(frozen=True)
@@ -202,7 +213,7 @@ def _flagged(data: RunData) -> Flagged:
                     out.problems.setdefault(Problem(variant, status, why, len(group.nested)),
                                             []).append(key)
             elif (group.values and len(group.values) < wanted
-                  and BENCHMARKS[key.bench].kind != "startup"):
+                  and BENCHMARKS[key.bench].kind != Kind.STARTUP):
                 out.short.setdefault(variant, []).append(key)
             elif not group.values:
                 out.problems.setdefault(Problem(variant, None, "no observation was stored"),
@@ -216,11 +227,11 @@ def _run_notices(a: Analysis) -> list[Notice]:
     out = []
     if data.status != RunStatus.COMPLETE:
         note = f" ({data.run.note})" if data.run.note else ""
-        out.append(Notice("error", f"run {data.run_id} is {data.status}{note}: only part of "
+        out.append(Notice(Level.ERROR, f"run {data.run_id} is {data.status}{note}: only part of "
                                     "the plan was measured", "incomplete run"))
     for np_ in sorted({k.np for k in data.cells}):
         if np_ > a.cores:
-            out.append(Notice("warn", f"{np_} ranks on {a.cores} cores: oversubscribed; ranks "
+            out.append(Notice(Level.WARN, f"{np_} ranks on {a.cores} cores: oversubscribed; ranks "
                                        "run unbound and busy-polling libraries measure the "
                                        "scheduler (every line at this rank count is marked)",
                               "oversubscribed"))
@@ -229,7 +240,7 @@ def _run_notices(a: Analysis) -> list[Notice]:
 
 def _problem_notices(problems: dict[Problem, list[Key]]) -> list[Notice]:
     """One line per variant, status and cause (skipped cells warn, the others are errors)."""
-    return [Notice("warn" if p.status == CellStatus.SKIPPED else "error",
+    return [Notice(Level.WARN if p.status == CellStatus.SKIPPED else Level.ERROR,
                    f"{p.variant} {p.said} at {_where(keys)}: {p.cause or 'no reason'}", p.kind,
                    len(keys))
             for p, keys in problems.items()]
@@ -238,8 +249,8 @@ def _problem_notices(problems: dict[Problem, list[Key]]) -> list[Notice]:
 def _job_notices(jobs: list[JobRecord], problems: dict[Problem, list[Key]]) -> list[Notice]:
     """The jobs that failed for a cause no line about the variant's cells gives."""
     said = {(p.variant, p.cause) for p in problems}
-    return [Notice("error", f"{job.variant} job at {job.np} ranks {job.status}: "
-                            f"{job.why or 'no reason'}", f"{job.status} jobs")
+    return [Notice(Level.ERROR, f"{job.variant} job at {job.np} ranks {job.status}: "
+                            f"{job.why or 'no reason'}", f"{job.status} jobs", jobs=True)
             for job in jobs
             if job.status not in (JobStatus.OK, JobStatus.DONE, JobStatus.RUNNING)
             and (job.variant, job.reason or "") not in said]
@@ -250,7 +261,7 @@ def _short_notices(data: RunData, short: dict[str, list[Key]]) -> list[Notice]:
     out = []
     for variant, keys in short.items():
         cells = "1 cell has" if len(keys) == 1 else f"{len(keys)} cells have"
-        out.append(Notice("info", f"{variant}: {cells} fewer than {wanted} "
+        out.append(Notice(Level.INFO, f"{variant}: {cells} fewer than {wanted} "
                                    f"observations (a cell stops taking observations after "
                                    f"{data.settings.max_cell_time} s), "
                                    f"first at {_where(keys)}", "short of observations",
@@ -262,7 +273,7 @@ def _unexpressible_notices(unexpressible: dict[tuple[str, str], list[Key]]) -> l
     out = []
     for (variant, reason), keys in unexpressible.items():
         benches = sorted({k.bench for k in keys}, key=list(BENCHMARKS).index)
-        out.append(Notice("info", f"{variant}: n/a for {', '.join(benches)} "
+        out.append(Notice(Level.INFO, f"{variant}: n/a for {', '.join(benches)} "
                                    f"({reason or 'not expressible'})", "not expressible (n/a)",
                                    len(keys)))
     return out
@@ -273,7 +284,7 @@ def _warnings(a: Analysis) -> list[Notice]:
     cells = _flagged(a.data)
     return [*_run_notices(a), *_problem_notices(cells.problems),
             *_job_notices(a.data.jobs, cells.problems), *_short_notices(a.data, cells.short),
-            *(Notice("warn", w.text, CAUSES[w.cause], w.cells, w.example)
+            *(Notice(Level.WARN, w.text, CAUSES[w.cause], w.cells, w.example)
               for w in warning_lines(cell_warnings(a.data))),
             *_unexpressible_notices(cells.unexpressible)]
 
@@ -289,7 +300,7 @@ def notice_kinds(notices: list[Notice]) -> list[Notice]:
     """One notice per level and kind, in order of first appearance: how many cells (or jobs)
     the kind covers, how many detailed lines stand behind it, and the first one's text (or,
     for lines of many cells, the first cell's)."""
-    by: dict[tuple[str, str], list[Notice]] = {}
+    by: dict[tuple[Level, str], list[Notice]] = {}
     for n in notices:
         by.setdefault((n.level, n.kind), []).append(n)
     out = []
@@ -298,10 +309,11 @@ def notice_kinds(notices: list[Notice]) -> list[Notice]:
             out.append(ns[0])
             continue
         count = sum(n.count for n in ns)
-        unit = "jobs" if kind.endswith("jobs") else "cells"
+        unit = "jobs" if ns[0].jobs else "cells"
         lines = f"{len(ns)} lines with --all" if len(ns) > 1 else "--all lists them"
         out.append(Notice(level, f"{kind}: {count} {unit} ({lines}); "
-                                 f"e.g. {ns[0].example or ns[0].text}", kind, count))
+                                 f"e.g. {ns[0].example or ns[0].text}", kind, count,
+                          jobs=ns[0].jobs))
     return out
 
 
@@ -370,7 +382,7 @@ def standings(a: Analysis, variants: Sequence[str] | None = None,
     Empty at once, before any resampling, where `unless_led_by` has the lowest geometric mean."""
     if keys is None:
         keys = [k for ks in a.tables.values() for k in ks
-                if BENCHMARKS[k.bench].kind in ("p2p", "coll")]
+                if BENCHMARKS[k.bench].kind in (Kind.P2P, Kind.COLL)]
     cells = {k: comparable(a.data.cells[k]) for k in keys}
     counts = {v: sum(v in c for c in cells.values()) for v in variants or a.data.variants}
     ranked = [v for v, n in counts.items() if n and n >= max(counts.values()) / 2]

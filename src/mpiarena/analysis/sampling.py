@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..results import Key, RunData
 from .groups import measured
 from .stats import (
@@ -38,7 +38,7 @@ def precise(by_launch: Iterable[Sequence[float]], precision: float) -> bool:
 # which reads a clock, not the libraries' message passing (PVM's and raw TCP's timer cells read
 # the same clock, on the 5% line: a quick run's budget spent 22 PVM launches, 19 s of its 170,
 # on that one cell)
-UNBUDGETED = ("cost", "timer")
+UNBUDGETED = (Kind.COST, Kind.TIMER)
 
 
 def budgeted(bench: str) -> bool:

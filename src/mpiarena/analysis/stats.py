@@ -22,7 +22,8 @@ import numpy as np
 
 from ..results import Stratified
 from ..status import LaunchShape
-from .verdicts import Judgement, Speed
+from .comparison import Compared, Comparison, Why
+from .verdicts import SPEED_OF_FASTEST, Judgement, Speed
 
 CONFIDENCE = 0.95
 THRESHOLD = 0.05  # "faster" means faster by more than this; "indistinguishable", within it
@@ -603,33 +604,12 @@ class Pair:
     launches: tuple[Sequence[int], Sequence[int]] | None = None
 
 
-@dataclass(frozen=True)
-class Judged:
-    """A pair judged: the ratio b/a, its interval, the test behind it and the decision."""
-
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_adjusted: float  # the launch test of a ratio beyond the threshold, corrected (CORRECTION)
-    outcome: Judgement
-    launches_a: int
-    launches_b: int
-    needed: int  # open: about how many launches per variant would decide it (0: unknown)
-    why: str = ""  # open: one of WHY
-
-
-# why a comparison is open: too few launches a side for any decision; the interval lies beyond
-# the threshold but the corrected test does not back it; the interval reaches within the
-# threshold; the ratio sits on the threshold (no number of launches would decide it)
-WHY = ("launches", "test", "interval", "threshold")
-
-
-def _why(lo: float, hi: float, launches: int, needed: int, threshold: float) -> str:
+def _why(lo: float, hi: float, launches: int, needed: int, threshold: float) -> Why:
     if launches < MIN_LAUNCHES:
-        return "launches"
+        return Why.LAUNCHES
     if lo > 1 + threshold or hi < 1 / (1 + threshold):
-        return "test"
-    return "interval" if needed else "threshold"
+        return Why.TEST
+    return Why.INTERVAL if needed else Why.THRESHOLD
 
 
 def difference_p(a: Sample, b: Sample) -> float:
@@ -708,7 +688,7 @@ def _outcome(read: _Read | _PairedRead, q: float, alpha: float, threshold: float
 
 
 def judge(pairs: Sequence[Pair], alpha: float = ALPHA, threshold: float = THRESHOLD,
-          medians: _Medians | None = None, confidence: float = CONFIDENCE) -> list[Judged]:
+          medians: _Medians | None = None, confidence: float = CONFIDENCE) -> list[Comparison]:
     """Every pair judged by one rule. above / below: b is slower / faster by more than the
     threshold: the launch test of a ratio beyond the threshold (Mann-Whitney on launch
     medians, one margin each way), corrected across the pairs (one family, CORRECTION), backs
@@ -730,8 +710,10 @@ def judge(pairs: Sequence[Pair], alpha: float = ALPHA, threshold: float = THRESH
         needed = launches_to_decide(of(pair.a), of(pair.b), level, threshold) \
             if outcome == Judgement.OPEN else 0
         why = _why(lo, hi, min(read.n, read.m), needed, threshold) \
-            if outcome == Judgement.OPEN else ""
-        out.append(Judged(read.ratio, lo, hi, q, outcome, read.n, read.m, needed, why))
+            if outcome == Judgement.OPEN else None
+        out.append(Comparison(read.ratio, lo, hi, q, outcome, read.n, read.m, needed, why,
+                              isinstance(read, _PairedRead),
+                              len(read.strata) if isinstance(read, _Read) else 1))
     return out
 
 
@@ -750,7 +732,7 @@ LOOK_ALPHA = 0.001
 MAX_LOOKS = 6  # looks a comparison can have: base launches x 1, 2, 4, ... 32
 
 
-def look(pairs: Sequence[Pair], threshold: float = THRESHOLD) -> list[Judged]:
+def look(pairs: Sequence[Pair], threshold: float = THRESHOLD) -> list[Comparison]:
     """The pairs judged at an interim look: `judge` at the boundary's level (LOOK_ALPHA, its
     interval at 1 - LOOK_ALPHA), so that stopping on what it decides is paid for."""
     return judge(pairs, LOOK_ALPHA, threshold, confidence=1 - LOOK_ALPHA)
@@ -782,24 +764,31 @@ def crosses(a: Sample, b: Sample, launches: int, threshold: float = THRESHOLD) -
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(Compared):
+    """A cell's fastest variant against another: the slower's figure over the fastest's."""
+
     fast: str
     slow: str
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: Speed  # of fast against slow: faster, indistinguishable or undecided
-    launches_fast: int
-    launches_slow: int
-    needed: int = 0  # undecided: about how many launches per variant would decide it
-    why: str = ""  # undecided: one of WHY
+    comparison: Comparison
 
+    @property
+    def outcome(self) -> Speed:
+        """Of fast against slow: faster, indistinguishable or undecided."""
+        return SPEED_OF_FASTEST[self.comparison.outcome]
 
-# judge's outcome of the slower variant over the fastest -> the fastest's speed (below: the
-# fastest figure's test says the other way, so nothing is decided)
-FASTEST_SPEED = {Judgement.ABOVE: Speed.FASTER, Judgement.SAME: Speed.INDISTINGUISHABLE,
-                 Judgement.BELOW: Speed.UNDECIDED, Judgement.OPEN: Speed.UNDECIDED}
+    @property
+    def launches_fast(self) -> int:
+        return self.comparison.launches_a
+
+    @property
+    def launches_slow(self) -> int:
+        return self.comparison.launches_b
+
+    @property
+    def why(self) -> Why | None:
+        """Undecided: the comparison's why, or the test where it says the other way."""
+        j = self.comparison
+        return j.why or (Why.TEST if j.outcome == Judgement.BELOW else None)
 
 
 def fastest(cell: dict[str, Sample], medians: _Medians | None = None) -> str:
@@ -826,10 +815,8 @@ def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
         names.append([(best, other) for other in others])
         pairs += [Pair(cell[best], cell[other]) for other in others]
     judged = iter(judge(pairs, alpha, threshold, of))
-    return [[Verdict(fast, slow, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                     FASTEST_SPEED[j.outcome], j.launches_a, j.launches_b, j.needed,
-                     j.why or ("test" if j.outcome == Judgement.BELOW else ""))
-             for (fast, slow), j in zip(cell, judged, strict=False)] for cell in names]
+    return [[Verdict(fast, slow, j) for (fast, slow), j in zip(cell, judged, strict=False)]
+            for cell in names]
 
 
 def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..impls.base import SelectionFile, slug
 from ..impls.registry import family_named
-from ..programs import TunedConfig
+from ..programs import LaunchKind, Role, TunedConfig
 from ..records import RunKind, RunRecord
 from ..runs import ProgramTuning, program_settings
 from ..status import LaunchStatus
@@ -75,7 +75,7 @@ class TuneResult:
 
     @property
     def overall(self) -> str | None:
-        return next((c.variant for c in self.configs if c.role == "overall"), None)
+        return next((c.variant for c in self.configs if c.role == Role.OVERALL), None)
 
     @property
     def launches(self) -> int:
@@ -94,18 +94,19 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
     spent = dict.fromkeys(race, 0)
     fresh: dict[str, list[float]] = {}
     for x in launches:
-        if x.kind == "race":
+        if x.kind == LaunchKind.RACE:
             spent[x.variant] = spent.get(x.variant, 0) + 1
             if x.status == LaunchStatus.OK:
                 race.setdefault(x.variant, []).append(x.wall)
-        elif x.kind == "verify" and x.status == LaunchStatus.OK:
+        elif x.kind == LaunchKind.VERIFY and x.status == LaunchStatus.OK:
             fresh.setdefault(x.variant, []).append(x.wall)
     settings = program_settings(run)
     tuning = settings.tune or ProgramTuning()
     result = TuneResult(run, tuning.budget,
                         [space_of(s) for s in settings.spaces], configs, race,
                         spent, [], {}, {x.variant: x.reason for x in launches
-                                        if x.kind == "profiled" and x.status != LaunchStatus.OK})
+                                        if x.kind == LaunchKind.PROFILED
+                                        and x.status != LaunchStatus.OK})
     winners = result.winners
     pairs = verification_pairs(winners, result.overall, {lib: lib for lib in winners})
     variants = {v.variant: v for v in store.variants(run_id)}

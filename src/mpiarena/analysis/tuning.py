@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 
 from ..results import Group, RunData
 from ..status import CellStatus
-from .stats import FASTEST_SPEED, Pair, center, judge, launch_medians
-from .verdicts import Judgement, Speed, TuningEffect
+from .comparison import Compared, Comparison, not_judged
+from .stats import Pair, center, judge, launch_medians
+from .verdicts import SPEED_OF_FASTEST, TUNING_EFFECTS, Speed, TuningEffect
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Tuned:
 
 
 @dataclass(frozen=True)
-class Choice:
+class Choice(Compared):
     """One cell of one implementation: its fastest algorithm against the default."""
 
     impl: str
@@ -37,14 +38,16 @@ class Choice:
     np: int
     size: int
     fastest: str | None  # variant id of the fastest algorithm measured (None: none measured)
-    ratio: float  # default's figure over the fastest algorithm's (above 1: the algorithm wins)
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: Speed  # of the algorithm against the default (faster, indistinguishable, undecided)
+    comparison: Comparison  # the default's figure over the fastest algorithm's (above 1: the
+    # algorithm wins); unjudged where the default failed
     default_ok: bool
     default_figure: float | None = None  # seconds, the median of launch medians (None: failed)
     fastest_figure: float | None = None
+
+    @property
+    def outcome(self) -> Speed:
+        """Of the algorithm against the default: faster, indistinguishable or undecided."""
+        return SPEED_OF_FASTEST[self.comparison.outcome]
 
     @property
     def switch(self) -> bool:
@@ -86,12 +89,10 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
                 judged_at.append((impl, bench, np_, size, fastest,
                                   Pair(cell[fastest].nested, default.nested)))
             else:
-                unjudged.append(Choice(impl, bench, np_, size, fastest, 1.0, 1.0, 1.0, 1.0,
-                                       Speed.UNDECIDED, False, None,
-                                       center(cell[fastest].nested)))
+                unjudged.append(Choice(impl, bench, np_, size, fastest, not_judged(), False,
+                                       None, center(cell[fastest].nested)))
     judged = judge([pair for *_, pair in judged_at])
-    out = [Choice(impl, bench, np_, size, fastest, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                  FASTEST_SPEED[j.outcome], True, center(pair.b), center(pair.a))
+    out = [Choice(impl, bench, np_, size, fastest, j, True, center(pair.b), center(pair.a))
            for (impl, bench, np_, size, fastest, pair), j in zip(judged_at, judged, strict=True)]
     return sorted(out + unjudged, key=lambda c: (c.coll, c.size, c.np, c.impl))
 
@@ -131,20 +132,20 @@ def ranges(picked: list[Choice]) -> list[TunedRange]:
 
 
 @dataclass(frozen=True)
-class Gain:
+class Gain(Compared):
     """A cell of the A/B check: the default over the tuned file (above 1: the file helps)."""
 
     impl: str
     coll: str
     np: int
     size: int
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    outcome: TuningEffect  # of the file (failed: see reason)
-    launches: int
-    reason: str = ""
+    comparison: Comparison  # unjudged where a side failed
+    reason: str = ""  # a side failed: which, and why
+
+    @property
+    def outcome(self) -> TuningEffect:
+        """Of the file: better, worse, the same, undecided, or failed (a side failed)."""
+        return TuningEffect.FAILED if self.reason else TUNING_EFFECTS[self.comparison.outcome]
 
 
 def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
@@ -162,16 +163,12 @@ def gains(data: RunData, pairs: dict[str, str]) -> list[Gain]:
                 bad = b if a is not None and usable(a) else a
                 if bad is not None:
                     who = "with the file" if bad is b else "the default"
-                    failed.append(Gain(impl, bench, np_, size, math.nan, math.nan, math.nan,
-                                       1.0, TuningEffect.FAILED, 0,
+                    failed.append(Gain(impl, bench, np_, size, not_judged(math.nan),
                                        f"{who}: {bad.status}: {bad.reason}"))
                 continue
             assert a is not None and b is not None
             compared.append((impl, bench, np_, size, Pair(b.nested, a.nested)))
-    effects = {Judgement.ABOVE: TuningEffect.BETTER, Judgement.BELOW: TuningEffect.WORSE,
-               Judgement.SAME: TuningEffect.SAME, Judgement.OPEN: TuningEffect.UNDECIDED}
-    out = [Gain(impl, bench, np_, size, j.ratio, j.ci_low, j.ci_high, j.p_adjusted,
-                effects[j.outcome], min(j.launches_a, j.launches_b))
+    out = [Gain(impl, bench, np_, size, j)
            for (impl, bench, np_, size, _), j in zip(compared, judge([c[-1] for c in compared]),
                                                      strict=True)]
     return sorted(out + failed, key=lambda g: (g.impl, g.coll, g.size, g.np))

@@ -1,4 +1,5 @@
-"""The words every decision is given in, one enum per concept, defined once.
+"""The words every decision is given in, one enum per concept, defined once, and each
+context's words read off a comparison's one outcome (`Judgement`), the pair's order fixed here.
 
 They are StrEnums: each member equals the word reports print and exports write, so output stays
 the same; code compares members, never the words (tests/test_vocabulary.py holds it to that).
@@ -10,8 +11,9 @@ from enum import StrEnum
 
 
 class Judgement(StrEnum):
-    """`stats.judge`'s decision on a pair, b's figure over a's: b slower or faster by more than
-    the threshold, the two within it, or nothing decided yet."""
+    """`stats.judge`'s decision on a pair, the one outcome every comparison has: b's figure
+    over a's above (b slower) or below (b faster) by more than the threshold, the two within
+    it, or nothing decided yet. Each context's words below read it in this order."""
 
     ABOVE = "above"
     BELOW = "below"
@@ -91,3 +93,24 @@ class ClaimResult(StrEnum):
     PARTLY = "partly"
     UNDECIDED = "undecided"
     CANNOT = "cannot test"
+
+
+# --- each context's words, read off a comparison's outcome (b over a), every member a key ------
+
+# b's speed against a: a benchmark over its counterpart
+SPEED_OF_B = {Judgement.ABOVE: Speed.SLOWER, Judgement.BELOW: Speed.FASTER,
+              Judgement.SAME: Speed.INDISTINGUISHABLE, Judgement.OPEN: Speed.UNDECIDED}
+# a's speed against b, where a is a cell's fastest (or the algorithm a tuning picks): below
+# says the other way round from how a was picked, so nothing is decided
+SPEED_OF_FASTEST = {Judgement.ABOVE: Speed.FASTER, Judgement.SAME: Speed.INDISTINGUISHABLE,
+                    Judgement.BELOW: Speed.UNDECIDED, Judgement.OPEN: Speed.UNDECIDED}
+# how a cell moved from run a to run b
+MOVEMENTS = {Judgement.ABOVE: Movement.REGRESSION, Judgement.BELOW: Movement.IMPROVEMENT,
+             Judgement.SAME: Movement.INDISTINGUISHABLE, Judgement.OPEN: Movement.UNDECIDED}
+# a collective (b) over its mock-up (a): the guideline's result
+GUIDELINE_RESULTS = {Judgement.ABOVE: GuidelineResult.VIOLATED,
+                     Judgement.BELOW: GuidelineResult.HELD, Judgement.SAME: GuidelineResult.HELD,
+                     Judgement.OPEN: GuidelineResult.UNDECIDED}
+# the default (b) over the tuning file (a): the file's effect
+TUNING_EFFECTS = {Judgement.ABOVE: TuningEffect.BETTER, Judgement.BELOW: TuningEffect.WORSE,
+                  Judgement.SAME: TuningEffect.SAME, Judgement.OPEN: TuningEffect.UNDECIDED}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .. import units
 from ..analysis.apps import call_times, check_figure
 from ..analysis.groups import figure
-from ..benchmarks import APP_CHECKS, BENCHMARKS
+from ..benchmarks import APP_CHECKS, BENCHMARKS, Kind
 from ..results import RunData
 from ..status import CellStatus
 
@@ -40,7 +40,7 @@ def _check_text(figure: tuple[str, float] | None) -> str:
 def apps(data: RunData) -> Apps | None:
     """The section, or None when the run measured no application kernel."""
     order = list(BENCHMARKS)
-    keys = sorted((k for k in data.cells if BENCHMARKS[k.bench].kind == "app"),
+    keys = sorted((k for k in data.cells if BENCHMARKS[k.bench].kind == Kind.APP),
                   key=lambda k: (order.index(k.bench), k.size, k.np))
     if not keys:
         return None

@@ -4,8 +4,9 @@ variants of one implementation and the notes (see `analysis.costs`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import assert_never
 
-from ..analysis.costs import Column, costs
+from ..analysis.costs import Column, CostKind, costs
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..benchmarks import progress_verdict
@@ -16,8 +17,8 @@ from .summary import ci_text, undecided_why
 MB = 1e6
 
 
-KIND_NAMES = {"cpu": "CPU", "memory": "memory", "overlap": "overlap", "progress": "progress",
-              "rate": "message rate"}
+KIND_NAMES = {CostKind.CPU: "CPU", CostKind.MEMORY: "memory", CostKind.OVERLAP: "overlap",
+              CostKind.PROGRESS: "progress", CostKind.RATE: "message rate"}
 POLLING = 95.0  # % of a core used while waiting: the library polls for messages
 
 
@@ -49,29 +50,40 @@ def _threads(c: Column) -> str:
 
 
 def _title(c: Column) -> str:
-    if c.kind == "cpu":
+    if c.kind == CostKind.CPU:
         return f"CPU % {c.bench or 'blocked'}"
     assert c.key is not None
-    if c.kind == "memory":
+    if c.kind == CostKind.MEMORY:
         return f"memory MB ({format_size(c.key.size)}, {c.key.np} ranks)"
-    if c.kind == "overlap":
+    if c.kind == CostKind.OVERLAP:
         return f"overlap % ({format_size(c.key.size)}, {CONFIDENCE:.0%} CI)"
-    if c.kind == "progress":
+    if c.kind == CostKind.PROGRESS:
         return f"progress (%, {CONFIDENCE:.0%} CI)"
     return "msgrate" if c.key.bench == "msgrate" else _threads(c)
 
 
 def _shown(c: Column, v: float) -> str:
-    return {"cpu": _percent, "memory": lambda x: f"{x / MB:.3g}", "overlap": lambda x: f"{x:.0f}",
-            "progress": lambda x: f"{progress_verdict(x)} {x:.0f}", "rate": _rate}[c.kind](v)
+    match c.kind:
+        case CostKind.CPU:
+            return _percent(v)
+        case CostKind.MEMORY:
+            return f"{v / MB:.3g}"
+        case CostKind.OVERLAP:
+            return f"{v:.0f}"
+        case CostKind.PROGRESS:
+            return f"{progress_verdict(v)} {v:.0f}"
+        case CostKind.RATE:
+            return _rate(v)
+        case _:
+            assert_never(c.kind)
 
 
 def _better(c: Column) -> str:
     """How a 'faster' verdict reads, {r} the ratio."""
-    if c.kind == "cpu":
+    if c.kind == CostKind.CPU:
         where = f"during {c.bench}" if c.bench else "in a blocked receive"
         return f"used {{r}}x less CPU {where} than"
-    if c.kind == "memory":
+    if c.kind == CostKind.MEMORY:
         return "used {r}x less memory than"
     assert c.key is not None
     return "sent messages {r}x faster than" if c.key.bench == "msgrate" else \
@@ -94,7 +106,7 @@ def costs_text(data: RunData) -> CostsText | None:
     c = costs(data)
     if c is None:
         return None
-    kinds = dict.fromkeys(KIND_NAMES[col.kind] if col.kind != "rate" or
+    kinds = dict.fromkeys(KIND_NAMES[col.kind] if col.kind != CostKind.RATE or
                           (col.key and col.key.bench == "msgrate") else "threads"
                           for col in c.columns)
     out = CostsText(f"costs: {', '.join(['thread level', *kinds])}",
@@ -115,8 +127,8 @@ def costs_text(data: RunData) -> CostsText | None:
         at = format_size(c.overlap_key[1])
         out.notes += [f"{v}: overlap " + ", ".join(f"{op} {_percent(x)}" for op, x in ops.items())
                       + f" at {at}" for v, ops in c.overlap.items()]
-    polling = sorted({v for col, s in zip(c.columns, summaries, strict=True) if col.kind == "cpu"
-                      for v, x in s.items() if x.median >= POLLING})
+    polling = sorted({v for col, s in zip(c.columns, summaries, strict=True)
+                      if col.kind == CostKind.CPU for v, x in s.items() if x.median >= POLLING})
     if polling:
         out.notes.append(f"{', '.join(polling)}: {POLLING:.0f}% of a core or more while "
                          "waiting for messages: the library polls (busy-waits) instead of "

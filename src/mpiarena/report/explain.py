@@ -3,9 +3,9 @@ fitted parameters it rests on, "cannot tell" where the verdict rule does not dec
 
 from __future__ import annotations
 
+from ..analysis.comparison import Comparison
 from ..analysis.explain import Explanation, Parameter, Range
 from ..analysis.models import Regime
-from ..analysis.stats import Judged
 from ..analysis.verdicts import Judgement
 from ..sizes import format_size
 from ..units import seconds
@@ -20,7 +20,7 @@ def _value(name: str, v: float) -> str:
     return f"{v * 1e9:.3g} ns/B" if name == "beta" else seconds(v)
 
 
-def _lower(e: Explanation, j: Judged) -> str | None:
+def _lower(e: Explanation, j: Comparison) -> str | None:
     """The variant a decided comparison (b's over a's) says is lower; None if undecided."""
     return {Judgement.ABOVE: e.a, Judgement.BELOW: e.b}.get(j.outcome)
 

@@ -7,11 +7,12 @@ from rich.console import Console
 
 from ..analysis.fingerprint import Fingerprint, Unlike
 from ..analysis.stats import CONFIDENCE
+from ..analysis.verdicts import Speed
 from ..sizes import format_size
 
 
 def _unlike(u: Unlike) -> str:
-    if u.ratio >= 1:
+    if u.speed == Speed.SLOWER:
         return f"{u.ratio:.2f}x slower than {u.algorithm} ({CONFIDENCE:.0%} CI " \
                f"{u.ci_low:.2f}-{u.ci_high:.2f})"
     return f"{1 / u.ratio:.2f}x faster than {u.algorithm} ({CONFIDENCE:.0%} CI " \

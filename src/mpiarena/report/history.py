@@ -21,7 +21,7 @@ from ..benchmarks import BENCHMARKS
 from ..machine_load import BUSY
 from . import drawing
 from .html import png_image, template_env
-from .plots import Maker, Plot, _axes, _figure, _set_title, _time_axis
+from .plots import FigureKind, Maker, Plot, _axes, _figure, _set_title, _time_axis
 from .terminal import HELD, MOVEMENT_COLOURS, drift_line
 
 # compare's movement -> the word a history uses ("undecided": the launches cannot tell)
@@ -171,7 +171,7 @@ def cell_plot(h: History, labels: Sequence[str], s: Series, index: int) -> Plot:
     ax.set_ylim(bottom=0, top=max(p.ci_high for p in s.points if math.isfinite(p.ci_high)) * 1.1)
     _time_axis(ax)
     _set_title(ax, title(s), loc="left")
-    return Plot(f"history-{index}", "history", s.cell.bench, s.cell.np, title(s),
+    return Plot(f"history-{index}", FigureKind.HISTORY, s.cell.bench, s.cell.np, title(s),
                 CAPTION, fig)
 
 

@@ -24,7 +24,7 @@ from ..analysis.interference import Finding, finding
 from ..analysis.loggp import loggp
 from ..analysis.models import fit_models
 from ..analysis.predict import run_predictions
-from ..analysis.run import Analysis, Notice, analyse, scoreboard
+from ..analysis.run import Analysis, Level, Notice, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
@@ -32,7 +32,7 @@ from ..benchmarks import BENCHMARKS, element_type
 from ..records import VariantRecord
 from ..results import Key, RunData
 from ..sizes import format_size
-from ..status import CellStatus
+from ..status import CellStatus, JobStatus
 from ..suites import label
 from . import drawing, plot_table, plots
 from .costs import costs_text
@@ -70,7 +70,7 @@ class Image:
     src: str  # data: URI
     width: int
     height: int
-    kind: str
+    kind: plots.FigureKind
     bench: str | None
     np: int | None
 
@@ -164,7 +164,7 @@ def template_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals["Speed"] = Speed
+    env.globals.update(Speed=Speed, CellStatus=CellStatus, JobStatus=JobStatus, Level=Level)
     return env
 
 
@@ -181,9 +181,9 @@ def context(data: RunData, baseline: str | None = None, variants: list[VariantRe
     by_table = {(b["name"], t["np"]): t for b in benches for t in b["tables"]}
     winners = None
     for image in images:
-        if image.kind == "winners":
+        if image.kind == plots.FigureKind.WINNERS:
             winners = image
-        elif image.kind == "ranks":
+        elif image.kind == plots.FigureKind.RANKS:
             by_bench[image.bench]["ranks_image"] = image
         elif (image.bench, image.np) in by_table:  # (a tuning heatmap may have no table)
             by_table[(image.bench, image.np)]["images"].append(image)
@@ -335,7 +335,7 @@ def _text(data: RunData, a: Analysis, variants: list[VariantRecord] | None) -> d
 def _interference_notices(found: Finding) -> list[Notice]:
     """The summary's interference lines as the Warnings section lists them, so that its count
     holds them too."""
-    return [Notice("warn", line.removeprefix("warn: "), "interference")
+    return [Notice(Level.WARN, line.removeprefix("warn: "), "interference")
             for line in warning_lines(found)]
 
 

@@ -18,10 +18,11 @@ from matplotlib.figure import Figure
 from ..analysis.models import RESIDUAL_TARGET
 from ..analysis.ranks import rank_matrix, slowest_ranks
 from ..analysis.run import Analysis, analyse
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..results import RunData
 from .plots import (
     LEVEL,
+    FigureKind,
     Maker,
     Plot,
     Styles,
@@ -88,7 +89,7 @@ def _always(a: Analysis, subject: object) -> bool:
 class PlotKind(Generic[S]):
     """A kind of figure: one is drawn for each subject of type `of` where it `applies`."""
 
-    kind: str
+    kind: FigureKind
     of: type[S]
     name: str  # the file's stem
     title: str
@@ -99,7 +100,7 @@ class PlotKind(Generic[S]):
 
 def many_ranks(a: Analysis, t: Table) -> bool:
     """Whether a table gets a per-rank view: a collective at many ranks."""
-    return BENCHMARKS[t.bench].kind == "coll" and t.np >= MANY_RANKS
+    return BENCHMARKS[t.bench].kind == Kind.COLL and t.np >= MANY_RANKS
 
 
 def _sized(a: Analysis, t: Table) -> bool:
@@ -107,7 +108,7 @@ def _sized(a: Analysis, t: Table) -> bool:
 
 
 def _point_to_point(a: Analysis, t: Table) -> bool:
-    return BENCHMARKS[t.bench].sized and BENCHMARKS[t.bench].kind == "p2p"
+    return BENCHMARKS[t.bench].sized and BENCHMARKS[t.bench].kind == Kind.P2P
 
 
 def _time_caption(a: Analysis, t: Table) -> str:
@@ -130,55 +131,59 @@ def _rank_caption(a: Analysis, t: Table) -> str:
 
 # In report order for each subject (subjects: see `_subjects`).
 PLOTS = (
-    PlotKind("tuning", TunedCollective, "tuning-{impl}-{bench}-np{np}",
+    PlotKind(FigureKind.TUNING, TunedCollective, "tuning-{impl}-{bench}-np{np}",
              "{impl} {bench}, {np} ranks: algorithms against the default",
              "Each algorithm's speed relative to the library's default (the default's median "
              "over the algorithm's): above 1 (green) it is faster. x marks an algorithm that "
              "failed or gave wrong data.",
              lambda a, t, _: tuning_figure(a.data, t.impl, t.bench, t.np, list(t.variants))),
-    PlotKind("winners", Whole, "winners", "Winners",
+    PlotKind(FigureKind.WINNERS, Whole, "winners", "Winners",
              "Per benchmark and size, the variant with the lowest median. Coloured by the "
              "runner-up's median over the winner's where the verdict says 'faster'; grey where "
              "it does not (≈ indistinguishable, ? undecided: see the verdict line for why).",
              lambda a, _, __: winners_figure(a)),
-    PlotKind("models", Table, "{bench}-np{np}-models", "{bench}, {np} ranks: fitted models",
+    PlotKind(FigureKind.MODELS, Table, "{bench}-np{np}-models",
+             "{bench}, {np} ranks: fitted models",
              "Each variant's figures (dots) and its line t = alpha + beta * size per protocol "
              "regime (see Models); below, how far the line is from each figure (the grey band "
              "is the {residual} target).",
              lambda a, _, styles: models_figure(a, styles),
              applies=lambda a, t: (t.bench, t.np) == ("pingpong", 2)),
-    PlotKind("rankmap", Table, "{bench}-np{np}-ranks", "{bench}, {np} ranks: rank by rank",
+    PlotKind(FigureKind.RANKMAP, Table, "{bench}-np{np}-ranks", "{bench}, {np} ranks: rank by rank",
              _rank_caption, lambda a, t, _: rank_figure(a, t.bench, t.np), applies=many_ranks),
-    PlotKind("time", Table, "{bench}-np{np}-time", "{bench}, {np} ranks",
+    PlotKind(FigureKind.TIME, Table, "{bench}-np{np}-time", "{bench}, {np} ranks",
              "Every observation (dots), the median (bar) and its {level} confidence interval.",
              lambda a, t, styles: unsized_figure(a, t.bench, t.np, styles),
              applies=lambda a, t: not _sized(a, t)),
-    PlotKind("time", Table, "{bench}-np{np}-time", "{bench}, {np} ranks: time", _time_caption,
+    PlotKind(FigureKind.TIME, Table, "{bench}-np{np}-time",
+             "{bench}, {np} ranks: time", _time_caption,
              lambda a, t, styles: time_figure(a, t.bench, t.np, styles), applies=_sized),
-    PlotKind("bandwidth", Table, "{bench}-np{np}-bandwidth", "{bench}, {np} ranks: bandwidth",
+    PlotKind(FigureKind.BANDWIDTH, Table, "{bench}-np{np}-bandwidth",
+             "{bench}, {np} ranks: bandwidth",
              "Bytes moved per iteration over the median time per iteration.",
              lambda a, t, styles: bandwidth_figure(a, t.bench, t.np, styles),
              applies=_point_to_point),
-    PlotKind("signature", Table, "{bench}-np{np}-signature",
+    PlotKind(FigureKind.SIGNATURE, Table, "{bench}-np{np}-signature",
              "{bench}, {np} ranks: signature graph",
              "NetPIPE's signature graph: throughput against the time of one transfer; the "
              "leftmost point is the latency.",
              lambda a, t, styles: signature_figure(a, t.bench, t.np, styles),
              applies=lambda a, t: _point_to_point(a, t) and t.bench == "pingpong"),
-    PlotKind("launches", Table, "{bench}-np{np}-launches", "{bench}, {np} ranks: launch by launch",
+    PlotKind(FigureKind.LAUNCHES, Table, "{bench}-np{np}-launches",
+             "{bench}, {np} ranks: launch by launch",
              "Each dot is one launch's median, the bar the figure (the median of the launch "
              "medians): the level of a figure is set when a job starts, so launches that split "
              "into groups are the uncertainty the intervals carry.",
              lambda a, t, styles: launches_figure(a, t.bench, t.np, styles), applies=_sized),
-    PlotKind("relative", Table, "{bench}-np{np}-relative",
+    PlotKind(FigureKind.RELATIVE, Table, "{bench}-np{np}-relative",
              "{bench}, {np} ranks: relative to {baseline}",
              "{baseline}'s median over each variant's, in percent (above 100%: faster than the "
              "baseline); the band is the ratio's {level} interval over launches.",
              lambda a, t, styles: relative_figure(a, t.bench, t.np, styles), applies=_sized),
-    PlotKind("ranks", Bench, "{bench}-ranks", "{bench}: time vs ranks",
+    PlotKind(FigureKind.RANKS, Bench, "{bench}-ranks", "{bench}: time vs ranks",
              "Median and {level} interval per rank count, at a few sizes.",
              lambda a, b, styles: ranks_figure(a, b.bench, styles),
-             applies=lambda a, b: BENCHMARKS[b.bench].kind == "coll"),
+             applies=lambda a, b: BENCHMARKS[b.bench].kind == Kind.COLL),
 )
 
 

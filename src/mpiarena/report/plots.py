@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -69,10 +70,31 @@ BANDS = 256  # at most this many rows of ranks in a per-rank view (each the slow
 LEVEL = f"{CONFIDENCE:.0%}"  # the intervals' level, as the captions say it
 
 
+class FigureKind(StrEnum):
+    """What a figure draws: the kinds of `plot_table.PLOTS`, an app run's walls, calls and
+    race, history's and a release bisection's."""
+
+    TUNING = "tuning"
+    WINNERS = "winners"
+    MODELS = "models"
+    RANKMAP = "rankmap"
+    TIME = "time"
+    BANDWIDTH = "bandwidth"
+    SIGNATURE = "signature"
+    LAUNCHES = "launches"
+    RELATIVE = "relative"
+    RANKS = "ranks"
+    WALLS = "walls"
+    CALLS = "calls"
+    HISTORY = "history"
+    RACE = "race"
+    RELEASES = "releases"
+
+
 @dataclass
 class Plot:
     name: str  # file stem, e.g. pingpong-np2-time
-    kind: str  # a kind of `plot_table.PLOTS` (an app run's: walls, calls; history's: history)
+    kind: FigureKind
     bench: str | None
     np: int | None
     title: str

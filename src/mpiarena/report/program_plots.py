@@ -6,8 +6,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.program import AppResult, function_seconds
+from ..programs import LaunchKind
 from ..status import LaunchStatus
-from .plots import Maker, Plot, Styles, _axes, _figure, _legend, _set_title, _time_axis
+from .plots import (
+    FigureKind,
+    Maker,
+    Plot,
+    Styles,
+    _axes,
+    _figure,
+    _legend,
+    _set_title,
+    _time_axis,
+)
 
 TOP_FUNCTIONS = 10  # the functions with most seconds in any library; the rest are left out
 WALLS_CAPTION = ("Each launch's wall time (launch to exit), x the launch's place in the run's "
@@ -21,7 +32,7 @@ CALLS_CAPTION = ("Seconds per rank (the mean over ranks) in each MPI function, f
 def walls_plot(r: AppResult) -> Plot | None:
     """Wall time per launch in run order, a line per library; warm-ups hollow."""
     shown = [(i, x) for i, x in enumerate(r.launches, 1)
-             if x.status == LaunchStatus.OK and x.kind in ("timed", "warmup")]
+             if x.status == LaunchStatus.OK and x.kind in (LaunchKind.TIMED, LaunchKind.WARMUP)]
     if not shown:
         return None
     styles = Styles(r.variants)
@@ -29,9 +40,11 @@ def walls_plot(r: AppResult) -> Plot | None:
     ax = _axes(fig)
     for v in r.variants:
         st = styles(v)
-        timed = np.array([(i, x.wall) for i, x in shown if x.variant == v and x.kind == "timed"],
+        timed = np.array([(i, x.wall) for i, x in shown
+                          if x.variant == v and x.kind == LaunchKind.TIMED],
                          dtype=float).reshape(-1, 2)
-        warm = np.array([(i, x.wall) for i, x in shown if x.variant == v and x.kind == "warmup"],
+        warm = np.array([(i, x.wall) for i, x in shown
+                         if x.variant == v and x.kind == LaunchKind.WARMUP],
                         dtype=float).reshape(-1, 2)
         ax.plot(timed[:, 0], timed[:, 1], color=st["color"], marker=st["marker"],
                 linestyle=st["linestyle"], markersize=4, linewidth=1, label=v)
@@ -45,7 +58,8 @@ def walls_plot(r: AppResult) -> Plot | None:
     _time_axis(ax)
     _set_title(ax, f"Wall time of each launch ({r.np} ranks)", loc="left")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-walls", "walls", None, r.np, "Wall time of each launch",
+    return Plot(f"app-run{r.run.id}-walls", FigureKind.WALLS, None, r.np,
+                "Wall time of each launch",
                 WALLS_CAPTION, fig)
 
 
@@ -71,7 +85,8 @@ def calls_plot(r: AppResult) -> Plot | None:
     _time_axis(ax, "x")
     _set_title(ax, "Time in each MPI function", loc="left")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-calls", "calls", None, r.np, "Time in each MPI function",
+    return Plot(f"app-run{r.run.id}-calls", FigureKind.CALLS, None, r.np,
+                "Time in each MPI function",
                 CALLS_CAPTION.format(n=len(names)), fig)
 
 

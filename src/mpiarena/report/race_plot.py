@@ -4,20 +4,30 @@ got, how it left the race marked at its end, its median wall time beside it."""
 from __future__ import annotations
 
 import statistics
+from enum import Enum
 
-from ..analysis.race import CANNOT_BEAT, FAILED, HALVED, SLOWER, how_dropped
+from ..analysis.race import DropCause
 from ..analysis.tuned_app import TuneResult
 from ..runs import program_settings
 from ..units import seconds
-from .plots import Plot, Styles, _axes, _figure, _legend, _set_title
+from .plots import FigureKind, Plot, Styles, _axes, _figure, _legend, _set_title
 
-# how a configuration's row ends: marker, colour, legend
-ENDS = {SLOWER: ("X", "#c0392b", "dropped: slower (the rule)"),
-        CANNOT_BEAT: ("X", "#e67e22", "dropped: cannot beat the leader by 5% (the rule)"),
-        HALVED: ("s", "#7f8c8d", "dropped: slower half (halving)"),
-        FAILED: ("v", "#000000", "dropped: the program failed"),
-        "winner": ("*", "#27ae60", "its library's winner"),
-        "stayed": ("o", "#bdc3c7", "stayed to the end")}
+
+class Kept(Enum):
+    """How a configuration's row ends where it was not dropped."""
+
+    WINNER = "winner"
+    STAYED = "stayed"
+
+
+# how a configuration's row ends (every member of both): marker, colour, legend
+ENDS: dict[DropCause | Kept, tuple[str, str, str]] = {
+    DropCause.SLOWER: ("X", "#c0392b", "dropped: slower (the rule)"),
+    DropCause.CANNOT_BEAT: ("X", "#e67e22", "dropped: cannot beat the leader by 5% (the rule)"),
+    DropCause.HALVED: ("s", "#7f8c8d", "dropped: slower half (halving)"),
+    DropCause.FAILED: ("v", "#000000", "dropped: the program failed"),
+    Kept.WINNER: ("*", "#27ae60", "its library's winner"),
+    Kept.STAYED: ("o", "#bdc3c7", "stayed to the end")}
 CAPTION = ("The race: a row per configuration, a dot per race launch it got (launch k in round "
            "k), its end marked: dropped by the verdict rule (slower than its library's leader, "
            "or unable to beat it by more than 5%), by halving (the slower half of the "
@@ -35,15 +45,15 @@ def race_plot(r: TuneResult) -> Plot | None:
     fig = _figure((4.5 + 0.055 * longest, 1.3 + 0.28 * len(configs)))
     ax = _axes(fig)
     rounds = max(r.spent.values())
-    shown: set[str] = set()
+    shown: set[DropCause | Kept] = set()
     for y, c in enumerate(configs):
         n = r.spent[c.variant]
         ax.plot(range(1, n + 1), [y] * n, color=styles(c.variant)["color"], marker="o",
                 markersize=3, linewidth=1)
-        end = "winner" if c.role else how_dropped(c.reason) if c.dropped else "stayed"
+        end = Kept.WINNER if c.role else DropCause.of(c.reason) if c.dropped else Kept.STAYED
         marker, colour, label = ENDS[end]
         ax.plot([n], [y], linestyle="none", marker=marker, color=colour,
-                markersize=12 if end == "winner" else 8,
+                markersize=12 if end == Kept.WINNER else 8,
                 label=None if end in shown else label, zorder=3)
         shown.add(end)
         walls = r.race[c.variant]
@@ -58,5 +68,5 @@ def race_plot(r: TuneResult) -> Plot | None:
     ax.grid(axis="y", visible=False)
     _set_title(ax, f"The race: {r.launches} launches, {len(configs)} configurations")
     _legend(ax)
-    return Plot(f"app-run{r.run.id}-race", "race", None, program_settings(r.run).np,
+    return Plot(f"app-run{r.run.id}-race", FigureKind.RACE, None, program_settings(r.run).np,
                 "The race", CAPTION, fig)

@@ -11,7 +11,7 @@ from itertools import groupby
 from ..analysis.bisection import Placed, ReleaseChange
 from ..analysis.build_or_release import Attribution, Follows
 from ..analysis.stats import THRESHOLD
-from ..analysis.verdicts import Judgement
+from ..analysis.verdicts import SPEED_OF_B, Judgement
 from ..analysis.whatran import run_changes
 from ..benchmarks import BENCHMARKS
 from ..impls.releases import Release, skipped
@@ -19,8 +19,6 @@ from ..runner.releases import BisectedSeries, Member, Separated
 from ..sizes import format_size
 from .summary import ci_text
 from .whatran import change_lines
-
-WORD = {Judgement.ABOVE: "slower", Judgement.BELOW: "faster"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ def _size(s: ChangedRange) -> tuple[str, str]:
     if s.changes[0].direction == Judgement.BELOW:
         lows, highs = [1 / h for h in highs], [1 / lo for lo in lows]
     shown = f"{ratios[0]:.2f}x" if len(ratios) == 1 else f"{ratios[0]:.2f}-{ratios[-1]:.2f}x"
-    return f"{shown} {WORD[s.changes[0].direction]}", ci_text(min(lows), max(highs))
+    return f"{shown} {SPEED_OF_B[s.changes[0].direction]}", ci_text(min(lows), max(highs))
 
 
 def between(c: ReleaseChange, series: BisectedSeries, index: Sequence[Release]) -> list[str]:

@@ -17,7 +17,7 @@ from ..results import Key
 from ..runner.releases import BisectedSeries
 from . import drawing
 from .html import png_image, template_env
-from .plots import Maker, Plot, _axes, _figure, _set_title, _time_axis
+from .plots import FigureKind, Maker, Plot, _axes, _figure, _set_title, _time_axis
 from .releases import ChangedRange
 
 TEMPLATE = "releases.html.j2"
@@ -75,7 +75,7 @@ def change_plot(series: BisectedSeries, change: ReleaseChange, number: int) -> P
     _time_axis(ax)
     title = ChangedRange((change,)).label
     _set_title(ax, title, loc="left")
-    return Plot(f"release-{number}", "releases", change.key.bench, change.key.np, title,
+    return Plot(f"release-{number}", FigureKind.RELEASES, change.key.bench, change.key.np, title,
                 CAPTION, fig)
 
 

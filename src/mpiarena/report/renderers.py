@@ -4,9 +4,8 @@
 
 An entry whose modules would slow every command's start-up (matplotlib, the statistics: each
 says by how much, measured) imports them when it is called, so that a command loads only those
-of the one rendering it asked for. Terminal views are
-rendered for the console they are shown on (its width and colours) and returned as the text
-it would have printed."""
+of the one rendering it asked for. Terminal views are rendered for the console they are shown
+on (its width and colours) and returned as the text it would have printed."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from rich.console import Console
 
 from ..errors import ArenaError
 from . import export
-from .source import RunKind, RunSource
+from .source import Rendering, RunSource
 
 
 class Format(Enum):
@@ -55,7 +54,7 @@ Renderer = Callable[[RunSource, RenderOptions], str]
 
 def render(source: RunSource, fmt: Format, options: RenderOptions) -> str:
     """The run in the format asked for."""
-    return RENDERERS[(source.kind, fmt)](source, options)
+    return RENDERERS[(source.rendering, fmt)](source, options)
 
 
 def _printed(console: Console, lines: list[str]) -> str:
@@ -254,14 +253,14 @@ def _app_output(s: RunSource, o: RenderOptions) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """One renderer and the kinds of run and formats it renders."""
+    """One renderer and the renderings and formats it renders."""
 
-    kinds: tuple[RunKind, ...]
+    renderings: tuple[Rendering, ...]
     formats: tuple[Format, ...]
     render: Renderer
 
 
-BENCHMARK, APP, SIMULATED = RunKind.BENCHMARK, RunKind.APP, RunKind.SIMULATED
+BENCHMARK, PROGRAM, SIMULATED = Rendering.BENCHMARK, Rendering.PROGRAM, Rendering.SIMULATED
 MEASURED = (BENCHMARK, SIMULATED)  # runs of the measurement core, as their exports see them
 VIEWS = (Format.TERMINAL, Format.CONFIG, Format.MODELS)  # show, --config, --models
 
@@ -281,15 +280,15 @@ ENTRIES = [
     Entry((SIMULATED,), (Format.HTML,), _simulated_html),
     Entry((SIMULATED,), (Format.MARKDOWN,), _simulated_markdown),
     Entry((SIMULATED,), VIEWS, _simulated_terminal),
-    Entry((APP,), (Format.CSV,), _launches_csv),
-    Entry((APP,), (Format.JSON,), _launches_json),
-    Entry((APP,), (Format.SUMMARY_CSV,), _app_summary_csv),
-    Entry((APP,), (Format.SUMMARY_JSON,), _app_summary_json),
-    Entry((APP,), (Format.PERFLOG,), _no_app_perflog),
-    Entry((APP,), (Format.HTML,), _app_html),
-    Entry((APP,), (Format.MARKDOWN,), _app_markdown),
-    Entry((APP,), VIEWS, _app_terminal),
-    Entry((APP,), (Format.OUTPUT,), _app_output),
+    Entry((PROGRAM,), (Format.CSV,), _launches_csv),
+    Entry((PROGRAM,), (Format.JSON,), _launches_json),
+    Entry((PROGRAM,), (Format.SUMMARY_CSV,), _app_summary_csv),
+    Entry((PROGRAM,), (Format.SUMMARY_JSON,), _app_summary_json),
+    Entry((PROGRAM,), (Format.PERFLOG,), _no_app_perflog),
+    Entry((PROGRAM,), (Format.HTML,), _app_html),
+    Entry((PROGRAM,), (Format.MARKDOWN,), _app_markdown),
+    Entry((PROGRAM,), VIEWS, _app_terminal),
+    Entry((PROGRAM,), (Format.OUTPUT,), _app_output),
 ]
-RENDERERS: dict[tuple[RunKind, Format], Renderer] = {
-    (kind, fmt): e.render for e in ENTRIES for kind in e.kinds for fmt in e.formats}
+RENDERERS: dict[tuple[Rendering, Format], Renderer] = {
+    (r, fmt): e.render for e in ENTRIES for r in e.renderings for fmt in e.formats}

@@ -1,5 +1,6 @@
-"""A stored run as the renderers read it: its kind, and what the store gives for it (its data,
-an app run's analysis, its variants' rows), each read once, when a renderer first asks."""
+"""A stored run as the renderers read it: its rendering (from its kind), and what the store
+gives for it (its data, an app run's analysis, its variants' rows), each read once, when a
+renderer first asks."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..analysis.simulated import is_simulated
-from ..records import RunRecord, VariantRecord
+from ..records import RunKind, RunRecord, VariantRecord
 from ..results import RunData, load
 from ..store import Store
 
@@ -18,12 +18,18 @@ if TYPE_CHECKING:
     from ..analysis.tuned_app import TuneResult
 
 
-class RunKind(Enum):
-    """Which renderings a run has: its words, tables and exports differ by kind."""
+class Rendering(Enum):
+    """Which renderings a run has: its words, tables and exports differ by it."""
 
-    BENCHMARK = "benchmark"  # `mpiarena run` (and imports, tune and reproduce runs)
-    APP = "app"  # `mpiarena app`: a program's launches
+    BENCHMARK = "benchmark"  # the core's cells: run, import, tune, reproduce and releases runs
+    PROGRAM = "program"  # `mpiarena program`: a program's launches
     SIMULATED = "simulated"  # `mpiarena simulate`: deterministic, no intervals or verdicts
+
+
+RENDERING = {RunKind.BENCHMARK: Rendering.BENCHMARK, RunKind.REPRODUCED: Rendering.BENCHMARK,
+             RunKind.TUNE: Rendering.BENCHMARK, RunKind.IMPORTED: Rendering.BENCHMARK,
+             RunKind.RELEASES: Rendering.BENCHMARK, RunKind.PROGRAM: Rendering.PROGRAM,
+             RunKind.PROGRAM_TUNING: Rendering.PROGRAM, RunKind.SIMULATED: Rendering.SIMULATED}
 
 
 @dataclass
@@ -38,13 +44,8 @@ class RunSource:
         return self.store.run(self.run_id)
 
     @cached_property
-    def kind(self) -> RunKind:
-        # here, not at the top: ~9 ms more start-up for every command
-        from ..analysis.program import is_app_run
-
-        if is_app_run(self.record):
-            return RunKind.APP
-        return RunKind.SIMULATED if is_simulated(self.record) else RunKind.BENCHMARK
+    def rendering(self) -> Rendering:
+        return RENDERING[self.record.kind]
 
     @cached_property
     def data(self) -> RunData:

@@ -4,9 +4,12 @@ scoreboard, switches and derived figures. The figures and decisions come from
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from .. import units
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
-from ..analysis.curves import Derived, Switch
+from ..analysis.comparison import Why
+from ..analysis.curves import Derived, Jump, Switch
 from ..analysis.floor import (
     LinkFloor,
     MachineFloor,
@@ -45,7 +48,7 @@ from ..analysis.stats import (
     final_alpha,
 )
 from ..analysis.verdicts import Speed, Sureness
-from ..benchmarks import BENCHMARKS, rounded_up
+from ..benchmarks import BENCHMARKS, Kind, rounded_up
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
 from ..records import ImplementationRecord, VariantRecord, impl_of
 from ..results import Key, RunData
@@ -133,13 +136,20 @@ def undecided_why(v: Verdict) -> str:
             if v.needed and v.needed <= PRACTICAL_LAUNCHES else
             f": the ratio sits so close to {THRESHOLD:.0%} that over {PRACTICAL_LAUNCHES} "
             "launches per variant would be needed" if v.needed else "")
-    return {"launches": f"{min(v.launches_fast, v.launches_slow)} launches cannot decide "
-                        f"anything (--launches {MIN_LAUNCHES} at least)",
-            "test": f"the launch test does not back it after {CORRECTION} "
-                    f"(q={v.p_adjusted:.2g}){more}",
-            "threshold": f"the ratio sits on the {THRESHOLD:.0%} line: no number of launches "
-                         "would decide it",
-            }.get(v.why, f"the interval reaches within {THRESHOLD:.0%}{more}")
+    match v.why:
+        case Why.LAUNCHES:
+            return (f"{min(v.launches_fast, v.launches_slow)} launches cannot decide anything "
+                    f"(--launches {MIN_LAUNCHES} at least)")
+        case Why.TEST:
+            return (f"the launch test does not back it after {CORRECTION} "
+                    f"(q={v.p_adjusted:.2g}){more}")
+        case Why.THRESHOLD:
+            return (f"the ratio sits on the {THRESHOLD:.0%} line: no number of launches would "
+                    "decide it")
+        case Why.INTERVAL | None:
+            return f"the interval reaches within {THRESHOLD:.0%}{more}"
+        case _:
+            assert_never(v.why)
 
 
 def method_lines(data: RunData) -> list[str]:
@@ -193,7 +203,7 @@ def _timed(data: RunData) -> dict[str, list[str]]:
     everyone: dict[tuple[str, int], set[str]] = {}
     methods: dict[str, set[str]] = {}  # bench -> the methods of its cells
     for (bench, _, np_), cell in data.cells.items():
-        if BENCHMARKS[bench].kind in ("timer", "p2p", "coll"):
+        if BENCHMARKS[bench].kind in (Kind.TIMER, Kind.P2P, Kind.COLL):
             for variant, group in cell.items():
                 if not measured(group):  # n/a or failed: nothing was timed
                     continue
@@ -254,7 +264,7 @@ def variant_rows(data: RunData, rows: list[VariantRecord] | None) -> list[Varian
 def switch_text(variant: str, s: Switch) -> str:
     """One protocol switch, in words: how much the time jumps (fixed cost) or the slope
     changes (cost per byte)."""
-    change = s.jump if s.kind == "fixed cost" or s.before <= 0 else s.after / s.before
+    change = s.jump if s.kind == Jump.FIXED or s.before <= 0 else s.after / s.before
     return (f"{variant} switches protocol between {format_size(s.last_before)} and "
             f"{format_size(s.size)}: {s.kind} changes x{change:.1f}")
 
@@ -296,7 +306,7 @@ def _kind_text(k: KindAnswer) -> str:
     512 B-4 KiB over its cells together, while by benchmark the decided fastest is lam-7.1.4 at
     pingpong 0 B (+3 more below)'."""
     close = [s for s in k.ranked[1:] if s.variant in k.close]
-    text = f"for {k.kind}, {k.leader}" + "".join(
+    text = f"for {k.words}, {k.leader}" + "".join(
         f" or {s.variant} ({standing_text(s).replace(' (', ', ').rstrip(')')})"
         for s in close)
     text += "".join(f", {r.leader} at {format_size(r.first)}" + (
@@ -421,7 +431,7 @@ def answer_lines(a: Analysis) -> list[str]:
     if ans is None:
         return [*figure_lines(a), *floor_lines(a, None)]
     width = max(len(s.variant) for s in ans.ranked)
-    p2p = next((k.leader for k in ans.kinds if k.kind == "point-to-point"), ans.ranked[0].variant)
+    p2p = next((k.leader for k in ans.kinds if k.kind == Kind.P2P), ans.ranked[0].variant)
     lines = [_fastest_sentence(ans), *floor_lines(a, p2p), _scope_text(ans.scope, a.cores),
              f"MPI libraries, time relative to {ans.ranked[0].variant} (geometric mean over "
              f"{ans.ranked[0].cells} cells, {CONFIDENCE:.0%} CI over launches):"]
@@ -439,7 +449,8 @@ def answer_lines(a: Analysis) -> list[str]:
     return lines
 
 
-FIGURE_KINDS = ("p2p", "coll", "startup", "timer")  # what the first screen lists figures of
+# what the first screen lists figures of
+FIGURE_KINDS = (Kind.P2P, Kind.COLL, Kind.STARTUP, Kind.TIMER)
 
 
 def alone(a: Analysis) -> str | None:

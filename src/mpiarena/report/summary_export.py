@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.counterparts import CounterpartCheck, counterpart_checks
-from ..analysis.fingerprint import fingerprints, tuned_of
+from ..analysis.fingerprint import Fingerprint, fingerprints, tuned_of
 from ..analysis.loggp import ParameterFigure, loggp
 from ..analysis.models import P2pModel, fit_models
 from ..analysis.overlap import Hidden, OverlapRow, overlap_rows
@@ -89,7 +89,7 @@ def to_json(a: Analysis) -> str:
                 "machine": data.machine, "datatype": datatype_record(data)},
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
         "what_ran": what_ran(data),
-        "fingerprints": [asdict(f) for f in fingerprints(data, tuned_of(data))],
+        "fingerprints": [fingerprint_record(f) for f in fingerprints(data, tuned_of(data))],
         **fitted_models(data),
         "counterparts": [counterpart_record(c) for c in counterpart_checks(data)],
         "overlap": [overlap_record(r) for r in overlap_rows(data)],
@@ -114,6 +114,13 @@ def _hidden(h: Hidden | None) -> dict[str, Any] | None:
 def overlap_record(r: OverlapRow) -> dict[str, Any]:
     return {"collective": r.collective, "size": r.size, "np": r.np, "variant": r.variant,
             "background": _hidden(r.background), "tested": _hidden(r.tested)}
+
+
+def fingerprint_record(f: Fingerprint) -> dict[str, Any]:
+    """A cell's fingerprint, each algorithm unlike the default with its ratio and interval."""
+    return asdict(f) | {"unlike": [{"algorithm": u.algorithm, "ratio": u.ratio,
+                                    "ci_low": u.ci_low, "ci_high": u.ci_high}
+                                   for u in f.unlike]}
 
 
 def counterpart_record(c: CounterpartCheck) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rich.text import Text
 from .. import units
 from ..analysis.answer import wall_seconds
 from ..analysis.compare import MIN_CELLS, Change, Drift
-from ..analysis.run import Analysis, against_reference, analyse, notice_kinds
+from ..analysis.run import Analysis, Level, against_reference, analyse, notice_kinds
 from ..analysis.sampling import precision_reached
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Movement, Speed
@@ -48,7 +48,7 @@ from .text import NO_BREAK, wrapped
 from .topology import placement_lines
 from .whatran import binding_line
 
-COLOURS = {"error": "red", "warn": "yellow", "info": "dim"}
+COLOURS = {Level.ERROR: "red", Level.WARN: "yellow", Level.INFO: "dim"}
 # a change's colour where decided, and the order changes are listed in
 MOVEMENT_COLOURS = {Movement.REGRESSION: "red", Movement.IMPROVEMENT: "green"}
 MOVEMENT_ORDER = {Movement.REGRESSION: 0, Movement.IMPROVEMENT: 1, Movement.UNDECIDED: 2,
@@ -79,7 +79,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     configs = run_configs(data)
     for line in [*configs.warnings, *map(binding_line, configs.binding)]:
         say(console, f"{line} (mpiarena show {data.run_id} --config)",
-            lead=("warn:", COLOURS["warn"]))
+            lead=("warn:", COLOURS[Level.WARN]))
     for line in scoreboard_lines(a):
         say(console, line, "" if line.startswith(" ") else "bold")
     for line in placement_lines(data):  # off this machine: where the ranks ran

@@ -13,6 +13,7 @@ from rich.console import Console
 from ..analysis.race import Verified
 from ..analysis.tune_space import Space, configurations
 from ..analysis.tuned_app import TuneResult
+from ..programs import Role
 from ..runs import program_settings
 from ..units import seconds
 
@@ -44,7 +45,7 @@ def race_lines(r: TuneResult) -> list[str]:
              for c in r.configs}
     width = max(map(len, named.values()), default=0)
     for c in r.configs:
-        how = ("overall winner" if c.role == "overall" else "winner" if c.role else
+        how = ("overall winner" if c.role == Role.OVERALL else "winner" if c.role else
                f"dropped after round {c.dropped}: {c.reason}" if c.dropped else "stayed")
         out.append(f"  {named[c.variant]:<{width}}  {_median(r.race[c.variant]):>8}  "
                    f"{r.spent[c.variant]:>2} launches  {how}")

@@ -22,7 +22,7 @@ from ..errors import ArenaError
 from ..owners import Owner
 from ..plan import Variant
 from ..procs import last_words
-from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, Metric, RankCalls
+from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, LaunchKind, Metric, RankCalls
 from ..records import RunKind
 from ..runs import APP_SUITE, ProgramSettings, RunStart
 from ..status import LaunchStatus
@@ -140,7 +140,7 @@ class AppRunner:
         here.chmod(0o777)
         out, err, profile_dir = here / "stdout", here / "stderr", here / "profile"
         program = self.programs[variant.impl.id].argv
-        base = AppLaunch(variant.id, s.np, index, kind, LaunchStatus.FAILED, "", None,
+        base = AppLaunch(variant.id, s.np, index, LaunchKind(kind), LaunchStatus.FAILED, "", None,
                          float("nan"))
         before = machine_load.snapshot(runs=len(presence.others_measuring()))
         try:

@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal, overload
 
@@ -51,6 +52,14 @@ class Hello:
     resolution: float
     version: str
     ranks: list[RankInfo]
+
+
+class ConfigAnswer(StrEnum):
+    """The core's answer to `config` (kernels/driver.c): control variables follow, or the
+    library has no tool interface to list them."""
+
+    OK = "ok"
+    UNAVAILABLE = "unavailable"
 
 
 @dataclass(frozen=True)
@@ -198,7 +207,7 @@ class Job:
             if parts[0] == "cvar" and len(parts) == 4:
                 cvars.append(Cvar(*(core_env.unescape(p) for p in parts[1:])))
             elif parts[0] == "config" and len(parts) >= 3:
-                if parts[1] == "ok":
+                if ConfigAnswer(parts[1]) == ConfigAnswer.OK:
                     return Reported(tuple(cvars), "")
                 return Reported(None, core_env.unescape(parts[2]))
             elif parts[0] == "error":

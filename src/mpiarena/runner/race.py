@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .. import units
-from ..analysis.race import FAILED, Race, verification_pairs
+from ..analysis.race import DropCause, Race, verification_pairs
 from ..analysis.tune_space import Configuration, Space, configurations, shares, space
 from ..cluster.topology import Topology
 from ..errors import ArenaError
 from ..plan import Variant
-from ..programs import TunedConfig
+from ..programs import Role, TunedConfig
 from ..records import RunKind
 from ..runs import APP_SUITE, ProgramTuning, RunStart, program_settings
 from ..status import LaunchStatus
@@ -82,8 +82,8 @@ class TuneRunner:
         return [TunedConfig(c.id, c.impl, dict(c.values),
                             race.dropped[c.id].round if c.id in race.dropped else None,
                             race.dropped[c.id].reason if c.id in race.dropped else "",
-                            "overall" if c.id == overall else
-                            "winner" if winners.get(c.impl) == c.id else "")
+                            Role.OVERALL if c.id == overall else
+                            Role.WINNER if winners.get(c.impl) == c.id else Role.NONE)
                 for cs in configs.values() for c in cs]
 
     def _profile(self) -> list[Space]:
@@ -144,7 +144,7 @@ class TuneRunner:
             for d in race.close_round():
                 self.said.progress(f"  dropped {d.config}: {d.reason}")
             for c, d in race.dropped.items():
-                if d.round == race.rounds and d.reason.startswith(FAILED):
+                if d.round == race.rounds and d.cause == DropCause.FAILED:
                     self.said.progress(f"  dropped {c}: {d.reason}")
             self.said.progress(f"round {race.rounds}: {len(race.alive())} configurations left, "
                                f"{race.spent} launches spent, "

@@ -12,7 +12,7 @@ from rich.console import Console
 from ..analysis.bisection import Bisection, StepSamples, bisect
 from ..analysis.build_or_release import Attribution, attribute
 from ..analysis.groups import measured
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..build import build_all
 from ..cluster.topology import Topology
 from ..errors import ArenaError
@@ -28,7 +28,8 @@ from ..users import RankUser
 from .execute import Settings
 from .session import Recorded, RunContext, measure
 
-JUDGED_KINDS = ("p2p", "coll", "startup")  # what a library's release changes: not the clock
+# what a library's release changes: not the clock
+JUDGED_KINDS = (Kind.P2P, Kind.COLL, Kind.STARTUP)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import paths
 from ..analysis.simulated import SUITE
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, Kind
 from ..build import SimulatedBuild
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
 from ..errors import ArenaError
@@ -134,7 +134,7 @@ class Simulator:
     def timing(self, bench: str, np: int) -> str:
         if (bench, np) in self.request.timed_as:
             return self.request.timed_as[bench, np]
-        return self.request.sync if BENCHMARKS[bench].kind == "coll" and bench != "bcast-ack" \
+        return self.request.sync if BENCHMARKS[bench].kind == Kind.COLL and bench != "bcast-ack" \
             else "loop"
 
     def asked(self, bench: str, size: int, np: int) -> CellRequest:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,6 @@ from ..errors import ArenaError
 from ..sizes import parse_size
 
 HERE = Path(__file__).parent
-# alpha: the fitted start-up (first regime of analysis/models); asymptote: 1 / the fitted cost
-# per byte of the last regime, in B/s
-QUANTITIES = ("median", "mean", "latency", "peak", "call", "cpu_during", "profile", "alpha",
-              "asymptote")
-CHECKS = ("best", "order", "better", "grows", "similar", "flat", "flat_fit", "switch",
-          "peak_within",
-          "reduced", "at_most", "at_least", "all", "cannot")
 
 
 @dataclass(frozen=True)
@@ -55,12 +49,49 @@ class Experiment:
     cluster: str = ""  # its own network, instead of the study's (e.g. emulated:gige)
 
 
+class ClaimCheck(StrEnum):
+    """How a study's conclusion is checked against what was measured (analysis/claims.py);
+    all: by its parts; cannot: it cannot be measured here."""
+
+    BEST = "best"
+    ORDER = "order"
+    BETTER = "better"
+    GROWS = "grows"
+    SIMILAR = "similar"
+    FLAT = "flat"
+    FLAT_FIT = "flat_fit"
+    SWITCH = "switch"
+    PEAK_WITHIN = "peak_within"
+    REDUCED = "reduced"
+    AT_MOST = "at_most"
+    AT_LEAST = "at_least"
+    ALL = "all"
+    CANNOT = "cannot"
+
+
+class QuantityKind(StrEnum):
+    """Which statistic of a cell a study's figure is: the median or mean, the latency, the peak
+    bandwidth, a call's time, the CPU used during it, a profiled call's seconds, the fitted
+    start-up (alpha: the first regime of analysis/models) or the asymptote (1 / the fitted cost
+    per byte of the last regime, in B/s)."""
+
+    MEDIAN = "median"
+    MEAN = "mean"
+    LATENCY = "latency"
+    PEAK = "peak"
+    CALL = "call"
+    CPU_DURING = "cpu_during"
+    PROFILE = "profile"
+    ALPHA = "alpha"
+    ASYMPTOTE = "asymptote"
+
+
 @dataclass(frozen=True)
 class Quantity:
     """Which measured figure: a statistic of one cell (bench x size x ranks) of an experiment."""
 
     experiment: str
-    kind: str  # one of QUANTITIES
+    kind: QuantityKind
     bench: str
     size: int | None = None  # None: the only or the largest size measured
     np: int | None = None  # None: 2 for point-to-point, else the most ranks measured
@@ -69,7 +100,8 @@ class Quantity:
 
     @property
     def higher_is_better(self) -> bool:
-        return self.kind in ("peak", "asymptote") or self.bench in ("progress", "overlap")
+        return self.kind in (QuantityKind.PEAK, QuantityKind.ASYMPTOTE) or \
+            self.bench in ("progress", "overlap")
 
 
 @dataclass(frozen=True)
@@ -98,7 +130,7 @@ class PublishedFigure:
 class Claim:
     text: str
     source: str
-    check: str  # one of CHECKS
+    check: ClaimCheck
     quantity: Quantity | None
     params: dict[str, Any] = field(default_factory=dict)
     parts: tuple[Claim, ...] = ()  # check "all": each part of the conclusion
@@ -135,10 +167,10 @@ def _quantity(item: dict[str, Any], where: str, experiments: dict[str, Experimen
     if exp not in experiments:
         raise ArenaError(f"{where}: experiment '{exp}' is not defined")
     kind = item.get("quantity", "median")
-    if kind not in QUANTITIES:
-        raise ArenaError(f"{where}: quantity '{kind}' is not one of {', '.join(QUANTITIES)}")
+    if kind not in {k.value for k in QuantityKind}:
+        raise ArenaError(f"{where}: quantity '{kind}' is not one of {', '.join(QuantityKind)}")
     size = item.get("size")
-    return Quantity(exp, kind, str(item.get("bench", "pingpong")),
+    return Quantity(exp, QuantityKind(kind), str(item.get("bench", "pingpong")),
                     parse_size(str(size)) if size is not None else None, item.get("np"),
                     str(item.get("call", "")), item.get("rank"))
 
@@ -173,15 +205,16 @@ _CLAIM_FIELDS = ("text", "source", "check", "experiment", "quantity", "bench", "
 
 def _claim(c: dict[str, Any], where: str, experiments: dict[str, Experiment]) -> Claim:
     here = f"{where}: claim '{c['text']}'"
-    if c["check"] not in CHECKS:
-        raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(CHECKS)}")
+    if c["check"] not in {k.value for k in ClaimCheck}:
+        raise ArenaError(f"{here}: check '{c['check']}' is not one of {', '.join(ClaimCheck)}")
+    check = ClaimCheck(c["check"])
     parts = tuple(_claim({"source": c["source"], **p}, where, experiments)
                   for p in c.get("part", []))
-    if (c["check"] == "all") != bool(parts):
+    if (check == ClaimCheck.ALL) != bool(parts):
         raise ArenaError(f"{here}: check 'all' and [[claim.part]] go together")
-    q = None if c["check"] in ("cannot", "all") else _quantity(c, here, experiments)
+    q = None if check in (ClaimCheck.CANNOT, ClaimCheck.ALL) else _quantity(c, here, experiments)
     params = {k: v for k, v in c.items() if k not in _CLAIM_FIELDS}
-    return Claim(c["text"], c["source"], c["check"], q, params, parts)
+    return Claim(c["text"], c["source"], check, q, params, parts)
 
 
 def parse(study_id: str, data: dict[str, Any], where: str) -> Study:
