@@ -33,7 +33,7 @@ from . import presence
 from .cleanup import kill_tagged
 from .job import JobError
 from .launch import Daemons, command_for
-from .program_launch import Ended, Output, launch, read_profile
+from .program_launch import Ended, OutputFiles, launch, read_profile
 from .session import Outcome, RunContext, progress_bar, register
 
 
@@ -157,7 +157,7 @@ class AppRunner:
         elif (fixes := self.fixes[variant.impl.id]) is not None:
             env["LD_PRELOAD"] = str(fixes)  # what the core and the profiler carry too
         try:
-            ended = launch(replace(cmd, env=env), here, self.user, Output(out, err), s.timeout)
+            ended = launch(replace(cmd, env=env), here, self.user, OutputFiles(out, err), s.timeout)
         except ArenaError as e:
             return self._store(replace(base, reason=str(e), command=shlex.join(cmd.argv)))
         beside = asdict(machine_load.since(before))

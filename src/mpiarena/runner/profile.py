@@ -20,7 +20,7 @@ from ..profiled import Profile
 from ..users import RankUser
 from .job import JobError
 from .launch import Daemons, command_for
-from .program_launch import Output, launch, read_profile
+from .program_launch import OutputFiles, launch, read_profile
 
 
 def _program(argv: list[str]) -> list[str]:
@@ -78,7 +78,7 @@ def _profile_one(variant: Variant, np: int, program: list[str], user: RankUser |
     try:
         cmd = command_for(variant, np, program, user, daemons)
         env = {**cmd.env, "LD_PRELOAD": str(library), core_env.PROFILE_DIR: str(out)}
-        ended = launch(replace(cmd, env=env), work, user, Output(log, log), timeout)
+        ended = launch(replace(cmd, env=env), work, user, OutputFiles(log, log), timeout)
     except JobError as e:
         raise ArenaError(f"{variant.id}: {e}") from e
     finally:

@@ -35,14 +35,14 @@ class Ended:
 
 
 @dataclass(frozen=True)
-class Output:
+class OutputFiles:
     """The files a launch's stdout and stderr go to (the same file: both into one)."""
 
     stdout: Path
     stderr: Path
 
 
-def launch(cmd: Command, cwd: Path, user: RankUser | None, output: Output,
+def launch(cmd: Command, cwd: Path, user: RankUser | None, output: OutputFiles,
            timeout: float) -> Ended:
     """Run the launcher's command in cwd as the rank user, output to the files, at most
     `timeout` seconds; the process group and every tagged process are killed on return."""
