@@ -16,12 +16,12 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from mpiarena import paths, users
-from mpiarena.app_build import BuildRequest, build_programs
+from mpiarena.base import paths, users
 from mpiarena.impls import Implementation, discover, select
-from mpiarena.procs import as_user, wait_until
-from mpiarena.programs import BuiltProgram
+from mpiarena.model.programs import BuiltProgram
+from mpiarena.platform.program_build import BuildRequest, build_programs
 from mpiarena.runner import cleanup
+from mpiarena.system.procs import as_user, wait_until
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "app_program.c"

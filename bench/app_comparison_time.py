@@ -46,11 +46,12 @@ ROUNDS = 2000  # app_program's rounds; the computation per round is calibrated
 def driver(phases_file: Path, app_args: list[str]) -> None:
     """Run `mpiarena app_args` in this process, the time of its phases written to
     phases_file as JSON: {phase: [seconds, calls]} and when main() began (epoch seconds)."""
-    from mpiarena import app_build, build
     from mpiarena.analysis import program as analysis
     from mpiarena.commands import main
+    from mpiarena.platform import build
+    from mpiarena.platform import program_build as app_build
     from mpiarena.report import program as report
-    from mpiarena.runner import app
+    from mpiarena.runner import program as app
 
     spent: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
 
@@ -69,7 +70,7 @@ def driver(phases_file: Path, app_args: list[str]) -> None:
     timed("build", app_build, "build_programs")
     timed("cores", build, "build_core")
     timed("runner", app, "measure_app")
-    timed("launches", app.AppRunner, "_launch")
+    timed("launches", app.ProgramRunner, "_launch")
     timed("analysis", analysis, "analyze")
     timed("rendering", report, "render")
     began = time.time()
@@ -125,7 +126,7 @@ def main() -> int:
         got = json.loads(phases_file.read_text())
         store = Store(db)
         try:
-            launches = store.app_launches(store.resolve("latest"))
+            launches = store.program_launches(store.resolve("latest"))
         finally:
             store.close()
     spent = {k: v[0] for k, v in got["phases"].items()}

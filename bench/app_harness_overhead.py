@@ -26,20 +26,22 @@ from typing import Any
 
 from app_common import NP, bare, built, implementations, load_line, median, scratch, spread, verdict
 
-from mpiarena import machine_load, users
+from mpiarena.base import users
+from mpiarena.base.records import RunKind, VariantRecord
 from mpiarena.cluster.topology import Local
-from mpiarena.plan import Variant
-from mpiarena.records import RunKind, VariantRecord
-from mpiarena.runner import app, presence, program_launch
-from mpiarena.runner.app import AppRun, AppRunner, AppSettings
-from mpiarena.runs import APP_SUITE, RunStart
+from mpiarena.model.runs import APP_SUITE, RunStart
+from mpiarena.platform.plan import Variant
+from mpiarena.runner import presence, program_launch
+from mpiarena.runner import program as app
+from mpiarena.runner.program import ProgramMeasure, ProgramRun, ProgramRunner
 from mpiarena.store import Store
+from mpiarena.system import machine_load
 
 # the steps of one launch timed, as (module, attribute) of what the runner calls
 STEPS = {"load snapshots": (machine_load, "snapshot"), "load since": (machine_load, "since"),
          "others measuring": (presence, "others_measuring"),
          "launcher command": (app, "command_for"), "launch (incl. clean-up)": (app, "launch"),
-         "clean-up /proc scan": (program_launch, "kill_tagged"), "store": (AppRunner, "_store")}
+         "clean-up /proc scan": (program_launch, "kill_tagged"), "store": (ProgramRunner, "_store")}
 
 
 class Steps:
@@ -77,7 +79,7 @@ class Steps:
         return got
 
 
-class Timed(AppRunner):
+class Timed(ProgramRunner):
     """The runner, each timed launch followed or preceded by a bare one of the same binary."""
 
     def __init__(self, *a: Any, work: Path, steps: Steps, **kw: Any):
@@ -125,8 +127,8 @@ def main() -> int:
     failed = False
     with scratch() as work, tempfile.TemporaryDirectory(dir=work) as db_dir:
         store = Store(Path(db_dir) / "app.db")
-        measured = AppRun(variants, programs, {},
-                          AppSettings(NP, args.launches, args.warmup, profile=False))
+        measured = ProgramRun(variants, programs, {},
+                          ProgramMeasure(NP, args.launches, args.warmup, profile=False))
         start = RunStart(RunKind.PROGRAM, APP_SUITE, "app_harness_overhead",
                          measured.recorded(Local(), user, {}))
         with store.new_run(start) as run:
@@ -141,7 +143,7 @@ def main() -> int:
             finally:
                 steps.restore()
         stored = defaultdict(list)
-        for launch in store.app_launches(run_id):
+        for launch in store.program_launches(run_id):
             if launch.kind == "timed" and launch.status == "ok":
                 stored[launch.variant].append(launch.wall)
             elif launch.kind == "timed":

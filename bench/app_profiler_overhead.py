@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 from app_common import NP, bare, built, implementations, load_line, median, scratch, spread, verdict
 
-from mpiarena import core_env
-from mpiarena.build import build_pmpi
+from mpiarena.base import core_env
 from mpiarena.impls import Implementation
+from mpiarena.platform.build import build_pmpi
 from mpiarena.runner.program_launch import read_profile
 
 

@@ -29,17 +29,17 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mpiarena import paths, users
+from mpiarena.analysis.program_tuning import tune_result
 from mpiarena.analysis.race import Race
-from mpiarena.analysis.tuned_app import tune_result
-from mpiarena.app_build import BuildRequest, build_programs
-from mpiarena.build import build_core
+from mpiarena.base import paths, users
 from mpiarena.cluster.topology import Where, opened
 from mpiarena.impls import discover, select
-from mpiarena.plan import Variant
-from mpiarena.report.tuned_app import verdict_line
-from mpiarena.runner.app import AppRun, AppSettings
-from mpiarena.runner.race import Said, TuneSettings, tune_app
+from mpiarena.platform.build import build_core
+from mpiarena.platform.plan import Variant
+from mpiarena.platform.program_build import BuildRequest, build_programs
+from mpiarena.report.program_tuning import verdict_line
+from mpiarena.runner.program import ProgramMeasure, ProgramRun
+from mpiarena.runner.program_tuning import Said, TuneSettings, tune_program
 from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
 
@@ -73,14 +73,14 @@ def search(name: str, eliminate: bool, args: argparse.Namespace, store: Store) -
         said = Said(lambda _: None, lambda line: print(f"  {name}: {line}", file=sys.stderr))
         context = RunContext(store, users.for_ranks(), f"bench/app_tune.py {name}",
                              Console(stderr=True), said.progress)
-        outcome = tune_app(AppRun(variants, programs, builds, AppSettings(2, args.launches)),
+        outcome = tune_program(ProgramRun(variants, programs, builds, ProgramMeasure(2, args.launches)),
                            TuneSettings(args.budget, args.launches, only, eliminate=eliminate),
                            context, topology, said,
                            {"program": [str(PROGRAM)], "build": "", "src": ""})
     wall = time.monotonic() - began
     r = tune_result(store, outcome.run_id)
     verdicts = [v for v in r.verified if v.library == args.impl]
-    return Searched(name, r.launches, len(store.app_launches(outcome.run_id)) - r.launches,
+    return Searched(name, r.launches, len(store.program_launches(outcome.run_id)) - r.launches,
                     max(map(len, r.race.values()), default=0), r.winners.get(args.impl, "-"),
                     verdict_line(verdicts[0]) if verdicts else "the default led the race",
                     any(v.gain for v in verdicts), wall,

@@ -29,9 +29,9 @@ from pathlib import Path
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.predict import TARGET, CellFit, run_predictions, summary
-from mpiarena.results import RunData, load
-from mpiarena.sizes import format_size
+from mpiarena.base.sizes import format_size
 from mpiarena.store import Store
+from mpiarena.store.results import RunData, load
 
 COLLS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter")
 SIZES = (*(8 << 2 * k for k in range(9)), 1 << 20)  # 8 B .. 512 KiB by 4x, and 1 MiB

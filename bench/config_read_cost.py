@@ -21,16 +21,16 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiarena import paths, users
 from mpiarena.analysis.stats import Pair, judge
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.build import build_core
+from mpiarena.base import paths, users
+from mpiarena.base.records import Cell, CellRequest
+from mpiarena.base.tags import RUN_VAR
 from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
-from mpiarena.records import Cell, CellRequest
+from mpiarena.model.benchmarks import BENCHMARKS
+from mpiarena.platform.build import build_core
+from mpiarena.platform.plan import Variant
 from mpiarena.runner.cleanup import kill_tagged
 from mpiarena.runner.launch import Daemons, job_for
-from mpiarena.tags import RUN_VAR
 
 NP = 2
 CELLS = (("pingpong", 8), ("bcast", 8))

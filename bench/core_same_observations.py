@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiarena import paths, records, users
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.build import build_core
+from mpiarena.base import paths, records, users
 from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
+from mpiarena.model.benchmarks import BENCHMARKS
+from mpiarena.platform.build import build_core
+from mpiarena.platform.plan import Variant
 from mpiarena.runner.job import CellResult, JobError
 from mpiarena.runner.launch import Daemons, job_for
 from mpiarena.suites import load as load_suite
@@ -102,7 +102,7 @@ def base_source(rev: str, into: Path) -> Path:
 
 def base_core(impl: Implementation, src: Path) -> Path:
     """The core built by the base revision's own build.py for impl (cached as usual)."""
-    code = ("import sys\nfrom mpiarena import paths\nfrom mpiarena.build import build_core\n"
+    code = ("import sys\nfrom mpiarena import paths\nfrom mpiarena.platform.build import build_core\n"
             "from mpiarena.impls import discover, select\n"
             "print(build_core(select(discover({}, paths.impls_dir()), [sys.argv[1]])[0]).binary)")
     done = subprocess.run([sys.executable, "-c", code, impl.id], capture_output=True, text=True,

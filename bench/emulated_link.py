@@ -23,10 +23,10 @@ import numpy as np
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.quantities import trusted_from
-from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.cluster.spec import parse
-from mpiarena.results import load
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 TABLE2 = {"lam": 77.44, "mpich": 75.58, "pvm": 75.41, "tcp": 89.76}  # Mbit/s, seed 002
 SIZES = "8,1K,4K,16K,32K,48K,64K,256K,1M,4M"

@@ -31,16 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiarena import paths, users
-from mpiarena.build import CFLAGS
+from mpiarena.base import paths, users
+from mpiarena.base.sizes import format_size, parse_sizes
 from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
-from mpiarena.procs import wait_until
-from mpiarena.results import RunData, load
+from mpiarena.platform.build import CFLAGS
+from mpiarena.platform.plan import Variant
 from mpiarena.runner import cleanup
-from mpiarena.sizes import format_size, parse_sizes
 from mpiarena.store import Store
+from mpiarena.store.results import RunData, load
 from mpiarena.suites import load as load_suite
+from mpiarena.system.procs import wait_until
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "minimal_pingpong.c"

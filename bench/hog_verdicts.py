@@ -21,8 +21,8 @@ from pathlib import Path
 from harness_overhead import mpiarena_argv
 from repeatability import BENCH, IMPLS, SIZES, outcomes
 
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 
 def run(impls: list[str], budget: str, db: Path) -> str:

@@ -52,11 +52,11 @@ from harness_overhead import (
 )
 from netpipe_reference import busy_elsewhere
 
-from mpiarena import paths, users
-from mpiarena.app_build import wrappers
+from mpiarena.base import paths, users
+from mpiarena.base.sizes import format_size, parse_sizes
 from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
-from mpiarena.sizes import format_size, parse_sizes
+from mpiarena.platform.plan import Variant
+from mpiarena.platform.program_build import wrappers
 
 IMB_SOURCE = Path(os.environ.get("MPIARENA_SHARED",
                               Path(__file__).resolve().parents[1].parent / "shared")) / "imb"

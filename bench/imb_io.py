@@ -70,9 +70,9 @@ import numpy as np
 from harness_overhead import clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import build_imb, launch_imb, lengths_file, ratio, rotated
 
-from mpiarena import paths, users
+from mpiarena.base import paths, users
+from mpiarena.base.sizes import format_size, parse_sizes
 from mpiarena.impls import Implementation, discover, select
-from mpiarena.sizes import format_size, parse_sizes
 
 NP = 2
 DEFAULT_IMPLS = ["mpich-4.0.2", "openmpi-4.1.4"]

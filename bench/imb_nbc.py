@@ -55,10 +55,10 @@ import numpy as np
 from harness_overhead import Scratch, clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, ratio, rotated
 
-from mpiarena.benchmarks import overlap_percent
+from mpiarena.base.paths import impls_dir
+from mpiarena.base.sizes import format_size, parse_sizes
 from mpiarena.impls import Implementation, discover, select
-from mpiarena.paths import impls_dir
-from mpiarena.sizes import format_size, parse_sizes
+from mpiarena.model.benchmarks import overlap_percent
 
 BENCHES = {"ibarrier": "Ibarrier", "ibcast": "Ibcast", "ireduce": "Ireduce",
            "iallreduce": "Iallreduce", "ialltoall": "Ialltoall", "iallgather": "Iallgather"}

@@ -64,9 +64,9 @@ from imb_cross_check import (
     rotated,
 )
 
-from mpiarena import paths
+from mpiarena.base import paths
+from mpiarena.base.sizes import format_size, parse_sizes
 from mpiarena.impls import Implementation, discover, select
-from mpiarena.sizes import format_size, parse_sizes
 
 WINDOW = 1000  # mpiarena's operations per epoch of put-bw/get-bw: IMB's -iter
 # (IMB benchmark, IMB mode) -> (mpiarena benchmark, operations per mpiarena iteration)

@@ -61,10 +61,10 @@ import numpy as np
 from harness_overhead import Scratch, clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, rotated
 
-from mpiarena import paths
-from mpiarena.app_build import wrappers
+from mpiarena.base import paths
+from mpiarena.base.sizes import format_size, parse_sizes
 from mpiarena.impls import Implementation, discover, select
-from mpiarena.sizes import format_size, parse_sizes
+from mpiarena.platform.program_build import wrappers
 
 MPI1 = {"allgatherv": "Allgatherv", "alltoallv": "Alltoallv", "gatherv": "Gatherv",
         "scatterv": "Scatterv"}

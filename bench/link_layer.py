@@ -32,8 +32,8 @@ import numpy as np
 from harness_overhead import mpiarena_argv
 
 from mpiarena.cluster.spec import PROFILES, parse
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 SIZES = (1 << 20, 4 << 20)
 LOW, HIGH = 0.97, 1.005

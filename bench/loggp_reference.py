@@ -39,10 +39,10 @@ from pathlib import Path
 from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
 from netpipe_reference import busy_elsewhere
 
-from mpiarena import paths, users
 from mpiarena.analysis.loggp import LogGPModel, fit_gap, loggp
+from mpiarena.base import paths, users
 from mpiarena.impls import Implementation, discover, family_of, select
-from mpiarena.plan import Variant
+from mpiarena.platform.plan import Variant
 
 NP = 2
 TOLERANCE = 0.25

@@ -26,12 +26,13 @@ from pathlib import Path
 
 from harness_overhead import mpiarena_argv
 
-from mpiarena import machine_load, paths
 from mpiarena.analysis.models import RESIDUAL_TARGET, fit_models
+from mpiarena.base import paths
 from mpiarena.impls import discover, select
 from mpiarena.report.models import regime_line
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
+from mpiarena.system import machine_load
 
 FAMILIES = ("mpich", "openmpi", "impi", "lam")  # the MPI families; PVM and TCP are not MPI
 

@@ -62,13 +62,13 @@ from pathlib import Path
 import numpy as np
 from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, tagged_pids
 
-from mpiarena import users
+from mpiarena.base import users
+from mpiarena.base.users import RankUser
 from mpiarena.impls.lam import LamUniverse
 from mpiarena.impls.pvm import PvmDaemon
-from mpiarena.procs import RunWith, last_words, run_as
-from mpiarena.results import load
 from mpiarena.store import Store
-from mpiarena.users import RankUser
+from mpiarena.store.results import load
+from mpiarena.system.procs import RunWith, last_words, run_as
 
 SIZES = (1, 1 << 20)
 LAM_ID, PVM_ID = "lam-7.1.4", "pvm-3.4.6"

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from mpiarena.analysis.stats import MIN_LAUNCHES, Pair, Sample, judge, launch_medians
-from mpiarena.results import RunData, load
 from mpiarena.store import Store
+from mpiarena.store.results import RunData, load
 
 NOT_MPI = ("pvm", "tcp")  # the families that are no MPI library
 SLOW = 1.25  # a launch this far above its cell's median runs at the slow level

@@ -29,14 +29,14 @@ from pathlib import Path
 
 from harness_overhead import TAG, clean_up, mpiarena_argv, timed_run
 
-from mpiarena import paths
 from mpiarena.analysis.answer import mpi_variants
 from mpiarena.analysis.run import analyse
 from mpiarena.analysis.verdicts import Speed
-from mpiarena.build import build_core
+from mpiarena.base import paths
 from mpiarena.impls import discover, select
-from mpiarena.results import load
+from mpiarena.platform.build import build_core
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 
 def between_libraries(store: Store, run_id: int) -> dict[tuple[object, ...], str]:

@@ -30,8 +30,8 @@ from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.groups import comparable
 from mpiarena.analysis.stats import center, center_ci, rerun_range, verdicts
-from mpiarena.results import RunData, load
 from mpiarena.store import Store
+from mpiarena.store.results import RunData, load
 
 IMPLS = ("mpich-4.0.2", "openmpi-4.1.4", "mpich-5.0.2")
 BENCH = "pingpong,bcast,allreduce,alltoall"

@@ -26,8 +26,8 @@ from pathlib import Path
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.simulated import validate
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 SELECTOR = {"mpich": "mpich", "openmpi": "ompi", "impi": "impi"}
 SCALE_TARGET = 180.0  # s for 1024 ranks, one collective, one size

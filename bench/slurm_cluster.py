@@ -30,9 +30,9 @@ from harness_overhead import mpiarena_argv
 from mpiarena.analysis.quantities import throughput
 from mpiarena.cluster import emulated, emulated_slurm, netns
 from mpiarena.cluster.spec import parse
-from mpiarena.procs import alive, wait_until
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
+from mpiarena.system.procs import alive, wait_until
 
 IMPLS = ("mpich-4.0.2", "openmpi-4.1.4")
 # named as a run's own cluster while this process lives: older mpiarenas on this machine, which

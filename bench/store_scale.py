@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.plan import cells_by_np
-from mpiarena.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
-from mpiarena.runs import RunStart
-from mpiarena.status import CellStatus
+from mpiarena.base.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.base.status import CellStatus
+from mpiarena.model.benchmarks import BENCHMARKS
+from mpiarena.model.runs import RunStart
+from mpiarena.platform.plan import cells_by_np
 from mpiarena.store import CellRow, JobRow, Obs, Store
 from mpiarena.suites import load as load_suite
 

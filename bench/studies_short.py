@@ -21,8 +21,9 @@ from pathlib import Path
 
 from harness_overhead import mpiarena_argv
 
-from mpiarena import paths, studies
+from mpiarena import studies
 from mpiarena.analysis.verdicts import ClaimResult
+from mpiarena.base import paths
 from mpiarena.impls import discover
 
 

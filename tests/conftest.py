@@ -20,13 +20,13 @@ from typing import NoReturn
 
 import pytest
 
-from mpiarena import paths
+from mpiarena.base import paths
+from mpiarena.base.records import RunKind, RunSettings
 from mpiarena.cluster import emulated, netns
 from mpiarena.impls import Implementation, discover, family_of
-from mpiarena.records import RunKind, RunSettings
+from mpiarena.model.runs import RunStart, StoredSettings
 from mpiarena.runner import presence, watchdog
 from mpiarena.runner.cleanup import sweep_stale
-from mpiarena.runs import RunStart, StoredSettings
 from mpiarena.store import Store
 
 LEFTOVER_NAMES = {"arena", "mpiexec", "mpiexec.hydra", "mpiexec.mpich", "mpirun", "orterun",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiarena.procs import alive
+from mpiarena.system.procs import alive
 
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 HAVE_SLURM = os.geteuid() == 0 and all(Path(d).exists() for d in DAEMONS) and \

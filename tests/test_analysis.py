@@ -22,11 +22,11 @@ from mpiarena.analysis.curves import (
     switches,
 )
 from mpiarena.analysis.stats import ci_halfwidth, verdicts
-from mpiarena.records import JobRecord, RunRecord, RunSettings
-from mpiarena.results import Group, Key, Lost, RunData, load
-from mpiarena.sizes import parse_sizes
-from mpiarena.status import CellStatus, JobStatus
+from mpiarena.base.records import JobRecord, RunRecord, RunSettings
+from mpiarena.base.sizes import parse_sizes
+from mpiarena.base.status import CellStatus, JobStatus
 from mpiarena.store import Store
+from mpiarena.store.results import Group, Key, Lost, RunData, load
 
 A, B = 1e-6, 1e-10  # 1 us fixed cost, 10 GB/s
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, cluster_name, mpiarena
 
-from mpiarena.build import Build, build_cores
+from mpiarena.platform.build import Build, build_cores
 
 FOLDERS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 BY_FAMILY = {i.family: i.id for i in reversed(IMPLS)}  # each family's first found

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, MARKER, leftovers, mpiarena, spawn
 
-from mpiarena import paths
 from mpiarena.analysis.program import analyze
-from mpiarena.programs import Metric
+from mpiarena.base import paths
+from mpiarena.model.programs import Metric
 from mpiarena.store import Store
 
 BY_ID = {i.id: i for i in IMPLS}
@@ -109,7 +109,7 @@ def test_prebuilt_binaries_per_library(db):
                    "-u", "65536", "-p", "0", "-n", "100")
     assert res.returncode == 0, res.stderr
     store = Store(Path(db))
-    launches = store.app_launches(_run_id(res.stdout))
+    launches = store.program_launches(_run_id(res.stdout))
     assert {x.variant for x in launches} == set(PAIR) and len(launches) == 8
     assert all(x.status == "ok" and bins[x.variant] in x.command.split() for x in launches)
     assert all("bw" in x.metrics and x.kind == "timed" for x in launches)
@@ -146,7 +146,7 @@ def test_a_program_failing_in_every_launch_exits_4_and_keeps_the_launches(db, st
     assert res.returncode == 4, res.stdout + res.stderr
     assert "the program failed in every timed launch" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
-    launches = Store(Path(db)).app_launches(_run_id(res.stdout))
+    launches = Store(Path(db)).program_launches(_run_id(res.stdout))
     assert len(launches) == 4 and all(x.status == "failed" for x in launches)
     assert all(x.exit_code not in (0, None) and x.reason.startswith("exit status")
                for x in launches)
@@ -157,7 +157,7 @@ def test_a_hanging_program_is_killed_at_the_timeout_and_nothing_is_left(db, step
     res = mpiarena("app", "--impl", PAIR[0], "--launches", "1", "--no-profile", "--timeout",
                    "3", "--db", db, "--", str(steps_c), "hang")
     assert res.returncode == 4, res.stdout + res.stderr  # failed in every launch: exit status 4
-    (launch,) = Store(Path(db)).app_launches(_run_id(res.stdout))
+    (launch,) = Store(Path(db)).program_launches(_run_id(res.stdout))
     assert launch.status == "timeout" and 3 <= launch.wall < 10
     assert "did not end within 3 s" in res.stdout
     assert leftovers() == []

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS
 
-from mpiarena import app_build, paths
-from mpiarena.app_build import BuildRequest, build_programs, mpi_libraries
-from mpiarena.build import build_core
-from mpiarena.errors import ArenaError
+from mpiarena.base import paths
+from mpiarena.base.errors import ArenaError
 from mpiarena.impls import Implementation
-from mpiarena.programs import BuiltProgram
+from mpiarena.model.programs import BuiltProgram
+from mpiarena.platform import program_build as app_build
+from mpiarena.platform.build import build_core
+from mpiarena.platform.program_build import BuildRequest, build_programs, mpi_libraries
 
 NETPIPE = Path(os.environ.get("MPIARENA_TEST_PROGRAMS", "/var/lib/mpiarena/test-programs"),
                "netpipe-3.7.2")

@@ -17,9 +17,9 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_report import _chromium, images_in_chromium
 
-from mpiarena.analysis.program import AppFigure, AppResult, analyze, function_calls
-from mpiarena.analysis.program_compare import compare_apps
-from mpiarena.records import RunRecord
+from mpiarena.analysis.program import ProgramFigure, ProgramResult, analyze, function_calls
+from mpiarena.analysis.program_compare import compare_programs
+from mpiarena.base.records import RunRecord
 from mpiarena.report.program import change_line, program_text
 from mpiarena.report.summary_export import SCHEMA
 from mpiarena.store import Store
@@ -51,7 +51,7 @@ def app_run(db: str, launches: int, warmup: int) -> None:
 @dataclass
 class Runs:
     db: str
-    result: AppResult  # run 1, the app run the tests read
+    result: ProgramResult  # run 1, the app run the tests read
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +231,7 @@ def test_compare_two_app_runs(runs: Runs, second: int):
         a, b = analyze(store, 1), analyze(store, second)
     finally:
         store.close()
-    changes = compare_apps(a, b)
+    changes = compare_programs(a, b)
     assert len(changes) == 6  # three figures, two libraries
     shown = collapse(done.stdout)
     for c in changes:
@@ -253,15 +253,15 @@ def test_an_app_run_and_a_benchmark_run_are_not_compared(runs: Runs, order: tupl
         "benchmark runs"]
 
 
-def _result(run_id: int, wall: list[float], bw: list[float]) -> AppResult:
+def _result(run_id: int, wall: list[float], bw: list[float]) -> ProgramResult:
     run = RunRecord(run_id, "", None, "complete", "app", "", 0, "", {}, {"np": 2}, 0, "", None)
-    figures = [AppFigure("wall", False, {"x": wall}, [], {"x": 0}),
-               AppFigure("bw", True, {"x": bw}, [], {"x": 0})]
-    return AppResult(run, 2, ["x"], [], figures, [], [], {}, {})
+    figures = [ProgramFigure("wall", False, {"x": wall}, [], {"x": 0}),
+               ProgramFigure("bw", True, {"x": bw}, [], {"x": 0})]
+    return ProgramResult(run, 2, ["x"], [], figures, [], [], {}, {})
 
 
 def test_compare_leaves_out_a_rate_without_a_positive_value():
     a = _result(1, [1.0] * 6, [5.0] * 6)
     b = _result(2, [1.0] * 6, [0.0] * 6)
-    changes = compare_apps(a, b)
+    changes = compare_programs(a, b)
     assert [(c.figure, c.outcome) for c in changes] == [("wall", "indistinguishable")]

@@ -17,15 +17,15 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena import report
-from mpiarena.analysis.race import Race, verification_pairs, verify
-from mpiarena.analysis.tune_space import (
+from mpiarena.analysis.program_tuning_space import (
     BINDING,
     MIN_SHARE,
     check_search,
     configurations,
     space,
 )
-from mpiarena.errors import ArenaError
+from mpiarena.analysis.race import Race, verification_pairs, verify
+from mpiarena.base.errors import ArenaError
 from mpiarena.impls import Implementation, family_of
 from mpiarena.impls.base import Algorithm
 from mpiarena.store import Store
@@ -65,14 +65,14 @@ def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path)
                      "budget left", res.stderr), res.stderr
     store = Store(Path(db))
     run_id = _run_id(res.stdout)
-    configs = {c.variant: c for c in store.app_configs(run_id)}
+    configs = {c.variant: c for c in store.program_configs(run_id)}
     winner = next(c for c in configs.values() if c.role)
     assert winner.values["allreduce"] not in ("default", "smp")
     # the planted default is slower than the winner by the verification's launches
     gain = re.search(rf"mpich-4.0.2: {re.escape(winner.variant)} is ([\d.]+)x faster than the "
                      r"default \(95% CI ([\d.]+)-([\d.]+), \d+ fresh launches each\)", res.stdout)
     assert gain and float(gain.group(2)) > 1.05, res.stdout
-    kinds = [x.kind for x in store.app_launches(run_id)]
+    kinds = [x.kind for x in store.program_launches(run_id)]
     assert kinds.count("profiled") == 1 and kinds.count("verify") == 2 * 10
     shown = mpiarena("show", str(run_id), "--db", db).stdout
     assert f"export MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM={winner.values['allreduce']}" in shown
@@ -254,7 +254,7 @@ def test_a_configuration_that_makes_the_program_fail_is_dropped_with_the_reason(
     assert done.returncode == 0, done.stderr
     store = Store(Path(db))
     run_id = store.resolve("latest")
-    configs = {c.variant: c for c in store.app_configs(run_id)}
+    configs = {c.variant: c for c in store.program_configs(run_id)}
     dropped = configs["mpich-4.0.2:allreduce=bogus"]
     assert dropped.dropped == 1 and dropped.reason.startswith("the program failed: exit status")
     assert "Invalid MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" in dropped.reason

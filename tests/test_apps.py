@@ -10,8 +10,8 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_core import running
 
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.records import Cell, CellRequest
+from mpiarena.base.records import Cell, CellRequest
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.runner.job import CellResult, Job
 
 WANTED = ("mpich-4.0.2", "openmpi-4.1.4", "lam-7.1.4")  # one per family; any PVM, Intel MPI

@@ -9,7 +9,7 @@ import numpy as np
 
 from mpiarena.analysis.bisection import Placed, bisect
 from mpiarena.analysis.verdicts import Judgement
-from mpiarena.results import Key
+from mpiarena.store.results import Key
 
 PING, BCAST, FLAT = Key("pingpong", 8, 2), Key("bcast", 64, 2), Key("barrier", 0, 2)
 LAUNCHES, NOISE = 10, 0.03  # launches a release in a step; sd of a launch's log figure

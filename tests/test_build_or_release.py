@@ -10,7 +10,7 @@ import numpy as np
 
 from mpiarena.analysis.build_or_release import Follows, attribute
 from mpiarena.impls.mpich import netmod_levers
-from mpiarena.results import Key
+from mpiarena.store.results import Key
 
 FIRST, SECOND, UCX, OFI = "mpich-4.0.2", "mpich-4.0.3", "mpich-4.0.3:netmod-ucx", \
     "mpich-4.0.3:netmod-ofi"

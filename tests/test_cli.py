@@ -16,9 +16,9 @@ import click
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
-from mpiarena.build import Build, build_cores
-from mpiarena.errors import ArenaError
-from mpiarena.records import RunSettings
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.records import RunSettings
+from mpiarena.platform.build import Build, build_cores
 
 TWO = [i.id for i in IMPLS[:2]]
 
@@ -96,7 +96,7 @@ def _summary_export_matches_the_tables(db: str, shown: str) -> None:
     rows = list(csv.DictReader(io.StringIO(mpiarena("export", "latest", "--summary", "--db",
                                                     db).stdout)))
     assert len(rows) == len(records) and float(rows[0]["figure"]) > 0
-    from mpiarena import units
+    from mpiarena.base import units
 
     pingpong = records[TWO[0], "pingpong", 8]
     assert units.seconds(pingpong["figure"]) in shown  # the table's own figure

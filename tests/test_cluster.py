@@ -31,21 +31,21 @@ from conftest import (
     watchdog_of,
 )
 
-from mpiarena import paths, users
 from mpiarena.analysis.quantities import trusted_from
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.build import build_core
+from mpiarena.base import paths, users
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.records import Cell, CellRequest, RunSettings
 from mpiarena.cluster import emulated, netns
 from mpiarena.cluster.placement import Node, spread
 from mpiarena.cluster.spec import parse
-from mpiarena.errors import ArenaError
-from mpiarena.plan import Variant
-from mpiarena.records import Cell, CellRequest, RunSettings
+from mpiarena.model.benchmarks import BENCHMARKS
+from mpiarena.platform.build import build_core
+from mpiarena.platform.plan import Variant
 from mpiarena.report.topology import emulation_note
-from mpiarena.results import RunData
 from mpiarena.runner.cleanup import sweep_stale
 from mpiarena.runner.job import JobError
 from mpiarena.runner.launch import Daemons, job_for
+from mpiarena.store.results import RunData
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 needs_root = pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")

@@ -25,13 +25,13 @@ from conftest import (
     spawn,
 )
 
-from mpiarena import paths
+from mpiarena.base import paths
+from mpiarena.base.tags import OWNER_VAR
 from mpiarena.cluster import emulated, netns
-from mpiarena.owners import Owner, start_time
-from mpiarena.procs import wait_until
 from mpiarena.runner import presence
 from mpiarena.runner.cleanup import sweep_stale, tagged_pids
-from mpiarena.tags import OWNER_VAR
+from mpiarena.system.owners import Owner, start_time
+from mpiarena.system.procs import wait_until
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 needs_root = pytest.mark.skipif(not CAN_EMULATE, reason="needs root and sshd")

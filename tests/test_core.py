@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena import paths, users
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.build import build_core
+from mpiarena.base import paths, users
+from mpiarena.base.records import Cell, CellRequest
 from mpiarena.impls import Implementation
-from mpiarena.plan import Variant
-from mpiarena.records import Cell, CellRequest
+from mpiarena.model.benchmarks import BENCHMARKS
+from mpiarena.platform.build import build_core
+from mpiarena.platform.plan import Variant
 from mpiarena.runner.job import Job
 from mpiarena.runner.launch import Daemons, job_for
 

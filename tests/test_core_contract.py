@@ -8,9 +8,9 @@ import subprocess
 from dataclasses import fields
 from pathlib import Path
 
-from mpiarena import core_env
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.records import Cell, CellRequest
+from mpiarena.base import core_env
+from mpiarena.base.records import Cell, CellRequest
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.runner.job import RankInfo, cell_command
 
 KERNELS = Path(core_env.__file__).parent / "kernels"

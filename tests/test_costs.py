@@ -12,16 +12,20 @@ from rich.console import Console
 from test_core import running
 from test_store import as_schema_3
 
-from mpiarena import results
-from mpiarena.benchmarks import BENCHMARKS, overlap_percent, progress_percent, progress_verdict
-from mpiarena.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.status import CellStatus
+from mpiarena.model.benchmarks import (
+    BENCHMARKS,
+    overlap_percent,
+    progress_percent,
+    progress_verdict,
+)
 from mpiarena.report.costs import costs_text
 from mpiarena.report.markdown import render_markdown
 from mpiarena.report.terminal import render
 from mpiarena.runner.execute import with_baseline
 from mpiarena.runner.job import CellResult, Job, JobError
-from mpiarena.status import CellStatus
-from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
+from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store, results
 
 LAM = next((i for i in IMPLS if i.family == "lam"), None)
 IMPI = next((i for i in IMPLS if i.family == "impi"), None)

@@ -9,11 +9,11 @@ import pytest
 from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.counterparts import COUNTERPARTS, counterpart_checks
-from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.report.html import render_html
 from mpiarena.report.markdown import render_markdown
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 MPI = next((i for i in IMPLS if i.family in ("mpich", "openmpi")), None)
 

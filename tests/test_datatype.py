@@ -13,10 +13,10 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_core import measure, running
 
-from mpiarena.records import Datatype
+from mpiarena.base.records import Datatype
 from mpiarena.report.summary_export import SCHEMA
-from mpiarena.results import Key, load
 from mpiarena.store import Store
+from mpiarena.store.results import Key, load
 
 BY_ID = {i.id: i for i in IMPLS}
 MPICH = BY_ID.get("mpich-4.0.2")

@@ -17,10 +17,10 @@ from rich.console import Console
 from mpiarena.analysis.compare import Change, compare_runs, widened
 from mpiarena.analysis.history import history
 from mpiarena.analysis.stats import THRESHOLD
-from mpiarena.records import RunRecord, RunSettings
+from mpiarena.base.records import RunRecord, RunSettings
 from mpiarena.report.junit import compare_cases, to_xml
 from mpiarena.report.terminal import render_changes
-from mpiarena.results import Group, Key, RunData
+from mpiarena.store.results import Group, Key, RunData
 
 VARIANTS = [f"lib-{i}" for i in range(6)]
 KEYS = [Key("pingpong", size, 2) for size in (8, 512, 4096, 65536, 1048576)]

@@ -20,7 +20,7 @@ from conftest import (
     watchdog_of,
 )
 
-from mpiarena import paths, users
+from mpiarena.base import paths, users
 from mpiarena.cluster import netns
 from mpiarena.impls import lam
 

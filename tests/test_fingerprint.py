@@ -15,17 +15,17 @@ import pytest
 from conftest import IMPLS, mpiarena
 from rich.console import Console
 
-from mpiarena import users
 from mpiarena.analysis.comparison import Comparison
 from mpiarena.analysis.fingerprint import Fingerprint, Unlike
 from mpiarena.analysis.stats import THRESHOLD
 from mpiarena.analysis.verdicts import Judgement
+from mpiarena.base import users
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import Implementation, family_of
 from mpiarena.report.fingerprint import line
+from mpiarena.runner.library_tuning import Measure, Tuning, tune
 from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
-from mpiarena.tune import Measure, Tuning, tune
 
 OMPI = next((i for i in IMPLS if i.family == "openmpi"), None)
 MPICH4 = next((i for i in IMPLS if i.family == "mpich" and i.version.startswith("4")), None)

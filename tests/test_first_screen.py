@@ -21,8 +21,8 @@ from mpiarena.analysis.run import analyse
 from mpiarena.report import terminal
 from mpiarena.report.summary import answer_lines, scoreboard_lines
 from mpiarena.report.text import wrapped
-from mpiarena.results import Key, load
 from mpiarena.store import Store
+from mpiarena.store.results import Key, load
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
 TCP = [i.id for i in IMPLS if i.family == "tcp"]

@@ -27,10 +27,10 @@ from mpiarena.analysis.run import analyse
 from mpiarena.analysis.stats import launch_medians
 from mpiarena.cluster.spec import parse as parse_spec
 from mpiarena.impls import discover, family_of
-from mpiarena.plan import make_plan
+from mpiarena.platform.plan import make_plan
 from mpiarena.report import terminal
-from mpiarena.results import Key, load
 from mpiarena.store import Store
+from mpiarena.store.results import Key, load
 from mpiarena.suites import load as load_suite
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]

@@ -8,16 +8,16 @@ from conftest import IMPLS, mpiarena
 from test_core import running
 
 from mpiarena.analysis.guidelines import guideline_checks
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.errors import ArenaError
-from mpiarena.guidelines import BENCHES, GUIDELINES
-from mpiarena.plan import timing
-from mpiarena.records import Cell, CellRequest
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.records import Cell, CellRequest
+from mpiarena.model.benchmarks import BENCHMARKS
+from mpiarena.model.guidelines import BENCHES, GUIDELINES
+from mpiarena.platform.plan import timing
 from mpiarena.report.guidelines import guidelines
 from mpiarena.report.html import render_html
 from mpiarena.report.markdown import render_markdown
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 from mpiarena.suites import load as load_suite
 from mpiarena.suites import override
 

@@ -15,9 +15,9 @@ from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.history import Filter, history
 from mpiarena.analysis.stats import ALPHA
-from mpiarena.records import RunRecord, RunSettings
-from mpiarena.results import Group, Key, RunData, load
+from mpiarena.base.records import RunRecord, RunSettings
 from mpiarena.store import Store
+from mpiarena.store.results import Group, Key, RunData, load
 
 LIB = "mpich-4.0.2"  # its launches take 0.1 s here, Open MPI's 0.45 s
 PROBE = f"{LIB}:probe"

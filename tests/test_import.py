@@ -30,12 +30,12 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
-from mpiarena import units, users
+from mpiarena.base import units, users
+from mpiarena.base.records import Datatype
+from mpiarena.base.sizes import format_size
 from mpiarena.impls import Implementation
-from mpiarena.records import Datatype
-from mpiarena.results import Key, load
-from mpiarena.sizes import format_size
 from mpiarena.store import Store
+from mpiarena.store.results import Key, load
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ARGV, leftovers, mpiarena
 
-from mpiarena import paths, users
+from mpiarena.base import paths, users
 from mpiarena.impls import pypi
 from mpiarena.impls.discover import discover
 

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, mpiarena, stored_run
 
-from mpiarena import machine_load
 from mpiarena.analysis.interference import finding
-from mpiarena.machine_load import BUSY
-from mpiarena.owners import Owner
+from mpiarena.base.tags import OWNER_VAR
 from mpiarena.report.interference import warning_lines
 from mpiarena.store import JobRow, Store
-from mpiarena.tags import OWNER_VAR
+from mpiarena.system import machine_load
+from mpiarena.system.machine_load import BUSY
+from mpiarena.system.owners import Owner
 
 MPI = next((i.id for i in IMPLS if i.family in ("mpich", "openmpi")), None)
 SPIN = "while True: pass"

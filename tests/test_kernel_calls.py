@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from mpiarena.build import CFLAGS, DRIVER, core_sources
 from mpiarena.impls.base import Family
 from mpiarena.impls.registry import family_named, reference
+from mpiarena.platform.build import CFLAGS, DRIVER, core_sources
 
 # file -> file it uses -> the symbols it uses there
 Uses = dict[str, dict[str, set[str]]]

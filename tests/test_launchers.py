@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mpiarena import core_env
+from mpiarena.base import core_env
+from mpiarena.base.errors import ArenaError
 from mpiarena.cluster.placement import Node, Placement, spread
-from mpiarena.errors import ArenaError
 from mpiarena.impls import Implementation, family_of, openmpi
 from mpiarena.impls.base import Launch
 from mpiarena.impls.registry import families
@@ -19,7 +19,7 @@ from mpiarena.launchers import launcher_for
 from mpiarena.launchers.hosts import HostsLauncher
 from mpiarena.launchers.local import LocalLauncher
 from mpiarena.launchers.srun import SrunLauncher
-from mpiarena.plan import Variant
+from mpiarena.platform.plan import Variant
 from mpiarena.runner.launch import base_env
 
 NODES = (Node("n0", "10.9.0.1"), Node("n1", "10.9.0.2"), Node("n2", "10.9.0.3"))

@@ -10,8 +10,8 @@ import pytest
 from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.run import analyse
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 MPI = next((i.id for i in IMPLS if i.family in ("mpich", "openmpi")), None)
 pytestmark = pytest.mark.skipif(MPI is None, reason="needs MPICH or Open MPI")

@@ -9,10 +9,10 @@ import pytest
 from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.loggp import ParameterFigure, fit_gap, loggp
-from mpiarena.benchmarks import BENCHMARKS
-from mpiarena.records import RunRecord, RunSettings
-from mpiarena.results import Group, Key, RunData, load
+from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.store import Store
+from mpiarena.store.results import Group, Key, RunData, load
 
 N = 10
 L, O_S, O_R = 0.4e-6, 0.2e-6, 0.15e-6

@@ -14,10 +14,10 @@ from conftest import IMPLS, mpiarena
 from mpiarena.analysis.curves import switches
 from mpiarena.analysis.groups import figure
 from mpiarena.analysis.models import P2pModel, fit, line
-from mpiarena.results import Group, load
-from mpiarena.sizes import format_size, parse_sizes
+from mpiarena.base.sizes import format_size, parse_sizes
+from mpiarena.base.units import seconds
 from mpiarena.store import Store
-from mpiarena.units import seconds
+from mpiarena.store.results import Group, load
 
 SIZES = [s for s in parse_sizes("1..1M", perturb=True) if s > 0]
 BY_ID = {i.id: i for i in IMPLS}

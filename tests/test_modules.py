@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
-from mpiarena.errors import ArenaError
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.records import impl_of
 from mpiarena.impls import modules, select
-from mpiarena.records import impl_of
 
 PYPI_MPICH = next((i for i in IMPLS if i.family == "mpich" and i.origin == "pypi"), None)
 

@@ -13,8 +13,8 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena, spawn
 from test_core import running_in
 
-from mpiarena import paths
-from mpiarena.records import Cell, CellRequest
+from mpiarena.base import paths
+from mpiarena.base.records import Cell, CellRequest
 from mpiarena.runner.job import CellResult, Job
 
 IO = [f"io-{rw}-{mode}{layout}" for rw in ("write", "read") for layout in ("", "-strided")

@@ -11,7 +11,7 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_core import measure, running
 
-from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.model.benchmarks import BENCHMARKS
 
 OPS = ["ibarrier", "ibcast", "ireduce", "iallreduce", "ialltoall", "iallgather"]
 OVERLAP = ["ibcast-overlap", "ibcast-overlap-test"]

@@ -9,8 +9,8 @@ import pytest
 from conftest import IMPLS
 from test_core import measure, running
 
-from mpiarena.benchmarks import BENCHMARKS
 from mpiarena.impls import Implementation
+from mpiarena.model.benchmarks import BENCHMARKS
 
 MPI3 = [i for i in IMPLS if i.id in ("mpich-4.0.2", "openmpi-4.1.4")]
 # one of each synchronisation, a windowed one, an accumulate and an atomic

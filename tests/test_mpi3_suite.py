@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena.results import load
-from mpiarena.status import CellStatus
+from mpiarena.base.status import CellStatus
 from mpiarena.store import Store
+from mpiarena.store.results import load
 from mpiarena.suites import load as load_suite
 
 PAIR = [i.id for i in IMPLS if i.id in ("mpich-4.0.2", "openmpi-4.1.4")]

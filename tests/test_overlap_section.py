@@ -12,8 +12,8 @@ from mpiarena.analysis.overlap import overlap_rows, word
 from mpiarena.analysis.stats import Summary
 from mpiarena.report.html import render_html
 from mpiarena.report.markdown import render_markdown
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
 
 MPI = [i for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
 

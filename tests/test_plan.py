@@ -3,7 +3,7 @@ from pathlib import Path
 from conftest import stored_run
 
 from mpiarena.impls import Implementation
-from mpiarena.plan import make_plan
+from mpiarena.platform.plan import make_plan
 from mpiarena.suites import Suite, VariantSpec
 
 
@@ -80,7 +80,7 @@ def test_a_plan_is_priced_at_this_machines_earlier_runs(tmp_path):
     run here stored (a variant of one: its implementation's), times that run's share of time
     the parts did not hold; another host's runs priced nothing."""
     from mpiarena.analysis.estimate import estimate, planned
-    from mpiarena.records import HarnessTime
+    from mpiarena.base.records import HarnessTime
     from mpiarena.store import Store
 
     plan = make_plan(SUITE, IMPLS, seed=7)

@@ -21,9 +21,9 @@ from mpiarena.analysis.predict import (
     summary,
 )
 from mpiarena.analysis.stats import center
-from mpiarena.records import RunRecord, RunSettings
-from mpiarena.results import Group, Key, RunData, load
+from mpiarena.base.records import RunRecord, RunSettings
 from mpiarena.store import Store
+from mpiarena.store.results import Group, Key, RunData, load
 
 ALPHA, BETA = 2e-6, 1e-9  # 2 us a message, 1 GB/s
 MPICH4 = next((i for i in IMPLS if i.family == "mpich" and i.version.startswith("4")), None)

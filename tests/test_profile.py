@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
-from mpiarena import paths, users
+from mpiarena.base import paths, users
 from mpiarena.runner.profile import profile
 
 KNOWN = r"""

@@ -8,12 +8,12 @@ import numpy as np
 from conftest import stored_run
 
 from mpiarena.analysis.ranks import rank_matrix
-from mpiarena.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.status import CellStatus
 from mpiarena.report.html import render_html
 from mpiarena.report.plots import BANDS, _bands
-from mpiarena.results import Group, load
-from mpiarena.status import CellStatus
 from mpiarena.store import CellRow, Obs, Store
+from mpiarena.store.results import Group, load
 
 SLOW = 11  # the straggler
 

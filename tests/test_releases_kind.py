@@ -8,8 +8,8 @@ import sqlite3
 
 from conftest import stored_run
 
-from mpiarena.records import RunKind
-from mpiarena.runs import ReleasesSettings, kind_of, settings_of
+from mpiarena.base.records import RunKind
+from mpiarena.model.runs import ReleasesSettings, kind_of, settings_of
 from mpiarena.store import Store
 
 STEP = ReleasesSettings(("allreduce",), (8,), (2,), releases=("mpich-4.0.2", "mpich-5.0.2"),

@@ -12,17 +12,17 @@ from conftest import IMPLS, leftovers
 from rich.console import Console
 from test_report import images_in_chromium
 
-from mpiarena import users
 from mpiarena.analysis.bisection import Placed
 from mpiarena.analysis.verdicts import Judgement
+from mpiarena.base import users
 from mpiarena.cluster.topology import Where, opened
-from mpiarena.plan import CellOptions
+from mpiarena.platform.plan import CellOptions
 from mpiarena.report.releases import lines
 from mpiarena.report.releases_html import render_html
-from mpiarena.results import Key
 from mpiarena.runner.execute import Settings
 from mpiarena.runner.releases import Member, StepContext, find
 from mpiarena.store import Store
+from mpiarena.store.results import Key
 from mpiarena.suites import Suite
 
 LIB = "mpich-4.0.2"

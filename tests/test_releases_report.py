@@ -9,8 +9,8 @@ from mpiarena.analysis.comparison import Comparison
 from mpiarena.analysis.verdicts import Judgement
 from mpiarena.impls.releases import Release, folded
 from mpiarena.report.releases import lines
-from mpiarena.results import Key
 from mpiarena.runner.releases import BisectedSeries, Member
+from mpiarena.store.results import Key
 
 OPENMPI = folded(["5.0.11", "5.0.10", "5.0.9", "5.0.8", "4.1.8", "4.1.7"])
 

@@ -8,7 +8,7 @@ from itertools import product
 
 import pytest
 
-from mpiarena.records import RunKind
+from mpiarena.base.records import RunKind
 from mpiarena.report.plot_table import PLOTS, Bench, Table, TunedCollective, Whole, fields
 from mpiarena.report.renderers import ENTRIES, RENDERERS, Format
 from mpiarena.report.source import RENDERING, Rendering

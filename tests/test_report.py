@@ -20,8 +20,8 @@ from PIL import Image
 
 from mpiarena.report import drawing, plot_table, plots
 from mpiarena.report.html import render_html
-from mpiarena.results import RunData, load
 from mpiarena.store import Store
+from mpiarena.store.results import RunData, load
 
 TWO = [i.id for i in IMPLS[:2]]
 BROKEN = next((i.id for i in IMPLS[:2] if i.family == "openmpi"), None)

@@ -9,16 +9,17 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena
 from test_cluster import CAN_EMULATE
 
-from mpiarena import reproduce, studies
+from mpiarena import studies
 from mpiarena.analysis.claims import check
 from mpiarena.analysis.quantities import value
 from mpiarena.analysis.reproduction import evaluate
 from mpiarena.analysis.verdicts import ClaimResult
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.records import ImplementationRecord, RunSettings
 from mpiarena.cluster.topology import Where
-from mpiarena.errors import ArenaError
-from mpiarena.records import ImplementationRecord, RunSettings
 from mpiarena.report.reproduction_text import markdown, published
-from mpiarena.results import Group, RunData
+from mpiarena.runner import reproduce
+from mpiarena.store.results import Group, RunData
 from mpiarena.studies import Quantity, QuantityKind
 
 SEEDS = Path(__file__).parent / "seeds"  # excerpts of the seed texts (seeds/README.md)

@@ -13,19 +13,11 @@ import numpy as np
 
 from mpiarena.analysis import rule_check as R
 from mpiarena.analysis.compare import compare_runs
-from mpiarena.analysis.stats import (
-    PAIRED_FROM,
-    THRESHOLD,
-    Pair,
-    judge,
-    median,
-    ratio_ci,
-    verdicts,
-)
+from mpiarena.analysis.stats import PAIRED_FROM, THRESHOLD, Pair, judge, median, ratio_ci, verdicts
 from mpiarena.analysis.verdicts import Judgement, Movement, Speed
-from mpiarena.records import RunRecord, RunSettings
-from mpiarena.results import Group, Key, RunData, Stratified
-from mpiarena.status import LaunchShape
+from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.base.status import LaunchShape
+from mpiarena.store.results import Group, Key, RunData, Stratified
 
 LINE = 1 + THRESHOLD
 STATED = 0.025  # "faster" at the line, one comparison: the rule's stated rate

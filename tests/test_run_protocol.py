@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, STARTED, leftovers, mpiarena, spawn, stored_run
 
-from mpiarena.programs import BuiltProgram, Metric
-from mpiarena.records import Datatype, RunKind, RunSettings
-from mpiarena.runs import (
+from mpiarena.base.records import Datatype, RunKind, RunSettings
+from mpiarena.model.programs import BuiltProgram, Metric
+from mpiarena.model.runs import (
     SETTINGS,
     ImportedFrom,
     ImportedSettings,

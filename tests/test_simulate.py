@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, leftovers, mpiarena, spawn
 
-from mpiarena import paths
 from mpiarena.analysis.simulated import figures, validate
-from mpiarena.results import Key, load
+from mpiarena.base import paths
 from mpiarena.store import Store
+from mpiarena.store.results import Key, load
 
 pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None,
                                 reason="SimGrid is not installed (apt-get install libsimgrid-dev)")

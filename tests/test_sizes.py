@@ -1,7 +1,7 @@
 import pytest
 
-from mpiarena.errors import ArenaError
-from mpiarena.sizes import format_size, parse_sizes
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.sizes import format_size, parse_sizes
 
 
 def test_ranges_are_powers_of_two_with_suffixes():

@@ -13,7 +13,7 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena
 from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
 
-from mpiarena import doctor
+from mpiarena.platform import doctor
 
 WANTED = [i.id for i in IMPLS if i.family in ("mpich", "openmpi", "tcp")][:3]
 

@@ -16,11 +16,11 @@ from conftest import IMPLS, keeping_clusters, leftovers, mpiarena
 from slurm_fixture import HAVE_SLURM, EmulatedSlurm, slurm_cluster_fixture  # noqa: F401
 
 from mpiarena.analysis.quantities import throughput
+from mpiarena.base.errors import ArenaError
 from mpiarena.cluster import emulated, emulated_slurm, netns
-from mpiarena.errors import ArenaError
-from mpiarena.procs import alive, wait_until
-from mpiarena.results import load
 from mpiarena.store import Store
+from mpiarena.store.results import load
+from mpiarena.system.procs import alive, wait_until
 
 MPI = [next(i.id for i in IMPLS if i.family == f) for f in ("mpich", "openmpi")
        if any(i.family == f for i in IMPLS)]

@@ -221,8 +221,8 @@ def test_the_rule_text_states_the_constants_the_code_decides_by():
 def test_a_comparison_says_how_it_was_read():
     """Launches both sides share are read launch by launch; launches of two shapes as two
     strata; the comparison records which."""
-    from mpiarena.results import Stratified
-    from mpiarena.status import LaunchShape
+    from mpiarena.base.status import LaunchShape
+    from mpiarena.store.results import Stratified
 
     rng = np.random.default_rng(5)
     a = [rng.normal(1.0, 0.01, 5) for _ in range(12)]

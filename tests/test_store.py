@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from conftest import mpiarena, stored_run
 
-from mpiarena.errors import ArenaError
-from mpiarena.programs import TunedConfig
-from mpiarena.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
-from mpiarena.runs import ProgramSettings, ProgramTuning, RunStart
-from mpiarena.status import CellStatus
+from mpiarena.base.errors import ArenaError
+from mpiarena.base.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.base.status import CellStatus
+from mpiarena.model.programs import TunedConfig
+from mpiarena.model.runs import ProgramSettings, ProgramTuning, RunStart
+from mpiarena.model.whatran import Cvar, WhatRan
 from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
-from mpiarena.whatran import Cvar, WhatRan
 
 
 def _run(store: Store) -> int:
@@ -176,7 +176,7 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
     from mpiarena.analysis.compare import compare_runs
     from mpiarena.analysis.run import analyse
     from mpiarena.report.summary import verdict_text
-    from mpiarena.results import load
+    from mpiarena.store.results import load
 
     data = load(Store(path), run)
     (v,) = analyse(data).judged["pingpong", 8, 2]
@@ -230,9 +230,9 @@ def _figures(data):
 
 def test_a_run_in_the_new_layout_and_in_the_old_give_identical_summaries(tmp_path):
     from mpiarena.analysis.run import analyse
-    from mpiarena.benchmarks import BENCHMARKS
+    from mpiarena.model.benchmarks import BENCHMARKS
     from mpiarena.report.summary_export import to_json
-    from mpiarena.results import load
+    from mpiarena.store.results import load
 
     new, old = tmp_path / "new.db", tmp_path / "old.db"
     run = _varied_run(new)
@@ -260,7 +260,7 @@ def test_a_run_in_the_new_layout_and_in_the_old_give_identical_summaries(tmp_pat
 
 
 def test_cell_summaries_are_cached_and_redone_when_the_analysis_changes(tmp_path, monkeypatch):
-    from mpiarena import results
+    from mpiarena.store import results
 
     path = tmp_path / "s.db"
     run = _varied_run(path)
@@ -332,9 +332,9 @@ def test_a_schema_8_store_gains_the_tuned_configurations_table(tmp_path):
     assert upgraded.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
     run = stored_run(upgraded, "app", ProgramSettings(tune=ProgramTuning()), 0,
                      RunKind.PROGRAM_TUNING)
-    upgraded.add_app_configs(run, [TunedConfig("x:allreduce=ring", "x", {"allreduce": "ring"},
+    upgraded.add_program_configs(run, [TunedConfig("x:allreduce=ring", "x", {"allreduce": "ring"},
                                                2, "slower than x", "")])
-    (back,) = upgraded.app_configs(run)
+    (back,) = upgraded.program_configs(run)
     assert back.values == {"allreduce": "ring"} and back.dropped == 2 and back.role == ""
 
 

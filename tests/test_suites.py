@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 from conftest import IMPLS, mpiarena
 
-from mpiarena.errors import ArenaError
+from mpiarena.base.errors import ArenaError
 from mpiarena.suites import builtin_names, load
 
 

@@ -12,13 +12,13 @@ import pytest
 from conftest import IMPLS, mpiarena, stored_run
 from test_core import running
 
+from mpiarena.base.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.status import CellStatus
 from mpiarena.impls import Implementation
-from mpiarena.plan import timing
-from mpiarena.records import Cell, CellRequest, RunSettings, VariantRecord
-from mpiarena.results import load
+from mpiarena.platform.plan import timing
 from mpiarena.runner.job import CellResult, Job
-from mpiarena.status import CellStatus
 from mpiarena.store import CellRow, Obs, Store
+from mpiarena.store.results import load
 from mpiarena.suites import load as load_suite
 from mpiarena.suites import override
 

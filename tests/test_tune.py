@@ -14,22 +14,22 @@ import pytest
 from conftest import IMPLS, mpiarena
 from rich.console import Console
 
-from mpiarena import users
 from mpiarena.analysis.comparison import Comparison
-from mpiarena.analysis.tuning import Choice, Gain, ranges
+from mpiarena.analysis.library_tuning import Choice, Gain, ranges
 from mpiarena.analysis.verdicts import Judgement, Speed, TuningEffect
+from mpiarena.base import users
 from mpiarena.cluster.topology import Where
 from mpiarena.impls import family_of
 from mpiarena.impls.base import Algorithm, Rule
 from mpiarena.impls.impi import _offered
 from mpiarena.impls.mpich import _listed, library_selection, selection_json
 from mpiarena.impls.openmpi import _enumerated, rules_text
-from mpiarena.plan import make_plan
-from mpiarena.report.tuning import gain_line
+from mpiarena.platform.plan import make_plan
+from mpiarena.report.library_tuning import gain_line
+from mpiarena.runner.library_tuning import Measure, tune, write_manifest
 from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
 from mpiarena.suites import Suite, VariantSpec, check
-from mpiarena.tune import Measure, tune, write_manifest
 
 OMPI = next((i for i in IMPLS if i.family == "openmpi"), None)
 MPICH4 = next((i for i in IMPLS if i.family == "mpich" and i.version.startswith("4")), None)

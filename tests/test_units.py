@@ -2,7 +2,7 @@
 
 import pytest
 
-from mpiarena.units import bandwidth, data, seconds
+from mpiarena.base.units import bandwidth, data, seconds
 
 
 @pytest.mark.parametrize("t, shown", [

@@ -7,7 +7,7 @@ import pytest
 from conftest import IMPLS
 from test_core import measure, running
 
-from mpiarena.benchmarks import BENCHMARKS
+from mpiarena.model.benchmarks import BENCHMARKS
 
 LAM = next((i for i in IMPLS if i.family == "lam"), None)
 PVM = next((i for i in IMPLS if i.family == "pvm"), None)

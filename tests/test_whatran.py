@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import IMPLS, mpiarena
 
+from mpiarena.base.records import JobRecord
 from mpiarena.impls import family_of
-from mpiarena.records import JobRecord
+from mpiarena.model.whatran import WhatRan
 from mpiarena.store import Store
-from mpiarena.whatran import WhatRan
 
 BY_FAMILY = {i.family: i for i in IMPLS}
 MPICH = next((i for i in IMPLS if i.id == "mpich-4.0.2"), BY_FAMILY.get("mpich"))

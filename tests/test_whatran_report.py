@@ -122,7 +122,7 @@ def test_compare_names_the_settings_that_differ_between_two_runs(run, tmp_path):
 
 def test_a_rank_that_saw_more_than_its_core_is_a_binding_the_launcher_did_not_apply():
     from mpiarena.analysis.whatran import configs
-    from mpiarena.records import JobRecord
+    from mpiarena.base.records import JobRecord
 
     def job(i: int, binding: str, cpus: list[str]) -> JobRecord:
         return JobRecord(i, 1, "x", 2, "local", binding, [], "ok", None, None, None, None,

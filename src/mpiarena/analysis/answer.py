@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..benchmarks import BENCHMARKS, Kind
+from ..base.records import impl_of
 from ..impls.registry import families
-from ..records import impl_of
-from ..results import Key, RunData
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..store.results import Key, RunData
 from .groups import comparable
 from .run import Analysis, Standing, standings, stretches
 from .stats import THRESHOLD

@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..results import Key
+from ..store.results import Key
 from .comparison import Comparison
 from .stats import ALPHA, THRESHOLD, Pair, Sample, judge
 from .verdicts import Judgement

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..results import Key
+from ..store.results import Key
 from .bisection import DECIDED
 from .comparison import Comparison
 from .stats import ALPHA, THRESHOLD, Pair, Sample, judge

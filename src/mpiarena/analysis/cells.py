@@ -9,14 +9,10 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
-from ..results import Group, Key, RunData
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Group, Key, RunData
 from .groups import measured
-from .stats import (
-    launch_medians,
-    outliers,
-    variance_share,
-)
+from .stats import launch_medians, outliers, variance_share
 
 HIGH_CV = 0.10  # the bulk of a cell's observations varying more than this is noise
 WARMUP_SHARE = 0.2  # slow outliers all within the first fifth of a cell are a warm-up effect

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import units
-from ..benchmarks import BENCHMARKS
-from ..records import impl_of
-from ..results import RunData
-from ..sizes import format_size, parse_size
+from ..base import units
+from ..base.records import impl_of
+from ..base.sizes import format_size, parse_size
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import RunData
 from ..studies import Claim, ClaimCheck, Quantity, QuantityKind, Study
 from .curves import Jump, Switch, protocol_switches
 from .quantities import (

@@ -8,8 +8,8 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..benchmarks import BENCHMARKS
-from ..results import Group, Key, RunData
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Group, Key, RunData
 from .comparison import Compared, Comparison
 from .groups import measured
 from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Pair, judge, median

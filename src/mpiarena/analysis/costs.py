@@ -15,10 +15,10 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..benchmarks import OVERLAP_OPS, overlap_of
-from ..records import impl_of
-from ..results import Group, Key, RunData, nest
-from ..status import CellStatus
+from ..base.records import impl_of
+from ..base.status import CellStatus
+from ..model.benchmarks import OVERLAP_OPS, overlap_of
+from ..store.results import Group, Key, RunData, nest
 from .groups import comparable, measured
 from .stats import Sample, Summary, Verdict, summarize, verdicts
 from .verdicts import Speed

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results import Key, RunData
+from ..store.results import Key, RunData
 from .comparison import Compared, Comparison
 from .groups import beside, figure, launch_ids
 from .stats import ALPHA, THRESHOLD, Pair, judge

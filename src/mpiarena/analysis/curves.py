@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
-from ..results import RunData
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import RunData
 from .groups import figure, measured
 
 MODEL_NOISE = 0.05  # relative misfit a straight segment of a real curve is allowed anyway

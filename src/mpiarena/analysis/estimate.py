@@ -7,8 +7,8 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..plan import Plan
-from ..records import HarnessTime, RunRecord
+from ..base.records import HarnessTime, RunRecord
+from ..platform.plan import Plan
 
 
 @dataclass(frozen=True)

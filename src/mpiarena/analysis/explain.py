@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS, Kind
-from ..errors import ArenaError
-from ..results import Key, RunData
+from ..base.errors import ArenaError
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..store.results import Key, RunData
 from .comparison import Comparison
 from .floor import LatencyTerm, latency_terms
 from .groups import figure, measured

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results import RunData
+from ..store.results import RunData
 from .comparison import Compared, Comparison
+from .library_tuning import Tuned, own_losses, usable
 from .stats import Pair, center, judge
-from .tuning import Tuned, own_losses, usable
 from .verdicts import SPEED_OF_B, Judgement, Speed
 
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..base.errors import ArenaError
+from ..base.records import impl_of
 from ..cluster.spec import EmulatedSpec
 from ..cluster.spec import parse as parse_spec
-from ..errors import ArenaError
 from ..impls.registry import families
-from ..records import impl_of
-from ..results import Group, Key, RunData
+from ..store.results import Group, Key, RunData
 from .groups import comparable, measured
 from .models import P2pModel
 from .stats import center, center_ci, launch_medians, ratio_ci

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeGuard
 
-from ..results import Group, Key, RunData
-from ..status import CellStatus
+from ..base.status import CellStatus
+from ..store.results import Group, Key, RunData
 from .stats import Sample, center
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..guidelines import GUIDELINES, Guideline
-from ..results import Group, Key, RunData
+from ..model.guidelines import GUIDELINES, Guideline
+from ..store.results import Group, Key, RunData
 from .comparison import Compared, Comparison
 from .groups import beside, figure, launch_ids, measured
 from .stats import ALPHA, THRESHOLD, Pair, judge

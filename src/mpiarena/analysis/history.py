@@ -13,8 +13,8 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..benchmarks import BENCHMARKS
-from ..results import Group, Key, RunData
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Group, Key, RunData
 from .compare import Change, Drift, Shared, drift_of, judged, same_sums
 from .groups import measured
 from .interference import finding

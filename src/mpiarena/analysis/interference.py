@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..machine_load import BUSY, Interference
-from ..records import JobRecord
+from ..base.records import JobRecord
+from ..system.machine_load import BUSY, Interference
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..benchmarks import Extras, loggp_gap
-from ..results import Group, RunData
+from ..model.benchmarks import Extras, loggp_gap
+from ..store.results import Group, RunData
 from .curves import switches
 from .groups import measured
 from .stats import Sample, center, center_ci, launch_medians

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..results import Group, RunData
+from ..store.results import Group, RunData
 from .curves import Switch, protocol_switches, size_steps
 from .groups import figure, measured
 from .stats import Sample, center_ci

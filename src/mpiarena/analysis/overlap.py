@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..benchmarks import BENCHMARKS
-from ..results import Key, RunData
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Key, RunData
 from .groups import measured
 from .stats import Summary, summarize
 from .verdicts import Progress

@@ -27,11 +27,11 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..results import Key, RunData
+from ..store.results import Key, RunData
 from .fingerprint import tuned_of
+from .library_tuning import usable
 from .models import P2pModel, fit_models
 from .stats import center
-from .tuning import usable
 
 P2p = Callable[[float], float]  # seconds of one message of that many bytes
 TARGET = 0.30  # the target: the best shape within 30% of the measurement

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..profiled import COLLECTIVES, ORDER, POINT_TO_POINT, TOTALS, Profile
+from ..model.profiled import COLLECTIVES, ORDER, POINT_TO_POINT, TOTALS, Profile
 
 
 @dataclass(frozen=True)

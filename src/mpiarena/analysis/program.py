@@ -10,18 +10,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..machine_load import BUSY, Interference
-from ..programs import WALL, AppLaunch, LaunchKind, Metric, RankCalls
-from ..records import RunRecord
-from ..runs import program_settings
-from ..status import LaunchStatus
+from ..base.records import RunRecord
+from ..base.status import LaunchStatus
+from ..model.programs import WALL, LaunchKind, Metric, ProgramLaunch, RankCalls
+from ..model.runs import program_settings
 from ..store import Store
+from ..system.machine_load import BUSY, Interference
 from .stats import Sample, Verdict, verdicts
 from .verdicts import Speed
 
 
 @dataclass(frozen=True)
-class AppFigure:
+class ProgramFigure:
     """One figure of every timed launch that ended well, per variant, and its verdicts (the
     fastest against each other)."""
 
@@ -84,30 +84,30 @@ class Overhead:
 
 
 @dataclass(frozen=True)
-class AppResult:
+class ProgramResult:
     run: RunRecord
     np: int
     variants: list[str]
-    launches: list[AppLaunch]
-    figures: list[AppFigure]  # wall first, then each metric in the order given
+    launches: list[ProgramLaunch]
+    figures: list[ProgramFigure]  # wall first, then each metric in the order given
     decompositions: list[Decomposition]  # the fastest by wall against each other
     overheads: list[Overhead]
     profiles: dict[str, list[RankCalls]]  # variant -> its profiled launch's calls
     busy: dict[str, int]  # variant -> timed launches where others took over BUSY of the machine
 
-    def failed(self) -> dict[str, list[AppLaunch]]:
+    def failed(self) -> dict[str, list[ProgramLaunch]]:
         """variant -> its launches that failed or timed out (all kinds)."""
-        out: dict[str, list[AppLaunch]] = {}
+        out: dict[str, list[ProgramLaunch]] = {}
         for x in self.launches:
             if x.status != LaunchStatus.OK:
                 out.setdefault(x.variant, []).append(x)
         return out
 
-    def figure(self, name: str) -> AppFigure:
+    def figure(self, name: str) -> ProgramFigure:
         return next(f for f in self.figures if f.name == name)
 
 
-def is_app_run(run: RunRecord) -> bool:
+def is_program_run(run: RunRecord) -> bool:
     """A program's run (tuned or not)."""
     return run.kind.runs_a_program
 
@@ -117,7 +117,7 @@ def launch_sample(values: list[float], higher: bool) -> Sample:
     return [np.asarray([1 / v if higher else v]) for v in values if v > 0 or not higher]
 
 
-def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric]) -> list[AppFigure]:
+def _figures(variants: list[str], timed: list[ProgramLaunch], metrics: list[Metric]) -> list[ProgramFigure]:
     named = [(WALL, False), *((m.name, m.higher) for m in metrics)]
     values = {name: {v: [x.wall if name == WALL else x.metrics[name] for x in timed
                          if x.variant == v and (name == WALL or name in x.metrics)]
@@ -125,7 +125,7 @@ def _figures(variants: list[str], timed: list[AppLaunch], metrics: list[Metric])
     judged_names = [(n, h) for n, h in named if sum(1 for v in values[n].values() if v) >= 2]
     samples = [{v: launch_sample(x, h) for v, x in values[n].items() if x} for n, h in judged_names]
     judged = dict(zip((n for n, _ in judged_names), verdicts(samples), strict=True))
-    return [AppFigure(n, h, values[n], judged.get(n, []),
+    return [ProgramFigure(n, h, values[n], judged.get(n, []),
                       {v: sum(1 for x in timed if x.variant == v) - len(values[n][v])
                        for v in variants})
             for n, h in named]
@@ -138,7 +138,7 @@ def _per_rank(calls: list[RankCalls], np_: int) -> dict[str, float]:
     return out
 
 
-def _decompositions(wall: AppFigure, profiles: dict[str, list[RankCalls]],
+def _decompositions(wall: ProgramFigure, profiles: dict[str, list[RankCalls]],
                     np_: int) -> list[Decomposition]:
     out = []
     for v in wall.verdicts:
@@ -152,15 +152,15 @@ def _decompositions(wall: AppFigure, profiles: dict[str, list[RankCalls]],
     return out
 
 
-def analyze(store: Store, run_id: int) -> AppResult:
+def analyze(store: Store, run_id: int) -> ProgramResult:
     """The app run as judged from the store alone."""
     run = store.run(run_id)
     settings = program_settings(run)
     metrics = list(settings.metrics)
     variants = [v.variant for v in store.variants(run_id)]
-    launches = store.app_launches(run_id)
+    launches = store.program_launches(run_id)
     timed = [x for x in launches if x.kind == LaunchKind.TIMED and x.status == LaunchStatus.OK]
-    calls = store.app_calls(run_id)
+    calls = store.program_calls(run_id)
     profiles = {x.variant: calls.get(x.id, []) for x in launches
                 if x.kind == LaunchKind.PROFILED and x.status == LaunchStatus.OK}
     figures = _figures(variants, timed, metrics)
@@ -170,17 +170,17 @@ def analyze(store: Store, run_id: int) -> AppResult:
                  and wall.values.get(x.variant)]
     busy = {v: sum(1 for x in timed if x.variant == v and x.interference
                    and Interference(**x.interference).share > BUSY) for v in variants}
-    return AppResult(run, settings.np, variants, launches, figures,
+    return ProgramResult(run, settings.np, variants, launches, figures,
                      _decompositions(wall, profiles, settings.np or 1), overheads,
                      profiles, busy)
 
 
-def function_seconds(r: AppResult, variant: str) -> dict[str, float]:
+def function_seconds(r: ProgramResult, variant: str) -> dict[str, float]:
     """MPI function -> seconds per rank (mean over ranks) in the variant's profiled launch."""
     return _per_rank(r.profiles.get(variant, []), r.np)
 
 
-def function_calls(r: AppResult, variant: str) -> dict[str, int]:
+def function_calls(r: ProgramResult, variant: str) -> dict[str, int]:
     """MPI function -> calls summed over the ranks of the variant's profiled launch."""
     out: dict[str, int] = {}
     for c in r.profiles.get(variant, []):

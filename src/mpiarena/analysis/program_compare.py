@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .comparison import Compared, Comparison
-from .program import AppResult, launch_sample
+from .program import ProgramResult, launch_sample
 from .stats import ALPHA, THRESHOLD, Pair, judge
 from .verdicts import MOVEMENTS, Movement
 
 
 @dataclass(frozen=True)
-class AppChange(Compared):
+class ProgramChange(Compared):
     """One figure of one library in run a (before) against run b (after)."""
 
     figure: str
@@ -34,8 +34,8 @@ class AppChange(Compared):
         return self.comparison.launches_b
 
 
-def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None,
-                 alpha: float = ALPHA, threshold: float = THRESHOLD) -> list[AppChange]:
+def compare_programs(a: ProgramResult, b: ProgramResult, pairs: dict[str, str] | None = None,
+                 alpha: float = ALPHA, threshold: float = THRESHOLD) -> list[ProgramChange]:
     """Every figure both runs have (by name, the same direction) for the same library, or the
     `pairs` a -> b: the two runs' timed launches that ended well are two samples."""
     pairs = pairs if pairs is not None else {v: v for v in a.variants if v in b.variants}
@@ -47,5 +47,5 @@ def compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None = None
     judged = judge([Pair(launch_sample(fa.values[va], fa.higher),
                           launch_sample(fb.values[vb], fb.higher))
                     for fa, fb, va, vb in shared], alpha, threshold)
-    return [AppChange(fa.name, fa.higher, va, vb, j)
+    return [ProgramChange(fa.name, fa.higher, va, vb, j)
             for (fa, _, va, vb), j in zip(shared, judged, strict=True)]

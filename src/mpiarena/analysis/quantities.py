@@ -11,15 +11,15 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS
+from ..base.records import impl_of
+from ..base.status import CellStatus
 from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
-from ..profiled import ProfileRun
-from ..records import impl_of
-from ..results import Group, Key, RunData, nest
-from ..status import CellStatus
+from ..model.benchmarks import BENCHMARKS
+from ..model.profiled import ProfileRun
+from ..store.results import Group, Key, RunData, nest
 from ..studies import Quantity, QuantityKind, Study
-from .apps import call_times
+from .app_kernels import call_times
 from .curves import derived
 from .models import P2pModel, fit_models
 from .stats import THRESHOLD, Sample, center

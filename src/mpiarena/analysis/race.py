@@ -27,17 +27,7 @@ from enum import StrEnum
 
 from .comparison import Comparison, Why
 from .program import launch_sample
-from .stats import (
-    LOOK_ALPHA,
-    THRESHOLD,
-    Pair,
-    Sample,
-    center,
-    fastest,
-    judge,
-    look,
-    read_pair,
-)
+from .stats import LOOK_ALPHA, THRESHOLD, Pair, Sample, center, fastest, judge, look, read_pair
 from .verdicts import Judgement
 
 MAX_ROUNDS = 20

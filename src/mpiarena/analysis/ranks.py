@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..results import Group
+from ..store.results import Group
 
 SLOWEST = 3  # ranks named per variant under a per-rank view
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..results import RunData
+from ..store.results import RunData
 from ..studies import PublishedFigure, Study
 from .claims import ClaimRow, check
 from .quantities import Measured, spread, value, variants_of

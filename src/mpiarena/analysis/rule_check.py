@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..results import Stratified
-from ..status import LaunchShape
+from ..base.status import LaunchShape
+from ..store.results import Stratified
 from .race import Race
 from .sampling import Looks, open_comparisons
 from .stats import THRESHOLD, Sample, Verdict, final_alpha, verdicts

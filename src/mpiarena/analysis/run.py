@@ -13,12 +13,12 @@ from functools import cached_property
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS, Kind, element_type
-from ..errors import ArenaError
+from ..base.errors import ArenaError
+from ..base.records import JobRecord
+from ..base.status import CellStatus, JobStatus, RunStatus
 from ..impls.registry import families
-from ..records import JobRecord
-from ..results import Key, RunData
-from ..status import CellStatus, JobStatus, RunStatus
+from ..model.benchmarks import BENCHMARKS, Kind, element_type
+from ..store.results import Key, RunData
 from .cells import Cause, cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .floor import LinkFloor, MachineFloor, link_floor, split

@@ -10,8 +10,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..benchmarks import BENCHMARKS, Kind
-from ..results import Key, RunData
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..store.results import Key, RunData
 from .groups import measured
 from .stats import (
     MAX_LOOKS,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..base.errors import ArenaError
+from ..base.records import RunRecord
+from ..base.status import CellStatus
 from ..cluster.smpi import Factors, Link
-from ..errors import ArenaError
 from ..impls.registry import families, lineage
-from ..records import RunRecord
-from ..results import Group, Key, RunData
-from ..status import CellStatus
+from ..store.results import Group, Key, RunData
 from .stats import center, median
 
 SUITE = "simulate"  # the suite name a simulated run is stored under

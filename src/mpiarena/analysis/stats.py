@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..results import Stratified
-from ..status import LaunchShape
+from ..base.status import LaunchShape
+from ..store.results import Stratified
 from .comparison import Compared, Comparison, Why
 from .verdicts import SPEED_OF_FASTEST, Judgement, Speed
 

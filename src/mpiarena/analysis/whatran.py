@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.records import ImplementationRecord, JobRecord, VariantRecord
+from ..base.status import JobStatus
 from ..impls.registry import family_named
-from ..records import ImplementationRecord, JobRecord, VariantRecord
-from ..results import RunData
-from ..status import JobStatus
-from ..whatran import WhatRan
+from ..model.whatran import WhatRan
+from ..store.results import RunData
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 
 
 @dataclass(frozen=True)

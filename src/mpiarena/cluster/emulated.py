@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import paths, tools, users
-from ..errors import ArenaError
-from ..machine import cores
-from ..owners import Owner
-from ..procs import alive
+from ..base import paths, tools, users
+from ..base.errors import ArenaError
+from ..base.machine import cores
+from ..system.owners import Owner
+from ..system.procs import alive
 from . import netns, ssh
 from .placement import Node, Placement, spread
 from .spec import EmulatedSpec, parse

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..machine import cores
-from ..procs import alive
+from ..base.errors import ArenaError
+from ..base.machine import cores
+from ..system.procs import alive
 from . import emulated, netns
 from .emulated import Emulated, SlurmDaemons
 from .spec import EmulatedSpec, parse

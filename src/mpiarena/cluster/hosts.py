@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import paths, tools
-from ..errors import ArenaError
+from ..base import paths, tools
+from ..base.errors import ArenaError
 from . import ssh
 from .placement import Node, Placement, spread
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from .. import tools
-from ..errors import ArenaError
+from ..base import tools
+from ..base.errors import ArenaError
 
 PREFIX = "mpiarena-"  # every namespace mpiarena makes starts with this
 

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from .emulated_slurm import spec_of
 from .placement import Node, Placement, spread
 

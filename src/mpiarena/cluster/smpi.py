@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..sizes import format_size
+from ..base.errors import ArenaError
+from ..base.sizes import format_size
 from .spec import PROFILES, rate_bits
 
 INSTALL = "install it with: apt-get install libsimgrid-dev"

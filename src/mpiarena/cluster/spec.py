@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 
 
 @dataclass(frozen=True)

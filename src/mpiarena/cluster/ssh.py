@@ -7,8 +7,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..users import RankUser
+from ..base.errors import ArenaError
+from ..base.users import RankUser
 from .placement import Node
 
 SSH = Path("/usr/bin/ssh")

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import ArenaError
-from ..machine import cores
+from ..base.errors import ArenaError
+from ..base.machine import cores
 from . import emulated, hosts, slurm
 from .placement import Placement
 from .spec import parse

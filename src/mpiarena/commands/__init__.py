@@ -8,8 +8,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import ArenaError
-from .app import app_cmd
+from ..base.errors import ArenaError
 from .cluster import cluster_cmd
 from .compare import compare_cmd
 from .consoles import VOICE, conventions, err, reader_gone
@@ -25,6 +24,7 @@ from .install import install_cmd
 from .list_runs import list_cmd
 from .plot import plot_cmd
 from .profile import profile_cmd
+from .program import program_cmd
 from .releases import releases_cmd
 from .report import report_cmd
 from .reproduce import reproduce_cmd
@@ -35,7 +35,7 @@ from .simulate import simulate_cmd
 from .sweeping import on_sigterm
 from .tune import tune_cmd
 
-COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, app_cmd, import_cmd, list_cmd,
+COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, program_cmd, import_cmd, list_cmd,
             releases_cmd, show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd,
             reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd, simulate_cmd)
 

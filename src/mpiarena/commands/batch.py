@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.errors import ArenaError
 from ..cluster import sbatch
 from ..cluster.batch import BatchJob, Written, write
 from ..cluster.slurm import of_job
-from ..errors import ArenaError
-from ..runs import settings_of
+from ..model.runs import settings_of
 from ..store import Store
 from .consoles import err
 from .exit_status import Exit

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from ..analysis.stats import THRESHOLD
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from .consoles import err
 from .exit_status import Exit
 from .grouping import grouped

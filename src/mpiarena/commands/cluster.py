@@ -9,10 +9,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..base.errors import ArenaError
 from ..cluster import emulated, emulated_slurm, netns
 from ..cluster.spec import parse
-from ..errors import ArenaError
-from ..procs import alive
+from ..system.procs import alive
 from . import sweeping
 
 console = Console(highlight=False)

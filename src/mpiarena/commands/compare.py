@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING
 import click
 
 from ..analysis.compare import compare_runs, summed_differently, timed_differently
-from ..errors import ArenaError
+from ..base.errors import ArenaError
+from ..base.records import RunKind
 from ..imports.records import imported_suite
-from ..records import RunKind
-from ..results import load
-from ..runs import program_settings
+from ..model.runs import program_settings
+from ..store.results import load
 from . import grouping, stores
 from .ci import CI, ci_options, finish
 from .consoles import console, err
 from .stores import db_option
 
 if TYPE_CHECKING:
-    from ..analysis.program import AppResult
+    from ..analysis.program import ProgramResult
 
 
 @click.command("compare", cls=grouping.Sectioned)
@@ -59,7 +59,7 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
         # here, not at the top: ~9 ms more start-up for every command
         from ..analysis.program import analyze
 
-        _compare_apps(analyze(store_a, id_a), analyze(store_b, id_b), mapping or None,
+        _compare_programs(analyze(store_a, id_a), analyze(store_b, id_b), mapping or None,
                       show_all, ci)
         return
     a = load(store_a, id_a)
@@ -99,10 +99,10 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
            [f"{c.name}: {c.failure}" for c in cases if c.failure])
 
 
-def _compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None, show_all: bool,
+def _compare_programs(a: ProgramResult, b: ProgramResult, pairs: dict[str, str] | None, show_all: bool,
                   ci: CI) -> None:
     # here, not at the top: ~90 ms more start-up for every command
-    from ..analysis.program_compare import compare_apps
+    from ..analysis.program_compare import compare_programs
     from ..report import program
 
     id_a, id_b = a.run.id, b.run.id
@@ -112,15 +112,15 @@ def _compare_apps(a: AppResult, b: AppResult, pairs: dict[str, str] | None, show
             err.print(f"warn: the {what} differs: {_words(x)} in run {id_a}, {_words(y)} in "
                       f"run {id_b}",
                       soft_wrap=True, markup=False)
-    changes = compare_apps(a, b, pairs, threshold=ci.threshold)
+    changes = compare_programs(a, b, pairs, threshold=ci.threshold)
     if not changes:
         raise ArenaError(f"app runs {id_a} and {id_b} share no figure of the same library; "
                          "match libraries with --pair A=B")
     program.render_changes(a, b, changes, console, show_all)
     # here, not at the top: matplotlib, ~460 ms more start-up for every command
-    from ..report.junit import app_cases, to_xml
+    from ..report.junit import program_cases, to_xml
 
-    cases = app_cases(changes)
+    cases = program_cases(changes)
     finish(ci, lambda: to_xml(f"mpiarena compare {id_a} {id_b}", cases),
            [c.failure for c in cases if c.failure])
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from .. import doctor
+from ..platform import doctor
 from . import consoles
 from .consoles import console, json_option
 

@@ -10,7 +10,7 @@ import traceback
 from enum import IntEnum
 from pathlib import Path
 
-from .. import paths
+from ..base import paths
 
 
 class Exit(IntEnum):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..results import load
+from ..store.results import load
 from . import stores, suite_options
 from .consoles import console
 from .stores import db_option

@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from ..analysis.compare import summed_differently
-from ..errors import ArenaError
-from ..results import RunData, load
+from ..base.errors import ArenaError
 from ..store import RUN_NAME, Store
+from ..store.results import RunData, load
 from . import grouping, renames, report_files, stores, suite_options
 from .ci import CI, ci_options, finish
 from .consoles import console, err
@@ -50,7 +50,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     """Every benchmark run of the stores from --since on, in time order, and their labels
     (the id, or STORE:ID with several stores)."""
     # here, not at the top: ~9 ms more start-up for every command
-    from ..analysis.program import is_app_run
+    from ..analysis.program import is_program_run
 
     for db in dbs:
         if not Path(db).exists():
@@ -60,7 +60,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     found = []
     for db, store in zip(dbs, opened, strict=True):
         for run, cells in store.runs():
-            if cells and not is_app_run(run) and cut.keeps(run.started):
+            if cells and not is_program_run(run) and cut.keeps(run.started):
                 label = str(run.id) if len(dbs) == 1 else f"{Path(db).stem}:{run.id}"
                 found.append((_moment(run.started), label, store, run.id))
     found.sort(key=lambda f: f[0])

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import click
 from rich.table import Table
 
-from .. import paths
-from ..build import build_cores
-from ..errors import ArenaError
+from ..base import paths
+from ..base.errors import ArenaError
 from ..impls import discover, parse_user_impls
+from ..platform.build import build_cores
 from . import consoles
 from .consoles import console, json_option
 from .suite_options import impl_option

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
-from .. import paths
-from ..errors import ArenaError
+from ..base import paths
+from ..base.errors import ArenaError
+from ..base.machine import cores as here_cores
+from ..base.records import ImplementationRecord
 from ..impls import discover
 from ..imports import PARSERS, read
 from ..imports.ingest import ImportAsk, check, ingest
 from ..imports.records import Choices
-from ..machine import cores as here_cores
-from ..records import ImplementationRecord
 from ..report.renderers import Format, RenderOptions, render
 from ..report.source import RunSource
 from . import stores

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from .. import paths
-from ..errors import ArenaError
+from ..base import paths
+from ..base.errors import ArenaError
+from ..base.units import data
 from ..impls import pypi
-from ..units import data
 from .consoles import console
 
 

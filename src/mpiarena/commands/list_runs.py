@@ -16,10 +16,10 @@ from .stores import db_option
 def list_cmd(as_json: bool, db: str) -> None:
     """The runs in the store (an app run: its launches instead of cells)."""
     # here, not at the top: ~9 ms more start-up for every command
-    from ..analysis.program import is_app_run
+    from ..analysis.program import is_program_run
 
     store = stores.existing_store(db)
-    rows = [(run, store.app_launch_count(run.id) if is_app_run(run) else None, ncells)
+    rows = [(run, store.program_launch_count(run.id) if is_program_run(run) else None, ncells)
             for run, ncells in store.runs()]
     if as_json:
         consoles.print_json([{"id": run.id, "started": run.started,

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import click
 
+from ..base.errors import ArenaError
 from ..cluster import sbatch
 from ..cluster.topology import Where
-from ..errors import ArenaError
 from .durations import SLURM_TIME_TYPE
 from .grouping import F, grouped
 from .renames import renamed

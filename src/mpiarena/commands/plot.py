@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from .report_files import dir_option
 from .stores import check_baseline, db_option, existing_run
 

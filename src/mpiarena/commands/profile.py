@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .. import paths, users
+from ..base import paths, users
 from ..impls import discover, parse_user_impls, select
 from ..report.profile import table
 from ..report.tables import show as show_table

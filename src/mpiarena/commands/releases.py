@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .. import paths, users
+from ..base import paths, users
+from ..base.errors import ArenaError
 from ..cluster.topology import Where, opened
-from ..errors import ArenaError
 from ..impls import Implementation, discover, pypi
 from ..impls.releases import Release, ReleaseChoice, index_releases
-from ..plan import CellOptions
+from ..platform.plan import CellOptions
 from ..suites import fit_to_cores
 from ..suites import load as load_suite
 from . import grouping, report_files, stores, suite_options, sweeping

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from .grouping import F
 from .renames import renamed
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from .. import paths, users
+from ..base import paths, users
+from ..base.errors import ArenaError
+from ..base.machine import cores
 from ..cluster.topology import Where
-from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
-from ..machine import cores
-from ..results import load
+from ..store.results import load
 from . import grouping, placing, stores, sweeping
 from .batch import run_batch, show_output
 from .consoles import console, err
@@ -46,10 +46,11 @@ def reproduce_cmd(study: str, where: Where, submit: placing.Submit, quick: bool,
     """Rerun a seed study (nevin1996, chau2001, dimitrov2002, cleary2006): its experiments on
     the network closest to its own, its published figures beside ours, its conclusions checked."""
     # here, not at the top: ~40 ms more start-up for every command
-    from .. import reproduce, studies
+    from .. import studies
     from ..analysis.quantities import Measured
     from ..analysis.reproduction import evaluate
     from ..report.reproduction_text import markdown, render
+    from ..runner import reproduce
 
     submit.check(where)
     chosen = studies.load(study)

@@ -12,27 +12,28 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from .. import paths, suites, users
+from .. import suites
 from ..analysis.estimate import estimate
 from ..analysis.sampling import default_budget
 from ..analysis.stats import ALPHA, CORRECTION, decidable, smallest_p
-from ..benchmarks import BENCHMARKS, rounded_up
-from ..build import Build, build_all
+from ..base import paths, users
+from ..base.errors import ArenaError
+from ..base.machine import cores
+from ..base.records import Datatype
+from ..base.sizes import format_size
+from ..base.status import CellStatus, RunStatus
 from ..cluster.placement import Placement
 from ..cluster.topology import Where, opened
-from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
-from ..machine import cores
-from ..plan import CellOptions, Plan, check_variants, make_plan
-from ..records import Datatype
+from ..model.benchmarks import BENCHMARKS, rounded_up
+from ..platform.build import Build, build_all
+from ..platform.plan import CellOptions, Plan, check_variants, make_plan
 from ..report import dry_run
 from ..report.renderers import Format, RenderOptions, render
 from ..report.source import RunSource
-from ..results import RunData
-from ..sizes import format_size
-from ..status import CellStatus, RunStatus
 from ..store import Store
+from ..store.results import RunData
 from ..suites import Suite, fit_to_cores, override
 from ..suites import load as load_suite
 from . import grouping, placing, stores, suite_options, sweeping

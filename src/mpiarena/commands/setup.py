@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import users
+from ..base import users
 from .consoles import console
 
 

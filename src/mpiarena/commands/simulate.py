@@ -11,13 +11,13 @@ from pathlib import Path
 import click
 
 from ..analysis.simulated import fit_factors, nominal_link, pingpong_medians, validate
-from ..benchmarks import BENCHMARKS
-from ..build import SimulatedBuild, build_simulated
+from ..base.errors import ArenaError
+from ..base.status import RunStatus
 from ..cluster import smpi
 from ..cluster.smpi import Factors, Link, SimGrid, parse_link
-from ..errors import ArenaError
-from ..results import RunData, load
-from ..status import RunStatus
+from ..model.benchmarks import BENCHMARKS
+from ..platform.build import SimulatedBuild, build_simulated
+from ..store.results import RunData, load
 from . import stores, suite_options, sweeping
 from .consoles import console, err
 from .durations import DURATION, DURATION_HELP

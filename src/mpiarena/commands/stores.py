@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from ..errors import ArenaError
-from ..records import VariantRecord
-from ..results import RunData, load
+from ..base.errors import ArenaError
+from ..base.records import VariantRecord
 from ..store import Store
+from ..store.results import RunData, load
 from .consoles import err
 from .grouping import F
 

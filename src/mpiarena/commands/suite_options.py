@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import click
 
-from ..errors import ArenaError
-from ..sizes import parse_sizes
+from ..base.errors import ArenaError
+from ..base.sizes import parse_sizes
 from ..suites import builtin_names
 from .durations import DURATION, DURATION_HELP, DURATION_OR_OFF
 from .grouping import F

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from .. import paths
+from ..base import paths
 from ..runner import watchdog
 from ..runner.cleanup import sweep_stale
 from .consoles import err

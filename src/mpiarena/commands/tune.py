@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from .. import paths, users
+from ..base import paths, users
+from ..base.errors import ArenaError
 from ..cluster.topology import Where
-from ..errors import ArenaError
 from ..impls import discover, parse_user_impls, select
 from ..store import Store
 from . import grouping, placing, renames, stores, suite_options, sweeping
@@ -54,8 +54,8 @@ def tune_cmd(impl_specs: tuple[str, ...], colls: str, nps: tuple[int, ...] | Non
     range, and write the library's own tuning file: mpiarena tune --impl ID --dir DIR; then
     mpiarena tune --verify DIR."""
     # here, not at the top: ~70 ms more start-up for every command
-    from .. import tune
-    from ..report import tuning as shown
+    from ..report import library_tuning as shown
+    from ..runner import library_tuning as tune
 
     if launches < 1 or observations < 1:
         raise ArenaError("--launches and --observations must be at least 1")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..records import MODULE_PREFIX
+from ..base.errors import ArenaError
+from ..base.records import MODULE_PREFIX
 from . import modules
 from .base import Family, Found, Implementation, Launch
 from .discover import discover

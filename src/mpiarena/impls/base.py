@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..base.errors import ArenaError
+from ..base.users import RankUser
 from ..cluster.placement import Placement
-from ..errors import ArenaError
-from ..users import RankUser
-from ..whatran import Cvar
+from ..model.whatran import Cvar
 
 
 @dataclass(frozen=True)

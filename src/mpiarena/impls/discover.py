@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import more_impls_dirs
+from ..base.paths import more_impls_dirs
 from . import modules, pypi
 from .base import Found, Implementation
 from .registry import families, family_named

@@ -7,9 +7,9 @@ import platform
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import core_env, tools
+from ..base import core_env, tools
 from ..cluster.placement import Placement
-from ..whatran import Cvar
+from ..model.whatran import Cvar
 from .base import Daemonless, Found, Implementation, Launch
 
 

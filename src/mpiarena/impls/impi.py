@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..cluster.placement import Placement
-from ..whatran import Cvar
+from ..model.whatran import Cvar
 from . import mpich
 from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, TuningFile
 

@@ -17,11 +17,11 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import core_env, tags, tools, users
+from ..base import core_env, tags, tools, users
+from ..base.users import RankUser
 from ..cluster.placement import Placement
-from ..procs import RunWith, alive, last_words, run_as, start_as, wait_until
-from ..users import RankUser
-from ..whatran import Cvar
+from ..model.whatran import Cvar
+from ..system.procs import RunWith, alive, last_words, run_as, start_as, wait_until
 from .base import MPI_EXT, FamilyDefaults, Found, Implementation, Launch
 
 WRAPPER = Path("/usr/bin/mpicc.lam")

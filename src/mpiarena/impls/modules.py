@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..records import MODULE_PREFIX
+from ..base.errors import ArenaError
+from ..base.records import MODULE_PREFIX
 from .base import Found, Implementation
 from .wrappers import identify
 

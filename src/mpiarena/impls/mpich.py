@@ -12,19 +12,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeAlias
 
+from ..base.errors import ArenaError
 from ..cluster.placement import Placement
-from ..errors import ArenaError
-from ..whatran import Cvar
-from .base import (
-    MPI_EXT,
-    Algorithm,
-    Daemonless,
-    Implementation,
-    Launch,
-    Rule,
-    Setting,
-    TuningFile,
-)
+from ..model.whatran import Cvar
+from .base import MPI_EXT, Algorithm, Daemonless, Implementation, Launch, Rule, Setting, TuningFile
 
 # UCX (Debian's MPICH) and libfabric (PyPI's) would find a peer's shared memory across network
 # namespaces: only TCP on the cluster network between nodes (MPICH's own shm stays per node)

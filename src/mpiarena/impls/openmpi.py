@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
+from ..base.machine import cores
 from ..cluster.placement import Placement
-from ..machine import cores
-from ..whatran import Cvar
+from ..model.whatran import Cvar
 from .base import (
     MPI_EXT,
     Algorithm,

@@ -11,11 +11,11 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import core_env, tools
+from ..base import core_env, tools
+from ..base.users import RankUser
 from ..cluster.placement import Placement
-from ..procs import as_user, last_words
-from ..users import RankUser
-from ..whatran import Cvar
+from ..model.whatran import Cvar
+from ..system.procs import as_user, last_words
 from .base import FamilyDefaults, Found, Implementation, Launch
 
 ROOT = Path("/usr/lib/pvm3")

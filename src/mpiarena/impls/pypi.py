@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import TypedDict
 
-from ..errors import ArenaError
-from ..paths import shared_dir
+from ..base.errors import ArenaError
+from ..base.paths import shared_dir
 from .registry import families
 
 

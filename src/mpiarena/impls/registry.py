@@ -11,7 +11,7 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from .base import Family
 
 

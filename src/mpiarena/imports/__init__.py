@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from . import imb, netpipe, osu, repro
 from .records import Choices, Parsed
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..benchmarks import BENCHMARKS
-from ..records import Datatype
+from ..base.records import Datatype
+from ..model.benchmarks import BENCHMARKS
 from .records import (
     Choices,
     Expected,

@@ -9,13 +9,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..benchmarks import BENCHMARKS
-from ..errors import ArenaError
-from ..records import Cell, CellRequest, Datatype, ImplementationRecord, RunKind, VariantRecord
-from ..runs import ImportedFrom, ImportedSettings, RunStart
-from ..status import CellStatus, JobStatus
+from ..base.errors import ArenaError
+from ..base.records import Cell, CellRequest, Datatype, ImplementationRecord, RunKind, VariantRecord
+from ..base.status import CellStatus, JobStatus
+from ..model.benchmarks import BENCHMARKS
+from ..model.runs import ImportedFrom, ImportedSettings, RunStart
+from ..model.whatran import WhatRan
 from ..store import CellRow, JobRow, Obs, Store
-from ..whatran import WhatRan
 from .osu import WINDOW
 from .records import SUITE_PREFIX, Figure, Parsed
 

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..benchmarks import BENCHMARKS
-from ..records import Datatype
+from ..base.records import Datatype
+from ..model.benchmarks import BENCHMARKS
 from .records import (
     Choices,
     Expected,

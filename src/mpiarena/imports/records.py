@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..records import Datatype
+from ..base.errors import ArenaError
+from ..base.records import Datatype
 
 # What each suite measured, as the store's cells.timing records it (report/summary.py words it)
 TIMING = {

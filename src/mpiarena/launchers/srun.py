@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.errors import ArenaError
 from ..cluster.placement import Placement
-from ..errors import ArenaError
 from ..impls.base import Family, Implementation, Launch
 
 

@@ -9,9 +9,9 @@ from typing import assert_never
 from ..analysis.costs import Column, CostKind, costs
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
-from ..benchmarks import progress_verdict
-from ..results import RunData
-from ..sizes import format_size
+from ..base.sizes import format_size
+from ..model.benchmarks import progress_verdict
+from ..store.results import RunData
 from .summary import ci_text, undecided_why
 
 MB = 1e6

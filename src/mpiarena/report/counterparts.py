@@ -10,8 +10,8 @@ from itertools import groupby
 from ..analysis.counterparts import CounterpartCheck, counterpart_checks
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Speed
-from ..results import RunData
-from ..sizes import format_size
+from ..base.sizes import format_size
+from ..store.results import RunData
 from .summary import rule_text
 
 LEAD = ("Each benchmark against its counterpart in the same library, size and ranks: below 1x "

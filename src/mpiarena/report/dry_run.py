@@ -4,10 +4,10 @@ what it would take here."""
 from __future__ import annotations
 
 from ..analysis.estimate import TimeEstimate, planned
-from ..plan import Plan
-from ..sizes import format_size
+from ..base.sizes import format_size
+from ..base.units import duration
+from ..platform.plan import Plan
 from ..suites import label
-from ..units import duration
 
 
 def lines(plan: Plan, est: TimeEstimate, store: str) -> list[str]:

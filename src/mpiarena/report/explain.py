@@ -7,8 +7,8 @@ from ..analysis.comparison import Comparison
 from ..analysis.explain import Explanation, Parameter, Range
 from ..analysis.models import Regime
 from ..analysis.verdicts import Judgement
-from ..sizes import format_size
-from ..units import seconds
+from ..base.sizes import format_size
+from ..base.units import seconds
 from .models import shape_runs
 from .summary import ci_text, rule_text
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict
 
-from ..benchmarks import BENCHMARKS
+from ..model.benchmarks import BENCHMARKS
 from ..store import Store
 
 COLUMNS = ["run", "variant", "impl", "bench", "size", "np", "launch", "timing", "status",

@@ -8,7 +8,7 @@ from rich.console import Console
 from ..analysis.fingerprint import Fingerprint, Unlike
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Speed
-from ..sizes import format_size
+from ..base.sizes import format_size
 
 
 def _unlike(u: Unlike) -> str:

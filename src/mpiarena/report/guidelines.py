@@ -1,18 +1,18 @@
 """The guidelines section: per library, whether its collectives lose to mock-ups of themselves
-built from its own calls (see mpiarena.guidelines), and what a violation means for the user.
+built from its own calls (see mpiarena.model.guidelines), and what a violation means for the user.
 The decisions are analysis.guideline_checks'; this module only words them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import units
 from ..analysis.guidelines import GuidelineCheck, guideline_checks, guidelines_unchecked
 from ..analysis.stats import CONFIDENCE, CORRECTION
 from ..analysis.verdicts import GuidelineResult
-from ..guidelines import BY_MOCKUP, GUIDELINES
-from ..results import RunData
-from ..sizes import format_size
+from ..base import units
+from ..base.sizes import format_size
+from ..model.guidelines import BY_MOCKUP, GUIDELINES
+from ..store.results import RunData
 from .summary import rule_text
 
 LEAD = ("A collective should be no slower than a mock-up of it built from the same library's "

@@ -12,13 +12,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .. import __version__, units
+from .. import __version__
 from ..analysis.compare import Change
 from ..analysis.history import History, Point, Series, Step
 from ..analysis.stats import CONFIDENCE, CORRECTION
 from ..analysis.verdicts import Movement
-from ..benchmarks import BENCHMARKS
-from ..machine_load import BUSY
+from ..base import units
+from ..model.benchmarks import BENCHMARKS
+from ..system.machine_load import BUSY
 from . import drawing
 from .html import png_image, template_env
 from .plots import FigureKind, Maker, Plot, _axes, _figure, _set_title, _time_axis

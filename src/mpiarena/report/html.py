@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from .. import __version__, units
+from .. import __version__
 from ..analysis.fingerprint import fingerprints, tuned_of
 from ..analysis.interference import Finding, finding
 from ..analysis.loggp import loggp
@@ -28,11 +28,12 @@ from ..analysis.run import Analysis, Level, Notice, analyse, scoreboard
 from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
-from ..benchmarks import BENCHMARKS, element_type
-from ..records import VariantRecord
-from ..results import Key, RunData
-from ..sizes import format_size
-from ..status import CellStatus, JobStatus
+from ..base import units
+from ..base.records import VariantRecord
+from ..base.sizes import format_size
+from ..base.status import CellStatus, JobStatus
+from ..model.benchmarks import BENCHMARKS, element_type
+from ..store.results import Key, RunData
 from ..suites import label
 from . import drawing, plot_table, plots
 from .costs import costs_text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..analysis.interference import Finding, finding
-from ..results import RunData
+from ..store.results import RunData
 
 ADVICE = "stop the other work or rerun with --wait-quiet 60"
 

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 from ..analysis.compare import Change, Drift
 from ..analysis.history import History
-from ..analysis.program_compare import AppChange
+from ..analysis.program_compare import ProgramChange
 from ..analysis.verdicts import Movement
-from ..benchmarks import BENCHMARKS
-from ..results import Key
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Key
 from .history import change_text, step_text, title
 from .program import change_line
 
@@ -63,7 +63,7 @@ def compare_cases(changes: Sequence[Change]) -> list[Case]:
     return out
 
 
-def app_cases(changes: Sequence[AppChange]) -> list[Case]:
+def program_cases(changes: Sequence[ProgramChange]) -> list[Case]:
     """A testcase per figure and library of two app runs."""
     return [_case(f"{c.figure}, " + (c.variant if c.variant == c.other else
                                      f"{c.variant} -> {c.other}"),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..analysis.run import Analysis, analyse
-from ..benchmarks import BENCHMARKS
-from ..records import VariantRecord
-from ..results import Key, RunData
+from ..base.records import VariantRecord
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Key, RunData
 from ..suites import label
 from . import interference
 from .costs import costs_text

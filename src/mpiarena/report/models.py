@@ -10,8 +10,8 @@ from ..analysis.floor import LatencyTerm
 from ..analysis.loggp import LogGPModel, ParameterFigure
 from ..analysis.models import RESIDUAL_TARGET, Estimate, P2pModel, Regime
 from ..analysis.predict import TARGET, CellFit, summary
-from ..sizes import format_size
-from ..units import bandwidth, seconds
+from ..base.sizes import format_size
+from ..base.units import bandwidth, seconds
 
 
 def heading(models: dict[str, P2pModel]) -> str:

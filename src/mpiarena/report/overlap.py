@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from ..analysis.overlap import NO, YES, Hidden, OverlapRow, overlap_rows
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Progress
-from ..results import RunData
-from ..sizes import format_size
+from ..base.sizes import format_size
+from ..store.results import RunData
 
 LEAD = (f"The share of a non-blocking collective that a computation of its own length hides "
         f"(OSU's overlap), as 'without MPI_Test / with MPI_Test through the computation': "

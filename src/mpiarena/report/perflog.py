@@ -15,7 +15,7 @@ import math
 
 from .. import __version__
 from ..analysis.run import Analysis
-from ..benchmarks import BENCHMARKS
+from ..model.benchmarks import BENCHMARKS
 
 NAMES = {"s": "time", "%": "percent", "B": "bytes"}  # the variable, by the benchmark's unit
 NO_REFERENCE = "ref=0 (l=None, u=None)"

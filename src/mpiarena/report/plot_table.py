@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from ..analysis.models import RESIDUAL_TARGET
 from ..analysis.ranks import rank_matrix, slowest_ranks
 from ..analysis.run import Analysis, analyse
-from ..benchmarks import BENCHMARKS, Kind
-from ..results import RunData
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..store.results import RunData
 from .plots import (
     LEVEL,
     FigureKind,

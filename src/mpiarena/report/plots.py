@@ -28,23 +28,18 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 from PIL import Image  # matplotlib depends on Pillow
 
-from .. import units
 from ..analysis.groups import comparable, figure
 from ..analysis.models import RESIDUAL_TARGET, fit_models
 from ..analysis.ranks import rank_matrix
-from ..analysis.run import (
-    Analysis,
-    bandwidth,
-    launch_figures,
-    relative_to_baseline,
-)
+from ..analysis.run import Analysis, bandwidth, launch_figures, relative_to_baseline
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Speed
-from ..benchmarks import BENCHMARKS
-from ..records import impl_of
-from ..results import Group, Key, RunData
-from ..sizes import format_size
-from ..status import CellStatus
+from ..base import units
+from ..base.records import impl_of
+from ..base.sizes import format_size
+from ..base.status import CellStatus
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Group, Key, RunData
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from .. import units
 from ..analysis.profiles import Totals, totals
-from ..profiled import ORDER, TOTALS, Profile
+from ..base import units
+from ..model.profiled import ORDER, TOTALS, Profile
 
 
 def table(results: dict[str, Profile], np: int) -> tuple[str, Table]:

@@ -12,12 +12,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .. import units
-from ..analysis.program import AppFigure, AppResult, Decomposition
-from ..analysis.program_compare import AppChange
+from ..analysis.program import Decomposition, ProgramFigure, ProgramResult
+from ..analysis.program_compare import ProgramChange
 from ..analysis.stats import CONFIDENCE, Verdict
-from ..machine_load import BUSY
-from ..programs import WALL
+from ..base import units
+from ..model.programs import WALL
+from ..system.machine_load import BUSY
 from .costs import cost_verdict_text
 from .summary import verdict_text
 from .terminal import MOVEMENT_COLOURS, MOVEMENT_ORDER
@@ -45,7 +45,7 @@ class ProgramText:
     warnings: list[str] = field(default_factory=list)
 
 
-def _value(fig: AppFigure, variant: str) -> str:
+def _value(fig: ProgramFigure, variant: str) -> str:
     values = fig.values.get(variant, [])
     if not values:
         return "-"
@@ -54,7 +54,7 @@ def _value(fig: AppFigure, variant: str) -> str:
     return f"{text} ({len(values)})"
 
 
-def _verdict(fig: AppFigure, v: Verdict) -> str:
+def _verdict(fig: ProgramFigure, v: Verdict) -> str:
     if not fig.higher:
         return verdict_text(fig.name, v)
     return cost_verdict_text(fig.name, f"gave a {{r}}x higher {fig.name} than", v)
@@ -79,7 +79,7 @@ def _signed(seconds: float) -> str:
     return ("+" if seconds >= 0 else "-") + units.seconds(abs(seconds))
 
 
-def program_text(r: AppResult) -> ProgramText:
+def program_text(r: ProgramResult) -> ProgramText:
     s = r.run.settings
     program = " ".join(s.get("program", [])) or "(prebuilt binaries, no arguments)"
     how = {k: p.get("how", "") for k, p in s.get("programs", {}).items()}
@@ -115,7 +115,7 @@ def program_text(r: AppResult) -> ProgramText:
                        warnings)
 
 
-def render(r: AppResult, console: Console) -> None:
+def render(r: ProgramResult, console: Console) -> None:
     t = program_text(r)
     console.print(f"[bold]{t.title}[/]", soft_wrap=True)
     table = Table()
@@ -142,7 +142,7 @@ def render(r: AppResult, console: Console) -> None:
         console.print(f"[yellow]warning:[/] {line}", soft_wrap=True)
 
 
-def change_line(c: AppChange) -> str:
+def change_line(c: ProgramChange) -> str:
     """'regression wall, mpich-4.0.2: x1.20 (95% CI 1.10-1.31, p=0.004, launches 6/6)'; a
     higher-is-better figure as its own ratio (x0.83 bw: lower after)."""
     name = c.variant if c.variant == c.other else f"{c.variant} -> {c.other}"
@@ -153,7 +153,7 @@ def change_line(c: AppChange) -> str:
             f"launches {c.n_a}/{c.n_b})")
 
 
-def render_changes(a: AppResult, b: AppResult, changes: list[AppChange], console: Console,
+def render_changes(a: ProgramResult, b: ProgramResult, changes: list[ProgramChange], console: Console,
                    show_all: bool) -> None:
     """What changed from app run a to app run b, regressions first."""
     console.print(f"[bold]App run {a.run.id}[/] ({a.run.started}) against [bold]app run "
@@ -167,7 +167,7 @@ def render_changes(a: AppResult, b: AppResult, changes: list[AppChange], console
                   + f" of {len(changes)} figures and libraries")
 
 
-def output_lines(r: AppResult, lines: int) -> list[str]:
+def output_lines(r: ProgramResult, lines: int) -> list[str]:
     """Every launch: what it was and how it ended, then the last `lines` lines of its stored
     stdout and stderr."""
     out = []

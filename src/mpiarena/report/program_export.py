@@ -15,12 +15,12 @@ import json
 import math
 from typing import Any
 
-from ..analysis.program import AppResult, function_calls, function_seconds
+from ..analysis.program import ProgramResult, function_calls, function_seconds
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
-from ..programs import AppLaunch
-from ..results import RunData
-from ..runs import ProgramSettings, program_settings
+from ..model.programs import ProgramLaunch
+from ..model.runs import ProgramSettings, program_settings
 from ..store import Store
+from ..store.results import RunData
 from .program import program_text
 from .summary_export import VERSION, verdict_fields
 
@@ -35,12 +35,12 @@ def _number(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def _metric_names(launches: list[AppLaunch], settings: ProgramSettings) -> list[str]:
+def _metric_names(launches: list[ProgramLaunch], settings: ProgramSettings) -> list[str]:
     named = [m.name for m in settings.metrics]
     return named + sorted({k for x in launches for k in x.metrics} - set(named))
 
 
-def _launch(x: AppLaunch, metrics: list[str]) -> dict[str, Any]:
+def _launch(x: ProgramLaunch, metrics: list[str]) -> dict[str, Any]:
     return {"launch": x.id, "variant": x.variant, "np": x.np, "index": x.index, "kind": x.kind,
             "status": x.status, "reason": x.reason or None, "exit_code": x.exit_code,
             "wall": _number(x.wall), "metrics": {m: _number(x.metrics[m]) for m in metrics
@@ -50,9 +50,9 @@ def _launch(x: AppLaunch, metrics: list[str]) -> dict[str, Any]:
 
 def to_json(store: Store, run_id: int) -> str:
     run = store.run(run_id)
-    launches = store.app_launches(run_id)
+    launches = store.program_launches(run_id)
     metrics = _metric_names(launches, program_settings(run))
-    calls = store.app_calls(run_id)
+    calls = store.program_calls(run_id)
     return json.dumps({
         "run": run_id, "metrics": metrics,
         "launches": [_launch(x, metrics) for x in launches],
@@ -62,7 +62,7 @@ def to_json(store: Store, run_id: int) -> str:
 
 def to_csv(store: Store, run_id: int) -> str:
     run = store.run(run_id)
-    launches = store.app_launches(run_id)
+    launches = store.program_launches(run_id)
     metrics = _metric_names(launches, program_settings(run))
     out = io.StringIO()
     writer = csv.DictWriter(out, ["record", *LAUNCH, *(f"metric.{m}" for m in metrics),
@@ -73,7 +73,7 @@ def to_csv(store: Store, run_id: int) -> str:
         row.update({f"metric.{m}": v for m, v in row.pop("metrics").items()})
         writer.writerow({"record": "launch", **{k: "" if v is None else v
                                                 for k, v in row.items()}})
-    for launch, cs in store.app_calls(run_id).items():
+    for launch, cs in store.program_calls(run_id).items():
         writer.writerows({"record": "call", "launch": launch, "rank": c.rank,
                           "function": c.function, "calls": c.calls, "seconds": c.seconds}
                          for c in cs)
@@ -88,7 +88,7 @@ def _verdict(v: Verdict) -> dict[str, Any]:
             "launches_needed": v.needed or None, "undecided_why": v.why or None}
 
 
-def app_summary(r: AppResult) -> dict[str, Any]:
+def program_summary(r: ProgramResult) -> dict[str, Any]:
     """The `app` object of the summary export."""
     s = program_settings(r.run)
     return {
@@ -117,7 +117,7 @@ def app_summary(r: AppResult) -> dict[str, Any]:
                       for o in r.overheads]}
 
 
-def summary_json(r: AppResult, data: RunData, tuned: dict[str, Any] | None = None) -> str:
+def summary_json(r: ProgramResult, data: RunData, tuned: dict[str, Any] | None = None) -> str:
     """The summary export of an app run: no kernel records, its `app` object (and an
     `app --tune` run's `tuned` object)."""
     return json.dumps({
@@ -126,11 +126,11 @@ def summary_json(r: AppResult, data: RunData, tuned: dict[str, Any] | None = Non
                 "started": data.run.started, "command": data.run.command,
                 "machine": data.machine},
         "method": " ".join(program_text(r).method), "confidence": CONFIDENCE,
-        "threshold": THRESHOLD, "records": [], "app": app_summary(r),
+        "threshold": THRESHOLD, "records": [], "app": program_summary(r),
         **({"tuned": tuned} if tuned is not None else {})}, indent=1)
 
 
-def summary_csv(r: AppResult) -> str:
+def summary_csv(r: ProgramResult) -> str:
     """One row per figure and library: its median and its verdict against the fastest."""
     out = io.StringIO()
     writer = csv.DictWriter(out, SUMMARY)

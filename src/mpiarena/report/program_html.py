@@ -7,10 +7,10 @@ from __future__ import annotations
 from functools import partial
 
 from .. import __version__
-from ..analysis.program import AppResult
-from ..analysis.tuned_app import TuneResult
-from ..results import RunData
-from . import drawing, program_plots, tuned_app
+from ..analysis.program import ProgramResult
+from ..analysis.program_tuning import TuneResult
+from ..store.results import RunData
+from . import drawing, program_plots, program_tuning
 from .html import png_image, template_env
 from .program import program_text
 from .race_plot import race_plot
@@ -19,7 +19,7 @@ from .summary import machine_line
 TEMPLATE = "app.html.j2"
 
 
-def render_app_html(r: AppResult, data: RunData, tuned: TuneResult | None = None,
+def render_program_html(r: ProgramResult, data: RunData, tuned: TuneResult | None = None,
                     dpi: int = 100) -> str:
     """The whole report of an app run as one HTML document; `data` is the run as loaded (its
     machine and implementations), `tuned` an app --tune run's race and verdicts."""
@@ -28,4 +28,4 @@ def render_app_html(r: AppResult, data: RunData, tuned: TuneResult | None = None
     return template_env().get_template(TEMPLATE).render(
         t=program_text(r), run=r.run, status=data.status, version=__version__, images=images,
         machine=machine_line(data), implementations=data.implementations,
-        tuned=tuned_app.lines(tuned)[1:] if tuned else [])
+        tuned=program_tuning.lines(tuned)[1:] if tuned else [])

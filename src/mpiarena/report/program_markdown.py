@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ..analysis.program import AppResult
-from ..results import RunData
+from ..analysis.program import ProgramResult
+from ..store.results import RunData
 from .markdown_table import escape, table
 from .program import program_text
 from .summary import machine_line
 
 
-def render_app_markdown(r: AppResult, data: RunData) -> str:
+def render_program_markdown(r: ProgramResult, data: RunData) -> str:
     t = program_text(r)
     out = [f"# {escape(t.title)}", "", f"{data.status}, started {r.run.started}; "
            f"{escape(machine_line(data))}", "", f"`{r.run.command}`", "",

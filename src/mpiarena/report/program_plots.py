@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.program import AppResult, function_seconds
-from ..programs import LaunchKind
-from ..status import LaunchStatus
-from .plots import (
-    FigureKind,
-    Maker,
-    Plot,
-    Styles,
-    _axes,
-    _figure,
-    _legend,
-    _set_title,
-    _time_axis,
-)
+from ..analysis.program import ProgramResult, function_seconds
+from ..base.status import LaunchStatus
+from ..model.programs import LaunchKind
+from .plots import FigureKind, Maker, Plot, Styles, _axes, _figure, _legend, _set_title, _time_axis
 
 TOP_FUNCTIONS = 10  # the functions with most seconds in any library; the rest are left out
 WALLS_CAPTION = ("Each launch's wall time (launch to exit), x the launch's place in the run's "
@@ -29,7 +19,7 @@ CALLS_CAPTION = ("Seconds per rank (the mean over ranks) in each MPI function, f
                  "library.")
 
 
-def walls_plot(r: AppResult) -> Plot | None:
+def walls_plot(r: ProgramResult) -> Plot | None:
     """Wall time per launch in run order, a line per library; warm-ups hollow."""
     shown = [(i, x) for i, x in enumerate(r.launches, 1)
              if x.status == LaunchStatus.OK and x.kind in (LaunchKind.TIMED, LaunchKind.WARMUP)]
@@ -63,7 +53,7 @@ def walls_plot(r: AppResult) -> Plot | None:
                 WALLS_CAPTION, fig)
 
 
-def calls_plot(r: AppResult) -> Plot | None:
+def calls_plot(r: ProgramResult) -> Plot | None:
     """Horizontal bars per MPI function, one bar per library with a profiled launch."""
     per = {v: function_seconds(r, v) for v in r.variants if r.profiles.get(v)}
     if not per:
@@ -90,5 +80,5 @@ def calls_plot(r: AppResult) -> Plot | None:
                 CALLS_CAPTION.format(n=len(names)), fig)
 
 
-def makers(r: AppResult) -> list[Maker]:
+def makers(r: ProgramResult) -> list[Maker]:
     return [lambda: walls_plot(r), lambda: calls_plot(r)]

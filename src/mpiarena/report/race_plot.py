@@ -6,10 +6,10 @@ from __future__ import annotations
 import statistics
 from enum import Enum
 
+from ..analysis.program_tuning import TuneResult
 from ..analysis.race import DropCause
-from ..analysis.tuned_app import TuneResult
-from ..runs import program_settings
-from ..units import seconds
+from ..base.units import seconds
+from ..model.runs import program_settings
 from .plots import FigureKind, Plot, Styles, _axes, _figure, _legend, _set_title
 
 

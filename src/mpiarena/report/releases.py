@@ -13,10 +13,10 @@ from ..analysis.build_or_release import Attribution, Follows
 from ..analysis.stats import THRESHOLD
 from ..analysis.verdicts import SPEED_OF_B, Judgement
 from ..analysis.whatran import run_changes
-from ..benchmarks import BENCHMARKS
+from ..base.sizes import format_size
 from ..impls.releases import Release, skipped
+from ..model.benchmarks import BENCHMARKS
 from ..runner.releases import BisectedSeries, Member, Separated
-from ..sizes import format_size
 from .summary import ci_text
 from .whatran import change_lines
 

@@ -8,13 +8,14 @@ import math
 from dataclasses import dataclass
 from functools import partial
 
-from .. import __version__, units
+from .. import __version__
 from ..analysis.bisection import Placed, ReleaseChange
 from ..analysis.groups import measured
 from ..analysis.stats import CONFIDENCE, center, center_ci
 from ..analysis.verdicts import Judgement
-from ..results import Key
+from ..base import units
 from ..runner.releases import BisectedSeries
+from ..store.results import Key
 from . import drawing
 from .html import png_image, template_env
 from .plots import FigureKind, Maker, Plot, _axes, _figure, _set_title, _time_axis

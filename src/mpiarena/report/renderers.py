@@ -15,7 +15,7 @@ from enum import Enum
 
 from rich.console import Console
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from . import export
 from .source import Rendering, RunSource
 
@@ -198,53 +198,53 @@ def _launches_json(s: RunSource, o: RenderOptions) -> str:
     return to_json(s.store, s.run_id)
 
 
-def _app_summary_csv(s: RunSource, o: RenderOptions) -> str:
+def _program_summary_csv(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~110 ms more start-up for every command
     from .program_export import summary_csv
 
     return summary_csv(s.app)
 
 
-def _app_summary_json(s: RunSource, o: RenderOptions) -> str:
+def _program_summary_json(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~110 ms more start-up for every command
     from .program_export import summary_json
-    from .tuned_app import tuned_summary
+    from .program_tuning import tuned_summary
 
     return summary_json(s.app, s.data, tuned_summary(s.tuned) if s.tuned else None)
 
 
-def _no_app_perflog(s: RunSource, o: RenderOptions) -> str:
+def _no_program_perflog(s: RunSource, o: RenderOptions) -> str:
     raise ArenaError(f"run {s.run_id} is an app run; --format perflog writes a benchmark run's "
                      "figures (export an app run as csv or json)")
 
 
-def _app_html(s: RunSource, o: RenderOptions) -> str:
+def _program_html(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: matplotlib, ~460 ms more start-up for every command
-    from .program_html import render_app_html
+    from .program_html import render_program_html
 
-    return render_app_html(s.app, s.data, s.tuned)
+    return render_program_html(s.app, s.data, s.tuned)
 
 
-def _app_markdown(s: RunSource, o: RenderOptions) -> str:
+def _program_markdown(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~90 ms more start-up for every command
-    from .program_markdown import render_app_markdown
+    from .program_markdown import render_program_markdown
 
-    return render_app_markdown(s.app, s.data)
+    return render_program_markdown(s.app, s.data)
 
 
-def _app_terminal(s: RunSource, o: RenderOptions) -> str:
+def _program_terminal(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~90 ms more start-up for every command
-    from . import program, tuned_app
+    from . import program, program_tuning
 
     with o.console.capture() as shown:
         if s.tuned is not None:  # app --tune: the space, the race, the verdicts, the settings
-            tuned_app.render(s.tuned, o.console)
+            program_tuning.render(s.tuned, o.console)
         else:
             program.render(s.app, o.console)
     return shown.get()
 
 
-def _app_output(s: RunSource, o: RenderOptions) -> str:
+def _program_output(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~90 ms more start-up for every command
     from .program import output_lines
 
@@ -282,13 +282,13 @@ ENTRIES = [
     Entry((SIMULATED,), VIEWS, _simulated_terminal),
     Entry((PROGRAM,), (Format.CSV,), _launches_csv),
     Entry((PROGRAM,), (Format.JSON,), _launches_json),
-    Entry((PROGRAM,), (Format.SUMMARY_CSV,), _app_summary_csv),
-    Entry((PROGRAM,), (Format.SUMMARY_JSON,), _app_summary_json),
-    Entry((PROGRAM,), (Format.PERFLOG,), _no_app_perflog),
-    Entry((PROGRAM,), (Format.HTML,), _app_html),
-    Entry((PROGRAM,), (Format.MARKDOWN,), _app_markdown),
-    Entry((PROGRAM,), VIEWS, _app_terminal),
-    Entry((PROGRAM,), (Format.OUTPUT,), _app_output),
+    Entry((PROGRAM,), (Format.SUMMARY_CSV,), _program_summary_csv),
+    Entry((PROGRAM,), (Format.SUMMARY_JSON,), _program_summary_json),
+    Entry((PROGRAM,), (Format.PERFLOG,), _no_program_perflog),
+    Entry((PROGRAM,), (Format.HTML,), _program_html),
+    Entry((PROGRAM,), (Format.MARKDOWN,), _program_markdown),
+    Entry((PROGRAM,), VIEWS, _program_terminal),
+    Entry((PROGRAM,), (Format.OUTPUT,), _program_output),
 ]
 RENDERERS: dict[tuple[Rendering, Format], Renderer] = {
     (r, fmt): e.render for e in ENTRIES for r in e.renderings for fmt in e.formats}

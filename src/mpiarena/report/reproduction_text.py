@@ -10,8 +10,8 @@ from rich.table import Table
 from ..analysis.quantities import Measured
 from ..analysis.reproduction import Evaluation, FigureRow
 from ..analysis.verdicts import ClaimResult
-from ..results import RunData
-from ..status import RunStatus
+from ..base.status import RunStatus
+from ..store.results import RunData
 from .markdown_table import table
 from .tables import show
 

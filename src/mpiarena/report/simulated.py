@@ -7,11 +7,11 @@ import math
 from html import escape
 
 from ..analysis.simulated import Error, SimFigure, figures
-from ..benchmarks import BENCHMARKS
+from ..base.status import CellStatus
+from ..base.units import seconds
 from ..cluster.smpi import Factors
-from ..results import RunData
-from ..status import CellStatus
-from ..units import seconds
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import RunData
 
 CAVEAT = ("SMPI models each library's choice of collective algorithms (its selection logic), "
           "not the library itself: no figure here is a measurement of any library installed.")

@@ -9,13 +9,13 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..records import RunKind, RunRecord, VariantRecord
-from ..results import RunData, load
+from ..base.records import RunKind, RunRecord, VariantRecord
 from ..store import Store
+from ..store.results import RunData, load
 
 if TYPE_CHECKING:
-    from ..analysis.program import AppResult
-    from ..analysis.tuned_app import TuneResult
+    from ..analysis.program import ProgramResult
+    from ..analysis.program_tuning import TuneResult
 
 
 class Rendering(Enum):
@@ -52,7 +52,7 @@ class RunSource:
         return load(self.store, self.run_id)
 
     @cached_property
-    def app(self) -> AppResult:
+    def app(self) -> ProgramResult:
         """An app run as judged (launches, verdicts, decompositions)."""
         # here, not at the top: ~9 ms more start-up for every command
         from ..analysis.program import analyze
@@ -63,7 +63,7 @@ class RunSource:
     def tuned(self) -> TuneResult | None:
         """An `app --tune` run's space, race and verdicts (None: any other run)."""
         # here, not at the top: ~20 ms more start-up for every command
-        from ..analysis.tuned_app import is_tune_run, tune_result
+        from ..analysis.program_tuning import is_tune_run, tune_result
 
         return tune_result(self.store, self.run_id) if is_tune_run(self.record) else None
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from .. import units
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
 from ..analysis.comparison import Why
 from ..analysis.curves import Derived, Jump, Switch
@@ -48,12 +47,13 @@ from ..analysis.stats import (
     final_alpha,
 )
 from ..analysis.verdicts import Speed, Sureness
-from ..benchmarks import BENCHMARKS, Kind, rounded_up
+from ..base import units
+from ..base.records import ImplementationRecord, VariantRecord, impl_of
+from ..base.sizes import format_size
+from ..base.status import CellStatus
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
-from ..records import ImplementationRecord, VariantRecord, impl_of
-from ..results import Key, RunData
-from ..sizes import format_size
-from ..status import CellStatus
+from ..model.benchmarks import BENCHMARKS, Kind, rounded_up
+from ..store.results import Key, RunData
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
           "across variants (launch i of every variant, one job at a time in a shuffled order, "

@@ -20,8 +20,8 @@ from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..analysis.whatran import run_configs
-from ..benchmarks import BENCHMARKS, element_type
-from ..results import RunData
+from ..model.benchmarks import BENCHMARKS, element_type
+from ..store.results import RunData
 from .summary import method_lines
 from .whatran import binding_line
 

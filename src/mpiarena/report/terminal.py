@@ -11,7 +11,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .. import units
 from ..analysis.answer import wall_seconds
 from ..analysis.compare import MIN_CELLS, Change, Drift
 from ..analysis.run import Analysis, Level, against_reference, analyse, notice_kinds
@@ -19,12 +18,13 @@ from ..analysis.sampling import precision_reached
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Movement, Speed
 from ..analysis.whatran import run_configs
-from ..benchmarks import BENCHMARKS
-from ..results import Key, RunData
-from ..sizes import format_size
+from ..base import units
+from ..base.sizes import format_size
+from ..model.benchmarks import BENCHMARKS
+from ..store.results import Key, RunData
 from ..suites import label
 from . import interference
-from .apps import apps
+from .app_kernels import apps
 from .costs import costs_text
 from .counterparts import counterparts
 from .guidelines import guidelines

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..analysis.quantities import link_of, trusted_from
-from ..results import RunData
+from ..store.results import RunData
 
 
 def emulation_note(data: RunData) -> str:

@@ -8,11 +8,11 @@ import shutil
 import signal
 from pathlib import Path
 
+from ..base.tags import OWNER_VAR, TOKEN_VAR
 from ..cluster import emulated
 from ..impls.registry import families
-from ..owners import Owner
-from ..procs import alive, wait_until
-from ..tags import OWNER_VAR, TOKEN_VAR
+from ..system.owners import Owner
+from ..system.procs import alive, wait_until
 from . import presence
 
 

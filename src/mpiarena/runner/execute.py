@@ -15,23 +15,24 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import machine_load, paths
 from ..analysis.sampling import Looks, budgeted, open_comparisons, precise
 from ..analysis.stats import Sample
-from ..benchmarks import BENCHMARKS
-from ..build import Build, run_baseline
+from ..base import paths
+from ..base.errors import ArenaError
+from ..base.records import Cell, CellRequest, Datatype, HarnessTime
+from ..base.status import CellStatus, JobStatus, LaunchShape
+from ..base.tags import RUN_VAR
+from ..base.users import RankUser
 from ..cluster.topology import Local, Topology
-from ..errors import ArenaError
 from ..impls import family_of
-from ..owners import Owner
-from ..plan import Plan, Round, Turn, Variant
-from ..records import Cell, CellRequest, Datatype, HarnessTime
-from ..results import Stratified
-from ..status import CellStatus, JobStatus, LaunchShape
+from ..model.benchmarks import BENCHMARKS
+from ..model.whatran import WhatRan
+from ..platform.build import Build, run_baseline
+from ..platform.plan import Plan, Round, Turn, Variant
 from ..store import CellRow, JobRow, Obs, Store
-from ..tags import RUN_VAR
-from ..users import RankUser
-from ..whatran import WhatRan
+from ..store.results import Stratified
+from ..system import machine_load
+from ..system.owners import Owner
 from . import presence
 from .cleanup import kill_tagged
 from .job import CellResult, Hello, Job, JobError

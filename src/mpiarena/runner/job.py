@@ -16,15 +16,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal, overload
 
-from .. import core_env
+from ..base import core_env
+from ..base.records import CellRequest
+from ..base.status import CellStatus
+from ..base.tags import TOKEN_VAR
+from ..base.users import RankUser
 from ..cluster.placement import Placement
-from ..procs import as_user
-from ..records import CellRequest
-from ..status import CellStatus
+from ..model.whatran import Cvar
 from ..store import Obs
-from ..tags import TOKEN_VAR
-from ..users import RankUser
-from ..whatran import Cvar
+from ..system.procs import as_user
 from .cleanup import kill_tagged
 
 

@@ -8,17 +8,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import core_env
+from ..base import core_env
+from ..base.errors import ArenaError
+from ..base.records import Datatype
+from ..base.tags import OWNER_VAR, RUN_VAR
+from ..base.users import RankUser
 from ..cluster.placement import Placement
-from ..errors import ArenaError
 from ..impls import family_of
 from ..impls.base import Launch, Runtime
 from ..launchers import launcher_for
-from ..owners import Owner
-from ..plan import Variant
-from ..records import Datatype
-from ..tags import OWNER_VAR, RUN_VAR
-from ..users import RankUser
+from ..platform.plan import Variant
+from ..system.owners import Owner
 from .job import Job, JobError
 
 Placer = Callable[[int], Placement | None]  # np -> where the ranks go; None: this machine

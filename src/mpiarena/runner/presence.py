@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import paths
-from ..owners import Owner
+from ..base import paths
+from ..system.owners import Owner
 
 GROUP_VAR = "MPIARENA_PRESENCE_GROUP"
 

@@ -10,14 +10,14 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from .. import core_env, paths
-from ..build import build_pmpi, compile_with
-from ..errors import ArenaError
+from ..base import core_env, paths
+from ..base.errors import ArenaError
+from ..base.users import RankUser
 from ..impls import Implementation, family_of
-from ..plan import Variant
-from ..procs import last_words
-from ..profiled import Profile
-from ..users import RankUser
+from ..model.profiled import Profile
+from ..platform.build import build_pmpi, compile_with
+from ..platform.plan import Variant
+from ..system.procs import last_words
 from .job import JobError
 from .launch import Daemons, command_for
 from .program_launch import OutputFiles, launch, read_profile

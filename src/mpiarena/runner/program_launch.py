@@ -12,11 +12,11 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ArenaError
-from ..procs import as_user
-from ..profiled import Calls, Profile
-from ..tags import TOKEN_VAR
-from ..users import RankUser
+from ..base.errors import ArenaError
+from ..base.tags import TOKEN_VAR
+from ..base.users import RankUser
+from ..model.profiled import Calls, Profile
+from ..system.procs import as_user
 from .cleanup import kill_tagged
 from .launch import Command
 

@@ -12,19 +12,19 @@ from rich.console import Console
 from ..analysis.bisection import Bisection, StepSamples, bisect
 from ..analysis.build_or_release import Attribution, attribute
 from ..analysis.groups import measured
-from ..benchmarks import BENCHMARKS, Kind
-from ..build import build_all
+from ..base.errors import ArenaError
+from ..base.records import RunKind
+from ..base.status import RunStatus
+from ..base.users import RankUser
 from ..cluster.topology import Topology
-from ..errors import ArenaError
 from ..impls import Implementation, family_of
 from ..impls.releases import Release
-from ..plan import CellOptions, make_plan
-from ..records import RunKind
-from ..results import Key, RunData, load
-from ..status import RunStatus
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..platform.build import build_all
+from ..platform.plan import CellOptions, make_plan
 from ..store import Store
+from ..store.results import Key, RunData, load
 from ..suites import Suite, VariantSpec, override
-from ..users import RankUser
 from .execute import Settings
 from .session import Recorded, RunContext, measure
 

@@ -9,14 +9,14 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..build import Build
+from ..base.records import ImplementationRecord, RunKind, RunSettings, VariantRecord
+from ..base.status import RunStatus
+from ..base.users import RankUser
 from ..cluster.topology import Topology
-from ..plan import Plan, Variant
-from ..records import ImplementationRecord, RunKind, RunSettings, VariantRecord
-from ..runs import SETTINGS, RunStart
-from ..status import RunStatus
+from ..model.runs import SETTINGS, RunStart
+from ..platform.build import Build
+from ..platform.plan import Plan, Variant
 from ..store import Store
-from ..users import RankUser
 from . import presence
 from .execute import Execution, Executor, Settings
 

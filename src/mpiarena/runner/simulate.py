@@ -13,18 +13,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
 from ..analysis.simulated import SUITE
-from ..benchmarks import BENCHMARKS, Kind
-from ..build import SimulatedBuild
+from ..base import paths
+from ..base.errors import ArenaError
+from ..base.records import Cell, CellRequest, ImplementationRecord, RunKind, VariantRecord
+from ..base.status import CellStatus, JobStatus, RunStatus
+from ..base.tags import OWNER_VAR
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
-from ..errors import ArenaError
-from ..owners import Owner
-from ..records import Cell, CellRequest, ImplementationRecord, RunKind, VariantRecord
-from ..runs import RunStart, SimulatedSettings
-from ..status import CellStatus, JobStatus, RunStatus
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..model.runs import RunStart, SimulatedSettings
+from ..platform.build import SimulatedBuild
 from ..store import CellRow, JobRow, Store
-from ..tags import OWNER_VAR
+from ..system.owners import Owner
 from .job import CellResult, Job, JobError
 
 MAX_RESTARTS = 3  # fresh launches a model gets after a launch ends early

@@ -13,8 +13,8 @@ import signal
 import subprocess
 import sys
 
-from .. import paths
-from ..procs import alive, wait_until
+from ..base import paths
+from ..system.procs import alive, wait_until
 from .cleanup import sweep_stale
 
 _pipe: int | None = None  # the write end, open for the life of this process

@@ -20,8 +20,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..errors import ArenaError
-from ..sizes import parse_size
+from ..base.errors import ArenaError
+from ..base.sizes import parse_size
 
 HERE = Path(__file__).parent
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
-from ..benchmarks import BENCHMARKS
-from ..errors import ArenaError
-from ..guidelines import GROUP, expand
-from ..sizes import format_size, parse_sizes
+from ..base.errors import ArenaError
+from ..base.sizes import format_size, parse_sizes
+from ..model.benchmarks import BENCHMARKS
+from ..model.guidelines import GROUP, expand
 
 BUILTIN = Path(__file__).parent
 OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"

@@ -8,12 +8,12 @@ import shlex
 from rich.console import Console
 from rich.table import Table
 
-from .. import units
+from ..analysis.library_tuning import Gain
 from ..analysis.stats import CONFIDENCE, THRESHOLD
-from ..analysis.tuning import Gain
 from ..analysis.verdicts import Speed, TuningEffect
-from ..sizes import format_size
-from ..tune import Tuning
+from ..base import units
+from ..base.sizes import format_size
+from ..runner.library_tuning import Tuning
 from . import fingerprint
 from .summary import rule_text
 

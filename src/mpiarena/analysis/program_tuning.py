@@ -9,15 +9,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from ..base.records import RunKind, RunRecord
+from ..base.status import LaunchStatus
 from ..impls.base import SelectionFile, slug
 from ..impls.registry import family_named
-from ..programs import LaunchKind, Role, TunedConfig
-from ..records import RunKind, RunRecord
-from ..runs import ProgramTuning, program_settings
-from ..status import LaunchStatus
+from ..model.programs import LaunchKind, Role, TunedConfig
+from ..model.runs import ProgramTuning, program_settings
 from ..store import Store
+from .program_tuning_space import Space, space_of
 from .race import Verified, verification_pairs, verify
-from .tune_space import Space, space_of
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ def is_tune_run(run: RunRecord) -> bool:
 
 def tune_result(store: Store, run_id: int) -> TuneResult:
     run = store.run(run_id)
-    configs = store.app_configs(run_id)
-    launches = store.app_launches(run_id)
+    configs = store.program_configs(run_id)
+    launches = store.program_launches(run_id)
     race: dict[str, list[float]] = {c.variant: [] for c in configs}
     spent = dict.fromkeys(race, 0)
     fresh: dict[str, list[float]] = {}

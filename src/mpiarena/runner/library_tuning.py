@@ -12,22 +12,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis.fingerprint import Fingerprint, fingerprints
-from .analysis.tuning import Choice, Gain, Tuned, TunedRange, choices, gains, own_losses, ranges
-from .benchmarks import BENCHMARKS
-from .build import build_all
-from .cluster.topology import Where, opened
-from .errors import ArenaError
-from .impls import Implementation, family_of
-from .impls.base import Algorithm, Rule, TuningFile
-from .plan import CellOptions, make_plan
-from .records import RunKind
-from .results import RunData, load
-from .runner.execute import Settings
-from .runner.session import Recorded, RunContext, measure
-from .status import RunStatus
-from .suites import Suite, VariantSpec, check
-from .users import RankUser
+from ..analysis.fingerprint import Fingerprint, fingerprints
+from ..analysis.library_tuning import (
+    Choice,
+    Gain,
+    Tuned,
+    TunedRange,
+    choices,
+    gains,
+    own_losses,
+    ranges,
+)
+from ..base.errors import ArenaError
+from ..base.records import RunKind
+from ..base.status import RunStatus
+from ..base.users import RankUser
+from ..cluster.topology import Where, opened
+from ..impls import Implementation, family_of
+from ..impls.base import Algorithm, Rule, TuningFile
+from ..model.benchmarks import BENCHMARKS
+from ..platform.build import build_all
+from ..platform.plan import CellOptions, make_plan
+from ..store.results import RunData, load
+from ..suites import Suite, VariantSpec, check
+from .execute import Settings
+from .session import Recorded, RunContext, measure
 
 MANIFEST = "tuning.json"
 TUNABLE = ("allreduce", "bcast", "reduce", "allgather", "alltoall")

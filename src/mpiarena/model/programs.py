@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .errors import ArenaError
-from .status import LaunchStatus
+from ..base.errors import ArenaError
+from ..base.status import LaunchStatus
 
 WALL = "wall"  # the figure every launch has: seconds from launch to exit, lower is better
 OUTPUT_KEPT = 64 * 1024  # bytes of a launch's stdout and of its stderr kept in the store (tail)
@@ -78,7 +78,7 @@ class Role(StrEnum):
 
 
 @dataclass(frozen=True)
-class AppLaunch:
+class ProgramLaunch:
     """One execution of the program through a library's launcher, as stored."""
 
     variant: str

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from . import machine
+from ..base import machine
+from ..base.records import RunKind, RunRecord, RunSettings
 from .programs import BuiltProgram, Metric
-from .records import RunKind, RunRecord, RunSettings
 
 APP_SUITE = "app"  # the suite column of a program's runs
 SIMULATED_SUITE = "simulate"  # the suite column of a simulated run

@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import machine
+from ..base import machine
+from ..base.tags import OWNER_VAR
 from .owners import Owner
-from .tags import OWNER_VAR
 
 HZ = os.sysconf("SC_CLK_TCK")
 BUSY = 0.10  # share of the machine taken by others above which a launch was interfered with

@@ -9,11 +9,11 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import paths, tools, users
+from ..base import paths, tools, users
+from ..base.errors import ArenaError
+from ..cluster import smpi
+from ..impls import Found, discover, families
 from .build import lacks_compiler
-from .cluster import smpi
-from .errors import ArenaError
-from .impls import Found, discover, families
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ..benchmarks import APP_CALLS, APP_CHECKS
-from ..results import Group
+from ..model.benchmarks import APP_CALLS, APP_CHECKS
+from ..store.results import Group
 
 
 def call_times(group: Group) -> dict[str, float]:

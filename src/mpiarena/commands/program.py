@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
-from .. import paths, users
-from ..build import build_core
+from ..base import paths, users
+from ..base.errors import ArenaError
+from ..base.status import RunStatus
 from ..cluster.topology import Where, opened
-from ..errors import ArenaError
 from ..impls import Implementation, discover, family_of, parse_user_impls, select
-from ..plan import Variant
-from ..programs import Metric
-from ..status import RunStatus
+from ..model.programs import Metric
+from ..platform.build import build_core
+from ..platform.plan import Variant
 from . import grouping, placing, stores, sweeping
 from .consoles import console, err
 from .durations import DURATION, DURATION_HELP
@@ -93,7 +93,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
             how: Launches) -> frozenset[str] | None:
     """--tune's options checked: the settings --search names (None: the profile decides)."""
     # here, not at the top: ~6 ms more start-up for every command
-    from ..analysis.tune_space import check_search
+    from ..analysis.program_tuning_space import check_search
 
     if not tune:
         if search:
@@ -150,7 +150,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
               "file, Open MPI's rules file)")
 @db_option
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
-def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
+def program_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
             bins: tuple[str, ...], how: Launches, where: Where, tune: bool, budget: float,
             search: tuple[str, ...], directory: str | None, db: str,
             program: tuple[str, ...]) -> None:
@@ -159,9 +159,9 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     (PROGRAM may be one .c/.cc/.f90 source, compiled with each library's wrapper); --tune
     finds each library's best settings for it."""
     # here, not at the top: ~90 ms more start-up for every command
-    from ..app_build import BuildRequest, build_programs
+    from ..platform.program_build import BuildRequest, build_programs
     from ..report.program import render
-    from ..runner.app import AppRun, AppSettings, measure_app
+    from ..runner.program import ProgramMeasure, ProgramRun, measure_program
     from ..runner.session import RunContext
 
     if (src is None) != (build is None):
@@ -184,17 +184,17 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
                                                   build, by_bin), warn)
     cores = {i.id: build_core(i) for i in impls if i.id in programs}
     variants = [Variant(i.id, i) for i in impls if i.id in programs]
-    settings = AppSettings(how.np, how.launches, how.warmup, how.timeout, how.metrics,
+    settings = ProgramMeasure(how.np, how.launches, how.warmup, how.timeout, how.metrics,
                            how.profile, how.seed)
     recorded: dict[str, object] = {"program": list(program), "build": build or "",
                                    "src": str(Path(src).resolve()) if src else ""}
-    app = AppRun(variants, programs, cores, settings)
+    app = ProgramRun(variants, programs, cores, settings)
     if tune:
         # here, not at the top: ~50 ms more start-up for every command
-        from ..runner.race import TuneSettings
-        from .app_tune import run_tuning
+        from ..runner.program_tuning import TuneSettings
+        from .program_tuning import tune_program_run
 
-        run_tuning(app, TuneSettings(budget, settings.launches, only, output=directory), where,
+        tune_program_run(app, TuneSettings(budget, settings.launches, only, output=directory), where,
                    db, recorded)
         return
     with opened(where) as topology:
@@ -202,7 +202,7 @@ def app_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         rank_user = None if where.slurm else users.for_ranks()
         context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
                              err.print)
-        outcome = measure_app(app, context, topology, recorded)
+        outcome = measure_program(app, context, topology, recorded)
     # here, not at the top: ~9 ms more start-up for every command
     from ..analysis.program import analyze
 

@@ -16,8 +16,7 @@ from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 
-from .benchmarks import BENCHMARKS, Benchmark
-from .records import (
+from ..base.records import (
     CellRecord,
     ImplementationRecord,
     JobRecord,
@@ -25,9 +24,10 @@ from .records import (
     RunSettings,
     VariantRecord,
 )
-from .status import CellStatus, LaunchShape, RunStatus
-from .store import CellFigures, Store, Vector
-from .whatran import WhatRan
+from ..base.status import CellStatus, LaunchShape, RunStatus
+from ..model.benchmarks import BENCHMARKS, Benchmark
+from ..model.whatran import WhatRan
+from . import CellFigures, Store, Vector
 
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
 T = TypeVar("T")

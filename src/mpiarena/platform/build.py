@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import core_env, paths, tools
-from .errors import ArenaError
-from .impls import Implementation, family_of
-from .impls.base import MPI_EXT, Family
-from .impls.registry import reference
+from ..base import core_env, paths, tools
+from ..base.errors import ArenaError
+from ..impls import Implementation, family_of
+from ..impls.base import MPI_EXT, Family
+from ..impls.registry import reference
 
 KERNELS = Path(__file__).parent / "kernels"
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]

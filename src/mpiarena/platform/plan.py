@@ -11,12 +11,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .benchmarks import BENCHMARKS, Kind
-from .errors import ArenaError
-from .impls import Implementation, families, family_of
-from .machine import cores
-from .records import Cell, CellRequest
-from .suites import Suite, VariantSpec
+from ..base.errors import ArenaError
+from ..base.machine import cores
+from ..base.records import Cell, CellRequest
+from ..impls import Implementation, families, family_of
+from ..model.benchmarks import BENCHMARKS, Kind
+from ..suites import Suite, VariantSpec
 
 
 @dataclass(frozen=True)

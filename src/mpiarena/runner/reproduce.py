@@ -12,22 +12,22 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analysis.profiles import totals
-from .build import KERNELS, build_all
-from .cluster.topology import Where, opened
-from .errors import ArenaError
-from .impls import Implementation, family_of
-from .machine import cores
-from .plan import make_plan, variants_for
-from .profiled import Profiled, ProfileRun
-from .records import RunKind
-from .runner.execute import Settings
-from .runner.profile import profile
-from .runner.session import Recorded, RunContext, measure
-from .status import RunStatus
-from .studies import Experiment, Study
-from .suites import OVERSUBSCRIBED, Suite, capped, from_dict, variant_spec
-from .users import RankUser
+from ..analysis.profiles import totals
+from ..base.errors import ArenaError
+from ..base.machine import cores
+from ..base.records import RunKind
+from ..base.status import RunStatus
+from ..base.users import RankUser
+from ..cluster.topology import Where, opened
+from ..impls import Implementation, family_of
+from ..model.profiled import Profiled, ProfileRun
+from ..platform.build import KERNELS, build_all
+from ..platform.plan import make_plan, variants_for
+from ..studies import Experiment, Study
+from ..suites import OVERSUBSCRIBED, Suite, capped, from_dict, variant_spec
+from .execute import Settings
+from .profile import profile
+from .session import Recorded, RunContext, measure
 
 
 @dataclass(frozen=True)

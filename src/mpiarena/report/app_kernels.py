@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import units
-from ..analysis.apps import call_times, check_figure
+from ..analysis.app_kernels import call_times, check_figure
 from ..analysis.groups import figure
-from ..benchmarks import APP_CHECKS, BENCHMARKS, Kind
-from ..results import RunData
-from ..status import CellStatus
+from ..base import units
+from ..base.status import CellStatus
+from ..model.benchmarks import APP_CHECKS, BENCHMARKS, Kind
+from ..store.results import RunData
 
 STATUS: dict[str, str] = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped",
                           CellStatus.INVALID: "invalid", CellStatus.FAILED: "failed"}

@@ -15,20 +15,21 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import core_env, machine_load, paths
-from ..build import Build, build_pmpi, build_start_fixes
+from ..base import core_env, paths
+from ..base.errors import ArenaError
+from ..base.records import RunKind
+from ..base.status import LaunchStatus
+from ..base.tags import RUN_VAR
+from ..base.users import RankUser
 from ..cluster.topology import Topology
-from ..errors import ArenaError
-from ..owners import Owner
-from ..plan import Variant
-from ..procs import last_words
-from ..programs import OUTPUT_KEPT, AppLaunch, BuiltProgram, LaunchKind, Metric, RankCalls
-from ..records import RunKind
-from ..runs import APP_SUITE, ProgramSettings, RunStart
-from ..status import LaunchStatus
+from ..model.programs import OUTPUT_KEPT, BuiltProgram, LaunchKind, Metric, ProgramLaunch, RankCalls
+from ..model.runs import APP_SUITE, ProgramSettings, RunStart
+from ..platform.build import Build, build_pmpi, build_start_fixes
+from ..platform.plan import Variant
 from ..store import Store
-from ..tags import RUN_VAR
-from ..users import RankUser
+from ..system import machine_load
+from ..system.owners import Owner
+from ..system.procs import last_words
 from . import presence
 from .cleanup import kill_tagged
 from .job import JobError
@@ -38,7 +39,7 @@ from .session import Outcome, RunContext, progress_bar, register
 
 
 @dataclass(frozen=True)
-class AppSettings:
+class ProgramMeasure:
     """How the program is measured."""
 
     np: int
@@ -51,14 +52,14 @@ class AppSettings:
 
 
 @dataclass(frozen=True)
-class AppRun:
+class ProgramRun:
     """What an app run launches: each library's variant, the program built against each, the
     cores built (their version strings), and how it is measured."""
 
     variants: list[Variant]
     programs: dict[str, BuiltProgram]  # implementation -> the program built against it
     builds: dict[str, Build]
-    settings: AppSettings
+    settings: ProgramMeasure
 
     def recorded(self, topology: Topology, user: RankUser | None,
                  given: Mapping[str, Any]) -> ProgramSettings:
@@ -79,10 +80,10 @@ def _tail(path: Path) -> str:
     return data[-OUTPUT_KEPT:].decode(errors="replace")
 
 
-class AppRunner:
+class ProgramRunner:
     """The launches of one app run; nothing it started outlives run()."""
 
-    def __init__(self, app: AppRun, store: Store, run_id: int, topology: Topology,
+    def __init__(self, app: ProgramRun, store: Store, run_id: int, topology: Topology,
                  user: RankUser | None, advance: Callable[[str], None]):
         self.variants, self.programs, self.settings = app.variants, app.programs, app.settings
         # implementation id -> the version string it was built with
@@ -128,7 +129,7 @@ class AppRunner:
             kill_tagged(self.run_token, var=RUN_VAR)
             shutil.rmtree(work, ignore_errors=True)
 
-    def launch(self, variant: Variant, kind: str) -> AppLaunch:
+    def launch(self, variant: Variant, kind: str) -> ProgramLaunch:
         """One launch of the variant (kind: timed, warmup, profiled, or a tuning race's), as
         stored."""
         s = self.settings
@@ -140,7 +141,7 @@ class AppRunner:
         here.chmod(0o777)
         out, err, profile_dir = here / "stdout", here / "stderr", here / "profile"
         program = self.programs[variant.impl.id].argv
-        base = AppLaunch(variant.id, s.np, index, LaunchKind(kind), LaunchStatus.FAILED, "", None,
+        base = ProgramLaunch(variant.id, s.np, index, LaunchKind(kind), LaunchStatus.FAILED, "", None,
                          float("nan"))
         before = machine_load.snapshot(runs=len(presence.others_measuring()))
         try:
@@ -183,7 +184,7 @@ class AppRunner:
                                         metrics=metrics, stdout=stdout, stderr=stderr,
                                         command=shlex.join(cmd.argv), interference=beside))
         if calls:
-            self.store.add_app_calls(stored.id, calls)
+            self.store.add_program_calls(stored.id, calls)
         return stored
 
     def _check_version(self, variant: Variant, seen: str) -> None:
@@ -194,8 +195,8 @@ class AppRunner:
                              f"{variant.impl.id}: it reported {seen.strip()[:80]!r}, expected "
                              f"{expected.strip()[:80]!r}; check its rpath and LD_LIBRARY_PATH")
 
-    def _store(self, launch_: AppLaunch) -> AppLaunch:
-        return replace(launch_, id=self.store.add_app_launch(self.run_id, launch_))
+    def _store(self, launch_: ProgramLaunch) -> ProgramLaunch:
+        return replace(launch_, id=self.store.add_program_launch(self.run_id, launch_))
 
 
 def _status(ended: Ended, timeout: float, err: Path) -> tuple[LaunchStatus, str]:
@@ -207,7 +208,7 @@ def _status(ended: Ended, timeout: float, err: Path) -> tuple[LaunchStatus, str]
     return LaunchStatus.OK, ""
 
 
-def measure_app(app: AppRun, context: RunContext, topology: Topology,
+def measure_program(app: ProgramRun, context: RunContext, topology: Topology,
                 recorded: Mapping[str, object]) -> Outcome:
     """Every launch into a new run of the store; Ctrl-C ends it as incomplete, never lost
     (`recorded`: fields of its settings record from the command line)."""
@@ -219,7 +220,7 @@ def measure_app(app: AppRun, context: RunContext, topology: Topology,
         register(store, run.id, app.builds, app.variants)
         with progress_bar(context.progress_to) as progress:
             task = progress.add_task("starting", total=total)
-            runner = AppRunner(app, store, run.id, topology, context.rank_user,
+            runner = ProgramRunner(app, store, run.id, topology, context.rank_user,
                                lambda what: progress.update(task, advance=1, description=what))
             with presence.measuring(context.command, topology.label):
                 runner.run()

@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, tools
+from ..base import paths, tools
+from ..base.errors import ArenaError
+from ..impls import Implementation, family_of
+from ..model.programs import BuiltProgram
 from .build import Build, build_core, run_with, source_digest, staged
-from .errors import ArenaError
-from .impls import Implementation, family_of
-from .programs import BuiltProgram
 
 BUILD_TIMEOUT = 600.0  # seconds a build command may run before its process group is killed
 SOURCE_FLAGS = ("-O2",)  # a single source file's flags: user code, so no -Werror

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ..base.records import Datatype, RunSettings
+from ..base.sizes import format_size
 from .guidelines import GUIDELINES
-from .records import Datatype, RunSettings
-from .sizes import format_size
 
 
 class Kind(StrEnum):

@@ -12,18 +12,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from .. import units
+from ..analysis.program_tuning_space import Configuration, Space, configurations, shares, space
 from ..analysis.race import DropCause, Race, verification_pairs
-from ..analysis.tune_space import Configuration, Space, configurations, shares, space
+from ..base import units
+from ..base.errors import ArenaError
+from ..base.records import RunKind
+from ..base.status import LaunchStatus
 from ..cluster.topology import Topology
-from ..errors import ArenaError
-from ..plan import Variant
-from ..programs import Role, TunedConfig
-from ..records import RunKind
-from ..runs import APP_SUITE, ProgramTuning, RunStart, program_settings
-from ..status import LaunchStatus
+from ..model.programs import Role, TunedConfig
+from ..model.runs import APP_SUITE, ProgramTuning, RunStart, program_settings
+from ..platform.plan import Variant
 from . import presence
-from .app import AppRun, AppRunner
+from .program import ProgramRun, ProgramRunner
 from .session import Outcome, RunContext, register
 
 
@@ -50,7 +50,7 @@ class Said:
 class TuneRunner:
     """One tuning run's launches; the AppRunner's session holds what they need."""
 
-    def __init__(self, runner: AppRunner, tuning: TuneSettings, said: Said):
+    def __init__(self, runner: ProgramRunner, tuning: TuneSettings, said: Said):
         self.runner, self.tuning, self.said = runner, tuning, said
         self.began = time.monotonic()
         self.variants: dict[str, Variant] = {}
@@ -98,7 +98,7 @@ class TuneRunner:
         if not good:
             first = next(iter(profiled.values()))
             raise ArenaError(f"the program failed under every library's default: {first.reason}")
-        calls = r.store.app_calls(r.run_id)
+        calls = r.store.program_calls(r.run_id)
         local = r.topology.placement(r.settings.np) is None
         spaces = [space(v.impl, shares(calls.get(good[v.impl.id].id, []), r.settings.np,
                                        good[v.impl.id].wall),
@@ -174,7 +174,7 @@ def _minutes(seconds: float) -> str:
     return f"{max(1, -(-seconds // 60)):.0f}m"
 
 
-def tune_app(app: AppRun, tuning: TuneSettings, context: RunContext, topology: Topology,
+def tune_program(app: ProgramRun, tuning: TuneSettings, context: RunContext, topology: Topology,
              said: Said, recorded: Mapping[str, Any]) -> Outcome:
     """The tuning run into a new app run of the store; Ctrl-C ends it as incomplete."""
     app = replace(app, settings=replace(app.settings, profile=True))
@@ -188,7 +188,7 @@ def tune_app(app: AppRun, tuning: TuneSettings, context: RunContext, topology: T
     store = context.store
     with store.new_run(start) as run:
         register(store, run.id, app.builds, app.variants)
-        runner = AppRunner(app, store, run.id, topology, context.rank_user, lambda _: None)
+        runner = ProgramRunner(app, store, run.id, topology, context.rank_user, lambda _: None)
         with presence.measuring(context.command, topology.label):
-            store.add_app_configs(run.id, TuneRunner(runner, tuning, said).run())
+            store.add_program_configs(run.id, TuneRunner(runner, tuning, said).run())
     return Outcome(run.id, run.status)

@@ -26,12 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from .benchmarks import BENCHMARKS
-from .errors import ArenaError
-from .procs import alive
-from .programs import AppLaunch, RankCalls, TunedConfig
-from .records import (
+from .. import __version__
+from ..base.errors import ArenaError
+from ..base.records import (
     CellRecord,
     CellRequest,
     HarnessTime,
@@ -40,9 +37,12 @@ from .records import (
     RunRecord,
     VariantRecord,
 )
-from .runs import RunStart, StoredSettings, kind_of
-from .status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
-from .whatran import Cvar, WhatRan
+from ..base.status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
+from ..model.benchmarks import BENCHMARKS
+from ..model.programs import ProgramLaunch, RankCalls, TunedConfig
+from ..model.runs import RunStart, StoredSettings, kind_of
+from ..model.whatran import Cvar, WhatRan
+from ..system.procs import alive
 
 RUN_NAME = re.compile(r"latest(?:~(\d+))?|previous")  # a run named by its place, not its id
 
@@ -166,7 +166,7 @@ def _extras_table(db: sqlite3.Connection) -> None:
                "PRIMARY KEY (cell_id, obs, name, rank)) WITHOUT ROWID")
 
 
-def _app_tables(db: sqlite3.Connection) -> None:
+def _program_tables(db: sqlite3.Connection) -> None:
     """Schema 5 -> 6: the app tables (created empty by _create)."""
 
 
@@ -206,7 +206,7 @@ def _failed_cells(db: sqlite3.Connection) -> None:
             db.execute("UPDATE cells SET reason=? WHERE id=?", (reason[m.end():], cell_id))
 
 
-def _app_configs(db: sqlite3.Connection) -> None:
+def _program_configs(db: sqlite3.Connection) -> None:
     """Schema 8 -> 9: the app_configs table (created empty by _create: no run tuned before)."""
 
 
@@ -226,8 +226,8 @@ def _kinds(db: sqlite3.Connection) -> None:
 
 
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _app_tables,
-    6: _configs, 7: _harness, 8: _app_configs, 9: _failed_cells, 10: _shapes, 11: _kinds}
+    1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _program_tables,
+    6: _configs, 7: _harness, 8: _program_configs, 9: _failed_cells, 10: _shapes, 11: _kinds}
 
 
 def _blob(values: Sequence[float] | np.ndarray) -> bytes:
@@ -480,7 +480,7 @@ class Store:
                             if any(math.isfinite(v) for v in values)])
             return cell_id
 
-    def add_app_launch(self, run_id: int, launch: AppLaunch) -> int:
+    def add_program_launch(self, run_id: int, launch: ProgramLaunch) -> int:
         """One launch of a program and its figures, in one transaction."""
         with self.tx() as db:
             cur = db.execute(
@@ -494,12 +494,12 @@ class Store:
                  json.dumps(launch.interference) if launch.interference is not None else None))
             return int(cur.lastrowid or 0)
 
-    def add_app_calls(self, launch_id: int, calls: Iterable[RankCalls]) -> None:
+    def add_program_calls(self, launch_id: int, calls: Iterable[RankCalls]) -> None:
         with self.tx() as db:
             db.executemany("INSERT INTO app_calls VALUES (?, ?, ?, ?, ?)",
                            [(launch_id, c.rank, c.function, c.calls, c.seconds) for c in calls])
 
-    def add_app_configs(self, run_id: int, configs: Iterable[TunedConfig]) -> None:
+    def add_program_configs(self, run_id: int, configs: Iterable[TunedConfig]) -> None:
         """An `app --tune` run's configurations, how each left the race, the winners."""
         with self.tx() as db:
             db.executemany("INSERT INTO app_configs VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -507,23 +507,23 @@ class Store:
                              c.reason, c.role) for c in configs])
 
     # --- reading -------------------------------------------------------------------------
-    def app_configs(self, run_id: int) -> list[TunedConfig]:
+    def program_configs(self, run_id: int) -> list[TunedConfig]:
         """An `app --tune` run's configurations in the order they were stored."""
         rows = self.db.execute("SELECT * FROM app_configs WHERE run_id=? ORDER BY rowid",
                                (run_id,))
         return [TunedConfig(r["variant"], r["impl_id"], json.loads(r["config_values"]),
                             r["dropped"], r["reason"], r["role"]) for r in rows]
 
-    def app_launches(self, run_id: int) -> list[AppLaunch]:
+    def program_launches(self, run_id: int) -> list[ProgramLaunch]:
         """The run's program launches in the order they ran."""
         rows = self.db.execute("SELECT * FROM app_launches WHERE run_id=? ORDER BY id", (run_id,))
-        return [AppLaunch(r["variant"], r["np"], r["idx"], r["kind"], LaunchStatus(r["status"]),
+        return [ProgramLaunch(r["variant"], r["np"], r["idx"], r["kind"], LaunchStatus(r["status"]),
                           r["reason"], r["exit_code"], math.nan if r["wall"] is None else r["wall"],
                           json.loads(r["metrics"]), r["stdout"], r["stderr"], r["command"],
                           json.loads(r["interference"]) if r["interference"] else None, r["id"])
                 for r in rows]
 
-    def app_calls(self, run_id: int) -> dict[int, list[RankCalls]]:
+    def program_calls(self, run_id: int) -> dict[int, list[RankCalls]]:
         """launch id -> the MPI calls its ranks made (profiled launches only)."""
         out: dict[int, list[RankCalls]] = {}
         for r in self.db.execute("SELECT c.* FROM app_calls c JOIN app_launches l "
@@ -533,7 +533,7 @@ class Store:
                 RankCalls(r["rank"], r["function"], r["calls"], r["seconds"]))
         return out
 
-    def app_launch_count(self, run_id: int) -> int:
+    def program_launch_count(self, run_id: int) -> int:
         """How many launches of its program an app run holds (all kinds)."""
         row = self.db.execute("SELECT COUNT(*) FROM app_launches WHERE run_id=?", (run_id,))
         return int(row.fetchone()[0])

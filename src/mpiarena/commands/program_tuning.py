@@ -8,28 +8,28 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import users
-from ..analysis.tune_space import Space
+from ..analysis.program_tuning_space import Space
+from ..base import users
+from ..base.errors import ArenaError
+from ..base.status import RunStatus
 from ..cluster.topology import Where, opened
-from ..errors import ArenaError
-from ..status import RunStatus
 from . import stores
 from .consoles import console, err
 from .exit_status import Exit
 
 if TYPE_CHECKING:
-    from ..runner.app import AppRun
-    from ..runner.race import TuneSettings
+    from ..runner.program import ProgramRun
+    from ..runner.program_tuning import TuneSettings
 
 
-def run_tuning(app: AppRun, tuning: TuneSettings, where: Where, db: str,
+def tune_program_run(app: ProgramRun, tuning: TuneSettings, where: Where, db: str,
                recorded: dict[str, object]) -> None:
     """Race, verify, store, say what to run the program with, write it to -o DIR (the
     tuning's output)."""
     # here, not at the top: ~50 ms more start-up for every command
-    from ..analysis.tuned_app import tune_result
-    from ..report.tuned_app import ready_files, render, space_lines
-    from ..runner.race import Said, tune_app
+    from ..analysis.program_tuning import tune_result
+    from ..report.program_tuning import ready_files, render, space_lines
+    from ..runner.program_tuning import Said, tune_program
     from ..runner.session import RunContext
 
     rank_user = None if where.slurm else users.for_ranks()
@@ -47,7 +47,7 @@ def run_tuning(app: AppRun, tuning: TuneSettings, where: Where, db: str,
         store = stores.store(db)
         context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
                              said.progress)
-        outcome = tune_app(app, replace(tuning, output=str(directory) if directory else None),
+        outcome = tune_program(app, replace(tuning, output=str(directory) if directory else None),
                            context, topology, said, recorded)
     result = tune_result(store, outcome.run_id)
     render(result, console, with_space=False)

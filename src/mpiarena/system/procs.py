@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypedDict
 
-from .users import RankUser
+from ..base.users import RankUser
 
 
 class UserArgs(TypedDict, total=False):

@@ -9,10 +9,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ArenaError
+from ..base.errors import ArenaError
 from ..impls import Implementation, family_of
-from ..profiled import POINT_TO_POINT
-from ..programs import RankCalls
+from ..model.profiled import POINT_TO_POINT
+from ..model.programs import RankCalls
 
 MIN_SHARE = 0.03  # of the profiled launch's wall time: a dimension below this is not searched
 MAX_CONFIGURATIONS = 24  # per library: dimensions beyond it are left out, the smallest share first

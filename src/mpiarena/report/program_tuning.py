@@ -10,12 +10,12 @@ from typing import Any
 
 from rich.console import Console
 
+from ..analysis.program_tuning import TuneResult
+from ..analysis.program_tuning_space import Space, configurations
 from ..analysis.race import Verified
-from ..analysis.tune_space import Space, configurations
-from ..analysis.tuned_app import TuneResult
-from ..programs import Role
-from ..runs import program_settings
-from ..units import seconds
+from ..base.units import seconds
+from ..model.programs import Role
+from ..model.runs import program_settings
 
 NO_GAIN = "no setting found beats the default"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..results import Group, RunData
-from ..status import CellStatus
+from ..base.status import CellStatus
+from ..store.results import Group, RunData
 from .comparison import Compared, Comparison, not_judged
 from .stats import Pair, center, judge, launch_medians
 from .verdicts import SPEED_OF_FASTEST, TUNING_EFFECTS, Speed, TuningEffect

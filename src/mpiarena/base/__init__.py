@@ -1,0 +1,1 @@
+"""The base every layer stands on: names, units, paths, statuses, records, errors."""

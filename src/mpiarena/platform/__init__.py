@@ -1,0 +1,1 @@
+"""Where and with what: the core's build, the program's build, the plan, doctor."""

@@ -1,0 +1,1 @@
+"""Processes on this machine: run, poll, own them, and the machine's load."""
