@@ -3,9 +3,9 @@ every file of the C core is named in its home bullet, every file the document na
 and the bullets and the layer list follow tests/test_layers.py.
 
 A bullet is a line starting "- " and the indented lines under it. Its first word says what it
-is home to: a package (`report/`, or `src/mpiarena/report/`) for that package's files, a layer
-(`foundation`, ...) for the modules of that layer at the top of src/mpiarena. A bare name
-(`text.py`) means the file of the bullet's package if there is one, else the top-level module;
+is home to: a package (`report/`, or `src/mpiarena/report/`) for that package's files (no
+module sits at the top of src/mpiarena: tests/test_layers.py). A bare name (`text.py`) means
+the file of the bullet's package;
 a path (`report/text.py`, `tests/test_layers.py`) means itself, from src/mpiarena or the
 repository's root, in any bullet.
 """
@@ -27,12 +27,11 @@ C_CORE = "kernels"  # C, in no Python layer
 
 FILE = re.compile(r"(?<![\w/.*-])((?:[\w.-]+/)*[\w-]+\.(?:py|c|h))(?![\w*])")
 PACKAGE_HEAD = re.compile(r"`(?:src/mpiarena/)?([\w/]+)/`")
-LAYER_HEAD = re.compile(r"(\w+)\b")
 
 
 @dataclass(frozen=True)
 class Bullet:
-    home: str | None  # a package ('report'), 'layer:NAME', or None for a bullet of no home
+    home: str | None  # a package ('report'), or None for a bullet of no home
     text: str
     line: int
 
@@ -61,11 +60,8 @@ def _home(first: str) -> str | None:
     if not first.startswith("- "):
         return None
     head = first[2:]
-    if m := PACKAGE_HEAD.match(head):
-        return m.group(1)
-    if (m := LAYER_HEAD.match(head)) and m.group(1) in LAYER_NAMES:
-        return f"layer:{m.group(1)}"
-    return None
+    m = PACKAGE_HEAD.match(head)
+    return m.group(1) if m else None
 
 
 def names(b: Bullet) -> list[tuple[str, int]]:
@@ -79,9 +75,7 @@ def meaning(name: str, home: str | None) -> Path:
     if "/" in name:
         in_package = PACKAGE / name
         return in_package if in_package.exists() else ROOT / name
-    if home and not home.startswith("layer:") and (PACKAGE / home / name).exists():
-        return PACKAGE / home / name
-    return PACKAGE / name
+    return PACKAGE / (home or "") / name
 
 
 def sources() -> list[Path]:
@@ -91,14 +85,9 @@ def sources() -> list[Path]:
     return sorted(modules + core)
 
 
-def layer_name(path: Path) -> str:
-    return LAYER_NAMES[layer(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts))]
-
-
 def home_of(path: Path) -> str:
-    """The bullet a file must be named in: its package's, or its layer's at the top."""
-    folder = path.parent.relative_to(PACKAGE)
-    return f"layer:{layer_name(path)}" if folder == Path() else folder.as_posix()
+    """The bullet a file must be named in: its package's."""
+    return path.parent.relative_to(PACKAGE).as_posix()
 
 
 def named_at_home(doc: list[Bullet]) -> set[Path]:
@@ -128,8 +117,6 @@ def test_every_file_named_exists():
 
 def rank(home: str) -> int:
     """The layer of a bullet's home, as tests/test_layers.py ranks them."""
-    if home.startswith("layer:"):
-        return LAYER_NAMES.index(home.removeprefix("layer:"))
     return layer(f"mpiarena.{home}")
 
 
@@ -140,12 +127,11 @@ def out_of_order(doc: list[Bullet]) -> list[str]:
             for (a, ra), (b, rb) in pairwise(ranked) if rb < ra]
 
 
-def test_every_package_and_layer_has_a_bullet_in_layer_order():
+def test_every_package_has_a_bullet_in_layer_order():
     doc = bullets(DOC.read_text())
     homes = {b.home for b in doc}
     packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
-    top_layers = sorted({home_of(p) for p in sources() if p.parent == PACKAGE})
-    lacking = [h for h in [C_CORE, *packages, *top_layers] if h not in homes]
+    lacking = [h for h in [C_CORE, *packages] if h not in homes]
     assert not lacking, f"docs/architecture.md has no bullet for {lacking}"
     wrong = out_of_order(doc)
     assert not wrong, "bullets out of tests/test_layers.py's order:\n" + "\n".join(wrong)
@@ -161,14 +147,14 @@ def test_the_names_are_read_as_their_files():
     """The reading itself: a bare name is its bullet's package's, a path anywhere is itself,
     a name at home is named there only, and a file the tree lacks is caught."""
     doc = bullets("- `report/` `text.py`, `plan.py`\n  `cell.c` and `analysis/run.py`\n"
-                  "- foundation: `errors.py`, `reproduction.py`\n- `kernels/` `cell.c`\n")
-    assert [b.home for b in doc] == ["report", "layer:foundation", "kernels"]
+                  "- `base/` `errors.py`, `reproduction.py`\n- `kernels/` `cell.c`\n")
+    assert [b.home for b in doc] == ["report", "base", "kernels"]
     named = named_at_home(doc)
-    assert {PACKAGE / "report/text.py", PACKAGE / "analysis/run.py", PACKAGE / "errors.py",
+    assert {PACKAGE / "report/text.py", PACKAGE / "analysis/run.py", PACKAGE / "base/errors.py",
             PACKAGE / "kernels/cell.c"} <= named
-    assert PACKAGE / "plan.py" not in named  # platform's, not named in its layer's bullet
-    assert not (PACKAGE / "reproduction.py").exists()
-    assert meaning("cell.c", "report") == PACKAGE / "cell.c"  # not there: caught as absent
+    assert PACKAGE / "report/plan.py" not in named  # platform's, not report's
+    assert not (PACKAGE / "base/reproduction.py").exists()
+    assert meaning("cell.c", "report") == PACKAGE / "report/cell.c"  # not there: caught
     assert ("analysis/run.py", 2) in names(doc[0])
     assert meaning("tests/test_layers.py", None) == ROOT / "tests/test_layers.py"
-    assert out_of_order(doc) == ["line 3: layer:foundation after report"]  # kernels: none
+    assert out_of_order(doc) == ["line 3: base after report"]  # kernels: none

@@ -1,19 +1,7 @@
 """Data flows one way: every import in src/mpiarena (relative, absolute, inside a function)
-goes to the same layer or a lower one, and no modules import each other in a cycle.
-
-The layers, low to high (a module belongs to the longest prefix listed):
-
-  foundation  names, units, paths, constants and records that import nothing above them (the
-              programs mpiarena runs and their packages: tools)
-  system      processes on this machine: run, poll, own, the machine's load
-  model       what is measured: benchmarks, suites, studies, a profile's records
-  store       the store and the observations it returns
-  platform    where and with what: clusters, implementations, launchers, build, the plan
-  analysis    statistics and every decision (the runner asks it when to stop sampling)
-  runner      runs sessions: launches, budget, profiler, tuning and reproduction sessions
-  report      renders what analysis returns
-  commands    the command line
-"""
+goes to the same layer or a lower one, and no modules import each other in a cycle. The layers
+and their folders are the package docstring's table (src/mpiarena/__init__.py): the tree says
+the order, this test holds it."""
 
 from __future__ import annotations
 
@@ -23,15 +11,13 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("mpiarena", "errors", "units", "paths", "tags", "status", "core_env",
-                    "machine", "users", "records", "sizes", "guidelines", "tools")),
-    ("system", ("procs", "owners", "machine_load")),
-    ("model", ("benchmarks", "suites", "studies", "profiled", "programs", "whatran",
-               "imports")),
-    ("store", ("store", "runs", "results", "imports.ingest")),
-    ("platform", ("cluster", "impls", "launchers", "build", "app_build", "plan", "doctor")),
+    ("base", ("mpiarena", "base")),
+    ("system", ("system",)),
+    ("model", ("model", "suites", "studies", "imports")),
+    ("store", ("store", "imports.ingest")),
+    ("platform", ("platform", "cluster", "impls", "launchers")),
     ("analysis", ("analysis",)),
-    ("runner", ("runner", "tune", "reproduce")),
+    ("runner", ("runner",)),
     ("report", ("report",)),
     ("commands", ("commands",)),
 )
@@ -126,3 +112,21 @@ def test_no_import_cycle():
         if m not in state:
             visit(m, [m])
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_package_docstring_names_the_layers_in_order():
+    import mpiarena
+
+    table = [line.split()[0] for line in (mpiarena.__doc__ or "").splitlines()
+             if line.startswith("  ") and line.split()]
+    assert table == [name for name, _ in LAYERS]
+
+
+def test_every_folder_is_in_one_layer():
+    folders = {p.parent.relative_to(SRC / "mpiarena").as_posix().replace("/", ".")
+               for p in (SRC / "mpiarena").rglob("__init__.py")} - {"."}
+    assert all(layer(f"mpiarena.{f}") >= 0 for f in folders)
+
+
+def test_no_module_sits_loose_above_the_folders():
+    assert [p.name for p in (SRC / "mpiarena").glob("*.py")] == ["__init__.py"]
