@@ -1,6 +1,6 @@
-"""What the `mpiarena app` benchmarks share: bench/app_program.c built per library the way
-`mpiarena app` builds a source file, a bare `mpiexec -n NP BINARY` of it (as the rank user when
-root, as `mpiarena app` runs ranks), medians, and the machine's load."""
+"""What the `mpiarena program` benchmarks share: bench/app_program.c built per library the way
+`mpiarena program` builds a source file, a bare `mpiexec -n NP BINARY` of it (as the rank user when
+root, as `mpiarena program` runs ranks), medians, and the machine's load."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def implementations(ids: list[str] | None) -> list[Implementation]:
 
 
 def built(impls: list[Implementation], args: list[str]) -> dict[str, BuiltProgram]:
-    """app_program.c compiled per library by `mpiarena app`'s own build (cached), with args."""
+    """app_program.c compiled per library by `mpiarena program`'s own build (cached), with args."""
     def warn(line: str) -> None:
         print(f"warning: {line}", file=sys.stderr)
     return build_programs(impls, BuildRequest([str(SOURCE), *args]), warn)
@@ -71,7 +71,7 @@ def _name(pid: int) -> str:
 def bare(impl: Implementation, argv: list[str], work: Path,
          env: dict[str, str] | None = None, np_: int = NP) -> float:
     """Wall seconds of a bare `mpiexec -n np_ argv` from its start to its exit, as the rank user
-    when root (as `mpiarena app` runs ranks), its output to files like `mpiarena app`'s."""
+    when root (as `mpiarena program` runs ranks), its output to files like `mpiarena program`'s."""
     user = users.for_ranks()
     full = impl.environ({**os.environ, **(env or {})})
     if user is not None:

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""How long a 10-launch, 2-library `mpiarena app` comparison takes, against the programs' own
+"""How long a 10-launch, 2-library `mpiarena program` comparison takes, against the programs' own
 time (issue 26: <= 1.2x).
 
 bench/app_program.c does a fixed amount of work (ROUNDS of COMPUTE multiply-adds each, then a
 small MPI_Sendrecv and MPI_Allreduce) that lasts about --seconds (COMPUTE chosen from a bare
-launch first). Then `mpiarena app --launches 10` (its default profiled launch per library
+launch first). Then `mpiarena program --launches 10` (its default profiled launch per library
 included) compares the libraries on it, in a fresh process as a user runs it, the source file
 its PROGRAM (built per library by the command, from its cache when this bench ran before).
 Prints the command's wall time against the sum of the timed launches' stored wall times (the
@@ -97,7 +97,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
                         f"default: {', '.join(DEFAULT_IMPLS)}")
-    parser.add_argument("--launches", type=int, default=10, help="mpiarena app --launches")
+    parser.add_argument("--launches", type=int, default=10, help="mpiarena program --launches")
     parser.add_argument("--seconds", type=float, default=2.0, help="one launch, about")
     parser.add_argument("--target", type=float, default=1.2, help="allowed wall/program ratio")
     parser.add_argument("--driver", type=Path, help=argparse.SUPPRESS)
@@ -112,7 +112,7 @@ def main() -> int:
         compute = calibrate(ids, args.seconds, work)
         built(implementations(ids), [str(ROUNDS), str(compute)])  # as when a user runs it again
         db, phases_file = work / "app.db", work / "phases.json"
-        command = ["app", *(f"--impl={i}" for i in ids), "--np", str(NP), "--launches",
+        command = ["program", *(f"--impl={i}" for i in ids), "--np", str(NP), "--launches",
                    str(args.launches), "--db", str(db), "--", str(SOURCE), str(ROUNDS),
                    str(compute)]
         print(f"mpiarena {' '.join(command)}")
@@ -121,7 +121,7 @@ def main() -> int:
                                *command], capture_output=True, text=True)
         total = time.time() - began
         if done.returncode != 0:
-            raise SystemExit(f"error: mpiarena app exited {done.returncode}:\n"
+            raise SystemExit(f"error: mpiarena program exited {done.returncode}:\n"
                              f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
         got = json.loads(phases_file.read_text())
         store = Store(db)

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""What `mpiarena app` adds to each launch, against a bare `mpiexec -n 2 BINARY` (issue 26).
+"""What `mpiarena program` adds to each launch, against a bare `mpiexec -n 2 BINARY` (issue 26).
 
-bench/app_program.c, built per library by `mpiarena app`'s own build, a short launch (ROUNDS
-ring exchanges, no computation), is launched by `mpiarena app`'s runner (AppRunner: the
+bench/app_program.c, built per library by `mpiarena program`'s own build, a short launch (ROUNDS
+ring exchanges, no computation), is launched by `mpiarena program`'s runner (AppRunner: the
 launcher's command, load snapshots, the launch, its clean-up, the store) and by a bare
 `mpiexec -n 2 BINARY` (as the rank user when root, like the runner, output to files), the two
 one after the other for every launch, in alternating order, the libraries interleaved as the
 runner interleaves them. Per library: the bare launch's median wall time, the median time one
-`mpiarena app` launch takes end to end and the median wall time it stores, and the difference
+`mpiarena program` launch takes end to end and the median wall time it stores, and the difference
 of medians end to end against bare in ms and as % of bare: PASS when <= --ms ms or <= --pct %.
-Where the time goes inside one `mpiarena app` launch is printed as medians per step.
+Where the time goes inside one `mpiarena program` launch is printed as medians per step.
 Exit status 1 if any library misses.
 """
 
@@ -156,10 +156,11 @@ def main() -> int:
         ok = added * 1e3 <= args.ms or pct <= args.pct
         failed |= not ok
         print(f"\n{v.id} ({v.impl.launcher}):")
-        print(f"  bare mpiexec        median {median(b) * 1e3:7.1f} ms ({spread(b)}, n={len(b)})")
-        print(f"  mpiarena app launch median {median(a) * 1e3:7.1f} ms ({spread(a)}, n={len(a)})"
-              " end to end")
-        print(f"  its stored wall     median {median(s) * 1e3:7.1f} ms ({spread(s)}): "
+        print(f"  bare mpiexec            median {median(b) * 1e3:7.1f} ms ({spread(b)}, "
+              f"n={len(b)})")
+        print(f"  mpiarena program launch median {median(a) * 1e3:7.1f} ms ({spread(a)}, "
+              f"n={len(a)}) end to end")
+        print(f"  its stored wall         median {median(s) * 1e3:7.1f} ms ({spread(s)}): "
               f"{(median(s) - median(b)) * 1e3:+.1f} ms against bare")
         print(f"  added per launch {added * 1e3:+.1f} ms = {pct:+.1f}% of bare: {verdict(ok)} "
               f"(target <= {args.ms:g} ms or <= {args.pct:g}%)")
@@ -168,7 +169,7 @@ def main() -> int:
         print("  inside one launch (medians): " + ", ".join(
             f"{step} {t * 1e3:.1f} ms" for step, t in parts.items()))
     print(f"\n{load_line()} at the end")
-    print(f"{'MISS' if failed else 'PASS'}: mpiarena app's added time per launch")
+    print(f"{'MISS' if failed else 'PASS'}: mpiarena program's added time per launch")
     return 1 if failed else 0
 
 

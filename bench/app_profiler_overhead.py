@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """What the per-call profiler costs a communication-heavy program (issue 26: <= 5%).
 
-bench/app_program.c, built per library by `mpiarena app`'s own build, runs ROUNDS rounds of a
+bench/app_program.c, built per library by `mpiarena program`'s own build, runs ROUNDS rounds of a
 small MPI_Sendrecv around the ring and an MPI_Allreduce of one double, no computation (about
 1-2 s: ROUNDS is chosen from one launch to last --seconds). It is launched bare (`mpiexec -n 2`,
-as the rank user when root) without and with the PMPI library preloaded as `mpiarena app`'s
+as the rank user when root) without and with the PMPI library preloaded as `mpiarena program`'s
 profiled launch preloads it (build.build_pmpi, core_env.PROFILE_DIR), the two alternating,
 --launches each. Per library: both medians with their spread, the overhead of the medians in %
 with a bootstrap 95% interval (and that of the lower quartiles, which other load on the machine

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""`mpiarena app --tune`'s race against a full grid judged by the same rule (issue 41).
+"""`mpiarena program --tune`'s race against a full grid judged by the same rule (issue 41).
 
 The planted case: tests/programs/allreduce_heavy.c (STEPS allreduces of 256 KiB), built per
-library as `mpiarena app` builds a source file, run on MPICH with a slow allreduce algorithm
+library as `mpiarena program` builds a source file, run on MPICH with a slow allreduce algorithm
 (smp, handed from ch4's shared memory to MPIR) forced through its environment as the library's
-"default". The same search space is run twice, each a whole `app --tune` run into one store:
+"default". The same search space is run twice, each a whole `program --tune` run into one store:
 the race (a configuration dropped once the rule calls it slower than its library's leader or
 unable to beat it by more than 5%, and the slower half of the undecided after rounds 2, 4, 8,
 16) and the grid (every configuration launched every round until the same rule has decided
@@ -73,7 +73,8 @@ def search(name: str, eliminate: bool, args: argparse.Namespace, store: Store) -
         said = Said(lambda _: None, lambda line: print(f"  {name}: {line}", file=sys.stderr))
         context = RunContext(store, users.for_ranks(), f"bench/app_tune.py {name}",
                              Console(stderr=True), said.progress)
-        outcome = tune_program(ProgramRun(variants, programs, builds, ProgramMeasure(2, args.launches)),
+        measured = ProgramRun(variants, programs, builds, ProgramMeasure(2, args.launches))
+        outcome = tune_program(measured,
                            TuneSettings(args.budget, args.launches, only, eliminate=eliminate),
                            context, topology, said,
                            {"program": [str(PROGRAM)], "build": "", "src": ""})
@@ -104,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--impl", default="mpich-4.0.2", help="an MPICH (the planted CVARs)")
     parser.add_argument("--search", default="allreduce,binding",
-                        help="the dimensions searched (as app --tune --search)")
+                        help="the dimensions searched (as program --tune --search)")
     parser.add_argument("--steps", type=int, default=200, help="allreduces per launch")
     parser.add_argument("--launches", type=int, default=8, help="verification launches a side")
     parser.add_argument("--budget", type=float, default=600.0, help="seconds per search")

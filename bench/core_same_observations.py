@@ -102,7 +102,10 @@ def base_source(rev: str, into: Path) -> Path:
 
 def base_core(impl: Implementation, src: Path) -> Path:
     """The core built by the base revision's own build.py for impl (cached as usual)."""
-    code = ("import sys\nfrom mpiarena import paths\nfrom mpiarena.platform.build import build_core\n"
+    code = ("import sys\ntry:\n  from mpiarena.base import paths\n"  # the layout of issue 53
+            "  from mpiarena.platform.build import build_core\n"
+            "except ImportError:\n  from mpiarena import paths\n"
+            "  from mpiarena.build import build_core\n"
             "from mpiarena.impls import discover, select\n"
             "print(build_core(select(discover({}, paths.impls_dir()), [sys.argv[1]])[0]).binary)")
     done = subprocess.run([sys.executable, "-c", code, impl.id], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""`mpiarena app`: a real third-party program built from source per library, prebuilt binaries,
+"""`mpiarena program`: a real third-party program built from source per library, prebuilt binaries,
 one source file, and every kind of bad input, with nothing left behind."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def steps_c(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run_id(out: str) -> int:
-    m = re.search(r"app run (\d+)", out)
+    m = re.search(r"program run (\d+)", out)
     assert m, out
     return int(m.group(1))
 
@@ -78,7 +78,7 @@ def _run_id(out: str) -> int:
 @pytest.mark.skipif(not (NETPIPE / "makefile").is_file(),
                     reason=f"no {NETPIPE}: run scripts/fetch-test-programs.sh as root")
 def test_netpipe_built_from_source_per_library_is_judged_and_profiled(db):
-    res = mpiarena("app", *IMPL_ARGS, "--src", str(NETPIPE), "--build",
+    res = mpiarena("program", *IMPL_ARGS, "--src", str(NETPIPE), "--build",
                    "make mpi MPICC=$MPICC", "--np", "2", "--launches", "5", "--warmup", "1",
                    "--metric", LATENCY, "--metric", BANDWIDTH, "--higher", "bw", "--db", db,
                    "--", "NPmpi", "-u", "65536", "-p", "0", "-n", "200")
@@ -104,7 +104,7 @@ def test_prebuilt_binaries_per_library(db):
     bins = {PAIR[0]: "/usr/bin/NPmpich2", PAIR[1]: "/usr/bin/NPopenmpi"}
     if not all(Path(b).exists() for b in bins.values()):
         pytest.skip("Debian's netpipe-mpich2 and netpipe-openmpi are not installed")
-    res = mpiarena("app", *(f"--bin={k}={v}" for k, v in bins.items()), "--launches", "4",
+    res = mpiarena("program", *(f"--bin={k}={v}" for k, v in bins.items()), "--launches", "4",
                    "--no-profile", "--metric", BANDWIDTH, "--higher", "bw", "--db", db, "--",
                    "-u", "65536", "-p", "0", "-n", "100")
     assert res.returncode == 0, res.stderr
@@ -117,7 +117,7 @@ def test_prebuilt_binaries_per_library(db):
 
 def test_one_source_compiled_per_library_with_a_metric(db, steps_c):
     wanted = [i for i in (*PAIR, "lam-7.1.4") if i in BY_ID]
-    res = mpiarena("app", *(a for i in wanted for a in ("--impl", i)), "--launches", "4",
+    res = mpiarena("program", *(a for i in wanted for a in ("--impl", i)), "--launches", "4",
                    "--metric", r"step=Time per step:\s+(\S+)", "--db", db, "--",
                    str(steps_c), "300")
     assert res.returncode == 0, res.stderr
@@ -133,7 +133,7 @@ def test_one_source_compiled_per_library_with_a_metric(db, steps_c):
 
 
 def test_a_metric_that_never_matches_warns_and_wall_is_still_judged(db, steps_c):
-    res = mpiarena("app", *IMPL_ARGS, "--launches", "4", "--no-profile", "--metric",
+    res = mpiarena("program", *IMPL_ARGS, "--launches", "4", "--no-profile", "--metric",
                    r"gflops=GFLOPS:\s+(\S+)", "--db", db, "--", str(steps_c), "quiet")
     assert res.returncode == 0, res.stderr
     assert "metric 'gflops' never matched the output of any launch" in res.stdout
@@ -141,7 +141,7 @@ def test_a_metric_that_never_matches_warns_and_wall_is_still_judged(db, steps_c)
 
 
 def test_a_program_failing_in_every_launch_exits_4_and_keeps_the_launches(db, steps_c):
-    res = mpiarena("app", *IMPL_ARGS, "--launches", "2", "--no-profile", "--db", db, "--",
+    res = mpiarena("program", *IMPL_ARGS, "--launches", "2", "--no-profile", "--db", db, "--",
                    str(steps_c), "fail")
     assert res.returncode == 4, res.stdout + res.stderr
     assert "the program failed in every timed launch" in res.stderr
@@ -154,7 +154,7 @@ def test_a_program_failing_in_every_launch_exits_4_and_keeps_the_launches(db, st
 
 
 def test_a_hanging_program_is_killed_at_the_timeout_and_nothing_is_left(db, steps_c):
-    res = mpiarena("app", "--impl", PAIR[0], "--launches", "1", "--no-profile", "--timeout",
+    res = mpiarena("program", "--impl", PAIR[0], "--launches", "1", "--no-profile", "--timeout",
                    "3", "--db", db, "--", str(steps_c), "hang")
     assert res.returncode == 4, res.stdout + res.stderr  # failed in every launch: exit status 4
     (launch,) = Store(Path(db)).program_launches(_run_id(res.stdout))
@@ -187,7 +187,7 @@ def _within(seconds: float, done) -> bool:
 
 @pytest.mark.parametrize("victim", [i for i in (PAIR[0], "lam-7.1.4") if i in BY_ID])
 def test_a_killed_mpiarena_app_leaves_nothing(db, steps_c, victim):
-    proc = spawn("app", "--impl", victim, "--launches", "1", "--no-profile", "--timeout", "300",
+    proc = spawn("program", "--impl", victim, "--launches", "1", "--no-profile", "--timeout", "300",
                  "--db", db, "--", str(steps_c), "hang")
     assert _within(60, lambda: len(_ranks_of_steps()) == 2)
     proc.kill()  # SIGKILL: its watchdog tears down what it started
@@ -212,17 +212,17 @@ def test_bad_input_is_one_line_and_exit_2(db, args, said):
         pytest.skip("no NPopenmpi here")
     if "pvm-3.4.6" in args and "pvm-3.4.6" not in BY_ID:
         pytest.skip("no PVM here")
-    res = mpiarena("app", *args, "--db", db)
+    res = mpiarena("program", *args, "--db", db)
     assert res.returncode == 2, res.stdout + res.stderr
     assert said in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
 
 
 def test_a_build_that_fails_everywhere_and_a_program_missing_after_it(db, tmp_path):
     (tmp_path / "Makefile").write_text("all:\n\t@echo building with $(MPICC)\n")
-    failing = mpiarena("app", *IMPL_ARGS, "--src", str(tmp_path), "--build", "exit 7",
+    failing = mpiarena("program", *IMPL_ARGS, "--src", str(tmp_path), "--build", "exit 7",
                        "--db", db, "--", "prog")
     assert failing.returncode == 2 and "mpiarena: error:" in failing.stderr
-    missing = mpiarena("app", *IMPL_ARGS, "--src", str(tmp_path), "--build", "make",
+    missing = mpiarena("program", *IMPL_ARGS, "--src", str(tmp_path), "--build", "make",
                        "--db", db, "--", "./prog")
     assert missing.returncode == 2 and "prog" in missing.stderr, missing.stderr
 

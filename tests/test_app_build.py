@@ -101,7 +101,7 @@ def netpipe(home: Path) -> NetPipe:
     req = BuildRequest(["NPmpi", "-u", "1024"], src=NETPIPE, build=MAKE)
     warnings: list[str] = []
     for impl in pair():
-        build_core(impl)  # the cores are built already when `mpiarena app` builds a program
+        build_core(impl)  # the cores are built already when `mpiarena program` builds a program
     start = time.perf_counter()
     first = build_programs(pair(), req, warnings.append)
     first_s = time.perf_counter() - start

@@ -1,4 +1,4 @@
-"""An app run in show, report (HTML in Chromium, Markdown), export (raw and summary), compare and
+"""A program run in show, report (HTML in Chromium, Markdown), export (raw and summary), compare and
 list, from real runs of NetPIPE built against two libraries."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def collapse(text: str) -> str:
 
 
 def app_run(db: str, launches: int, warmup: int) -> None:
-    done = mpiarena("app", *(f"--impl={i}" for i in PAIR), "--src", str(NETPIPE),
+    done = mpiarena("program", *(f"--impl={i}" for i in PAIR), "--src", str(NETPIPE),
                     "--build", "make mpi MPICC=$MPICC", "--np", "2", "--launches", str(launches),
                     "--warmup", str(warmup), *METRICS, "--db", db, "--",
                     "NPmpi", "-u", "65536", "-p", "0", "-n", "200")
@@ -51,12 +51,12 @@ def app_run(db: str, launches: int, warmup: int) -> None:
 @dataclass
 class Runs:
     db: str
-    result: ProgramResult  # run 1, the app run the tests read
+    result: ProgramResult  # run 1, the program run the tests read
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    """Run 1: an app run with a warm-up; run 2: a benchmark run (in the same store)."""
+    """Run 1: a program run with a warm-up; run 2: a benchmark run (in the same store)."""
     db = str(tmp_path_factory.mktemp("app-report") / "results.db")
     app_run(db, 6, 1)
     done = mpiarena("run", f"--impl={PAIR[0]}", "--bench", "pingpong", "--sizes", "8",
@@ -95,8 +95,8 @@ def test_show_output_of_a_benchmark_run_is_one_error_line(runs: Runs):
     done = mpiarena("show", "2", "--launch-output", "--db", runs.db)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "mpiarena: error: run 2 is not an app run: --launch-output shows the output of an "
-        "'mpiarena app' run's launches"]
+        "mpiarena: error: run 2 is not a program run: --launch-output shows the output of an "
+        "'mpiarena program' run's launches"]
 
 
 def test_show_views_of_a_benchmark_run_show_an_app_run_s_summary(runs: Runs):
@@ -111,8 +111,8 @@ def test_perflog_of_an_app_run_is_one_error_line(runs: Runs):
     done = mpiarena("export", "1", "--format", "perflog", "--db", runs.db)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.strip().splitlines() == [
-        "mpiarena: error: run 1 is an app run; --format perflog writes a benchmark run's figures "
-        "(export an app run as csv or json)"]
+        "mpiarena: error: run 1 is a program run; --format perflog writes a benchmark run's "
+        "figures (export a program run as csv or json)"]
 
 
 def test_list_counts_an_app_run_s_launches(runs: Runs):
@@ -218,7 +218,7 @@ def test_summary_export_validates_and_says_what_show_says(runs: Runs):
 
 @pytest.fixture(scope="module")
 def second(runs: Runs) -> int:
-    """Run 3: the same app run again, shorter."""
+    """Run 3: the same program run again, shorter."""
     app_run(runs.db, 4, 0)
     return 3
 
@@ -249,8 +249,8 @@ def test_an_app_run_and_a_benchmark_run_are_not_compared(runs: Runs, order: tupl
     done = mpiarena("compare", *order, "--db", runs.db)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "mpiarena: error: run 1 is an app run and run 2 is not: compare two app runs, or two "
-        "benchmark runs"]
+        "mpiarena: error: run 1 is a program run and run 2 is not: compare two program runs, or "
+        "two benchmark runs"]
 
 
 def _result(run_id: int, wall: list[float], bw: list[float]) -> ProgramResult:

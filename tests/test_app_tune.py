@@ -1,4 +1,4 @@
-"""`mpiarena app --tune`: the planted case (a program that is mostly a 256 KiB allreduce, run on
+"""`mpiarena program --tune`: the planted case (a program that is mostly a 256 KiB allreduce, run on
 MPICH with a slow allreduce algorithm forced as its default) must come out as a verified gain;
 a program that spends under 1% in MPI must give no false gain in simulated races; bad input is
 one line and exit 2, a configuration that makes the program fail is dropped with its reason."""
@@ -54,7 +54,7 @@ def test_the_planted_slow_allreduce_is_found_and_the_gain_verified(db, tmp_path)
     # 10 verification launches a side: with 20, the planted gain read 1.81x (95% CI 1.78-1.84)
     # and 1.82x (1.74-1.84) here; a plant of 1.4-1.7x (200 steps of 256 KiB) read intervals
     # reaching 0.98 and 1.02 at 6 and 10 launches, as the launches' levels are bimodal
-    res = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
+    res = mpiarena("program", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
                    "--budget", "50s", "--launches", "10", "--dir", str(tmp_path / "tuned"),
                    "--db", db, "--", str(PROGRAM), "100", "1024", env=PLANTED)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -220,7 +220,7 @@ def test_halving_ends_the_race_sooner_and_the_grid_decides_every_configuration()
     (["--dir", "tuned"], "--dir goes with --tune"),
 ])
 def test_bad_tuning_input_is_one_line_and_exit_2(db, args, said):
-    res = mpiarena("app", *args, "--db", db, "--", str(PROGRAM))
+    res = mpiarena("program", *args, "--db", db, "--", str(PROGRAM))
     assert res.returncode == 2, res.stdout + res.stderr
     assert said in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
 
@@ -228,7 +228,7 @@ def test_bad_tuning_input_is_one_line_and_exit_2(db, args, said):
 @need_mpich
 def test_a_budget_too_small_for_one_round_is_one_line_and_exit_2(db):
     # 0.5 s: less than the build and the profiled launch before the race take on any machine
-    res = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--budget", "0.5s", "--db", db,
+    res = mpiarena("program", "--tune", "--impl", "mpich-4.0.2", "--budget", "0.5s", "--db", db,
                    "--", str(PROGRAM), "20", "64")
     assert res.returncode == 2, res.stdout + res.stderr
     # the space came first, from the profile: on this machine every program gets its binding
@@ -248,7 +248,7 @@ def test_a_configuration_that_makes_the_program_fail_is_dropped_with_the_reason(
     monkeypatch.setattr(type(family_of(MPICH4)), "algorithms", lambda self, impl, coll: [broken])
     # forked from this process, the patch with it (in this process, its watchdog would be this
     # process's, and every command forked after it would start none of its own)
-    done = mpiarena("app", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
+    done = mpiarena("program", "--tune", "--impl", "mpich-4.0.2", "--search", "allreduce",
                     "--budget", "30s", "--launches", "4", "--db", db, "--", str(PROGRAM), "20",
                     "64")
     assert done.returncode == 0, done.stderr

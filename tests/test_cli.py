@@ -136,7 +136,7 @@ def _broken_prefix(tmp_path: Path, version_banner: str) -> Path:
     (["run", "--timeout", "inf"], "'inf' is not a duration above 0"),
     (["run", "--budget", "3x"], "'3x' is not a duration above 0; give seconds or a unit, e.g. "
      "--budget 90s, 3m or 1h, or off for none"),
-    (["app", "--np", "2,4", "--", "prog"], "this command runs at one rank count"),
+    (["program", "--np", "2,4", "--", "prog"], "this command runs at one rank count"),
     (["export", "--format", "xml"], "'xml' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, db):

@@ -13,7 +13,7 @@ from mpiarena.base.records import Cell, CellRequest
 from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.runner.job import RankInfo, cell_command
 
-KERNELS = Path(core_env.__file__).parent / "kernels"
+KERNELS = Path(core_env.__file__).parent.parent / "kernels"
 SOURCES = {p.name: p.read_text() for p in KERNELS.glob("*.c")}
 
 

@@ -83,7 +83,7 @@ def _unparsed(ctx: click.Context) -> list[str]:
 def test_the_documents_have_command_lines():
     assert len(COMMAND_LINES) > 100
     assert {where.split(":")[0] for where, _ in COMMAND_LINES} >= {"README.md", "commands.md",
-                                                                   "app.md", "clusters.md"}
+                                                                   "program.md", "clusters.md"}
 
 
 def test_every_documented_command_line_parses():
@@ -119,7 +119,7 @@ def test_the_checker_refuses_a_wrong_line(tmp_path):
 def test_the_readmes_own_program_example_runs_as_written(tmp_path):
     """Its first line: Debian's NetPIPE binaries of MPICH and Open MPI, 6 launches each."""
     readme = [args for where, args in COMMAND_LINES if where.startswith("README.md:")
-              and args[0] == "app"]
+              and args[0] == "program"]
     done = mpiarena(*readme[0], cwd=ROOT, env={"MPIARENA_DB": str(tmp_path / "readme.db")})
     assert done.returncode == 0, done.stderr
     assert re.search(r"^wall: ", done.stdout, re.M) and re.search(r"^bw: ", done.stdout, re.M)

@@ -153,7 +153,7 @@ def test_the_scanner_tells_a_command_from_another_tool(tmp_path):
     doc.write_text("### `mpiarena run`\n`--budget 3m`, `show RUN --tables` (`--all`), "
                    "`srun --mpi=list`\n## Else\n`--bind-to core`\n```\n$ mpiarena history "
                    "--sizes 8 \\\n  --np 2  # or --junit\nrun with --nothing\n```\n"
-                   "`mpiarena app --np 2 -- prog -n 3`\n")
+                   "`mpiarena program --np 2 -- prog -n 3`\n")
     found = [(n.commands, n.option) for n in named_in(doc)]
     assert found == [(("run",), "--budget"), (("show",), "--tables"), (("run", "show"), "--all"),
-                     (("history",), "--sizes"), (("history",), "--np"), (("app",), "--np")]
+                     (("history",), "--sizes"), (("history",), "--np"), (("program",), "--np")]

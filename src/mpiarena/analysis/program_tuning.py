@@ -1,4 +1,4 @@
-"""An `app --tune` run read back from the store: the space each library's profile implied, how
+"""An `program --tune` run read back from the store: the space each library's profile implied, how
 each configuration's race went, the verification's verdicts, and each winner's settings as the
 library takes them (an environment file to source, the launcher's line, the library's own
 selection file where it has one: Open MPI's coll/tuned rules; MPICH's CVARs and Intel MPI's
@@ -44,7 +44,7 @@ class ReadyToUse:
 
     def env_file(self, directory: str | None) -> str:
         """A file to source before the launch (`set -a; . FILE; set +a`), the launch after."""
-        head = (f"# {self.variant}: settings found by mpiarena app --tune; source this file, "
+        head = (f"# {self.variant}: settings found by mpiarena program --tune; source this file, "
                 f"then launch:\n#   {self.launch}\n")
         return head + "".join(f"export {k}={shlex.quote(v)}\n"
                               for k, v in self.env(directory).items())
@@ -66,7 +66,7 @@ class TuneResult:
     verified: list[Verified]
     ready: dict[str, ReadyToUse]  # each winner's, by configuration
     failed_profiles: dict[str, str]  # library -> why its profiled launch failed
-    directory: str | None = None  # where `app --tune -o DIR` wrote the winners' files
+    directory: str | None = None  # where `program --tune -o DIR` wrote the winners' files
 
     @property
     def winners(self) -> dict[str, str]:
@@ -108,7 +108,7 @@ def tune_result(store: Store, run_id: int) -> TuneResult:
                                         if x.kind == LaunchKind.PROFILED
                                         and x.status != LaunchStatus.OK})
     winners = result.winners
-    pairs = verification_pairs(winners, result.overall, {lib: lib for lib in winners})
+    pairs = verification_pairs(winners, result.overall, {impl: impl for impl in winners})
     variants = {v.variant: v for v in store.variants(run_id)}
     families = {i.impl_id: family_named(i.family) for i in store.implementations(run_id)}
     ready = {}

@@ -1,4 +1,4 @@
-"""What `app --tune` searches for one library, from the program's profiled launch: the
+"""What `program --tune` searches for one library, from the program's profiled launch: the
 collectives that take more than MIN_SHARE of its time get their algorithms (as `tune` forces
 them), a point-to-point-heavy program the eager limits the library exposes, every program its
 binding; each dimension with why it is there, and the configurations, their cross product."""
@@ -74,7 +74,7 @@ def check_search(names: tuple[str, ...]) -> frozenset[str] | None:
     """--search's names (None: the profile decides); an unknown one is an error."""
     unknown = [n for n in names if n not in SEARCHABLE]
     if unknown:
-        raise ArenaError(f"--search {unknown[0]}: no such setting; app --tune searches "
+        raise ArenaError(f"--search {unknown[0]}: no such setting; program --tune searches "
                          f"{', '.join(SEARCHABLE)}")
     return frozenset(names) or None
 

@@ -159,8 +159,8 @@ def spread(data: RunData, q: Quantity, variant: str) -> float | None:
 
 def subject_of(text: str, q: Quantity) -> tuple[str, str]:
     """'lam@mtu1000' -> (library, experiment); 'lam' -> (library, the quantity's)."""
-    lib, _, exp = text.partition("@")
-    return lib, exp or q.experiment
+    impl, _, exp = text.partition("@")
+    return impl, exp or q.experiment
 
 
 def values_of(study: Study, runs: dict[str, Measured], subject: str, q: Quantity,
@@ -220,12 +220,12 @@ def _per_variant(study: Study, runs: dict[str, Measured], subject: str,
     """measure(run, variant) for each variant standing for the subject's library in the
     subject's experiment, where it gives something ('variant@experiment' when the subject
     names its experiment)."""
-    lib, exp = subject_of(subject, q)
+    impl, exp = subject_of(subject, q)
     data = runs.get(exp)
     if data is None:
         return {}
     out = {}
-    for v in variants_of(data, study.libraries[lib].measured):
+    for v in variants_of(data, study.libraries[impl].measured):
         if (x := measure(data, v)) is not None:
             out[f"{v}@{exp}" if "@" in subject else v] = x
     return out

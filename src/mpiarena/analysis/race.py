@@ -1,4 +1,4 @@
-"""The rule of `app --tune`'s race, and its verification.
+"""The rule of `program --tune`'s race, and its verification.
 
 Racing (F-race, successive halving): every configuration still in the race gets one launch a
 round; after each round each library's configurations are compared with its leader (the lowest
@@ -85,8 +85,8 @@ class Race:
         self.spent = 0  # launches, failed ones too
 
     def alive(self, library: str | None = None) -> list[str]:
-        libraries = [library] if library else list(self.entrants)
-        return [c for lib in libraries for c in self.entrants[lib] if c not in self.dropped]
+        impls = [library] if library else list(self.entrants)
+        return [c for impl in impls for c in self.entrants[impl] if c not in self.dropped]
 
     def record(self, config: str, wall: float | None, reason: str = "") -> None:
         """One launch of config: its wall seconds, or None and why it failed (it is dropped)."""
@@ -159,11 +159,11 @@ class Race:
         configuration decided against its leader; either: max_rounds."""
         done = self.settled if self.eliminate else self.decided
         return self.rounds >= self.max_rounds or all(
-            set(self.alive(lib)) - {self.leader(lib)} <= done for lib in self.entrants)
+            set(self.alive(impl)) - {self.leader(impl)} <= done for impl in self.entrants)
 
     def winners(self) -> dict[str, str]:
         """library -> its leader (libraries whose every configuration failed: none)."""
-        return {lib: lead for lib in self.entrants if (lead := self.leader(lib))}
+        return {impl: lead for impl in self.entrants if (lead := self.leader(impl))}
 
 
 def _out_of_contention(j: Comparison) -> bool:
@@ -223,16 +223,16 @@ def verify(walls: dict[str, list[float]],
     """(library, default, setting) pairs judged as one family on their launches."""
     judged = judge([Pair(_sample(walls.get(d, [])), _sample(walls.get(s, [])))
                     for _, d, s in pairs])
-    return [Verified(lib, d, s, j)
-            for (lib, d, s), j in zip(pairs, judged, strict=True)]
+    return [Verified(impl, d, s, j)
+            for (impl, d, s), j in zip(pairs, judged, strict=True)]
 
 
 def verification_pairs(winners: dict[str, str], overall: str | None,
                        defaults: dict[str, str]) -> list[tuple[str, str, str]]:
     """Each library's winner against its default (where it is not the default), and the
     overall winner against every other library's default."""
-    pairs = [(lib, defaults[lib], w) for lib, w in winners.items() if w != defaults[lib]]
+    pairs = [(impl, defaults[impl], w) for impl, w in winners.items() if w != defaults[impl]]
     if overall is not None:
-        pairs += [(lib, d, overall) for lib, d in defaults.items()
-                  if winners.get(lib) != overall and d != overall]
+        pairs += [(impl, d, overall) for impl, d in defaults.items()
+                  if winners.get(impl) != overall and d != overall]
     return pairs

@@ -69,10 +69,10 @@ def _stand_in(data: Measured, fig: PublishedFigure, variant: str, ref: float | N
 def _figure_rows(fig: PublishedFigure, runs: dict[str, Measured], study: Study) -> list[FigureRow]:
     unit = "x" if fig.relative_to else fig.unit
     if fig.quantity is None:
-        return [FigureRow(fig.what, fig.source, study.libraries[lib].name, fig.unit, pub.text,
+        return [FigureRow(fig.what, fig.source, study.libraries[impl].name, fig.unit, pub.text,
                           None,
                           [StandIn("", missing=f"cannot be measured: {fig.why}")], fig.note)
-                for lib, pub in fig.published.items()]
+                for impl, pub in fig.published.items()]
     data = runs.get(fig.quantity.experiment)
     ref_key = fig.relative_to or fig.minus
     ref = None
@@ -80,8 +80,8 @@ def _figure_rows(fig: PublishedFigure, runs: dict[str, Measured], study: Study) 
         ref_variants = variants_of(data, study.libraries[ref_key].measured)
         ref = value(data, fig.quantity, ref_variants[0]) if ref_variants else None
     rows = []
-    for lib, pub in fig.published.items():
-        library = study.libraries[lib]
+    for impl, pub in fig.published.items():
+        library = study.libraries[impl]
         ratio = pub.value / fig.published[fig.relative_to].value if fig.relative_to else None
         measured = [_stand_in(data, fig, v, ref, pub.spread is not None)
                     for v in variants_of(data, library.measured)] if data is not None else []

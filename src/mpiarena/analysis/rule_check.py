@@ -148,7 +148,7 @@ def quick(ratio: float, cells: int = 73) -> Report:
 
 def race_keeps_best(rng: np.random.Generator, levels: tuple[float, ...],
                     spread: Spread = Spread()) -> bool:
-    """One simulated `app --tune` race of one library's configurations at `levels` (the first
+    """One simulated `program --tune` race of one library's configurations at `levels` (the first
     the truly best): whether the best is still in the race at its end."""
     names = [f"c{i}" for i in range(len(levels))]
     race = Race({"lib": names})

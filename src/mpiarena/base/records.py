@@ -103,8 +103,8 @@ class RunKind(StrEnum):
     BENCHMARK = "benchmark"  # `mpiarena run`: a suite's cells on the libraries
     REPRODUCED = "reproduced"  # `mpiarena reproduce`: a study's experiment
     TUNE = "tune"  # `mpiarena tune`: collective algorithms as variants
-    PROGRAM = "program"  # `mpiarena app`: the user's program
-    PROGRAM_TUNING = "program tuning"  # `mpiarena app --tune`: its configurations raced
+    PROGRAM = "program"  # `mpiarena program`: the user's program
+    PROGRAM_TUNING = "program tuning"  # `mpiarena program --tune`: its configurations raced
     SIMULATED = "simulated"  # `mpiarena simulate`: SMPI's models
     IMPORTED = "imported"  # `mpiarena import`: another suite's output
     RELEASES = "releases"  # `mpiarena releases`: a step of a series' bisection

@@ -48,7 +48,7 @@ class CellStatus(StrEnum):
 
 
 class LaunchStatus(StrEnum):
-    """A launch of a user's program (`mpiarena app`): it exited 0; it exited otherwise, or its
+    """A launch of a user's program (`mpiarena program`): it exited 0; it exited otherwise, or its
     launcher or profile failed; it did not end within the timeout and was killed."""
 
     OK = "ok"

@@ -26,6 +26,7 @@ from .plot import plot_cmd
 from .profile import profile_cmd
 from .program import program_cmd
 from .releases import releases_cmd
+from .renames import deprecated
 from .report import report_cmd
 from .reproduce import reproduce_cmd
 from .run import run_cmd
@@ -35,13 +36,27 @@ from .simulate import simulate_cmd
 from .sweeping import on_sigterm
 from .tune import tune_cmd
 
-COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, program_cmd, import_cmd, list_cmd,
-            releases_cmd, show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd, profile_cmd,
-            reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd, simulate_cmd)
+COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, program_cmd, import_cmd,
+            list_cmd, releases_cmd, show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd,
+            profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd,
+            simulate_cmd)
+
+
+OLD_NAMES = {"app": "program"}  # a command's old spelling: works for this release, with a notice
 
 
 class Arena(click.Group):
-    """The command group: --help lists the commands in guide.py's sections, in its order."""
+    """The command group: --help lists the commands in guide.py's sections, in its order; an
+    old spelling of a command runs the command under its name with a notice."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] in OLD_NAMES:
+            old, new = args[0], OLD_NAMES[args[0]]
+            deprecated(f"'mpiarena {old}' is now 'mpiarena {new}' (the old spelling goes in the "
+                       "next release)")
+            args = [new, *args[1:]]
+        return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [e.name for s in SECTIONS for e in s.entries if e.name in self.commands]

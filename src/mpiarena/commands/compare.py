@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, db: str,
                 db_b: str | None, ci: CI) -> None:
     """The same implementations across two runs: regressions and improvements, with statistics.
-    Two app runs: each figure of each library, run B's launches against run A's. With
+    Two program runs: each figure of each library, run B's launches against run A's. With
     --fail-on-regression the exit status is 3 when a regression is decided."""
     # here, not at the top: ~80 ms more start-up for every command
     from ..report import terminal
@@ -50,12 +50,12 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
             raise ArenaError(f"run {run_id} is simulated (deterministic, one launch a cell): "
                              "hold it against a measured run with 'mpiarena simulate "
                              "--validate-against RUN', or show it with 'mpiarena show'")
-    apps = [kind.runs_a_program for kind in kinds]
-    if apps[0] != apps[1]:
-        app, kernel = (id_a, id_b) if apps[0] else (id_b, id_a)
-        raise ArenaError(f"run {app} is an app run and run {kernel} is not: compare two app "
-                         "runs, or two benchmark runs")
-    if apps[0]:
+    programs = [kind.runs_a_program for kind in kinds]
+    if programs[0] != programs[1]:
+        program, other = (id_a, id_b) if programs[0] else (id_b, id_a)
+        raise ArenaError(f"run {program} is a program run and run {other} is not: compare two "
+                         "program runs, or two benchmark runs")
+    if programs[0]:
         # here, not at the top: ~9 ms more start-up for every command
         from ..analysis.program import analyze
 
@@ -99,8 +99,8 @@ def compare_cmd(run_a: str, run_b: str, pairs: tuple[str, ...], show_all: bool, 
            [f"{c.name}: {c.failure}" for c in cases if c.failure])
 
 
-def _compare_programs(a: ProgramResult, b: ProgramResult, pairs: dict[str, str] | None, show_all: bool,
-                  ci: CI) -> None:
+def _compare_programs(a: ProgramResult, b: ProgramResult, pairs: dict[str, str] | None,
+                      show_all: bool, ci: CI) -> None:
     # here, not at the top: ~90 ms more start-up for every command
     from ..analysis.program_compare import compare_programs
     from ..report import program
@@ -114,7 +114,7 @@ def _compare_programs(a: ProgramResult, b: ProgramResult, pairs: dict[str, str] 
                       soft_wrap=True, markup=False)
     changes = compare_programs(a, b, pairs, threshold=ci.threshold)
     if not changes:
-        raise ArenaError(f"app runs {id_a} and {id_b} share no figure of the same library; "
+        raise ArenaError(f"program runs {id_a} and {id_b} share no figure of the same library; "
                          "match libraries with --pair A=B")
     program.render_changes(a, b, changes, console, show_all)
     # here, not at the top: matplotlib, ~460 ms more start-up for every command

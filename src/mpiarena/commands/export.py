@@ -32,7 +32,7 @@ def export_cmd(run: str, fmt: str, summary: bool, output: str | None, db: str) -
     """Every observation of one run (an id from 'list'; default: latest), every rank, as CSV or
     JSON; or, with --summary, its figures, intervals and verdicts (schema:
     report/summary.schema.json); --format perflog: ReFrame performance log lines, one per cell,
-    variant and figure. An app run: every launch
+    variant and figure. A program run: every launch
     and the MPI calls of the profiled ones (CSV: a `record` column tells them apart)."""
     store = stores.existing_store(db)
     asked = Format(fmt)

@@ -66,12 +66,12 @@ SECTIONS = (
               "calibrated from a measured pingpong"))),
     )),
     Section("Your program", (
-        CommandEntry("app", "Your MPI program built, launched and judged across libraries", (
-            E("mpiarena app --launches 5 -- tests/programs/allreduce_heavy.c 60 256",
+        CommandEntry("program", "Your MPI program built, launched and judged across libraries", (
+            E("mpiarena program --launches 5 -- tests/programs/allreduce_heavy.c 60 256",
               "one C file compiled with each library's wrapper"),
-            E("mpiarena app --bin mpich-4.0.2=/usr/bin/NPmpich2 --bin openmpi-4.1.4=/usr/bin/"
+            E("mpiarena program --bin mpich-4.0.2=/usr/bin/NPmpich2 --bin openmpi-4.1.4=/usr/bin/"
               "NPopenmpi -- -u 65536 -p 0 -n 200", "binaries built elsewhere"),
-            E("mpiarena app --tune --budget 3m --dir tuned -- tests/programs/allreduce_heavy.c "
+            E("mpiarena program --tune --budget 3m --dir tuned -- tests/programs/allreduce_heavy.c "
               "60 256", "the settings to run it with"))),
         CommandEntry("profile", "Calls and time per MPI function of any MPI program", (
             E("mpiarena profile --impl mpich-4.0.2 --compile tests/programs/allreduce_heavy.c "

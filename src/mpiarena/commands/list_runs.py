@@ -14,7 +14,7 @@ from .stores import db_option
 @json_option("the runs")
 @db_option
 def list_cmd(as_json: bool, db: str) -> None:
-    """The runs in the store (an app run: its launches instead of cells)."""
+    """The runs in the store (a program run: its launches instead of cells)."""
     # here, not at the top: ~9 ms more start-up for every command
     from ..analysis.program import is_program_run
 

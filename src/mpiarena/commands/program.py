@@ -1,4 +1,4 @@
-"""`mpiarena app`: your own MPI program, built against every library, launched, judged."""
+"""`mpiarena program`: your own MPI program, built against every library, launched, judged."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _mpi_only(impls: list[Implementation], named: bool) -> list[Implementation]:
     """The MPI libraries among impls; one the user named that is not MPI is an error."""
     others = [i.id for i in impls if not family_of(i).pmpi]
     if others and named:
-        raise ArenaError(f"{', '.join(others)}: not an MPI library, 'app' runs MPI programs; "
+        raise ArenaError(f"{', '.join(others)}: not an MPI library, 'program' runs MPI programs; "
                          "leave it out of --impl")
     chosen = [i for i in impls if family_of(i).pmpi]
     if not chosen:
@@ -109,7 +109,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
     return check_search(tuple(n.strip() for s in search for n in s.split(",") if n.strip()))
 
 
-@click.command("app", cls=grouping.Sectioned, context_settings={"ignore_unknown_options": True})
+@click.command("program", cls=grouping.Sectioned, context_settings={"ignore_unknown_options": True})
 @impl_option("libraries to compare (default: every MPI library found, or those of --bin)")
 @click.option("--src", type=click.Path(file_okay=False), help="the program's source directory: "
               "copied once per library, --build runs in the copy")
@@ -120,7 +120,7 @@ def _tuning(tune: bool, budget: float, search: tuple[str, ...], directory: str |
 @grouping.grouped(
     "how", lambda **given: LaunchOptions(**given).parse(),
     click.option("--np", "np_", type=ONE_RANK_COUNT, default="2", show_default=True,
-                 help="ranks per launch: one rank count (an app run compares libraries at one)"),
+                 help="ranks per launch: one rank count (a program run compares libraries at one)"),
     click.option("--launches", default=10, show_default=True,
                  help="timed launches per library (the statistics' unit)"),
     click.option("--warmup", default=0, show_default=True,
@@ -155,7 +155,7 @@ def program_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
             search: tuple[str, ...], directory: str | None, db: str,
             program: tuple[str, ...]) -> None:
     """Build your MPI program against each library, launch it interleaved, judge its wall time
-    and figures: mpiarena app [--src DIR --build CMD | --bin ID=PATH ...] -- PROGRAM ARGS
+    and figures: mpiarena program [--src DIR --build CMD | --bin ID=PATH ...] -- PROGRAM ARGS
     (PROGRAM may be one .c/.cc/.f90 source, compiled with each library's wrapper); --tune
     finds each library's best settings for it."""
     # here, not at the top: ~90 ms more start-up for every command
@@ -167,7 +167,7 @@ def program_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
     if (src is None) != (build is None):
         raise ArenaError("--src and --build go together: --src DIR --build 'make CC=$MPICC'")
     if not program and not bins:
-        raise ArenaError("no program; use: mpiarena app [options] -- PROGRAM ARGS")
+        raise ArenaError("no program; use: mpiarena program [options] -- PROGRAM ARGS")
     only = _tuning(tune, budget, search, directory, how)
     by_bin = _bins(bins)
     ids, user_prefixes = parse_user_impls(impl_specs)
@@ -194,8 +194,8 @@ def program_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         from ..runner.program_tuning import TuneSettings
         from .program_tuning import tune_program_run
 
-        tune_program_run(app, TuneSettings(budget, settings.launches, only, output=directory), where,
-                   db, recorded)
+        tune_program_run(app, TuneSettings(budget, settings.launches, only, output=directory),
+                         where, db, recorded)
         return
     with opened(where) as topology:
         store = stores.store(db)

@@ -1,4 +1,4 @@
-"""`mpiarena app --tune`'s part of the command: the race run, then its result in words."""
+"""`mpiarena program --tune`'s part of the command: the race run, then its result in words."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from .stores import db_option
               "and the verdict rule in full")
 @click.option("--costs", is_flag=True, help="what each library costs: thread level, CPU while "
               "waiting, memory, overlap, progress, message rate (where the suite measured them)")
-@click.option("--launch-output", "launch_output", is_flag=True, help="app runs: every launch "
+@click.option("--launch-output", "launch_output", is_flag=True, help="program runs: every launch "
               "(library, kind, status, wall) and the end of its stored stdout and stderr")
 @renames.renamed("--output", "--launch-output", "launch_output", is_flag=True)
 @click.option("--lines", type=click.IntRange(min=1), default=20, show_default=True,
@@ -41,7 +41,7 @@ def show_cmd(run: str, all_verdicts: bool, tables: bool, method: bool, costs: bo
     library, where that holds, the ranking), a line per kind of warning and who won each
     benchmark; --tables adds a table per benchmark, --method the machine, versions and method,
     --costs the costs, --all every verdict and warning;
-    --config what ran; --models the fitted models. An app run: its medians, verdicts and
+    --config what ran; --models the fitted models. A program run: its medians, verdicts and
     decompositions; --launch-output each launch's output. A tune run: also what each library's
     default behaves like."""
     store = stores.existing_store(db)

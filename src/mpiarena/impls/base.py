@@ -106,7 +106,7 @@ def slug(impl_id: str) -> str:
 
 @dataclass(frozen=True)
 class SelectionFile:
-    """Fixed algorithm choices as a library's own selection file, for `app --tune`'s winner:
+    """Fixed algorithm choices as a library's own selection file, for `program --tune`'s winner:
     the file's name and text, what loads it (`path_variable` set to where it is written, beside
     `loads`), and the forcing variables it stands in for."""
 
@@ -230,7 +230,7 @@ class Family(Protocol):
 
     def eager_limits(self, impl: Implementation) -> list[Setting]:
         """Point-to-point eager/rendezvous limits worth trying instead of the library's own
-        (`app --tune`); [] where it exposes none."""
+        (`program --tune`); [] where it exposes none."""
         ...
 
     def selection_file(self, name: str, forced: Mapping[str, str]) -> SelectionFile | None:

@@ -76,8 +76,8 @@ def library_selection(impl: Implementation, marker: bytes = b'"algorithm=MPIR_Al
     """A built-in selection tree read out of the library it links (MPIR's by default; ch4's
     shared-memory one with marker b'MPIDI_POSIX'): a tuning file replaces it whole, so every
     collective it leaves alone must keep the library's own branch."""
-    for lib in _libraries(impl):
-        data = lib.read_bytes()
+    for so in _libraries(impl):
+        data = so.read_bytes()
         for m in re.finditer(rb'\{"collective=', data):
             text = data[m.start():data.index(b"\0", m.start())]
             if marker in text:

@@ -1,4 +1,4 @@
-"""What `mpiarena app` measures of a user's own program: its launches, each launch's wall time
+"""What `mpiarena program` measures of a user's own program: its launches, each launch's wall time
 and figures of merit (read from its output by pattern), and the binary each library ran."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Metric:
 
 
 class LaunchKind(StrEnum):
-    """Why a launch of the program ran: timed, a warm-up, profiled (`app --tune`'s first), one
+    """Why a launch of the program ran: timed, a warm-up, profiled (`program --tune`'s first), one
     of the tuning race's rounds, or the verification of its winners."""
 
     TIMED = "timed"
@@ -69,7 +69,7 @@ class LaunchKind(StrEnum):
 
 
 class Role(StrEnum):
-    """How a configuration of an `app --tune` run ended: its library's winner, the winner of
+    """How a configuration of an `program --tune` run ended: its library's winner, the winner of
     the fastest library (overall), or neither."""
 
     OVERALL = "overall"
@@ -124,7 +124,7 @@ class BuiltProgram:
 
 @dataclass(frozen=True)
 class TunedConfig:
-    """One configuration of an `app --tune` run as stored: what it set, how its race ended."""
+    """One configuration of an `program --tune` run as stored: what it set, how its race ended."""
 
     variant: str
     impl_id: str

@@ -84,7 +84,7 @@ class ReleasesSettings(RunSettings):
 
 @dataclass(frozen=True)
 class ProgramTuning:
-    """What an `app --tune` run could spend and search (a key an older store lacks: the
+    """What an `program --tune` run could spend and search (a key an older store lacks: the
     default)."""
 
     budget: float | None = None  # seconds of launches (None: not recorded, an older store)
@@ -103,7 +103,7 @@ class ProgramTuning:
 
 @dataclass(frozen=True)
 class ProgramSettings:
-    """A program's run (`mpiarena app`, with --tune: `tune`): how it was launched, what was
+    """A program's run (`mpiarena program`, with --tune: `tune`): how it was launched, what was
     read of it, and the program each library ran."""
 
     np: int = 0

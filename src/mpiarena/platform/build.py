@@ -19,7 +19,7 @@ from ..impls import Implementation, family_of
 from ..impls.base import MPI_EXT, Family
 from ..impls.registry import reference
 
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = Path(__file__).parent.parent / "kernels"
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 # The driver every family's core is built from, each file using only those after it (core.h lists
 # what each does; tests/test_kernel_calls.py checks that none uses a file that uses it); a family

@@ -1,4 +1,4 @@
-"""The user's program once per MPI library, for `mpiarena app`: built from a source tree by its
+"""The user's program once per MPI library, for `mpiarena program`: built from a source tree by its
 own build command, compiled from one source file, or prebuilt; each binary checked to load the
 library it is run with."""
 
@@ -41,7 +41,7 @@ DONE = ".mpiarena-built"  # in a tree build's directory once its command succeed
 
 @dataclass(frozen=True)
 class BuildRequest:
-    """How `mpiarena app` was told to get the program."""
+    """How `mpiarena program` was told to get the program."""
 
     program: list[str]  # PROGRAM ARGS as given after `--` (only ARGS with --bin)
     src: Path | None = None  # --src DIR: copied once per implementation
@@ -324,12 +324,12 @@ def _check_links(impl: Implementation, binary: Path, core: Build, warn: Callable
         warn(f"{binary} loads no MPI library (static, or a script?): mpiarena cannot check "
              f"that it runs {impl.id}")
         return ""
-    if lost := [lib.name for lib in have if lib.path is None]:
+    if lost := [so.name for so in have if so.path is None]:
         raise ArenaError(f"{binary}: the loader finds no {', '.join(lost)} with {impl.id}'s "
                          f"environment: {fix}")
-    want = [lib for lib in mpi_libraries(core.binary, impl) if lib.path is not None]
-    wanted = {lib.path.resolve() for lib in want if lib.path}
-    match = next((lib for lib in have if lib.path and lib.path.resolve() in wanted), None)
+    want = [so for so in mpi_libraries(core.binary, impl) if so.path is not None]
+    wanted = {so.path.resolve() for so in want if so.path}
+    match = next((so for so in have if so.path and so.path.resolve() in wanted), None)
     if match is None and want:
         raise ArenaError(f"{binary} is linked to {have[0].path}, not {impl.id}'s "
                          f"{want[0].path}: {fix}")

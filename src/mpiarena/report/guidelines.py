@@ -46,11 +46,11 @@ class VariantChecks:
 @dataclass
 class Guidelines:
     lead: str
-    libraries: list[VariantChecks]
+    variants: list[VariantChecks]
 
     @property
     def violations(self) -> int:
-        return sum(lib.violated for lib in self.libraries)
+        return sum(row.violated for row in self.variants)
 
 
 def violation_text(c: GuidelineCheck) -> str:
@@ -94,15 +94,15 @@ def guidelines(data: RunData) -> Guidelines | None:
         held, violated, undecided = (sum(c.outcome == o for c in mine)
                                      for o in (GuidelineResult.HELD, GuidelineResult.VIOLATED,
                                                GuidelineResult.UNDECIDED))
-        lib = VariantChecks(variant, len(mine), held, violated, undecided,
+        row = VariantChecks(variant, len(mine), held, violated, undecided,
                             sum(c.leaning for c in mine))
         for g in GUIDELINES:
             bad = [c for c in mine if c.guideline == g and c.outcome == GuidelineResult.VIOLATED]
-            lib.violations += [violation_text(c) for c in bad]
+            row.violations += [violation_text(c) for c in bad]
             if bad:
-                lib.advice.append(advice_text(variant, bad))
+                row.advice.append(advice_text(variant, bad))
             if (g.mockup, variant) in unchecked and g.mockup in asked:
-                lib.unchecked.append(f"{g.text}: n/a ({unchecked[g.mockup, variant]})")
-        if lib.checked or lib.unchecked:
-            out.append(lib)
+                row.unchecked.append(f"{g.text}: n/a ({unchecked[g.mockup, variant]})")
+        if row.checked or row.unchecked:
+            out.append(row)
     return Guidelines(LEAD, out)

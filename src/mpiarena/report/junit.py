@@ -64,7 +64,7 @@ def compare_cases(changes: Sequence[Change]) -> list[Case]:
 
 
 def program_cases(changes: Sequence[ProgramChange]) -> list[Case]:
-    """A testcase per figure and library of two app runs."""
+    """A testcase per figure and library of two program runs."""
     return [_case(f"{c.figure}, " + (c.variant if c.variant == c.other else
                                      f"{c.variant} -> {c.other}"),
                   "mpiarena.app", c.outcome, change_line(c)) for c in changes]

@@ -45,13 +45,13 @@ def _guidelines(data: RunData) -> list[str]:
         return []
     out = ["## Self-consistency guidelines", "", escape(g.lead), "",
            *table(["variant", "checked", "held", "violated", "undecided"],
-                  ([lib.variant, lib.checked, lib.held, lib.violated, lib.undecided]
-                   for lib in g.libraries))]
-    for lib in g.libraries:
-        lines = ([f"violated: {x}" for x in lib.violations] + [f"so: {x}" for x in lib.advice]
-                 + lib.unchecked)
+                  ([row.variant, row.checked, row.held, row.violated, row.undecided]
+                   for row in g.variants))]
+    for row in g.variants:
+        lines = ([f"violated: {x}" for x in row.violations] + [f"so: {x}" for x in row.advice]
+                 + row.unchecked)
         if lines:
-            out += ["", f"**{lib.variant}**", ""] + [f"- {escape(x)}" for x in lines]
+            out += ["", f"**{row.variant}**", ""] + [f"- {escape(x)}" for x in lines]
     return [*out, ""]
 
 

@@ -1,5 +1,5 @@
 """Markdown's escaping and its one table writer, shared by every Markdown rendering (a run's
-summary, an app run's, a reproduction's)."""
+summary, a program run's, a reproduction's)."""
 
 from __future__ import annotations
 

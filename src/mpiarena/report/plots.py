@@ -66,7 +66,7 @@ LEVEL = f"{CONFIDENCE:.0%}"  # the intervals' level, as the captions say it
 
 
 class FigureKind(StrEnum):
-    """What a figure draws: the kinds of `plot_table.PLOTS`, an app run's walls, calls and
+    """What a figure draws: the kinds of `plot_table.PLOTS`, a program run's walls, calls and
     race, history's and a release bisection's."""
 
     TUNING = "tuning"

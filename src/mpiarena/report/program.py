@@ -1,7 +1,7 @@
-"""What `mpiarena app`, `show`, `report` and `compare` say of an app run: per figure each
+"""What `mpiarena program`, `show`, `report` and `compare` say of a program run: per figure each
 library's median and the verdicts, where a wall-time difference comes from, the profiler's
 overhead, every failed launch and warning, each launch's output, and what changed between two
-app runs."""
+program runs."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ NO_FLOOR = ("no machine floor: a program's wall time has none (the floor bounds 
 
 @dataclass
 class ProgramText:
-    """An app run in words and rows, for every renderer."""
+    """A program run in words and rows, for every renderer."""
 
     title: str
     method: list[str]
@@ -83,7 +83,7 @@ def program_text(r: ProgramResult) -> ProgramText:
     s = r.run.settings
     program = " ".join(s.get("program", [])) or "(prebuilt binaries, no arguments)"
     how = {k: p.get("how", "") for k, p in s.get("programs", {}).items()}
-    title = (f"app run {r.run.id}: {program} on {r.np} ranks, "
+    title = (f"program run {r.run.id}: {program} on {r.np} ranks, "
              f"{s.get('launches')} timed launches per library"
              + (f" after {s['warmup']} warm-up" if s.get("warmup") else "")
              + f" ({', '.join(sorted(set(how.values())))})")
@@ -153,10 +153,10 @@ def change_line(c: ProgramChange) -> str:
             f"launches {c.n_a}/{c.n_b})")
 
 
-def render_changes(a: ProgramResult, b: ProgramResult, changes: list[ProgramChange], console: Console,
-                   show_all: bool) -> None:
-    """What changed from app run a to app run b, regressions first."""
-    console.print(f"[bold]App run {a.run.id}[/] ({a.run.started}) against [bold]app run "
+def render_changes(a: ProgramResult, b: ProgramResult, changes: list[ProgramChange],
+                   console: Console, show_all: bool) -> None:
+    """What changed from program run a to program run b, regressions first."""
+    console.print(f"[bold]Program run {a.run.id}[/] ({a.run.started}) against [bold]program run "
                   f"{b.run.id}[/] ({b.run.started}); a ratio is b over a", soft_wrap=True)
     shown = [c for c in changes if show_all or c.outcome.decided]
     for c in sorted(shown, key=lambda c: (MOVEMENT_ORDER[c.outcome], -abs(math.log(c.ratio)))):

@@ -1,4 +1,4 @@
-"""Exports of an app run: every launch (and the MPI calls of the profiled ones) as CSV or JSON,
+"""Exports of a program run: every launch (and the MPI calls of the profiled ones) as CSV or JSON,
 or its summary: per figure each library's median and the verdicts, the decompositions and the
 profiler's overhead (the `app` object of `summary.schema.json`).
 
@@ -118,8 +118,8 @@ def program_summary(r: ProgramResult) -> dict[str, Any]:
 
 
 def summary_json(r: ProgramResult, data: RunData, tuned: dict[str, Any] | None = None) -> str:
-    """The summary export of an app run: no kernel records, its `app` object (and an
-    `app --tune` run's `tuned` object)."""
+    """The summary export of a program run: no kernel records, its `app` object (and an
+    `program --tune` run's `tuned` object)."""
     return json.dumps({
         "schema": "mpiarena-summary", "version": VERSION,
         "run": {"id": data.run_id, "status": data.status, "suite": data.run.suite,

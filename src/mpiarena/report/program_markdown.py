@@ -1,4 +1,4 @@
-"""The Markdown summary of an app run: the words of `program.program_text`, as Markdown."""
+"""The Markdown summary of a program run: the words of `program.program_text`, as Markdown."""
 
 from __future__ import annotations
 

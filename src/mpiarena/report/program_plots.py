@@ -1,4 +1,4 @@
-"""Figures of an app run (matplotlib, Agg): each launch's wall time in launch order per library,
+"""Figures of a program run (matplotlib, Agg): each launch's wall time in launch order per library,
 and the seconds per rank in each MPI function of the profiled launches, libraries side by side."""
 
 from __future__ import annotations

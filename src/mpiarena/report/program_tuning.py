@@ -1,4 +1,4 @@
-"""`app --tune` in words: the search space and why, the race, the verification's verdicts, and
+"""`program --tune` in words: the search space and why, the race, the verification's verdicts, and
 the winning settings ready to use."""
 
 from __future__ import annotations
@@ -65,12 +65,12 @@ def verdict_line(v: Verified) -> str:
 def verification_lines(r: TuneResult) -> list[str]:
     out = ["verified (fresh interleaved launches against each library's default):"]
     judged = {v.library for v in r.verified}
-    for lib, winner in r.winners.items():
-        if lib not in judged and winner == lib:
-            out.append(f"  {lib}: {NO_GAIN} (the default led its race)")
+    for impl, winner in r.winners.items():
+        if impl not in judged and winner == impl:
+            out.append(f"  {impl}: {NO_GAIN} (the default led its race)")
     out += [f"  {verdict_line(v)}" for v in r.verified]
-    out += [f"  {lib}: left out, its profiled launch failed: {why}"
-            for lib, why in r.failed_profiles.items()]
+    out += [f"  {impl}: left out, its profiled launch failed: {why}"
+            for impl, why in r.failed_profiles.items()]
     return out
 
 
@@ -103,7 +103,7 @@ def ready_lines(r: TuneResult) -> list[str]:
         return [f"ready to use: nothing; {NO_GAIN}, keep it"]
     where = r.directory
     out = [f"ready to use (written to {where}):" if where else
-           "ready to use (app --tune --dir DIR writes these files):"]
+           "ready to use (program --tune --dir DIR writes these files):"]
     out += [f"  {impl} with its defaults: verified faster than {', '.join(over)}; no setting "
             f"of it was decided faster than its own default, so the gain is the library's"
             for impl, over in libraries.items()]

@@ -23,7 +23,7 @@ from .source import Rendering, RunSource
 class Format(Enum):
     """What a command asks of a run: a file (export, report) or a terminal view (show)."""
 
-    CSV = "csv"  # every observation (an app run: every launch and MPI call)
+    CSV = "csv"  # every observation (a program run: every launch and MPI call)
     JSON = "json"
     SUMMARY_CSV = "summary-csv"  # figures, intervals and verdicts (summary.schema.json)
     SUMMARY_JSON = "summary-json"
@@ -155,8 +155,8 @@ def _models(s: RunSource, o: RenderOptions) -> str:
 
 
 def _no_output(s: RunSource, o: RenderOptions) -> str:
-    raise ArenaError(f"run {s.run_id} is not an app run: --launch-output shows the output of an "
-                     "'mpiarena app' run's launches")
+    raise ArenaError(f"run {s.run_id} is not a program run: --launch-output shows the output of an "
+                     "'mpiarena program' run's launches")
 
 
 # A simulated run: deterministic, so its own words (no intervals, verdicts or oversubscription).
@@ -182,7 +182,7 @@ def _simulated_terminal(s: RunSource, o: RenderOptions) -> str:
     return _printed(o.console, render(s.data))
 
 
-# An app run.
+# A program run.
 
 def _launches_csv(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~110 ms more start-up for every command
@@ -214,8 +214,8 @@ def _program_summary_json(s: RunSource, o: RenderOptions) -> str:
 
 
 def _no_program_perflog(s: RunSource, o: RenderOptions) -> str:
-    raise ArenaError(f"run {s.run_id} is an app run; --format perflog writes a benchmark run's "
-                     "figures (export an app run as csv or json)")
+    raise ArenaError(f"run {s.run_id} is a program run; --format perflog writes a benchmark run's "
+                     "figures (export a program run as csv or json)")
 
 
 def _program_html(s: RunSource, o: RenderOptions) -> str:
@@ -237,7 +237,7 @@ def _program_terminal(s: RunSource, o: RenderOptions) -> str:
     from . import program, program_tuning
 
     with o.console.capture() as shown:
-        if s.tuned is not None:  # app --tune: the space, the race, the verdicts, the settings
+        if s.tuned is not None:  # program --tune: the space, the race, the verdicts, the settings
             program_tuning.render(s.tuned, o.console)
         else:
             program.render(s.app, o.console)
@@ -264,7 +264,7 @@ BENCHMARK, PROGRAM, SIMULATED = Rendering.BENCHMARK, Rendering.PROGRAM, Renderin
 MEASURED = (BENCHMARK, SIMULATED)  # runs of the measurement core, as their exports see them
 VIEWS = (Format.TERMINAL, Format.CONFIG, Format.MODELS)  # show, --config, --models
 
-# The views a simulated or app run has no use for (--config, --models) show what `show` does.
+# The views a simulated or program run has no use for (--config, --models) show what `show` does.
 ENTRIES = [
     Entry(MEASURED, (Format.CSV,), _observations_csv),
     Entry(MEASURED, (Format.JSON,), _observations_json),

@@ -1,5 +1,5 @@
 """A stored run as the renderers read it: its rendering (from its kind), and what the store
-gives for it (its data, an app run's analysis, its variants' rows), each read once, when a
+gives for it (its data, a program run's analysis, its variants' rows), each read once, when a
 renderer first asks."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class RunSource:
 
     @cached_property
     def app(self) -> ProgramResult:
-        """An app run as judged (launches, verdicts, decompositions)."""
+        """A program run as judged (launches, verdicts, decompositions)."""
         # here, not at the top: ~9 ms more start-up for every command
         from ..analysis.program import analyze
 
@@ -61,7 +61,7 @@ class RunSource:
 
     @cached_property
     def tuned(self) -> TuneResult | None:
-        """An `app --tune` run's space, race and verdicts (None: any other run)."""
+        """An `program --tune` run's space, race and verdicts (None: any other run)."""
         # here, not at the top: ~20 ms more start-up for every command
         from ..analysis.program_tuning import is_tune_run, tune_result
 

@@ -196,14 +196,14 @@ def _guidelines(data: RunData, console: Console) -> None:
     console.print("[bold]Self-consistency guidelines[/]: does a library's collective lose to "
                   "its own building blocks?")
     console.print(f"[dim]{escape(g.lead)}[/]")
-    for lib in g.libraries:
-        colour = "red" if lib.violated else "green"
-        console.print(f"  [bold]{escape(lib.variant)}[/]: [{colour}]{escape(lib.counts)}[/]")
-        for line in lib.violations:
+    for row in g.variants:
+        colour = "red" if row.violated else "green"
+        console.print(f"  [bold]{escape(row.variant)}[/]: [{colour}]{escape(row.counts)}[/]")
+        for line in row.violations:
             console.print(f"    [red]violated[/]: {escape(line)}")
-        for line in lib.advice:
+        for line in row.advice:
             console.print(f"    [yellow]so[/]: {escape(line)}")
-        for line in lib.unchecked:
+        for line in row.unchecked:
             console.print(f"    [dim]{escape(line)}[/]")
 
 

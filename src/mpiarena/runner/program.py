@@ -1,4 +1,4 @@
-"""`mpiarena app`'s measurement: launches of the user's program through each library's launcher,
+"""`mpiarena program`'s measurement: launches of the user's program through each library's launcher,
 interleaved across libraries, each one's wall time, exit status, output and figures of merit
 kept; then one profiled launch per library, apart from the timed ones."""
 
@@ -53,7 +53,7 @@ class ProgramMeasure:
 
 @dataclass(frozen=True)
 class ProgramRun:
-    """What an app run launches: each library's variant, the program built against each, the
+    """What a program run launches: each library's variant, the program built against each, the
     cores built (their version strings), and how it is measured."""
 
     variants: list[Variant]
@@ -81,7 +81,7 @@ def _tail(path: Path) -> str:
 
 
 class ProgramRunner:
-    """The launches of one app run; nothing it started outlives run()."""
+    """The launches of one program run; nothing it started outlives run()."""
 
     def __init__(self, app: ProgramRun, store: Store, run_id: int, topology: Topology,
                  user: RankUser | None, advance: Callable[[str], None]):
@@ -141,8 +141,8 @@ class ProgramRunner:
         here.chmod(0o777)
         out, err, profile_dir = here / "stdout", here / "stderr", here / "profile"
         program = self.programs[variant.impl.id].argv
-        base = ProgramLaunch(variant.id, s.np, index, LaunchKind(kind), LaunchStatus.FAILED, "", None,
-                         float("nan"))
+        base = ProgramLaunch(variant.id, s.np, index, LaunchKind(kind), LaunchStatus.FAILED, "",
+                             None, float("nan"))
         before = machine_load.snapshot(runs=len(presence.others_measuring()))
         try:
             cmd = command_for(variant, s.np, program, self.user, self.daemons)

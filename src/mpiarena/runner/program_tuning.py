@@ -1,4 +1,4 @@
-"""`mpiarena app --tune`'s measurement: one profiled launch per library, the search space it
+"""`mpiarena program --tune`'s measurement: one profiled launch per library, the search space it
 implies, the race of the configurations in interleaved rounds within the budget, and the
 verification of the winners in fresh interleaved launches against each library's default;
 every launch stored as `app` stores its own (kinds profiled, race, verify)."""
@@ -70,7 +70,7 @@ class TuneRunner:
                     self.variants[c.id] = Variant(c.id, impl, _name(c), c.env, (), c.binding)
             register(r.store, r.run_id, {}, [v for k, v in self.variants.items()
                                              if k not in {d.id for d in r.variants}])
-            race = Race({lib: [c.id for c in cs] for lib, cs in configs.items()},
+            race = Race({impl: [c.id for c in cs] for impl, cs in configs.items()},
                         self.tuning.max_rounds, self.tuning.eliminate)
             self._check_budget(race)
             rng = random.Random(r.settings.seed)
@@ -90,10 +90,10 @@ class TuneRunner:
         """Each library's profiled launch, and the space its profile implies."""
         r = self.runner
         profiled = {v.impl.id: r.launch(v, "profiled") for v in r.variants}
-        good = {lib: x for lib, x in profiled.items() if x.status == LaunchStatus.OK}
-        for lib, x in profiled.items():
-            if lib not in good:
-                self.said.progress(f"{lib}: left out: the program failed under its default "
+        good = {impl: x for impl, x in profiled.items() if x.status == LaunchStatus.OK}
+        for impl, x in profiled.items():
+            if impl not in good:
+                self.said.progress(f"{impl}: left out: the program failed under its default "
                                    f"({x.reason})")
         if not good:
             first = next(iter(profiled.values()))
@@ -104,7 +104,7 @@ class TuneRunner:
                                        good[v.impl.id].wall),
                         v.binding_for(r.settings.np) if local else None, self.tuning.only)
                   for v in r.variants if v.impl.id in good]
-        self.typical = {lib: x.wall for lib, x in good.items()}
+        self.typical = {impl: x.wall for impl, x in good.items()}
         r.store.update_settings(r.run_id, replace(program_settings(r.store.run(r.run_id)),
                                                   spaces=tuple(asdict(s) for s in spaces)))
         self.said.space(spaces)
@@ -151,7 +151,7 @@ class TuneRunner:
                                f"{units.duration(max(self.left(), 0))} of the budget left")
 
     def _verify(self, winners: dict[str, str], overall: str | None, rng: random.Random) -> None:
-        defaults = {lib: lib for lib in winners}
+        defaults = {impl: impl for impl in winners}
         sides = sorted({c for _, d, s in verification_pairs(winners, overall, defaults)
                         for c in (d, s)})
         if not sides:
@@ -176,7 +176,7 @@ def _minutes(seconds: float) -> str:
 
 def tune_program(app: ProgramRun, tuning: TuneSettings, context: RunContext, topology: Topology,
              said: Said, recorded: Mapping[str, Any]) -> Outcome:
-    """The tuning run into a new app run of the store; Ctrl-C ends it as incomplete."""
+    """The tuning run into a new program run of the store; Ctrl-C ends it as incomplete."""
     app = replace(app, settings=replace(app.settings, profile=True))
     record = replace(app.recorded(topology, context.rank_user, recorded),
                      launches=tuning.verify_launches, warmup=0,

@@ -51,10 +51,10 @@ SCHEMA_VERSION = 12  # 2: extras (CPU, memory, overlap and progress figures per 
 # call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
 # blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
 # summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch);
-# 6: app_launches and app_calls (`mpiarena app`: a program's launches, the MPI calls profiled);
+# 6: app_launches and app_calls (`mpiarena program`: a program's launches, the MPI calls profiled);
 # 7: configs (what a library ran with, whatran.WhatRan, one row per distinct content) and
 # jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime);
-# 9: app_configs (`mpiarena app --tune`: each configuration raced, how it left, the winners)
+# 9: app_configs (`mpiarena program --tune`: each configuration raced, how it left, the winners)
 # 10: jobs.failed_bench and jobs.failed_size (the cell a job failed in, its reason the cause
 # alone: before, the reason started "BENCH SIZE B: "); 11: jobs.shape (whole: every cell of
 # the plan; partial: a budget's launch of the cells still open); 12: runs.kind (records.RunKind)
@@ -500,7 +500,7 @@ class Store:
                            [(launch_id, c.rank, c.function, c.calls, c.seconds) for c in calls])
 
     def add_program_configs(self, run_id: int, configs: Iterable[TunedConfig]) -> None:
-        """An `app --tune` run's configurations, how each left the race, the winners."""
+        """An `program --tune` run's configurations, how each left the race, the winners."""
         with self.tx() as db:
             db.executemany("INSERT INTO app_configs VALUES (?, ?, ?, ?, ?, ?, ?)",
                            [(run_id, c.variant, c.impl_id, json.dumps(c.values), c.dropped,
@@ -508,7 +508,7 @@ class Store:
 
     # --- reading -------------------------------------------------------------------------
     def program_configs(self, run_id: int) -> list[TunedConfig]:
-        """An `app --tune` run's configurations in the order they were stored."""
+        """An `program --tune` run's configurations in the order they were stored."""
         rows = self.db.execute("SELECT * FROM app_configs WHERE run_id=? ORDER BY rowid",
                                (run_id,))
         return [TunedConfig(r["variant"], r["impl_id"], json.loads(r["config_values"]),
@@ -534,7 +534,7 @@ class Store:
         return out
 
     def program_launch_count(self, run_id: int) -> int:
-        """How many launches of its program an app run holds (all kinds)."""
+        """How many launches of its program a program run holds (all kinds)."""
         row = self.db.execute("SELECT COUNT(*) FROM app_launches WHERE run_id=?", (run_id,))
         return int(row.fetchone()[0])
 

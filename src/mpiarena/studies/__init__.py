@@ -185,16 +185,16 @@ def _number(v: object) -> tuple[float, str]:
 
 def _published(values: dict[str, Any], where: str) -> dict[str, Published]:
     out: dict[str, Published] = {}
-    for lib, v in values.items():
+    for impl, v in values.items():
         try:
             if isinstance(v, list) and len(v) == 2:
                 (x, xt), (sd, st) = _number(v[0]), _number(v[1])
-                out[lib] = Published(x, sd, f"{xt} ± {st}")
+                out[impl] = Published(x, sd, f"{xt} ± {st}")
             else:
                 x, xt = _number(v)
-                out[lib] = Published(x, None, xt)
+                out[impl] = Published(x, None, xt)
         except ValueError:
-            raise ArenaError(f"{where}: published value of {lib} is a number or [value, spread]"
+            raise ArenaError(f"{where}: published value of {impl} is a number or [value, spread]"
                              ) from None
     return out
 
@@ -250,7 +250,7 @@ def parse(study_id: str, data: dict[str, Any], where: str) -> Study:
 
 
 def _check_libraries(study: Study, where: str) -> None:
-    used = [lib for f in study.figures for lib in f.published]
+    used = [impl for f in study.figures for impl in f.published]
     used += [f.relative_to for f in study.figures if f.relative_to]
     claims = [*study.claims, *(p for c in study.claims for p in c.parts)]
     for c in claims:
