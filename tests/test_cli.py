@@ -400,3 +400,11 @@ def test_dry_run_prints_the_plan_and_an_estimate_and_measures_nothing(db):
                       r"machine in ", again.stdout)
     assert said and wall / 3 - 1 <= int(said[0]) <= wall * 3 + 1, (wall, again.stdout)
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def test_the_old_spelling_of_program_runs_it_with_a_notice():
+    res = mpiarena("app", "--help")
+    assert res.returncode == 0
+    assert res.stdout.startswith("Usage: mpiarena program ")
+    assert res.stderr.strip() == ("mpiarena: deprecated: 'mpiarena app' is now 'mpiarena "
+                                  "program' (the old spelling goes in the next release)")

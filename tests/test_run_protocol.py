@@ -58,9 +58,9 @@ def _use(name: str) -> Callable[[ast.AST], bool]:
 
 def test_one_place_starts_a_run():
     """The runs table gets rows in one function, which only the lifecycle calls."""
-    assert _functions_holding(_text("INSERT INTO runs")) == ["store.py:_begin"]
-    assert _functions_holding(_use("_begin")) == ["store.py:new_run"]
-    assert _functions_holding(_use("_end")) == ["store.py:new_run"]
+    assert _functions_holding(_text("INSERT INTO runs")) == ["store/__init__.py:_begin"]
+    assert _functions_holding(_use("_begin")) == ["store/__init__.py:new_run"]
+    assert _functions_holding(_use("_end")) == ["store/__init__.py:new_run"]
     assert _functions_holding(_use("begin_run")) == _functions_holding(_use("end_run")) == []
 
 
@@ -231,9 +231,10 @@ def test_a_run_killed_outright_is_marked_incomplete_once_by_the_next_command(tmp
 
 
 WIDE_BEFORE = {  # issue 53's functions that started or ran a run with up to 11 parameters
-    "runner/race.py": ("tune_app",), "reproduce.py": ("run",),
-    "runner/app.py": ("measure_app", "__init__"), "commands/app_tune.py": ("run_tuning",),
-    "tune.py": ("_run", "tune", "verify"), "runner/session.py": ("measure",),
+    "runner/program_tuning.py": ("tune_program",), "runner/reproduce.py": ("run",),
+    "runner/program.py": ("measure_program", "__init__"),
+    "commands/program_tuning.py": ("tune_program_run",),
+    "runner/library_tuning.py": ("_run", "tune", "verify"), "runner/session.py": ("measure",),
     "imports/ingest.py": ("ingest", "_settings"), "runner/simulate.py": ("simulate",)}
 
 

@@ -195,7 +195,7 @@ def test_no_status_kind_role_or_cause_is_compared_as_a_string():
 def test_the_closed_set_check_finds_a_planted_comparison(tmp_path):
     """A copy of a module with one bad line of each shape fails the check; the module does
     not."""
-    path = SRC / "analysis" / "tuned_app.py"
+    path = SRC / "analysis" / "program_tuning.py"
     source = path.read_text()
     assert not closed_comparisons(path, source)
     planted = source + (
@@ -206,7 +206,7 @@ def test_the_closed_set_check_finds_a_planted_comparison(tmp_path):
         "        case 'p2p' | 'coll':\n"
         "            return d.cause.startswith('slower than')\n"
         "    return {'launches': 1}.get(x.why)\n")
-    copy = tmp_path / "analysis" / "tuned_app.py"
+    copy = tmp_path / "analysis" / "program_tuning.py"
     copy.parent.mkdir()
     copy.write_text(planted)
     found = closed_comparisons(path, copy.read_text())

@@ -188,13 +188,13 @@ def program_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
                            how.profile, how.seed)
     recorded: dict[str, object] = {"program": list(program), "build": build or "",
                                    "src": str(Path(src).resolve()) if src else ""}
-    app = ProgramRun(variants, programs, cores, settings)
+    measured = ProgramRun(variants, programs, cores, settings)
     if tune:
         # here, not at the top: ~50 ms more start-up for every command
         from ..runner.program_tuning import TuneSettings
         from .program_tuning import tune_program_run
 
-        tune_program_run(app, TuneSettings(budget, settings.launches, only, output=directory),
+        tune_program_run(measured, TuneSettings(budget, settings.launches, only, output=directory),
                          where, db, recorded)
         return
     with opened(where) as topology:
@@ -202,7 +202,7 @@ def program_cmd(impl_specs: tuple[str, ...], src: str | None, build: str | None,
         rank_user = None if where.slurm else users.for_ranks()
         context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
                              err.print)
-        outcome = measure_program(app, context, topology, recorded)
+        outcome = measure_program(measured, context, topology, recorded)
     # here, not at the top: ~9 ms more start-up for every command
     from ..analysis.program import analyze
 

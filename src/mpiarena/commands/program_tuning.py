@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..runner.program_tuning import TuneSettings
 
 
-def tune_program_run(app: ProgramRun, tuning: TuneSettings, where: Where, db: str,
+def tune_program_run(measured: ProgramRun, tuning: TuneSettings, where: Where, db: str,
                recorded: dict[str, object]) -> None:
     """Race, verify, store, say what to run the program with, write it to -o DIR (the
     tuning's output)."""
@@ -47,8 +47,8 @@ def tune_program_run(app: ProgramRun, tuning: TuneSettings, where: Where, db: st
         store = stores.store(db)
         context = RunContext(store, rank_user, shlex.join(["mpiarena", *sys.argv[1:]]), err,
                              said.progress)
-        outcome = tune_program(app, replace(tuning, output=str(directory) if directory else None),
-                           context, topology, said, recorded)
+        asked = replace(tuning, output=str(directory) if directory else None)
+        outcome = tune_program(measured, asked, context, topology, said, recorded)
     result = tune_result(store, outcome.run_id)
     render(result, console, with_space=False)
     if directory is not None:

@@ -22,7 +22,7 @@ STATUS: dict[str, str] = {CellStatus.NA: "n/a", CellStatus.SKIPPED: "skipped",
 
 
 @dataclass
-class Apps:
+class AppKernels:
     header: list[str] = field(default_factory=lambda: [
         "kernel", "size", "ranks", "variant", "wall", "inside message passing", "check"])
     rows: list[list[str]] = field(default_factory=list)
@@ -37,14 +37,14 @@ def _check_text(figure: tuple[str, float] | None) -> str:
     return f"{APP_CHECKS[name]} {shown}"
 
 
-def apps(data: RunData) -> Apps | None:
+def app_kernels(data: RunData) -> AppKernels | None:
     """The section, or None when the run measured no application kernel."""
     order = list(BENCHMARKS)
     keys = sorted((k for k in data.cells if BENCHMARKS[k.bench].kind == Kind.APP),
                   key=lambda k: (order.index(k.bench), k.size, k.np))
     if not keys:
         return None
-    out = Apps()
+    out = AppKernels()
     for key in keys:
         bench, size, np_ = key
         for variant in data.variants:

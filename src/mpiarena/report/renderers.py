@@ -202,7 +202,7 @@ def _program_summary_csv(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~110 ms more start-up for every command
     from .program_export import summary_csv
 
-    return summary_csv(s.app)
+    return summary_csv(s.program)
 
 
 def _program_summary_json(s: RunSource, o: RenderOptions) -> str:
@@ -210,7 +210,7 @@ def _program_summary_json(s: RunSource, o: RenderOptions) -> str:
     from .program_export import summary_json
     from .program_tuning import tuned_summary
 
-    return summary_json(s.app, s.data, tuned_summary(s.tuned) if s.tuned else None)
+    return summary_json(s.program, s.data, tuned_summary(s.tuned) if s.tuned else None)
 
 
 def _no_program_perflog(s: RunSource, o: RenderOptions) -> str:
@@ -222,14 +222,14 @@ def _program_html(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: matplotlib, ~460 ms more start-up for every command
     from .program_html import render_program_html
 
-    return render_program_html(s.app, s.data, s.tuned)
+    return render_program_html(s.program, s.data, s.tuned)
 
 
 def _program_markdown(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~90 ms more start-up for every command
     from .program_markdown import render_program_markdown
 
-    return render_program_markdown(s.app, s.data)
+    return render_program_markdown(s.program, s.data)
 
 
 def _program_terminal(s: RunSource, o: RenderOptions) -> str:
@@ -240,7 +240,7 @@ def _program_terminal(s: RunSource, o: RenderOptions) -> str:
         if s.tuned is not None:  # program --tune: the space, the race, the verdicts, the settings
             program_tuning.render(s.tuned, o.console)
         else:
-            program.render(s.app, o.console)
+            program.render(s.program, o.console)
     return shown.get()
 
 
@@ -248,7 +248,7 @@ def _program_output(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: ~90 ms more start-up for every command
     from .program import output_lines
 
-    return _printed(o.console, output_lines(s.app, o.lines))
+    return _printed(o.console, output_lines(s.program, o.lines))
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class RunSource:
         return load(self.store, self.run_id)
 
     @cached_property
-    def app(self) -> ProgramResult:
+    def program(self) -> ProgramResult:
         """A program run as judged (launches, verdicts, decompositions)."""
         # here, not at the top: ~9 ms more start-up for every command
         from ..analysis.program import analyze

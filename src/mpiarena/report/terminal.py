@@ -24,7 +24,7 @@ from ..model.benchmarks import BENCHMARKS
 from ..store.results import Key, RunData
 from ..suites import label
 from . import interference
-from .app_kernels import apps
+from .app_kernels import app_kernels
 from .costs import costs_text
 from .counterparts import counterparts
 from .guidelines import guidelines
@@ -93,7 +93,7 @@ def render(data: RunData, console: Console, all_verdicts: bool = False,
     _overlap(data, console)
     _guidelines(data, console)
     _counterparts(data, console)
-    _apps(data, console)
+    _app_kernels(data, console)
     if precision := data.settings.precision:
         _precision_summary(data, precision, console)
     more = [f"{flag} ({what})" for flag, what, shown in (
@@ -232,9 +232,9 @@ def _counterparts(data: RunData, console: Console) -> None:
                       f"[dim]({escape(line.question)})[/]: {escape('; '.join(line.cells))}")
 
 
-def _apps(data: RunData, console: Console) -> None:
+def _app_kernels(data: RunData, console: Console) -> None:
     """The application kernels: wall time, time per kind of call and the correctness check."""
-    a = apps(data)
+    a = app_kernels(data)
     if a is None:
         return
     table = Table()

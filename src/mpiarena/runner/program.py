@@ -83,11 +83,12 @@ def _tail(path: Path) -> str:
 class ProgramRunner:
     """The launches of one program run; nothing it started outlives run()."""
 
-    def __init__(self, app: ProgramRun, store: Store, run_id: int, topology: Topology,
+    def __init__(self, measured: ProgramRun, store: Store, run_id: int, topology: Topology,
                  user: RankUser | None, advance: Callable[[str], None]):
-        self.variants, self.programs, self.settings = app.variants, app.programs, app.settings
+        self.variants, self.programs = measured.variants, measured.programs
+        self.settings = measured.settings
         # implementation id -> the version string it was built with
-        self.versions = {k: b.version_string for k, b in app.builds.items()}
+        self.versions = {k: b.version_string for k, b in measured.builds.items()}
         self.store, self.run_id, self.topology, self.user = store, run_id, topology, user
         self.advance = advance
         self.count: dict[str, int] = {}
@@ -208,19 +209,19 @@ def _status(ended: Ended, timeout: float, err: Path) -> tuple[LaunchStatus, str]
     return LaunchStatus.OK, ""
 
 
-def measure_program(app: ProgramRun, context: RunContext, topology: Topology,
+def measure_program(measured: ProgramRun, context: RunContext, topology: Topology,
                 recorded: Mapping[str, object]) -> Outcome:
     """Every launch into a new run of the store; Ctrl-C ends it as incomplete, never lost
     (`recorded`: fields of its settings record from the command line)."""
-    settings, store = app.settings, context.store
-    record = app.recorded(topology, context.rank_user, recorded)
+    settings, store = measured.settings, context.store
+    record = measured.recorded(topology, context.rank_user, recorded)
     start = RunStart(RunKind.PROGRAM, APP_SUITE, context.command, record, settings.seed)
-    total = len(app.variants) * (settings.warmup + settings.launches + int(settings.profile))
+    total = len(measured.variants) * (settings.warmup + settings.launches + int(settings.profile))
     with store.new_run(start) as run:
-        register(store, run.id, app.builds, app.variants)
+        register(store, run.id, measured.builds, measured.variants)
         with progress_bar(context.progress_to) as progress:
             task = progress.add_task("starting", total=total)
-            runner = ProgramRunner(app, store, run.id, topology, context.rank_user,
+            runner = ProgramRunner(measured, store, run.id, topology, context.rank_user,
                                lambda what: progress.update(task, advance=1, description=what))
             with presence.measuring(context.command, topology.label):
                 runner.run()

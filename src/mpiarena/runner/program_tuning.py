@@ -174,21 +174,21 @@ def _minutes(seconds: float) -> str:
     return f"{max(1, -(-seconds // 60)):.0f}m"
 
 
-def tune_program(app: ProgramRun, tuning: TuneSettings, context: RunContext, topology: Topology,
-             said: Said, recorded: Mapping[str, Any]) -> Outcome:
+def tune_program(measured: ProgramRun, tuning: TuneSettings, context: RunContext,
+                 topology: Topology, said: Said, recorded: Mapping[str, Any]) -> Outcome:
     """The tuning run into a new program run of the store; Ctrl-C ends it as incomplete."""
-    app = replace(app, settings=replace(app.settings, profile=True))
-    record = replace(app.recorded(topology, context.rank_user, recorded),
+    measured = replace(measured, settings=replace(measured.settings, profile=True))
+    record = replace(measured.recorded(topology, context.rank_user, recorded),
                      launches=tuning.verify_launches, warmup=0,
                      tune=ProgramTuning(tuning.budget, tuning.verify_launches,
                                         tuple(sorted(tuning.only or ())), tuning.eliminate,
                                         tuning.output))
     start = RunStart(RunKind.PROGRAM_TUNING, APP_SUITE, context.command, record,
-                     app.settings.seed)
+                     measured.settings.seed)
     store = context.store
     with store.new_run(start) as run:
-        register(store, run.id, app.builds, app.variants)
-        runner = ProgramRunner(app, store, run.id, topology, context.rank_user, lambda _: None)
+        register(store, run.id, measured.builds, measured.variants)
+        runner = ProgramRunner(measured, store, run.id, topology, context.rank_user, lambda _: None)
         with presence.measuring(context.command, topology.label):
             store.add_program_configs(run.id, TuneRunner(runner, tuning, said).run())
     return Outcome(run.id, run.status)
