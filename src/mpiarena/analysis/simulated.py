@@ -12,19 +12,13 @@ import math
 from dataclasses import dataclass
 
 from ..base.errors import ArenaError
-from ..base.records import RunRecord
 from ..base.status import CellStatus
 from ..cluster.smpi import Factors, Link
 from ..impls.registry import families, lineage
 from ..store.results import Group, Key, RunData
 from .stats import center, median
 
-SUITE = "simulate"  # the suite name a simulated run is stored under
 MAX_BW_FACTOR = 100.0  # a size whose time is all latency: its bandwidth term vanishes
-
-
-def is_simulated(run: RunRecord) -> bool:
-    return run.suite == SUITE
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ class LaunchKind(StrEnum):
 
 
 class Role(StrEnum):
-    """How a configuration of an `program --tune` run ended: its library's winner, the winner of
+    """How a configuration of a `program --tune` run ended: its library's winner, the winner of
     the fastest library (overall), or neither."""
 
     OVERALL = "overall"
@@ -124,7 +124,7 @@ class BuiltProgram:
 
 @dataclass(frozen=True)
 class TunedConfig:
-    """One configuration of an `program --tune` run as stored: what it set, how its race ended."""
+    """One configuration of a `program --tune` run as stored: what it set, how its race ended."""
 
     variant: str
     impl_id: str

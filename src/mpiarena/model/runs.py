@@ -84,7 +84,7 @@ class ReleasesSettings(RunSettings):
 
 @dataclass(frozen=True)
 class ProgramTuning:
-    """What an `program --tune` run could spend and search (a key an older store lacks: the
+    """What a `program --tune` run could spend and search (a key an older store lacks: the
     default)."""
 
     budget: float | None = None  # seconds of launches (None: not recorded, an older store)

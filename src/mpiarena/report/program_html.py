@@ -1,5 +1,5 @@
 """The HTML report of a program run: one self-contained file (figures as base64 PNG, CSS inline, no
-script) with the words of `program.program_text` and two figures; an `program --tune` run's adds
+script) with the words of `program.program_text` and two figures; a `program --tune` run's adds
 the race as a figure and its words (space, race, verification, settings ready to use)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ TEMPLATE = "program.html.j2"
 def render_program_html(r: ProgramResult, data: RunData, tuned: TuneResult | None = None,
                     dpi: int = 100) -> str:
     """The whole report of a program run as one HTML document; `data` is the run as loaded (its
-    machine and implementations), `tuned` an program --tune run's race and verdicts."""
+    machine and implementations), `tuned` a program --tune run's race and verdicts."""
     makers = ([lambda: race_plot(tuned)] if tuned else []) + program_plots.makers(r)
     images = drawing.drawn(makers, partial(png_image, dpi=dpi))
     return template_env().get_template(TEMPLATE).render(

@@ -1,4 +1,4 @@
-"""The race of an `program --tune` run as a figure: a row per configuration, a dot per launch it
+"""The race of a `program --tune` run as a figure: a row per configuration, a dot per launch it
 got, how it left the race marked at its end, its median wall time beside it."""
 
 from __future__ import annotations

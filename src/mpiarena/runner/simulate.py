@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..analysis.simulated import SUITE
 from ..base import paths
 from ..base.errors import ArenaError
 from ..base.records import Cell, CellRequest, ImplementationRecord, RunKind, VariantRecord
@@ -21,7 +20,7 @@ from ..base.status import CellStatus, JobStatus, RunStatus
 from ..base.tags import OWNER_VAR
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
 from ..model.benchmarks import BENCHMARKS, Kind
-from ..model.runs import RunStart, SimulatedSettings
+from ..model.runs import SIMULATED_SUITE, RunStart, SimulatedSettings
 from ..platform.build import SimulatedBuild
 from ..store import CellRow, JobRow, Store
 from ..system.owners import Owner
@@ -238,7 +237,7 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
         link=request.link.label(), factors=tuple(request.factors.cfg()),
         ranks_per_node=request.ranks_per_node, computation=request.computation,
         models={f"{impl_id}:{m.name}": m.title() for m in request.models})
-    with store.new_run(RunStart(RunKind.SIMULATED, SUITE, command_line, record)) as run:
+    with store.new_run(RunStart(RunKind.SIMULATED, SIMULATED_SUITE, command_line, record)) as run:
         store.add_implementation(ImplementationRecord(
             run.id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid",
             "", str(sim.smpicc), str(sim.smpirun), "", build.cflags))

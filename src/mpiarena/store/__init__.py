@@ -46,18 +46,7 @@ from ..system.procs import alive
 
 RUN_NAME = re.compile(r"latest(?:~(\d+))?|previous")  # a run named by its place, not its id
 
-SCHEMA_VERSION = 12  # 2: extras (CPU, memory, overlap and progress figures per observation);
-# 3: cells.launch (which launch of its variant a cell was measured in) and cells.timing (how a
-# call was timed: loop, barrier or window); 4: an observation's ranks as one vector (a float64
-# blob, NaN where a rank gave no finite figure) instead of a row per rank, and each cell's
-# summary cached (see results.ANALYSIS_VERSION); 5: jobs.interference (what ran beside a launch);
-# 6: app_launches and app_calls (`mpiarena program`: a program's launches, the MPI calls profiled);
-# 7: configs (what a library ran with, whatran.WhatRan, one row per distinct content) and
-# jobs.config (its hash; NULL: not read for this job); 8: runs.harness (records.HarnessTime);
-# 9: app_configs (`mpiarena program --tune`: each configuration raced, how it left, the winners)
-# 10: jobs.failed_bench and jobs.failed_size (the cell a job failed in, its reason the cause
-# alone: before, the reason started "BENCH SIZE B: "); 11: jobs.shape (whole: every cell of
-# the plan; partial: a budget's launch of the cells still open); 12: runs.kind (records.RunKind)
+SCHEMA_VERSION = 12  # what each version added: docs/store.md, "Schema versions"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
