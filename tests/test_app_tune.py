@@ -44,7 +44,7 @@ PLANTED = {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "smp",
 
 
 def _run_id(out: str) -> int:
-    m = re.search(r"app tune run (\d+)", out)
+    m = re.search(r"program tuning run (\d+)", out)
     assert m, out
     return int(m.group(1))
 

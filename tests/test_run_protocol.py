@@ -142,7 +142,7 @@ def test_an_app_tune_run_stored_without_its_budget_shows(tmp_path):
         db.execute("UPDATE meta SET value='8' WHERE key='schema_version'")
     done = mpiarena("show", "1", "--db", str(path))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == "app tune run 1:  on 0 ranks, budget not recorded"
+    assert done.stdout.splitlines()[0] == "program tuning run 1:  on 0 ranks, budget not recorded"
     assert ProgramTuning.read({}) == ProgramTuning(None, 0, (), True, None)
 
 
