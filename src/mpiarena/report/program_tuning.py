@@ -140,7 +140,8 @@ def ready_files(r: TuneResult, directory: str) -> dict[str, str]:
 def lines(r: TuneResult, with_space: bool = True) -> list[str]:
     settings = program_settings(r.run)
     budget = "budget not recorded" if r.budget is None else f"budget {r.budget:.0f} s"
-    head = f"program tuning run {r.run.id}: {' '.join(settings.program)} on {settings.np} ranks, {budget}"
+    head = (f"program tuning run {r.run.id}: {' '.join(settings.program)} on {settings.np} "
+            f"ranks, {budget}")
     return [head, *(space_lines(r.spaces) if with_space else []), *race_lines(r),
             *verification_lines(r), *ready_lines(r)]
 
