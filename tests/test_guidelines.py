@@ -101,11 +101,11 @@ def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
     assert hit.ratio > 5 and hit.ci_low > 1.05 and 0.8 < hit.saving < 1
     section = guidelines(data)
     assert section is not None
-    lib = next(x for x in section.libraries if x.variant == planted)
-    assert (lib.checked, lib.violated) == (3, 1) and lib.held + lib.undecided == 2
-    assert lib.advice == [lib.advice[0]] and "at 64 B on 2 ranks, MPI_Reduce then MPI_Bcast " \
-        "instead of MPI_Allreduce saves" in lib.advice[0]
-    assert "MPI_Allreduce <= MPI_Reduce + MPI_Bcast at 64 B, 2 ranks" in lib.violations[0]
+    row = next(x for x in section.variants if x.variant == planted)
+    assert (row.checked, row.violated) == (3, 1) and row.held + row.undecided == 2
+    assert row.advice == [row.advice[0]] and "at 64 B on 2 ranks, MPI_Reduce then MPI_Bcast " \
+        "instead of MPI_Allreduce saves" in row.advice[0]
+    assert "MPI_Allreduce <= MPI_Reduce + MPI_Bcast at 64 B, 2 ranks" in row.violations[0]
     shown = mpiarena("show", "--db", db).stdout
     assert "Self-consistency guidelines" in shown and f"{planted}: 3 checked" in shown
     assert "MPI\\_Reduce then MPI\\_Bcast instead of MPI\\_Allreduce" in render_markdown(data)
@@ -125,16 +125,16 @@ def test_what_a_library_cannot_express_is_na_with_the_reason(tmp_path):
     assert done.returncode == 0, done.stderr
     section = guidelines(load(Store(db), 1))
     assert section is not None
-    libs = {lib.variant: lib for lib in section.libraries}
+    rows = {row.variant: row for row in section.variants}
     for variant in OLD:
-        lib = libs[variant]
+        row = rows[variant]
         if variant.startswith("lam"):  # MPI 1.2: MPI_Exscan, but no MPI_Reduce_local
-            assert lib.checked == 2 and lib.undecided == 2  # one launch decides nothing
-            assert lib.unchecked == ["MPI_Scan <= MPI_Exscan + MPI_Reduce_local: n/a "
+            assert row.checked == 2 and row.undecided == 2  # one launch decides nothing
+            assert row.unchecked == ["MPI_Scan <= MPI_Exscan + MPI_Reduce_local: n/a "
                                      "(scan=exscan+reduce_local: needs reduce_local, which this "
                                      "library lacks)"]
         else:  # pvm_scatter against pvm_mcast is the one guideline PVM can check
-            assert lib.checked == 1
+            assert row.checked == 1
             assert "MPI_Allreduce <= MPI_Reduce + MPI_Bcast: n/a (allreduce: not expressible " \
-                "in this family)" in lib.unchecked
-            assert any("scan: this library has no scan" in x for x in lib.unchecked)
+                "in this family)" in row.unchecked
+            assert any("scan: this library has no scan" in x for x in row.unchecked)
