@@ -75,14 +75,6 @@ class Change(Compared):
         """Regression, improvement, indistinguishable, or undecided (held by the drift too)."""
         return Movement.UNDECIDED if self.held else MOVEMENTS[self.comparison.outcome]
 
-    @property
-    def n_a(self) -> int:
-        return self.comparison.launches_a
-
-    @property
-    def n_b(self) -> int:
-        return self.comparison.launches_b
-
 
 Shared = tuple[Key, str, str, Group, Group]  # key, variant in a, variant in b, their groups
 

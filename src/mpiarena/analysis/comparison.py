@@ -83,3 +83,11 @@ class Compared:
     @property
     def launches(self) -> int:
         return self.comparison.launches
+
+    @property
+    def launches_a(self) -> int:
+        return self.comparison.launches_a
+
+    @property
+    def launches_b(self) -> int:
+        return self.comparison.launches_b

@@ -25,14 +25,6 @@ class ProgramChange(Compared):
     def outcome(self) -> Movement:
         return MOVEMENTS[self.comparison.outcome]
 
-    @property
-    def n_a(self) -> int:
-        return self.comparison.launches_a
-
-    @property
-    def n_b(self) -> int:
-        return self.comparison.launches_b
-
 
 def compare_programs(a: ProgramResult, b: ProgramResult, pairs: dict[str, str] | None = None,
                  alpha: float = ALPHA, threshold: float = THRESHOLD) -> list[ProgramChange]:

@@ -64,7 +64,8 @@ def change_text(c: Change | None) -> str:
     if c is None:
         return "not compared (timed by different methods)"
     return (f"{WORDS[c.outcome]} x{c.ratio:.2f} ({LEVEL} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
-            f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b}{HELD if c.held else ''})")
+            f"p={c.p_adjusted:.2g}, launches {c.launches_a}/{c.launches_b}"
+            f"{HELD if c.held else ''})")
 
 
 def _coloured(c: Change | None) -> str:

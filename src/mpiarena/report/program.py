@@ -150,7 +150,7 @@ def change_line(c: ProgramChange) -> str:
         (c.ratio, c.ci_low, c.ci_high)
     return (f"{c.outcome} {c.figure}, {name}: x{ratio:.2f} {c.figure} "
             f"({CONFIDENCE:.0%} CI {lo:.2f}-{hi:.2f}, p={c.p_adjusted:.2g}, "
-            f"launches {c.n_a}/{c.n_b})")
+            f"launches {c.launches_a}/{c.launches_b})")
 
 
 def render_changes(a: ProgramResult, b: ProgramResult, changes: list[ProgramChange],

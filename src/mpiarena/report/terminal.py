@@ -297,7 +297,8 @@ def render_changes(a: RunData, b: RunData, changes: list[Change], console: Conso
         colour = MOVEMENT_COLOURS.get(c.outcome, "dim")
         console.print(f"  [{colour}]{c.outcome}[/] {where}, {np_} ranks, {name}: x{c.ratio:.2f} "
                       f"time ({CONFIDENCE:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, "
-                      f"p={c.p_adjusted:.2g}, launches {c.n_a}/{c.n_b}{HELD if c.held else ''})")
+                      f"p={c.p_adjusted:.2g}, launches {c.launches_a}/{c.launches_b}"
+                      f"{HELD if c.held else ''})")
     counts = {k: sum(c.outcome == k for c in changes) for k in MOVEMENT_ORDER}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(changes)} cells")
     if changes:
