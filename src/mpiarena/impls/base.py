@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import platform
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..base import core_env, tools
 from ..base.errors import ArenaError
 from ..base.users import RankUser
 from ..cluster.placement import Placement
@@ -359,3 +361,24 @@ class Daemonless(FamilyDefaults):
     def runtime(self, impl: Implementation, np: int, workdir: Path, user: RankUser | None,
                 env: dict[str, str], placement: Placement | None) -> Runtime | None:
         return None
+
+
+class CoreOnly(Daemonless):
+    """A family whose transport is the core's own module: built with this machine's C compiler
+    (its version the kernel's release), two processes the core itself starts, no launcher."""
+
+    install_hint = "apt-get install gcc"
+    max_np = 2
+    min_np = 2  # exactly two processes: a 1-rank cell (application kernels) is not planned
+
+    def detect(self) -> list[Found]:
+        cc = tools.compiler() or Path(tools.COMPILERS[0])  # none: building says so
+        version = platform.release().split("-")[0]
+        return [Found(self.name, Implementation(self.name, self.name, version, "kernel", cc,
+                                                cc))]
+
+    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
+        return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
+
+    def wrapper_flags(self, impl: Implementation) -> list[str]:
+        return ["--version"]

@@ -3,43 +3,27 @@ the libraries (kernels/mod_floor.c). A reference for their figures, never a cont
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Mapping
-from pathlib import Path
 
-from ..base import core_env, tools
+from ..base import core_env
 from ..cluster.placement import Placement
 from ..model.whatran import Cvar
-from .base import Daemonless, Found, Implementation, Launch
+from .base import CoreOnly, Implementation, Launch
 
 
-class Floor(Daemonless):
+class Floor(CoreOnly):
     name = "floor"
     title = "the machine floor"
     order = 70
     floor = True
     mpi = False
     kernel_modules = ("mod_floor.c", "ext_none.c", "apps.c")
-    install_hint = "apt-get install gcc"
-    max_np = 2
-    min_np = 2
     benchmarks = ("pingpong", "sendrecv", "reduce", "allreduce")
-
-    def detect(self) -> list[Found]:
-        cc = tools.compiler() or Path(tools.COMPILERS[0])  # none: building says so
-        version = platform.release().split("-")[0]
-        return [Found("floor", Implementation("floor", "floor", version, "kernel", cc, cc))]
-
-    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         """Both processes on the head node: its own floor, not the cluster's (a cluster run
         leaves the floor out: commands/run.py)."""
         return Launch([], {core_env.NP: "2", core_env.BIND: "none"}, binding="none")
-
-    def wrapper_flags(self, impl: Implementation) -> list[str]:
-        return ["--version"]
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
                   env: Mapping[str, str], said: str = "") -> tuple[str, str]:

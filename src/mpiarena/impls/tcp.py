@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Mapping
-from pathlib import Path
 
-from ..base import core_env, tools
+from ..base import core_env
 from ..cluster.placement import Placement
 from ..model.whatran import Cvar
-from .base import Daemonless, Found, Implementation, Launch
+from .base import CoreOnly, Implementation, Launch
 
 
-class Tcp(Daemonless):
+class Tcp(CoreOnly):
     name = "tcp"
     title = "raw TCP"
     order = 60
     reference = True
     mpi = False
     kernel_modules = ("mod_tcp.c", "ext_none.c", "apps.c")
-    install_hint = "apt-get install gcc"
-    max_np = 2
-    min_np = 2  # exactly two processes: a 1-rank cell (application kernels) is not planned
-
-    def detect(self) -> list[Found]:
-        cc = tools.compiler() or Path(tools.COMPILERS[0])  # none: building says so
-        version = platform.release().split("-")[0]
-        return [Found("tcp", Implementation("tcp", "tcp", version, "kernel", cc, cc))]
-
-    def launch(self, impl: Implementation, np: int, binding: str, as_root: bool) -> Launch:
-        return Launch([], {core_env.NP: str(np), core_env.BIND: binding})
 
     def hosts_launch(self, impl: Implementation, placement: Placement) -> Launch:
         used = placement.used
@@ -37,9 +24,6 @@ class Tcp(Daemonless):
         if len(used) > 1:  # else rank 1 is forked on the head, as on one machine
             env.update({core_env.TCP_RSH: str(placement.rsh), core_env.TCP_PEER: used[-1].name})
         return Launch([], env, binding="none")
-
-    def wrapper_flags(self, impl: Implementation) -> list[str]:
-        return ["--version"]
 
 
     def transport(self, impl: Implementation, cvars: tuple[Cvar, ...] | None, version: str,
