@@ -71,7 +71,7 @@ class Looks:
         pair = (key, min(fast, slow), max(fast, slow))
         if pair in self.closed:
             return True
-        n = min(sum(1 for x in a if len(x)), sum(1 for x in b if len(x)))
+        n = min(len(a), len(b))  # launches with observations (a sample holds no others)
         if n >= self.base * 2 ** (MAX_LOOKS - 1):  # the last look reached: the design's end
             return True
         due = looks(self.base, n)
@@ -93,9 +93,10 @@ def open_pairs(cells: Mapping[K, Mapping[str, Sample]], seen: Looks) -> list[tup
 @dataclass
 class Spending(Generic[K]):
     """The budget's loop, one decision a round (`mpiarena run --budget` and
-    `rule_check.simulate` both run it): `sessions` are the base sessions (each a list of
-    launches, each launch its turns in order), `together` the cells judged launch by launch
-    against a cell (a collective and its mock-up), bought in the same launches."""
+    `rule_check.simulate` both run it): `sessions` are the base sessions, by index (each its
+    shared session and its lone ones, each a list of (cell, variant) turns in order),
+    `together` the cells judged launch by launch against a cell (a collective and its
+    mock-up), bought in the same launches."""
 
     seen: Looks
     sessions: Sequence[Sequence[Sequence[tuple[K, str]]]]
@@ -105,8 +106,8 @@ class Spending(Generic[K]):
 
     def next_round(self, cells: Mapping[K, Mapping[str, Sample]], seconds: float,
                    cost: Mapping[str, float]) -> list[list[tuple[K, str]]]:
-        """The partial launches of the next round: of one base session picked at random, the
-        turns of both sides of every pair not closed (`open_pairs`), with the cells bought
+        """The sessions of the next round's partial launches: of one base index picked at random,
+        the turns of both sides of every pair not closed (`open_pairs`), with the cells bought
         together with them, a variant costing `period` times the cheapest one's launch only
         every that many rounds; none where nothing is open or they do not fit in `seconds`
         together (a launch of variant v costing cost[v]). Which pairs are open changes only at
