@@ -60,6 +60,7 @@ class Costs:
     costly: tuple[str, ...] = ()
     costly_by: float = 13.0
     budget: float = 80.0
+    partial: bool = True  # the budget's launches partial (False: whole, one stratum)
 
 
 @dataclass(frozen=True)
@@ -153,11 +154,12 @@ class _Run:
         return {v: float(np.mean(w)) for v, w in self.walls.items()}
 
 
-def simulate(report: Report, rng: np.random.Generator, base: int = 10) -> Tally:
+def simulate(report: Report, rng: np.random.Generator, base: int = 10,
+             chosen: bool = True) -> Tally:
     """One run of `report`: `base` whole launches of every variant (launch i of every variant,
     shuffled, before launch i + 1 of any), then the budget's rounds of partial launches as
     `sampling.Spending` names them until a round does not fit in the budget's seconds; the
-    end judged by the report's rule."""
+    end judged by the report's rule (all pairs; and by `verdicts` where `chosen`)."""
     names = [f"v{i}" for i in range(max(map(len, report.cells)))]
     s = report.spread
     run = _Run(report, rng, names, ramp=float(rng.uniform(-s.ramp, s.ramp)),
@@ -178,11 +180,12 @@ def simulate(report: Report, rng: np.random.Generator, base: int = 10) -> Tally:
         if not parts:
             break
         for turns in parts:
-            run.session(turns, LaunchShape.PARTIAL)
-    return _tally(report, names, run)
+            run.session(turns, LaunchShape.PARTIAL if report.costs.partial else
+                        LaunchShape.WHOLE)
+    return _tally(report, names, run, chosen)
 
 
-def _tally(report: Report, names: list[str], run: _Run) -> Tally:
+def _tally(report: Report, names: list[str], run: _Run, chosen: bool) -> Tally:
     """Judge the run as a report does and count its verdicts against the truth."""
     cells = run.samples()
     pairs = [(i, a, b) for i, cell in cells.items() for a, b in itertools.combinations(cell, 2)]
@@ -217,7 +220,8 @@ def _tally(report: Report, names: list[str], run: _Run) -> Tally:
         elif r == 1.0:
             out.identical += 1
             out.identical_faster += faster
-    for i, cell in zip(cells, verdicts(list(cells.values()), final_alpha(True)), strict=True):
+    for i, cell in zip(cells, verdicts(list(cells.values()), final_alpha(True)) if chosen
+                       else [], strict=False):
         for v in cell:
             r = truth(i, v.fast, v.slow, False)
             if i < tested and math.isclose(max(r, 1 / r), line):
