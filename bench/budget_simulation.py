@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import sys
 import time
 from dataclasses import dataclass
@@ -70,47 +71,53 @@ def describe(report: R.Report) -> str:
     return f"{report.name}; spread {s.between:.0%}" + "".join(f"; {d}" for d in drift if d)
 
 
+def run(row: Row) -> tuple[str, bool]:
+    """The row's reports until it has its comparisons: its lines, and whether it holds its
+    target."""
+    began = time.monotonic()
+    tallies: list[R.Tally] = []
+    while sum(max(t.line, t.beyond) for t in tallies) < row.comparisons:
+        tallies.append(R.simulate(row.report, np.random.default_rng(len(tallies))))
+    line = rate([t.line_faster for t in tallies], [t.line for t in tallies])
+    own = rate([t.line_faster_run for t in tallies], [t.line_run for t in tallies])
+    same = rate([t.line_same for t in tallies], [t.line for t in tallies])
+    chosen = rate([t.verdicts_line_faster for t in tallies], [t.verdicts_line for t in tallies])
+    null = rate([t.identical_faster for t in tallies], [t.identical for t in tallies])
+    found = rate([t.found for t in tallies], [t.beyond for t in tallies])
+    launches = [n for t in tallies for n in t.launches] or [0]
+    out = [f"{describe(row.report)}: {len(tallies)} reports, "
+           f"{sum(t.line for t in tallies)} pairs at the line, "
+           f"{sum(t.beyond for t in tallies)} at 1.10, {time.monotonic() - began:.0f} s"]
+    for name, (p, se) in (("faster at the line, all pairs", line),
+                          ("  ... the run's own levels within the line", own),
+                          ("faster at the line, the report's verdicts", chosen),
+                          ("within 5% at the line, all pairs", same),
+                          ("identical pairs called faster", null),
+                          ("true 1.10 found", found)):
+        if not math.isnan(p):
+            out.append(f"  {name:<46} {p:.4f} (se {se:.4f})")
+    if launches != [0]:
+        out.append(f"  launches a side at the line: median {np.median(launches):.0f}, "
+                   f"{min(launches)}-{max(launches)}")
+    miss = {"line": line[0] > TARGET_LINE, "run": own[0] > TARGET_LINE,
+            "found": found[0] < TARGET_FOUND}.get(row.target, False)
+    if miss:
+        out.append(f"  MISSED: the {row.target} target ({TARGET_LINE} at the line, "
+                   f"{TARGET_FOUND} found)")
+    return "\n".join(out), not miss
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--comparisons", type=int, default=5000,
                         help="comparisons at the line (or at 1.10: a fifth) a shape (5000)")
+    parser.add_argument("--jobs", type=int, default=1, help="shapes run at once (1)")
     args = parser.parse_args()
-    ok = True
-    for row in rows(args.comparisons):
-        began = time.monotonic()
-        tallies: list[R.Tally] = []
-        seed = 0
-        while sum(max(t.line, t.beyond) for t in tallies) < row.comparisons:
-            tallies.append(R.simulate(row.report, np.random.default_rng(seed)))
-            seed += 1
-        line = rate([t.line_faster for t in tallies], [t.line for t in tallies])
-        own = rate([t.line_faster_run for t in tallies], [t.line_run for t in tallies])
-        same = rate([t.line_same for t in tallies], [t.line for t in tallies])
-        chosen = rate([t.verdicts_line_faster for t in tallies],
-                      [t.verdicts_line for t in tallies])
-        null = rate([t.identical_faster for t in tallies], [t.identical for t in tallies])
-        found = rate([t.found for t in tallies], [t.beyond for t in tallies])
-        launches = [n for t in tallies for n in t.launches] or [0]
-        print(f"{describe(row.report)}: {len(tallies)} reports, "
-              f"{sum(t.line for t in tallies)} pairs at the line, "
-              f"{sum(t.beyond for t in tallies)} at 1.10, "
-              f"{time.monotonic() - began:.0f} s")
-        for name, (p, se) in (("faster at the line, all pairs", line),
-                              ("  ... the run's own levels within the line", own),
-                              ("faster at the line, the report's verdicts", chosen),
-                              ("within 5% at the line, all pairs", same),
-                              ("identical pairs called faster", null),
-                              ("true 1.10 found", found)):
-            if not math.isnan(p):
-                print(f"  {name:<46} {p:.4f} (se {se:.4f})")
-        print(f"  launches a side at the line: median {np.median(launches):.0f}, "
-              f"{min(launches)}-{max(launches)}")
-        miss = {"line": line[0] > TARGET_LINE, "run": own[0] > TARGET_LINE,
-                "found": found[0] < TARGET_FOUND}.get(row.target, False)
-        if miss:
-            print(f"  MISSED: {row.target} target ({TARGET_LINE} at the line, "
-                  f"{TARGET_FOUND} found)")
-        ok &= not miss
+    with multiprocessing.Pool(args.jobs) as pool:
+        done = pool.map(run, rows(args.comparisons), chunksize=1)
+    for text, _ in done:
+        print(text, flush=True)
+    ok = all(held for _, held in done)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -783,8 +783,11 @@ def crosses(a: Sample, b: Sample, launches: int, threshold: float = THRESHOLD) -
     its first that many), crosses a boundary: faster at LOOK_ALPHA either way, or within the
     threshold at its own level (`same_confidence`)."""
     read = read_pair(first(a, launches), first(b, launches))
-    faster = _outcome(read, read.p(threshold), LOOK_ALPHA, threshold, 1 - LOOK_ALPHA)
-    return faster in (Judgement.ABOVE, Judgement.BELOW) or \
+    if (p := read.p(threshold)) < LOOK_ALPHA and \
+            _outcome(read, p, LOOK_ALPHA, threshold, 1 - LOOK_ALPHA) != Judgement.OPEN:
+        return True  # faster (within the threshold at 1 - LOOK_ALPHA is within at less too)
+    # the ratio lies inside every interval of it: outside the threshold, none is within
+    return 1 / (1 + threshold) < read.ratio < 1 + threshold and \
         within(read, threshold, 1 - 2 * SAME_LOOK_TAIL)
 
 
