@@ -118,6 +118,7 @@ class _Run:
         field(default_factory=dict)
     drifted: dict[tuple[int, str], list[float]] = field(default_factory=dict)
     walls: dict[str, list[float]] = field(default_factory=dict)
+    views: dict[int, dict[str, Sample]] = field(default_factory=dict)  # data as samples
 
     def launch(self, v: str, cells: list[int], shape: LaunchShape) -> None:
         """One launch of variant v measuring `cells`: the clock moves on by its cost, the
@@ -138,6 +139,7 @@ class _Run:
             obs, shapes = self.data[i][v]
             obs.append(np.array([level * math.exp(drift) * slow * partial * x]))
             shapes.append(shape)
+            self.views.setdefault(i, {})[v] = Stratified(obs, shapes)
             self.drifted.setdefault((i, v), []).append(self.own[v])
         self.clock += took
         self.walls.setdefault(v, []).append(took)
@@ -148,7 +150,7 @@ class _Run:
             self.launch(v, [i for i, w in turns if w == v], shape)
 
     def samples(self) -> dict[int, dict[str, Sample]]:
-        return {i: {v: Stratified(*d) for v, d in cell.items()} for i, cell in self.data.items()}
+        return self.views
 
     def cost(self) -> dict[str, float]:
         return {v: float(np.mean(w)) for v, w in self.walls.items()}
