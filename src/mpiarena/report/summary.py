@@ -43,6 +43,7 @@ from ..analysis.stats import (
     PAIRED_FROM,
     PAIRED_SHARE,
     RERUN_SURE_FROM,
+    SAME_LOOK_TAIL,
     THRESHOLD,
     Verdict,
     final_alpha,
@@ -89,13 +90,17 @@ def rule_text(family: str = "the report", subject: str = "faster") -> str:
 
 def looks_text() -> str:
     """Under which looks the rule's rate holds, in words, from the constants."""
+    same = 1 - 2 * SAME_LOOK_TAIL
     return (f"A budget looks at the comparisons as launches come in and stops buying launches "
             f"for one only past a boundary (p < {LOOK_ALPHA:g} and its {1 - LOOK_ALPHA:.1%} "
-            f"interval beyond or within {THRESHOLD:.0%}), at the base launches and each "
-            f"doubling, {MAX_LOOKS} looks at most; what the looks may spend comes off the "
-            f"report's level (q < {final_alpha(True):.3g} where a budget looked), so that a "
-            f"ratio on the {THRESHOLD:.0%} line is called 'faster' at most "
-            f"{(final_alpha(True) + MAX_LOOKS * LOOK_ALPHA) / 2:.1%} of the time.")
+            f"interval beyond {THRESHOLD:.0%}, or its {same:.1%} interval within it), at the "
+            f"base launches and each doubling, {MAX_LOOKS} looks at most; what the looks may "
+            f"spend comes off the report's level (q < {final_alpha(True):.3g} where a budget "
+            f"looked), so that a ratio on the {THRESHOLD:.0%} line is called 'faster' at most "
+            f"{(final_alpha(True) + MAX_LOOKS * LOOK_ALPHA) / 2:.1%} of the time; where a "
+            f"budget looked, 'indistinguishable' needs the {same:.1%} interval within "
+            f"{THRESHOLD:.0%} (its own {(1 - CONFIDENCE) / 2:.1%} a side, split over the looks "
+            f"and the report).")
 
 
 TIMING = {
