@@ -101,7 +101,7 @@ def cell_lead(a: Analysis, key: Key, mpi: Sequence[str]) -> CellLead | None:
 
 
 @dataclass(frozen=True)
-class Part:
+class SizeRange:
     """One statement of the answer: over a kind's sizes from `first` to `last` (every size it
     measured: `every`), what the verdicts say; `kinds` holds two where both kinds say the same
     of every size."""
@@ -111,7 +111,7 @@ class Part:
     last: int
     every: bool
     leading: Leading
-    names: tuple[str, ...]  # ONE: the library; LEVEL: it and those within; SPLIT: the leaders
+    names: tuple[str, ...]  # ONE: the library; LEVEL: those within, by name; SPLIT: leaders
     lead: Lead | None  # ONE: its smallest lead over the next
     cells: int
     open: int  # of those, cells where no library is the fastest
@@ -138,7 +138,7 @@ class BySize:
     sizes: int
 
 
-Statement = Part | BySize
+Statement = SizeRange | BySize
 
 
 def _size(key: Key) -> int:
@@ -146,10 +146,10 @@ def _size(key: Key) -> int:
     return key.size if BENCHMARKS[key.bench].sized else 0
 
 
-def _at_size(kind: Kind, size: int, cells: list[CellLead]) -> Part:
+def _at_size(kind: Kind, size: int, cells: list[CellLead]) -> SizeRange:
     """What the cells of one size say together."""
     decided = [c for c in cells if c.leaders]
-    part = Part((kind,), size, size, False, Leading.OPEN, (), None, len(cells),
+    part = SizeRange((kind,), size, size, False, Leading.OPEN, (), None, len(cells),
                 len(cells) - len(decided))
     if not decided:
         return part
@@ -158,18 +158,17 @@ def _at_size(kind: Kind, size: int, cells: list[CellLead]) -> Part:
         names = tuple(dict.fromkeys(c.best for c in decided if c.best))
         return replace(part, leading=Leading.SPLIT, names=names)
     best = max(sorted(common), key=lambda v: sum(c.best == v for c in decided))
-    level = tuple(dict.fromkeys([best, *sorted(common), *(y for c in decided for y in c.level
-                                                           if best in c.level)]))
+    level = {best, *common, *(y for c in decided for y in c.level if best in c.level)}
     if len(level) > 1:
-        return replace(part, leading=Leading.LEVEL, names=level)
+        return replace(part, leading=Leading.LEVEL, names=tuple(sorted(level)))
     leads = [c.lead for c in decided if c.lead is not None]
     return replace(part, leading=Leading.ONE, names=(best,),
                    lead=min(leads, key=lambda x: x.ratio) if leads else None)
 
 
-def _joined(parts: list[Part]) -> list[Part]:
+def _joined(parts: list[SizeRange]) -> list[SizeRange]:
     """Neighbouring sizes that say the same, as one part."""
-    out: list[Part] = []
+    out: list[SizeRange] = []
     for p in parts:
         last = out[-1] if out else None
         if last is not None and (last.leading, last.names) == (p.leading, p.names):
@@ -184,7 +183,7 @@ def _joined(parts: list[Part]) -> list[Part]:
     return out
 
 
-def _by_size(kind: Kind, parts: list[Part], sizes: list[int]) -> BySize:
+def _by_size(kind: Kind, parts: list[SizeRange], sizes: list[int]) -> BySize:
     """A kind's parts as the sizes each library alone is the fastest at."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for p in parts:
@@ -249,7 +248,7 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class Tally:
+class Decisions:
     """The verdicts between two MPI libraries: how many, and how many said faster or within
     the threshold."""
 
@@ -268,7 +267,7 @@ class Answer:
     ranked: list[Standing]  # by geometric mean over the cells all measured, best first
     beside: list[Beside]
     unranked: list[str]  # MPI libraries that measured under half of the cells
-    tally: Tally
+    decisions: Decisions
     scope: Scope
 
 
@@ -296,13 +295,13 @@ def _scope(a: Analysis) -> Scope:
     return Scope(nps, max(len(hosts), 1), a.data.settings.topology)
 
 
-def tally(a: Analysis, mpi: Sequence[str]) -> Tally:
+def decisions(a: Analysis, mpi: Sequence[str]) -> Decisions:
     """The run's verdicts between two of `mpi`."""
     outcomes = [SPEED_OF_A[v.comparison.outcome] for vs in a.judged.values() for v in vs
                 if v.fast in mpi and v.slow in mpi]
     level = outcomes.count(Speed.INDISTINGUISHABLE)
     faster = outcomes.count(Speed.FASTER) + outcomes.count(Speed.SLOWER)
-    return Tally(faster, level, len(outcomes))
+    return Decisions(faster, level, len(outcomes))
 
 
 def wall_seconds(data: RunData) -> float | None:
@@ -328,4 +327,4 @@ def answer(a: Analysis) -> Answer | None:
               any(v in a.data.cells[k] for k in _timed_keys(a, tuple(KINDS)))]
     return Answer(statements(a, mpi), ranked,
                   [_beside(a, v, ranked[0].variant) for v in others],
-                  [v for v in mpi if v not in names], tally(a, mpi), _scope(a))
+                  [v for v in mpi if v not in names], decisions(a, mpi), _scope(a))

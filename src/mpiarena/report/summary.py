@@ -10,12 +10,12 @@ from ..analysis.answer import (
     KINDS,
     Answer,
     BySize,
+    Decisions,
     Lead,
     Leading,
-    Part,
     Scope,
+    SizeRange,
     Statement,
-    Tally,
     answer,
     cell_lead,
     mpi_variants,
@@ -324,7 +324,7 @@ def _span(first: int, last: int) -> str:
     return format_size(first) if first == last else f"{format_size(first)}-{format_size(last)}"
 
 
-def _where(p: Part) -> str:
+def _where(p: SizeRange) -> str:
     """'point-to-point at 8 B-4 KiB', 'point-to-point and collectives at every size'."""
     kinds = " and ".join(KINDS[k] for k in p.kinds)
     if p.every:
@@ -338,7 +338,7 @@ def _lead_text(lead: Lead) -> str:
     return f"ahead of {lead.over} by {lead.ratio:.2f}x or more{ci}"
 
 
-def _said(p: Part) -> str:
+def _said(p: SizeRange) -> str:
     """What the verdicts say over the part's cells, in words."""
     match p.leading:
         case Leading.ONE:
@@ -348,7 +348,8 @@ def _said(p: Part) -> str:
         case Leading.SPLIT:
             said = f"it differs by benchmark: {_names(p.names)} (see below)"
         case Leading.OPEN:
-            return f"undecided in its {p.cells} cells"
+            return f"undecided in all {p.cells} cells" if p.cells > 1 else \
+                "undecided in its one cell"
         case _:
             assert_never(p.leading)
     return said + (f"; {p.open} of {p.cells} cells undecided" if p.open else "")
@@ -466,8 +467,7 @@ def floor_lines(a: Analysis) -> list[str]:
     if a.floor is None:
         topology = a.data.settings.topology
         if topology == "local":
-            return ["No machine floor: this run measured none (a run before the floor was "
-                    "measured beside every local run)."]
+            return ["No machine floor: this run measured none (--impl floor adds it)."]
         kind = "an imported suite's figures" if topology == "imported" else \
             f"a run on {topology} (the floor is measured on this machine only)"
         return [f"No machine floor: {kind}."]
@@ -511,7 +511,7 @@ def steadiness_line(a: Analysis) -> str:
             f"{verdict}.")
 
 
-def decided_text(t: Tally) -> str:
+def decided_text(t: Decisions) -> str:
     """The one 'Decided:' line of a run with two MPI libraries."""
     return (f"Decided: {t.decided} of {t.compared} comparisons between MPI libraries "
             f"({t.faster} faster, {t.level} within {THRESHOLD:.0%}); "
@@ -539,8 +539,8 @@ def answer_lines(a: Analysis) -> list[str]:
               if b.standing else f"{b.variant} (no cell in common)" for b in ans.beside]
     if beside:
         lines.append("Not MPI, so beside the ranking: " + "; ".join(beside) + ".")
-    if ans.tally.compared:
-        lines.append(decided_text(ans.tally))
+    if ans.decisions.compared:
+        lines.append(decided_text(ans.decisions))
     return lines
 
 
