@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 EXPECTED = GOLDEN / "expected"
 COLUMNS = 100
-# the file each render goes to, after the store's name, and the format asked for
-RENDERS = {"show.txt": "terminal", "report.md": "md", "summary.json": "summary-json"}
+# the file each render goes to, after the store's name, and the format asked for (the summary
+# export as CSV: its records, each cell's figures and verdicts; the JSON adds what ran, large)
+RENDERS = {"show.txt": "terminal", "report.md": "md", "summary.csv": "summary-csv"}
 
 
 def stores() -> list[Path]:
@@ -60,7 +61,7 @@ def main() -> int:
     EXPECTED.mkdir(exist_ok=True)
     for store in stores():
         for file, text in renders(store).items():
-            (EXPECTED / file).write_text(text)
+            (EXPECTED / file).write_bytes(text.encode())  # as rendered: CSV's line ends kept
             print(f"wrote {EXPECTED.relative_to(ROOT) / file}")
     return 0
 

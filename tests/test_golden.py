@@ -1,6 +1,6 @@
 """Golden renders: every committed store under tests/golden/ (one, two, four and eight MPI
 libraries, an import, a program run, a releases run; tests/golden/README.md says how each was
-made) rendered by `show`, `report --format md` and `export --summary`, compared with the text
+made) rendered by `show`, `report --format md` and the summary export (CSV), compared with the text
 committed in tests/golden/expected/. A change of output fails here until
 scripts/update-goldens.py writes it anew and the diff is reviewed. The README's sample is
 rendered from a committed store too (scripts/readme-sample.py --check)."""
@@ -42,7 +42,7 @@ def test_every_kind_of_store_is_committed_small() -> None:
 @pytest.mark.parametrize("store", STORES, ids=lambda s: s.name.removesuffix(".db.gz"))
 def test_a_committed_store_renders_as_committed(store: Path) -> None:
     for file, text in GOLDENS.renders(store).items():
-        expected = (GOLDENS.EXPECTED / file).read_text()
+        expected = (GOLDENS.EXPECTED / file).read_bytes().decode()
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True),
                                             f"expected/{file}", "rendered now"))
         assert text == expected, f"{file} changed (scripts/update-goldens.py):\n{diff}"
@@ -53,9 +53,8 @@ def test_a_committed_store_renders_as_committed(store: Path) -> None:
 def test_the_answer_is_at_most_four_lines_of_100_columns_and_60_words(store: Path) -> None:
     shown = GOLDENS.renders(store)[f"{store.name.removesuffix('.db.gz')}.show.txt"]
     lines = shown.splitlines()
-    answer = [x for x in lines[1:] if x.startswith("Fastest ")]
-    end = lines.index(answer[-1]) + 1
-    said = lines[1:end]  # the answer's lines, as wrapped at 100 columns
+    answer = [x for x in lines if x.startswith("Fastest ")]
+    said = lines[lines.index(answer[0]):lines.index(answer[-1]) + 1]  # as wrapped at 100
     assert 1 <= len(said) <= 4 and said == answer, said
     assert all(len(x) <= 100 for x in said) and sum(len(x.split()) for x in said) <= 60, said
     assert sum(x.startswith("Decided:") for x in lines) == 1

@@ -332,32 +332,40 @@ def _where(p: SizeRange) -> str:
     return f"{kinds} at {_span(p.first, p.last)}"
 
 
-def _lead_text(lead: Lead) -> str:
-    """'ahead of mpich-4.0.2 by 1.31x or more (95% CI 1.22-1.40)'."""
+def _lead_texts(lead: Lead) -> list[str]:
+    """The lead in words, shortest last: 'ahead of mpich-4.0.2 by 1.31x or more (95% CI
+    1.22-1.40)', without the interval, without the runner-up."""
+    said = f"ahead of {lead.over} by {lead.ratio:.2f}x or more"
     ci = f" (95% CI {lead.ci_low:.2f}-{lead.ci_high:.2f})" if lead.ci_high < float("inf") else ""
-    return f"ahead of {lead.over} by {lead.ratio:.2f}x or more{ci}"
+    return [said + ci, said, f"{lead.ratio:.2f}x or more ahead of the next"]
 
 
-def _said(p: SizeRange) -> str:
-    """What the verdicts say over the part's cells, in words."""
+def _said(p: SizeRange) -> list[str]:
+    """What the verdicts say over the range's cells, in words, shortest last."""
+    open_ = f"; {p.open} of {p.cells} cells undecided" if p.open else ""
     match p.leading:
         case Leading.ONE:
-            said = p.names[0] + (f", {_lead_text(p.lead)}" if p.lead else "")
+            leads = _lead_texts(p.lead) if p.lead else [""]
+            return [p.names[0] + (f", {x}" if x else "") + open_ for x in leads]
         case Leading.LEVEL:
-            said = f"no single fastest: {_names(p.names)} within {THRESHOLD:.0%}"
+            return [f"no single fastest: {_names(p.names)} within {THRESHOLD:.0%}{open_}"]
         case Leading.SPLIT:
-            said = f"it differs by benchmark: {_names(p.names)} (see below)"
+            return [f"it differs by benchmark: {_names(p.names)} (see below){open_}"]
         case Leading.OPEN:
-            return f"undecided in all {p.cells} cells" if p.cells > 1 else \
-                "undecided in its one cell"
+            return [f"undecided in all {p.cells} cells" if p.cells > 1 else
+                    "undecided in its one cell"]
         case _:
             assert_never(p.leading)
-    return said + (f"; {p.open} of {p.cells} cells undecided" if p.open else "")
+
+
+def _fit(tries: list[str]) -> str:
+    """The first that fits `WIDTH` (else the last, the shortest)."""
+    return next((t for t in tries if len(t) <= WIDTH), tries[-1])
 
 
 def _by_size_text(b: BySize) -> str:
-    """'Fastest for point-to-point by size: X at 0 B-64 B, 1 MiB; Y at 4 KiB; none at 2 of 9
-    sizes', with fewer sizes named where that would not fit `WIDTH`."""
+    """'Fastest for point-to-point by size: X at 0 B-64 B, 1 MiB; Y at 4 KiB; no single one at
+    2 of 9 sizes', with fewer sizes named where that would not fit `WIDTH`."""
     head, rest = f"Fastest for {KINDS[b.kind]} by size: ", \
         f"no single one at {b.rest} of {b.sizes} sizes" if b.rest else ""
     tries = []
@@ -368,18 +376,20 @@ def _by_size_text(b: BySize) -> str:
         more = len(b.fastest) - named
         parts += [f"{more} more" if more > 0 else "", rest]
         tries.append(head + "; ".join(x for x in parts if x) + ".")
-    return next((t for t in tries if len(t) <= WIDTH), tries[-1])
+    return _fit(tries)
 
 
 def statement_text(s: Statement, whole: bool, alone: bool) -> str:
-    """One statement of the answer as a line; `alone`: the answer's only one; `whole`: the
-    run's variants are libraries (not a library's variants, as a tuning run has)."""
+    """One statement of the answer as a line of at most `WIDTH` columns where it can be;
+    `alone`: the answer's only one; `whole`: the run's variants are libraries (not a library's
+    variants, as a tuning run has)."""
     if isinstance(s, BySize):
         return _by_size_text(s)
-    if alone:
-        return f"Fastest {'MPI library' if whole else 'variant'} here, for {_where(s)}: " \
-            f"{_said(s)}."
-    return f"Fastest for {_where(s)}: {_said(s)}."
+    kinds = " and ".join(KINDS[k] for k in s.kinds)
+    heads = [f"Fastest {'MPI library' if whole else 'variant'} here, for {where}: "
+             for where in dict.fromkeys([_where(s), kinds if s.every else _where(s)])] \
+        if alone else [f"Fastest for {_where(s)}: "]
+    return _fit([f"{head}{x}." for head in heads for x in _said(s)])
 
 
 def answer_text(ans: Answer) -> list[str]:
@@ -467,7 +477,7 @@ def floor_lines(a: Analysis) -> list[str]:
     if a.floor is None:
         topology = a.data.settings.topology
         if topology == "local":
-            return ["No machine floor: this run measured none (--impl floor adds it)."]
+            return ["No machine floor: this run measured none."]
         kind = "an imported suite's figures" if topology == "imported" else \
             f"a run on {topology} (the floor is measured on this machine only)"
         return [f"No machine floor: {kind}."]
