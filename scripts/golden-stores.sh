@@ -23,7 +23,7 @@ arena run --impl mpich-4.0.2,floor --bench pingpong,allreduce --sizes 8,64K $sma
 arena run --impl mpich-4.0.2,openmpi-4.1.4,tcp --bench pingpong,sendrecv,allreduce,barrier \
     --sizes 8,4K,1M $small --db "$work/two.db"
 arena run --impl mpich-4.0.2,openmpi-4.1.4,mpich-5.0.2,lam-7.1.4 --bench pingpong,allreduce \
-    --sizes 8,64K,1M $small --db "$work/four.db"
+    --sizes 8,64K,1M --launches 12 --observations 1 --budget off --db "$work/four.db"
 releases run --bench pingpong,allreduce --sizes 8,64K $small --db "$work/eight.db"
 arena import osu tests/suite-output/osu-5.3/osu_latency.out tests/suite-output/osu-5.3/osu_bw.out \
     --impl mpich-4.0.2 --db "$work/import.db"

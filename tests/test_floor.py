@@ -84,7 +84,7 @@ def test_the_floor_is_out_of_every_verdict_and_ranking(run_db: Path) -> None:
 FLOOR_SAID = re.compile(
     r"(?P<cell>pingpong [\d.]+ [KM]?i?B): (?:(?P<lib>\S+)(?: \(within 5%: [^)]*\))? "
     r"(?P<fig>[\d.]+ [nmu]?s), (?P<times>[\d.]+)x the floor's (?P<floor>[\d.]+ [nmu]?s)"
-    r"(?P<below> \(below the floor[^)]*\))?|no library the verdicts call fastest; the floor "
+    r"(?P<below> \(below the floor[^)]*\))?|none the verdicts call fastest; floor "
     r"[\d.]+ [nmu]?s)")
 
 

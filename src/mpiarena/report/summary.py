@@ -458,8 +458,7 @@ def _floor_said(a: Analysis, floor: MachineFloor, key: Key, among: list[str]) ->
     best = lead.best if lead is not None else (among[0] if len(among) == 1 else None)
     m = multiple(a.data, floor, key, best) if best else None
     if m is None:
-        return (f"{a.label(key)}: no library the verdicts call fastest; the floor "
-                f"{units.seconds(under)}")
+        return f"{a.label(key)}: none the verdicts call fastest; floor {units.seconds(under)}"
     level = f" (within {THRESHOLD:.0%}: {_names(lead.level[1:])})" \
         if lead is not None and len(lead.level) > 1 else ""
     why = below_text(m)
@@ -487,8 +486,7 @@ def floor_lines(a: Analysis) -> list[str]:
     said = [x for key in headline_keys(a.floor) if (x := _floor_said(a, a.floor, key, among))]
     if not said:
         return []
-    return ["Against the machine floor (two processes on the ranks' cores, sharing memory, in "
-            "launches of their own): " + "; ".join(said) + "."]
+    return ["Against the machine floor (its own launches): " + "; ".join(said) + "."]
 
 
 def _largest_pingpong(a: Analysis) -> Key | None:
@@ -538,9 +536,8 @@ def answer_lines(a: Analysis) -> list[str]:
         return [*figure_lines(a), *floor_lines(a)]
     width = max(len(s.variant) for s in ans.ranked)
     lines = [*answer_text(ans), *floor_lines(a), _scope_text(ans.scope, a.cores),
-             f"Ranked by geometric mean over {ans.ranked[0].cells} cells, time relative to "
-             f"{ans.ranked[0].variant} ({CONFIDENCE:.0%} CI over launches; a summary, not the "
-             "verdicts):"]
+             f"Ranked by geometric mean over {ans.ranked[0].cells} cells, relative to "
+             f"{ans.ranked[0].variant} ({CONFIDENCE:.0%} CI; not the verdicts):"]
     lines += [f"  {s.variant.ljust(width)}  {standing_text(s)}" for s in ans.ranked]
     if ans.unranked:
         lines.append(f"  left out: {', '.join(ans.unranked)} (measured under half of the "
