@@ -430,7 +430,7 @@ def below_text(m: Multiple) -> str:
 
 def multiple_text(m: Multiple, link: bool = False) -> str:
     """'1.74x floor', '1.04x link floor'; below it, '(below: ...)' beside it."""
-    said = f"{m.times:.3g}x link floor" if link else f"{times_text(m)} floor"
+    said = f"{m.times:.2f}x link floor" if link else f"{times_text(m)} floor"
     why = "ranks on other CPUs" if m.placement else "the floor's own launches ran slower"
     return said + (f" (below: {why})" if m.below else "")
 
