@@ -74,6 +74,12 @@ def speed(verdicts: Sequence[Verdict], a: str, b: str) -> tuple[Speed, Verdict |
     return Speed.UNDECIDED, None
 
 
+def verdicts(a: Analysis, key: Key) -> list[Verdict]:
+    """The cell's verdicts: every pair of its variants where the run judged them so, else its
+    fastest against each other."""
+    return a.pairs[key].pairs if key in a.pairs else a.judged.get(key, [])
+
+
 def _lead(verdict: Verdict, leader: str) -> Lead:
     """The leader's lead over the other side of the verdict."""
     if verdict.fast == leader:
@@ -87,8 +93,7 @@ def cell_lead(a: Analysis, key: Key, mpi: Sequence[str]) -> CellLead | None:
     names = sorted((v for v in mpi if v in here), key=lambda v: a.summaries[key][v].median)
     if len(names) < 2:
         return None
-    verdicts = a.judged.get(key, [])
-    said = {(x, y): speed(verdicts, x, y) for x in names for y in names if x != y}
+    said = {(x, y): speed(verdicts(a, key), x, y) for x in names for y in names if x != y}
     leaders = tuple(x for x in names if all(said[x, y][0] in LEADS for y in names if y != x))
     if not leaders:
         return CellLead(key, (), (), None)
@@ -297,7 +302,7 @@ def _scope(a: Analysis) -> Scope:
 
 def decisions(a: Analysis, mpi: Sequence[str]) -> Decisions:
     """The run's verdicts between two of `mpi`."""
-    outcomes = [SPEED_OF_A[v.comparison.outcome] for vs in a.judged.values() for v in vs
+    outcomes = [SPEED_OF_A[v.comparison.outcome] for key in a.judged for v in verdicts(a, key)
                 if v.fast in mpi and v.slow in mpi]
     level = outcomes.count(Speed.INDISTINGUISHABLE)
     faster = outcomes.count(Speed.FASTER) + outcomes.count(Speed.SLOWER)
