@@ -532,14 +532,16 @@ def decided_text(t: Decisions) -> str:
 
 def answer_lines(a: Analysis) -> list[str]:
     """The answer first: at most four statements by the verdict rule (the fastest MPI library
-    for point-to-point and for collectives, by size range), the fastest library's distance from
-    the machine floor, where it holds, the MPI libraries ranked by geometric mean (a summary,
-    not the answer), what is not MPI beside them, and how many comparisons were decided."""
+    for point-to-point and for collectives, by size range) and how many comparisons were
+    decided, then the fastest library's distance from the machine floor, where it holds, the
+    MPI libraries ranked by geometric mean (a summary, not the answer) and what is not MPI
+    beside them."""
     ans = answer(a)
     if ans is None:
         return [*figure_lines(a), *floor_lines(a)]
     width = max(len(s.variant) for s in ans.ranked)
-    lines = [*answer_text(ans), *floor_lines(a), _scope_text(ans.scope, a.cores),
+    lines = [*answer_text(ans), *([decided_text(ans.decisions)] if ans.decisions.compared else []),
+             *floor_lines(a), _scope_text(ans.scope, a.cores),
              f"Ranked by geometric mean over {ans.ranked[0].cells} cells, relative to "
              f"{ans.ranked[0].variant} ({CONFIDENCE:.0%} CI; not the verdicts):"]
     lines += [f"  {s.variant.ljust(width)}  {standing_text(s)}" for s in ans.ranked]
@@ -550,8 +552,6 @@ def answer_lines(a: Analysis) -> list[str]:
               if b.standing else f"{b.variant} (no cell in common)" for b in ans.beside]
     if beside:
         lines.append("Not MPI, so beside the ranking: " + "; ".join(beside) + ".")
-    if ans.decisions.compared:
-        lines.append(decided_text(ans.decisions))
     return lines
 
 
