@@ -368,17 +368,19 @@ def _fit(tries: list[str]) -> str:
 
 
 def _by_size_text(b: BySize) -> str:
-    """'Fastest for point-to-point by size: X at 0 B-64 B, 1 MiB; Y at 4 KiB; no single one at
+    """'Fastest for point-to-point by size: X at 0 B-64 B, 1 MiB; Y at 4 KiB; none at
     2 of 9 sizes', with fewer sizes named where that would not fit `WIDTH`."""
     head, rest = f"Fastest for {KINDS[b.kind]} by size: ", \
-        f"no single one at {b.rest} of {b.sizes} sizes" if b.rest else ""
+        f"none at {b.rest} of {b.sizes} sizes" if b.rest else ""
     tries = []
-    for spans, named in ((True, 2), (False, 2), (False, 1)):
+    for spans, named, tail in ((True, 2, True), (False, 2, True), (False, 1, True),
+                               (False, 1, False)):
         parts = [f"{x.variant} at " + (", ".join(_span(*s) for s in x.spans) if spans else
                                        f"{x.count} of {b.sizes} sizes")
                  for x in b.fastest[:named]]
         more = len(b.fastest) - named
-        parts += [f"{more} more" if more > 0 else "", rest]
+        parts += [f"{more} more {'library' if more == 1 else 'libraries'}" if more > 0 and
+                  tail else "", rest if tail else ""]
         tries.append(head + "; ".join(x for x in parts if x) + ".")
     return _fit(tries)
 
