@@ -47,7 +47,7 @@ def _installer(family: str, release: Release) -> Callable[[], Implementation]:
     def get() -> Implementation:
         impls_dir = paths.impls_dir()
         try:
-            prefix = pypi.install(f"{family}=={release.version}", impls_dir)
+            prefix = pypi.install(f"{family}=={release.version}", impls_dir, cached=True)
         except pypi.InstallError as e:
             raise ArenaError(str(e)) from e
         found = [f for f in discover({}, impls_dir) if f.impl and f.impl.prefix == prefix]

@@ -41,6 +41,9 @@ def distributions() -> dict[str, tuple[str, ...]]:
 
 
 MARKER = ".mpiarena-pypi.json"
+# beside the marker in a prefix `releases` installed for a bisection: a cache, not a library
+# the user chose; a default run leaves it out until `install` (asking for it) takes the file away
+CACHED = ".mpiarena-releases-cache"
 _SPEC = re.compile(r"([a-z]+)(?:==([0-9][0-9A-Za-z.+!-]*))?")
 
 
@@ -74,19 +77,33 @@ def wrapper_and_launcher(prefix: Path) -> tuple[Path, Path]:
     return prefix / "bin" / "mpicc", prefix / "bin" / "mpiexec"
 
 
-def install(spec: str, impls_dir: Path) -> Path:
-    """Install spec into impls_dir/<family>-<version>/ and return that prefix.
+def is_cached(prefix: Path) -> bool:
+    """Whether `releases` installed the prefix for a bisection and no one asked for it since."""
+    return (prefix / CACHED).is_file()
+
+
+def _asked(prefix: Path, cached: bool) -> Path:
+    """An installed prefix, asked for again: by `install` (not `cached`), now chosen."""
+    if not cached:
+        (prefix / CACHED).unlink(missing_ok=True)
+    return prefix
+
+
+def install(spec: str, impls_dir: Path, cached: bool = False) -> Path:
+    """Install spec into impls_dir/<family>-<version>/ and return that prefix; `cached`: for a
+    bisection (`releases`), marked as a cache that a default run leaves out, where it was not
+    installed already (installing it without `cached` takes the mark away).
 
     Returns at once if it is already there. Builds in a temporary directory beside the
     target and renames it into place, so a failure or a crash never leaves a half prefix.
     """
     family, version = parse_spec(spec)
     if version is not None and _is_prefix(impls_dir / f"{family}-{version}"):
-        return impls_dir / f"{family}-{version}"
+        return _asked(impls_dir / f"{family}-{version}", cached)
     version = _resolve(family, version)
     target = impls_dir / f"{family}-{version}"
     if _is_prefix(target):
-        return target
+        return _asked(target, cached)
     if target.exists():
         raise InstallError(f"{target} exists but was not made by mpiarena: remove it and retry")
     shared_dir(impls_dir)
@@ -101,6 +118,8 @@ def install(spec: str, impls_dir: Path) -> Path:
                                "pick another version with ==VERSION")
         marker = Marker(family=family, version=version, distributions=pins)
         (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+        if cached:
+            (tmp / CACHED).write_text("installed by 'mpiarena releases' for a bisection\n")
         _make_world_readable(tmp)
         try:
             tmp.rename(target)
