@@ -24,7 +24,7 @@ from ..base.sizes import format_size
 from ..base.status import CellStatus, RunStatus
 from ..cluster.placement import Placement
 from ..cluster.topology import Where, opened
-from ..impls import Implementation, discover, family_of, parse_user_impls, select
+from ..impls import Implementation, crashes, discover, family_of, parse_user_impls, select
 from ..launchers.srun import refusal
 from ..model.benchmarks import BENCHMARKS, rounded_up
 from ..platform.build import Build, build_all
@@ -307,6 +307,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
+    for known in (line for impl in impls for line in crashes.said_of(impl)):
+        err.print(f"note: {known}", soft_wrap=True, markup=False)
     if dry_run:
         _here_only(where, submit)
         _plan_only(chosen, impls, selection, measurement, db)
