@@ -36,6 +36,10 @@ def test_a_range_includes_both_ends_and_a_list_names_what_the_index_lacks():
     picked, absent = ReleaseChoice(listed=("5.0.1.post1", "4.0.2", "4.1.3")).pick(index)
     assert [r.version for r in picked] == ["4.1.3", "5.0.1.post1"] and absent == ["4.0.2"]
     assert [r.name for r in ReleaseChoice(last="4.0.3").pick(index)[0]] == ["3.4.3", "4.0.3"]
+    # a shorter end names its series (Intel MPI's 2021.19 is 2021.19.0 on the index)
+    impi = folded(["2021.19.1", "2021.19.0", "2021.18.1", "2021.18.0", "2021.17.0"])
+    assert [r.name for r in ReleaseChoice("2021.18", "2021.19").pick(impi)[0]] == \
+        ["2021.18.0", "2021.18.1", "2021.19.0", "2021.19.1"]
 
 
 def test_where_the_index_skips_releases():
