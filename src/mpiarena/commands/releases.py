@@ -29,9 +29,6 @@ from .stores import db_option
 if TYPE_CHECKING:
     from ..runner.releases import Member
 
-INDEX = "index"  # the origin of a release installed from the package index
-
-
 def _selection(suite: str, bench: str | None, nps: tuple[int, ...] | None,
                sizes: str | None) -> Selection:
     return Selection.parse(suite, (), bench, nps, sizes, perturb=False)
@@ -62,7 +59,7 @@ def members(family: str, choice: ReleaseChoice, index: list[Release]) -> list[Me
     """The chosen releases, oldest first: the index's (installed on first use) and this
     machine's own builds of the family (a distribution's) that the choice names or spans."""
     # here, not at the top: ~40 ms more start-up for every command
-    from ..runner.releases import Member
+    from ..runner.releases import INDEX, Member
 
     found = [f.impl for f in discover({}, paths.impls_dir())
              if f.impl is not None and f.impl.family == family]

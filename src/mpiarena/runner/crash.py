@@ -206,12 +206,12 @@ def reproducer(crash: Crash, what: Reproduced) -> str | None:
 
 
 def write_reproducer(crash: Crash, what: Reproduced, run_token: str) -> Path | None:
-    """The reproducer written under the data directory's crashes/ (readable by all); its path,
+    """The reproducer written under the data directory's reproducers/ (readable by all); its path,
     or None where there is none to write."""
     text = reproducer(crash, what)
     if text is None:
         return None
-    folder = paths.shared_dir(paths.data_dir() / "crashes" / run_token[:12])
+    folder = paths.shared_dir(paths.data_dir() / "reproducers" / run_token[:12])
     cell = what.asked.cell
     path = folder / f"{crash.call}-{cell.bench}-{cell.size}B-{cell.np}ranks.c"
     path.write_text(text)
