@@ -40,7 +40,7 @@ def _candidates(user: dict[str, Path], impls_dir: Path) -> Iterator[_Candidate]:
     for prefix in (p for d in (impls_dir, *more_impls_dirs()) for p in pypi.installed_prefixes(d)):
         marker = pypi.read_marker(prefix)
         mpicc, mpiexec = pypi.wrapper_and_launcher(prefix)
-        yield _Candidate(f"{marker['family']}-{marker['version']}", "pypi", mpicc, mpiexec,
+        yield _Candidate(pypi.impl_id(marker), "pypi", mpicc, mpiexec,
                          prefix, family_named(marker["family"]).run_env(prefix),
                          pypi.is_cached(prefix))
     for name, prefix in user.items():
