@@ -96,4 +96,4 @@ def test_the_run_says_decided_once() -> None:
     a = _planted({("pingpong", s): {"a": 1.0, "b": 1.3} for s in SIZES})
     said = [x for x in [*answer_lines(a), *scoreboard_lines(a)] if x.startswith("Decided:")]
     assert said == ["Decided: 4 of 4 comparisons between MPI libraries (4 faster, 0 within 5%); "
-                    "0 undecided."], said
+                    "0 undecided; intervals allow for reruns (stated: no earlier runs here)."], said

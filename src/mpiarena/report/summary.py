@@ -44,6 +44,7 @@ from ..analysis.run import (
     stretches,
     strongest,
 )
+from ..analysis.run_spread import RunSpread
 from ..analysis.stats import (
     ALPHA,
     CONFIDENCE,
@@ -530,11 +531,21 @@ def steadiness_line(a: Analysis) -> str:
             f"{verdict}.")
 
 
-def decided_text(t: Decisions) -> str:
-    """The one 'Decided:' line of a run with two MPI libraries."""
+def decided_text(t: Decisions, spread: RunSpread | None) -> str:
+    """The one 'Decided:' line of a run with two MPI libraries, and what its intervals allow
+    for between runs."""
     return (f"Decided: {t.decided} of {t.compared} comparisons between MPI libraries "
             f"({t.faster} faster, {t.level} within {THRESHOLD:.0%}); "
-            f"{t.compared - t.decided} undecided.")
+            f"{t.compared - t.decided} undecided{spread_text(spread)}.")
+
+
+def spread_text(spread: RunSpread | None) -> str:
+    """Where the run-to-run spread a run's intervals carry comes from ("": none)."""
+    if spread is None:
+        return ""
+    source = (f"learned from {spread.runs} earlier run{'s' if spread.runs > 1 else ''}"
+              if spread.learned else "stated: no earlier runs here")
+    return f"; intervals allow for reruns ({source})"
 
 
 def answer_lines(a: Analysis) -> list[str]:
@@ -547,7 +558,8 @@ def answer_lines(a: Analysis) -> list[str]:
     if ans is None:
         return [*figure_lines(a), *floor_lines(a)]
     width = max(len(s.variant) for s in ans.ranked)
-    lines = [*answer_text(ans), *([decided_text(ans.decisions)] if ans.decisions.compared else []),
+    decided = [decided_text(ans.decisions, a.spread)] if ans.decisions.compared else []
+    lines = [*answer_text(ans), *decided,
              *floor_lines(a), _scope_text(ans.scope, a.cores),
              f"Ranked by geometric mean over {ans.ranked[0].cells} cells, relative to "
              f"{ans.ranked[0].variant} ({CONFIDENCE:.0%} CI; not the verdicts):"]
