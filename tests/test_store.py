@@ -50,7 +50,7 @@ def test_a_run_whose_process_died_reads_as_incomplete_and_the_next_store_marks_i
         marked = store.run(run.id)
         assert (marked.status, marked.finished, marked.note) == ("incomplete", None, None)
         again = Store(path)
-        assert again.db.total_changes == 0  # marked once: the next store writes nothing
+        assert again.db.db.total_changes == 0  # marked once: the next store writes nothing
         again.close()
 
 

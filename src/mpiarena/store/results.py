@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
@@ -90,13 +89,13 @@ class Raw:
     """Every rank's figures of a run, read on demand through a connection of its own (the
     caller's may be closed by then)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, where: str):
+        self.where = where
         self._store: Store | None = None
 
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.path)
+            self._store = Store(self.where)
         return self._store
 
     def per_rank(self, parts: list[Part]) -> list[Vector]:
@@ -229,7 +228,7 @@ def load(store: Store, run_id: int) -> RunData:
         fresh = summarize(store, missing)
         store.save_summaries(ANALYSIS_VERSION, fresh)
         summaries |= fresh
-    raw = Raw(store.path)
+    raw = Raw(store.where)
     jobs = store.jobs(run_id)
     partial_jobs = {j.id for j in jobs if j.shape == LaunchShape.PARTIAL}
     parts: dict[int, tuple[Group, list[Part]]] = {}
