@@ -1,0 +1,120 @@
+"""The store on a real PostgreSQL server (Debian's `postgresql`, started here on a Unix socket):
+runs at once lose nothing, a killed run is marked incomplete once by the next command, every
+reader reads it, and `store copy` takes runs to a file and back unchanged."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from conftest import STARTED, leftovers, mpiarena, spawn
+from postgres_fixture import BIN, PgServer, pg_server
+
+pytestmark = pytest.mark.skipif(BIN is None, reason="needs PostgreSQL: apt-get install postgresql")
+RUN = ("run", "--impl", "floor", "--bench", "pingpong", "--sizes", "8,1K", "--launches", "3")
+STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d)?(\+00:00)?")
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[PgServer]:
+    """One server for the session, stopped and removed at its end."""
+    with pg_server() as up:
+        yield up
+
+
+@pytest.fixture(scope="session")
+def four_runs(server: PgServer) -> str:
+    """A database four runs wrote at once: its URI."""
+    uri = server.database("four")
+    procs = [spawn(*RUN, "--db", uri) for _ in range(4)]
+    STARTED.extend(procs)
+    for proc in procs:
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-2000:]
+    return uri
+
+
+def _query(uri: str, sql: str, *params: object) -> list[tuple[object, ...]]:
+    with psycopg.connect(uri) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def test_four_runs_at_once_complete_with_every_cell(four_runs):
+    runs = _query(four_runs, "SELECT id, status, pid FROM runs ORDER BY id")
+    assert [(i, s) for i, s, _ in runs] == [(n, "complete") for n in (1, 2, 3, 4)]
+    assert len({pid for *_, pid in runs}) == 4
+    cells = _query(four_runs, "SELECT run_id, COUNT(*), COUNT(*) FILTER (WHERE status='ok'), "
+                   "COUNT(DISTINCT (bench, size, launch)) FROM cells GROUP BY run_id "
+                   "ORDER BY run_id")
+    assert cells == [(n, 6, 6, 6) for n in (1, 2, 3, 4)]  # 2 sizes x 3 launches, each once
+    empty = _query(four_runs, "SELECT COUNT(*) FROM cells c WHERE NOT EXISTS "
+                   "(SELECT 1 FROM rank_seconds s WHERE s.cell_id = c.id)")
+    assert empty == [(0,)]
+
+
+def test_show_report_compare_and_history_read_a_server(four_runs, tmp_path):
+    shown = mpiarena("show", "latest", "--db", four_runs)
+    assert shown.returncode == 0 and "pingpong" in shown.stdout, shown.stderr
+    listed = mpiarena("list", "--db", four_runs)
+    assert listed.stdout.count("complete") == 4, listed.stdout
+    report = mpiarena("report", "2", "--db", four_runs, "-o", str(tmp_path / "r.html"))
+    assert report.returncode == 0 and (tmp_path / "r.html").stat().st_size > 0, report.stderr
+    compared = mpiarena("compare", "1", "2", "--db", four_runs)
+    assert compared.returncode == 0 and compared.stdout.startswith("Run 1 ("), compared.stderr
+    assert "against run 2 (" in compared.stdout.lower(), compared.stdout
+    history = mpiarena("history", "--db", four_runs)
+    assert history.returncode == 0 and "4 runs" in history.stdout, history.stdout
+
+
+def test_store_copy_to_a_file_and_back_shows_the_same(four_runs, server, tmp_path):
+    file, back = tmp_path / "site.db", server.database("back")
+    there = mpiarena("store", "copy", four_runs, str(file))
+    assert there.returncode == 0 and "copied 4 runs" in there.stdout, there.stderr
+    again = mpiarena("store", "copy", four_runs, str(file))
+    assert "copied 0 runs" in again.stdout and "4 were there already" in again.stdout
+    home = mpiarena("store", "copy", str(file), back)
+    assert home.returncode == 0 and "copied 4 runs" in home.stdout, home.stderr
+    for run in ("1", "4"):
+        views = [STAMP.sub("T", mpiarena("show", run, "--all", "--db", db).stdout)
+                 for db in (four_runs, str(file), back)]
+        assert views[0] == views[1] == views[2] and "pingpong" in views[0]
+
+
+def test_a_killed_run_is_marked_incomplete_once_by_the_next_command(server):
+    uri = server.database("killed")
+    proc = spawn("run", "--impl", "floor", "--bench", "pingpong", "--sizes", "8,1K,64K",
+                 "--launches", "40", "--db", uri)
+    STARTED.append(proc)
+    deadline = time.monotonic() + 120
+    while not _cells(uri):
+        assert proc.poll() is None and time.monotonic() < deadline, "no cell stored"
+        time.sleep(0.1)
+    assert mpiarena("list", "--db", uri).stdout.count("running") == 1  # alive: left as it is
+    proc.kill()  # SIGKILL: the run records nothing; the server drops its lock
+    proc.communicate(timeout=60)
+    assert _query(uri, "SELECT status, finished FROM runs") == [("running", None)]
+    assert "incomplete" in mpiarena("list", "--db", uri).stdout
+    marked = _query(uri, "SELECT status, finished, note, xmin::text FROM runs")
+    assert marked[0][:3] == ("incomplete", None, None)
+    assert "incomplete" in mpiarena("show", "latest", "--db", uri).stdout
+    assert _query(uri, "SELECT status, finished, note, xmin::text FROM runs") == marked  # once
+    deadline = time.monotonic() + 30
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert leftovers() == []
+
+
+def _cells(uri: str) -> int:
+    try:
+        return int(_query(uri, "SELECT COUNT(*) FROM cells")[0][0])  # type: ignore[call-overload]
+    except psycopg.errors.UndefinedTable:  # not made yet
+        return 0
+
+
+def test_an_unreachable_server_is_one_line(tmp_path):
+    done = mpiarena("list", "--db", f"postgresql://nobody@/none?host={tmp_path}")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot open the store postgresql://nobody@/none" in done.stderr
