@@ -29,13 +29,13 @@ def _unescape(field: str) -> str:
     return field
 
 
-def fstype(directory: Path, mounts: Path = MOUNTS) -> str:
-    """The type of the filesystem `directory` is on: the mount point that is its longest
-    prefix ("unknown" where mounts cannot be read)."""
+def fstype(directory: Path, mounts: Path | None = None) -> str:
+    """The type of the filesystem `directory` is on: that of the mount point in `mounts`
+    (/proc/mounts) that is its longest prefix ("unknown" where mounts cannot be read)."""
     target = os.path.realpath(directory)
     best, kind = "", "unknown"
     try:
-        lines = mounts.read_text().splitlines()
+        lines = (mounts or MOUNTS).read_text().splitlines()
     except OSError:
         return kind
     for line in lines:
