@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -67,6 +68,20 @@ def test_show_report_compare_and_history_read_a_server(four_runs, tmp_path):
     assert "against run 2 (" in compared.stdout.lower(), compared.stdout
     history = mpiarena("history", "--db", four_runs)
     assert history.returncode == 0 and "4 runs" in history.stdout, history.stdout
+
+
+def test_import_and_export_through_a_server(server, tmp_path):
+    uri = server.database("imported")
+    osu = Path(__file__).parent / "suite-output" / "osu-5.3" / "osu_latency.out"
+    done = mpiarena("import", "osu", str(osu), "--impl", "mpich-4.0.2", "--db", uri)
+    assert done.returncode == 0, done.stderr
+    assert "stored run 1 in postgresql://arena@/imported" in done.stderr
+    out = tmp_path / "raw.csv"
+    done = mpiarena("export", "latest", "--format", "csv", "-o", str(out), "--db", uri)
+    assert done.returncode == 0, done.stderr
+    rows = out.read_text().splitlines()
+    cells = _query(uri, "SELECT COUNT(*) FROM rank_seconds")[0][0]
+    assert len(rows) - 1 == cells and "pingpong" in rows[1], rows[:2]
 
 
 def test_store_copy_to_a_file_and_back_shows_the_same(four_runs, server, tmp_path):
