@@ -6,8 +6,8 @@ lifecycle and calls (`Store.new_run`, `add_variant`, `add_job`, `add_cell`, as t
 writes a run), each run --cells cells (120) of --observations observations (20) over 2 ranks.
 The writers are the tasks of one srun over an emulated 3-node cluster with a real Slurm
 (`mpiarena cluster up emulated:nodes=3 --slurm`, root; the nodes are network namespaces of this
-machine: they reach the server's socket and the file as this machine does), or with --local
-(and without root) processes of this machine.
+machine, each with a /tmp of its own: the server's socket and the file are in /var/tmp), or
+with --local (and without root) processes of this machine.
 Then the store is read back: complete runs, lost cells (written by a writer but not stored),
 and the writers' throughput in cells per second of wall time from the first start to the last
 end. PostgreSQL is a server of its own (Debian's `postgresql`, tests/postgres_fixture.py) on a
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,7 @@ from mpiarena.store import CellRow, JobRow, Obs, Store
 
 MPIARENA = mpiarena_argv()
 NAME = emulated.run_name(os.getpid())  # a run's own cluster while this process lives
+SHARED = "/var/tmp"  # the server's socket and the file: an emulated node has a /tmp of its own
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ def cluster(local: bool) -> Iterator[Writers]:
         made = emulated.load(NAME)
         assert made is not None
         env = {**os.environ, "SLURM_CONF": str(emulated_slurm.conf_path(made))}
-        yield Writers(0, ("srun", "-N", "3", "--kill-on-bad-exit=0"), env)
+        # 8 tasks on 3 nodes of 2 CPUs each: more than one a CPU (the writers mostly wait)
+        yield Writers(0, ("srun", "-N", "3", "--overcommit", "--kill-on-bad-exit=0"), env)
     finally:
         subprocess.run([*MPIARENA, "cluster", "down", NAME], capture_output=True,
                        stdin=subprocess.DEVNULL)
@@ -150,6 +153,7 @@ def main() -> int:
     if args.write:
         write(args.write, load, int(os.environ.get("SLURM_PROCID", args.seed)))
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the cluster and server go too
     total = args.writers * args.runs
     local = args.local or os.geteuid() != 0
     print(f"{args.writers} writers at once "
@@ -157,8 +161,8 @@ def main() -> int:
           f"{args.runs} runs each, {args.cells} cells of {args.observations} observations a run")
     print(f"{'store':<22}{'complete runs':>15}{'lost cells':>12}{'wall s':>9}{'cells/s':>10}")
     ok = True
-    with tempfile.TemporaryDirectory(prefix="store-writers-") as tmp, \
-            pg_server(durable=True) as pg, cluster(local) as where:
+    with tempfile.TemporaryDirectory(prefix="store-writers-", dir=SHARED) as tmp, \
+            pg_server(durable=True, under=SHARED) as pg, cluster(local) as where:
         os.chmod(tmp, 0o755)
         for name, db in (("PostgreSQL (socket)", pg.database("writers")),
                          ("SQLite (local, WAL)", str(Path(tmp) / "writers.db"))):

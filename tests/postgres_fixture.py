@@ -47,11 +47,12 @@ def _as_owner(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
-def pg_server(durable: bool = False) -> Iterator[PgServer]:
-    """A server of its own in a scratch directory, stopped and removed when the block ends;
-    committing without fsync unless `durable` (a bench's figures)."""
+def pg_server(durable: bool = False, under: str | None = None) -> Iterator[PgServer]:
+    """A server of its own in a scratch directory (in `under`, else the temporary directory),
+    stopped and removed when the block ends; committing without fsync unless `durable` (a
+    bench's figures)."""
     assert BIN is not None, "PostgreSQL is not installed: apt-get install postgresql"
-    scratch = Path(tempfile.mkdtemp(prefix="arena-pg-"))
+    scratch = Path(tempfile.mkdtemp(prefix="arena-pg-", dir=under))
     user = users.lookup() if os.geteuid() == 0 else None
     if user is not None:
         os.chown(scratch, user.uid, user.gid)
