@@ -78,7 +78,8 @@ class Server(Connection):
                              "postgresql://USER@/DB?host=SOCKET_DIR) or a file") from e
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        return self.conn.execute(sql.replace("?", "%s"), params)
+        """`?` becomes psycopg's `%s` (the store's SQL holds no other `?` or `%`)."""
+        return self.conn.execute(sql.replace("?", "%s"), params or None)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self.conn.cursor() as cur:
