@@ -4,6 +4,7 @@ scoreboard, switches and derived figures. The figures and decisions come from
 
 from __future__ import annotations
 
+import math
 from typing import assert_never
 
 from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
@@ -148,6 +149,9 @@ def undecided_why(v: Verdict) -> str:
                     "decide it")
         case Why.INTERVAL | None:
             return f"the interval reaches within {THRESHOLD:.0%}{more}"
+        case Why.SPREAD:
+            return (f"the launches decide it, but not beyond how far a ratio moves between runs "
+                    f"here (+-{math.expm1(v.comparison.allowance):.0%}){more}")
         case _:
             assert_never(v.why)
 
