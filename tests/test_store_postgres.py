@@ -7,12 +7,20 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
-from conftest import STARTED, leftovers, mpiarena, spawn
+from conftest import STARTED, leftovers, mpiarena, spawn, stored_run
 from postgres_fixture import BIN, PgServer, pg_server
+
+from mpiarena.base.records import Cell, CellRequest, ImplementationRecord, VariantRecord
+from mpiarena.base.status import CellStatus, LaunchStatus
+from mpiarena.model.programs import LaunchKind, ProgramLaunch, RankCalls, Role, TunedConfig
+from mpiarena.model.whatran import Cvar, WhatRan
+from mpiarena.store import CellRow, JobRow, Obs, Store
 
 pytestmark = pytest.mark.skipif(BIN is None, reason="needs PostgreSQL: apt-get install postgresql")
 RUN = ("run", "--impl", "floor", "--bench", "pingpong", "--sizes", "8,1K", "--launches", "3")
@@ -127,6 +135,44 @@ def _cells(uri: str) -> int:
         return int(_query(uri, "SELECT COUNT(*) FROM cells")[0][0])  # type: ignore[call-overload]
     except psycopg.errors.UndefinedTable:  # not made yet
         return 0
+
+
+def _written(store: Store) -> object:
+    """Every kind of row the store writes, written through its calls, then read back."""
+    run_id = stored_run(store)
+    for prefix in ("/usr", "/opt"):  # the second replaces the first
+        store.add_implementation(ImplementationRecord(run_id, "mpich-4.0.2", "mpich", "4.0.2",
+                                                      "MPICH 4.0.2", "debian", prefix, "mpicc",
+                                                      "mpiexec", "-lmpi", "-O2"))
+        store.add_variant(VariantRecord(run_id, "v", "mpich-4.0.2", prefix, {"A": "1"}, [], "core"))
+    job = store.add_job(JobRow(run_id, "v", 2, "local", "core", ["mpiexec"]))
+    store.update_job(job, status="ok", ranks=[{"host": "h"}], tick=1e-9)
+    what = WhatRan((Cvar("MPIR_CVAR_X", "1", "all"),), "", "ch4:ofi", "MPI_T cvar")
+    store.add_what_ran(job, what)
+    store.add_what_ran(job, what)  # one configs row for both
+    cell = store.add_cell(CellRow(run_id, job, "v", CellRequest(Cell("pingpong", 8, 2)),
+                                  CellStatus.OK, iterations=10, seq=1,
+                                  observations=[Obs(0, [1.5e-6, 2.5e-6], {"cpu": [1.0, 0.5]})]))
+    for figures in ([1.0], [2.0]):  # the second replaces the first
+        store.save_summaries(1, {cell: (np.array(figures), np.array([]))})
+    launch = store.add_program_launch(run_id, ProgramLaunch(
+        "v", 2, 0, LaunchKind.TIMED, LaunchStatus.OK, "", 0, 0.25, {"rate": 3.0}))
+    store.add_program_calls(launch, [RankCalls(0, "MPI_Send", 4, 1e-3)])
+    store.add_program_configs(run_id, [TunedConfig("z", "mpich-4.0.2", {}, None, "", Role.WINNER),
+                                       TunedConfig("a", "mpich-4.0.2", {"x": "1"}, 2, "slow")])
+    return (store.implementations(run_id), store.variants(run_id),
+            [replace(j, id=0) for j in store.jobs(run_id)], list(store.what_ran(run_id).values()),
+            [replace(c, id=0, job_id=0) for c in store.cells(run_id)],
+            list(store.observations(run_id).values()), list(store.extras(run_id).values()),
+            [(f.tolist(), late.tolist()) for f, late in store.summaries(run_id, 1).values()],
+            [replace(p, id=0) for p in store.program_launches(run_id)],
+            list(store.program_calls(run_id).values()), store.program_configs(run_id),
+            store.counts(run_id), store.count_cells(run_id, "pingpong", "v", 2))
+
+
+def test_every_row_reads_back_from_a_server_as_from_a_file(server, tmp_path):
+    on_server, in_file = Store(server.database("rows")), Store(tmp_path / "rows.db")
+    assert _written(on_server) == _written(in_file)
 
 
 def test_an_unreachable_server_is_one_line(tmp_path):
