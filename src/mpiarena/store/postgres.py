@@ -26,6 +26,10 @@ TYPES = ((re.compile(r"\bid INTEGER PRIMARY KEY\b"),
          (re.compile(r"\bINTEGER\b"), "BIGINT"), (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
          (re.compile(r"\bBLOB\b"), "BYTEA"))
 TABLE = re.compile(r"^\s*CREATE TABLE", re.IGNORECASE)
+# The server's keepalives on this session's TCP connection: a run's node lost (no FIN, no RST)
+# ends the session, and frees its run's lock, after 60 + 6 x 10 s rather than the system's 2 h
+KEEPALIVES = {"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10",
+              "tcp_keepalives_count": "6"}
 
 
 def in_postgres(statement: str) -> str:
@@ -76,6 +80,8 @@ class Server(Connection):
             raise ArenaError(f"cannot open the store {self.where}: {first}; give --db a "
                              "reachable server (postgresql://USER@HOST/DB, or "
                              "postgresql://USER@/DB?host=SOCKET_DIR) or a file") from e
+        self.conn.execute("SELECT " + ", ".join("set_config(%s, %s, false)" for _ in KEEPALIVES),
+                          [x for pair in KEEPALIVES.items() for x in pair])
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         """`?` becomes psycopg's `%s` (the store's SQL holds no other `?` or `%`)."""
