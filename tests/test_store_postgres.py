@@ -172,7 +172,11 @@ def _written(store: Store) -> object:
 
 def test_every_row_reads_back_from_a_server_as_from_a_file(server, tmp_path):
     on_server, in_file = Store(server.database("rows")), Store(tmp_path / "rows.db")
-    assert _written(on_server) == _written(in_file)
+    try:
+        assert _written(on_server) == _written(in_file)
+    finally:
+        on_server.close()
+        in_file.close()
 
 
 def test_an_unreachable_server_is_one_line(tmp_path):
