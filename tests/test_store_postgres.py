@@ -4,7 +4,6 @@ reader reads it, and `store copy` takes runs to a file and back unchanged."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,7 +23,6 @@ from mpiarena.store import CellRow, JobRow, Obs, Store
 
 pytestmark = pytest.mark.skipif(BIN is None, reason="needs PostgreSQL: apt-get install postgresql")
 RUN = ("run", "--impl", "floor", "--bench", "pingpong", "--sizes", "8,1K", "--launches", "3")
-STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d)?(\+00:00)?")
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +99,7 @@ def test_store_copy_to_a_file_and_back_shows_the_same(four_runs, server, tmp_pat
     home = mpiarena("store", "copy", str(file), back)
     assert home.returncode == 0 and "copied 4 runs" in home.stdout, home.stderr
     for run in ("1", "4"):
-        views = [STAMP.sub("T", mpiarena("show", run, "--all", "--db", db).stdout)
+        views = [mpiarena("show", run, "--all", "--db", db).stdout
                  for db in (four_runs, str(file), back)]
         assert views[0] == views[1] == views[2] and "pingpong" in views[0]
 
