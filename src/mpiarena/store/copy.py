@@ -15,12 +15,12 @@ from .backend import Connection
 
 
 @dataclass(frozen=True)
-class Table:
+class RunTable:
     """A table of a run's rows: how they are found from the run, which of their columns name
     a copied row (column -> the table of that row), and whether the target numbers them."""
 
     name: str
-    of_run: str  # WHERE clause on :run (the run's id in the source)
+    of_run: str  # the WHERE clause that finds them, ? the run's id in the source
     refs: tuple[tuple[str, str], ...]
     numbered: bool = False
     order: str = "rowid"
@@ -28,21 +28,21 @@ class Table:
 
 # In the order a run's rows refer to each other: a row's references are copied before it
 TABLES = (
-    Table("implementations", "run_id=?", (("run_id", "runs"),)),
-    Table("variants", "run_id=?", (("run_id", "runs"),)),
-    Table("jobs", "run_id=?", (("run_id", "runs"),), numbered=True, order="id"),
-    Table("cells", "run_id=?", (("run_id", "runs"), ("job_id", "jobs")), numbered=True,
-          order="id"),
-    Table("rank_seconds", "cell_id IN (SELECT id FROM cells WHERE run_id=?)",
-          (("cell_id", "cells"),), order="cell_id, obs"),
-    Table("rank_extras", "cell_id IN (SELECT id FROM cells WHERE run_id=?)",
-          (("cell_id", "cells"),), order="cell_id, obs, name"),
-    Table("summaries", "cell_id IN (SELECT id FROM cells WHERE run_id=?)",
-          (("cell_id", "cells"),), order="cell_id"),
-    Table("app_launches", "run_id=?", (("run_id", "runs"),), numbered=True, order="id"),
-    Table("app_calls", "launch_id IN (SELECT id FROM app_launches WHERE run_id=?)",
-          (("launch_id", "app_launches"),), order="launch_id, rank, function"),
-    Table("app_configs", "run_id=?", (("run_id", "runs"),)),
+    RunTable("implementations", "run_id=?", (("run_id", "runs"),)),
+    RunTable("variants", "run_id=?", (("run_id", "runs"),)),
+    RunTable("jobs", "run_id=?", (("run_id", "runs"),), numbered=True, order="id"),
+    RunTable("cells", "run_id=?", (("run_id", "runs"), ("job_id", "jobs")), numbered=True,
+             order="id"),
+    RunTable("rank_seconds", "cell_id IN (SELECT id FROM cells WHERE run_id=?)",
+             (("cell_id", "cells"),), order="cell_id, obs"),
+    RunTable("rank_extras", "cell_id IN (SELECT id FROM cells WHERE run_id=?)",
+             (("cell_id", "cells"),), order="cell_id, obs, name"),
+    RunTable("summaries", "cell_id IN (SELECT id FROM cells WHERE run_id=?)",
+             (("cell_id", "cells"),), order="cell_id"),
+    RunTable("app_launches", "run_id=?", (("run_id", "runs"),), numbered=True, order="id"),
+    RunTable("app_calls", "launch_id IN (SELECT id FROM app_launches WHERE run_id=?)",
+             (("launch_id", "app_launches"),), order="launch_id, rank, function"),
+    RunTable("app_configs", "run_id=?", (("run_id", "runs"),)),
 )
 SAME_RUN = ("started", "host", "pid", "command")  # what tells a copied run from another
 

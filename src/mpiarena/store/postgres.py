@@ -41,7 +41,7 @@ def in_postgres(statement: str) -> str:
     return statement
 
 
-class Row:
+class ServerRow:
     """A row indexed by position, slice or column name, as sqlite3.Row is."""
 
     __slots__ = ("_index", "_values")
@@ -64,7 +64,7 @@ class Row:
 
 def _rows(cursor: psycopg.Cursor[Any]) -> Any:
     index = {c.name: i for i, c in enumerate(cursor.description or ())}
-    return lambda values: Row(values, index)
+    return lambda values: ServerRow(values, index)
 
 
 class Server(Connection):
