@@ -4,6 +4,8 @@ reader reads it, and `store copy` takes runs to a file and back unchanged."""
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -12,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
-from conftest import STARTED, leftovers, mpiarena, spawn, stored_run
+from conftest import IMPLS, STARTED, leftovers, mpiarena, spawn, stored_run
 from postgres_fixture import BIN, PgServer, pg_server
+from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
 
 from mpiarena.base.records import Cell, CellRequest, ImplementationRecord, VariantRecord
 from mpiarena.base.status import CellStatus, LaunchStatus
@@ -22,13 +25,16 @@ from mpiarena.model.whatran import Cvar, WhatRan
 from mpiarena.store import CellRow, JobRow, Obs, Store
 
 pytestmark = pytest.mark.skipif(BIN is None, reason="needs PostgreSQL: apt-get install postgresql")
+MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:1]  # a job's ranks: srun
 RUN = ("run", "--impl", "floor", "--bench", "pingpong", "--sizes", "8,1K", "--launches", "3")
 
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[PgServer]:
-    """One server for the session, stopped and removed at its end."""
-    with pg_server() as up:
+    """One server for the session, stopped and removed at its end; its socket in /var/tmp,
+    which a Slurm job's node sees as this machine does (each emulated node has a /tmp of its
+    own)."""
+    with pg_server(under="/var/tmp") as up:
         yield up
 
 
@@ -126,6 +132,20 @@ def test_a_killed_run_is_marked_incomplete_once_by_the_next_command(server):
     while leftovers() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert leftovers() == []
+
+
+def test_a_batch_job_writes_the_server_and_is_shown_from_it(server, slurm_env, tmp_path):
+    uri = server.database("batch")
+    done = mpiarena("run", "--sbatch", "--sbatch-time=10m", "--impl", MPI[0], "--bench",
+                    "pingpong", "--sizes", "8", "--np", "2", "--observations", "3", "--nodes",
+                    "1", "--launches", "1", "--db", uri, env=slurm_env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    job = int(re.search(r"as job (\d+)", done.stderr)[1])
+    assert done.stdout.startswith("Run 1 (complete)"), done.stdout
+    assert [(s, json.loads(t)["topology"]) for s, t in
+            _query(uri, "SELECT status, settings FROM runs")] == [("complete", f"slurm:job{job}")]
+    [script] = (tmp_path / "mpiarena-jobs").glob("mpiarena-run-*.sh")
+    assert f"--db '{uri}' --slurm" in script.read_text()  # quoted for the shell
 
 
 def _cells(uri: str) -> int:
