@@ -69,7 +69,8 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
             "test_core_contract.py", "test_docs.py", "test_doc_commands.py", "test_guide.py",
             "test_conventions.py", "test_launchers.py", "test_plan.py",
             "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py",
-            "test_bisection.py", "test_releases_report.py", "test_build_or_release.py")
+            "test_bisection.py", "test_releases_report.py", "test_build_or_release.py",
+            "test_store_filesystems.py")
 # Files of real runs that wait more than they compute (emulated clusters' ssh and shaped links,
 # killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
 # them one at a time (-m beside) beside the first lane's two workers, in their idle time, not
@@ -77,7 +78,8 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
 # this tree together 213 s and 193 s, every test passed (2026-11-28). Two at a time,
 # test_app.py among them, the first lane took 298 s in a fresh clone, not 248: the cores were
 # busy already. A test there that reads a measured figure is marked `alone`.
-BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py")
+BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py",
+          "test_store_postgres.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
 assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"

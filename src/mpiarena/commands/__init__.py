@@ -33,13 +33,14 @@ from .run import run_cmd
 from .setup import setup_cmd
 from .show import show_cmd
 from .simulate import simulate_cmd
+from .store import store_cmd
 from .sweeping import on_sigterm
 from .tune import tune_cmd
 
 COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, program_cmd, import_cmd,
             list_cmd, releases_cmd, show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd,
             profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd,
-            simulate_cmd)
+            simulate_cmd, store_cmd)
 
 
 OLD_NAMES = {"app": "program"}  # a command's old spelling: works for this release, with a notice

@@ -6,7 +6,6 @@ import shlex
 import socket
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -240,7 +239,7 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
         if note:
             err.print(f"note: {note}", soft_wrap=True, markup=False)
     plan = make_plan(chosen, impls, measurement.seed, measurement.options())
-    runs = [run for run, _ in stores.store(db).runs()] if Path(db).exists() else []
+    runs = [run for run, _ in stores.store(db).runs()] if stores.exists(db) else []
     for line in dry_run.lines(plan, estimate(plan, runs, socket.gethostname()), db):
         console.print(line, soft_wrap=True, markup=False)
 

@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
@@ -90,13 +89,13 @@ class Raw:
     """Every rank's figures of a run, read on demand through a connection of its own (the
     caller's may be closed by then)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, where: str):
+        self.where = where
         self._store: Store | None = None
 
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.path)
+            self._store = Store(self.where)
         return self._store
 
     def per_rank(self, parts: list[Part]) -> list[Vector]:
@@ -274,7 +273,7 @@ def earlier(store: Store, run: RunRecord, most: int = EARLIER_RUNS) -> list[Leve
 def load(store: Store, run_id: int) -> RunData:
     rows = store.cells(run_id)
     summaries = _figures(store, run_id, rows)
-    raw = Raw(store.path)
+    raw = Raw(store.where)
     jobs = store.jobs(run_id)
     partial_jobs = {j.id for j in jobs if j.shape == LaunchShape.PARTIAL}
     parts: dict[int, tuple[Group, list[Part]]] = {}
