@@ -77,13 +77,14 @@ def _die(how: str, where: str) -> NoReturn:
 
 
 def _seconds(script: Script, cell: dict[str, str], launch: int, i: int) -> float:
-    """The cell's seconds per iteration in observation i of this launch."""
+    """The cell's seconds per iteration in observation i of this launch (the noise seeded by
+    the library's name too: two libraries of one level draw apart)."""
     bench, size = cell["bench"], int(cell["size"])
     for rec in script.get("recorded", []):
         if rec["bench"] == bench and int(rec["size"]) == size:
             return float(rec["seconds"][launch % len(rec["seconds"])])
     base = float(script.get("latency", 1e-6)) + size * float(script.get("per_byte", 1e-10))
-    noise = random.Random(f"{launch} {bench} {size} {i}").gauss(0.0, 1.0)
+    noise = random.Random(f"{script['name']} {launch} {bench} {size} {i}").gauss(0.0, 1.0)
     factor = max(0.5, 1.0 + float(script.get("spread", 0.02)) * noise)
     return base * float(script.get("scale", {}).get(bench, 1.0)) * factor
 
@@ -147,7 +148,8 @@ def serve(script: Script, name: str) -> None:
 
 def main() -> None:
     here = Path(__file__).resolve().parent
-    serve(tomllib.loads((here / "script.toml").read_text()), here.name)
+    script = tomllib.loads((here / "script.toml").read_text())
+    serve({**script, "name": here.name.rsplit("-", 1)[0]}, here.name)
 
 
 if __name__ == "__main__":
