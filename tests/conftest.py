@@ -84,18 +84,29 @@ assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
 
 
 # Files whose tests launch no MPI library but where marked `mpi` (or given the `impl`
-# fixture): `make check` runs them, with the scripted libraries (tests/test_scripted.py), in
-# under a minute. Every test of any other file is marked `mpi`. A test not marked `mpi` that
-# starts a launcher, a daemon or a built core fails (no_mpi_launched): this list cannot lie.
-NO_MPI = ("test_scripted.py", "test_architecture.py", "test_build_or_release.py",
-          "test_core_contract.py", "test_doc_commands.py", "test_docs.py", "test_drift.py",
-          "test_glossary.py", "test_kernel_calls.py", "test_layers.py", "test_rank_view.py",
+# fixture), and take a few seconds at most: `make check` runs them, the scripted libraries'
+# runs (tests/test_scripted.py) among them, in under a minute. Every test of any other file is
+# marked `mpi` (it may launch one). A test not marked `mpi` that starts a launcher, a daemon or
+# a built core fails (no_mpi_launched): this list cannot lie.
+NO_MPI = ("test_scripted.py", "test_analysis.py", "test_architecture.py", "test_bisection.py",
+          "test_build_or_release.py", "test_conventions.py", "test_core_contract.py",
+          "test_docs.py", "test_drift.py", "test_glossary.py", "test_launchers.py",
+          "test_layers.py", "test_plan.py", "test_predict.py", "test_rank_view.py",
           "test_releases_kind.py", "test_releases_report.py", "test_renderers.py",
           "test_rule_at_the_line.py", "test_rule_simulation.py", "test_signatures.py",
-          "test_sizes.py", "test_stats.py", "test_store.py", "test_units.py",
+          "test_sizes.py", "test_stats.py", "test_store.py", "test_suites.py", "test_units.py",
           "test_vocabulary.py")
 _missing = set(NO_MPI) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"NO_MPI names no such file: {_missing}"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m 'not mpi'` (make check), the files outside NO_MPI, whose every test is marked
+    `mpi`, are not even imported."""
+    if config.getoption("markexpr", "") == "not mpi" and collection_path.suffix == ".py" and \
+            collection_path.name.startswith("test_") and collection_path.name not in NO_MPI:
+        return True
+    return None
 
 
 def needs_mpi(item: pytest.Item) -> bool:

@@ -188,7 +188,7 @@ def _cells(db: str) -> int:
 def test_report_of_a_scripted_run_is_written_without_a_library(libs, db, tmp_path):
     script(libs, "lib-a", A)
     script(libs, "lib-b", B)
-    assert run(db, *CELLS, "--launches", "4")[0] == Exit.OK
+    assert run(db, *CELLS, "--launches", "4").returncode == Exit.OK
     out = tmp_path / "report.html"
     done = mpiarena("report", "1", "--db", db, "-o", str(out))
     assert done.returncode == Exit.OK, done.stderr

@@ -33,7 +33,7 @@ def interpreter() -> Path:
 
 def core_text() -> str:
     """The scripted core as an executable file: its interpreter's line, then its source."""
-    return f"#!{interpreter()} -I\n{CORE.read_text()}"
+    return f"#!{interpreter()} -IS\n{CORE.read_text()}"
 
 
 def enabled() -> bool:
