@@ -105,7 +105,7 @@ def test_a_library_that_crashes_at_start_up_is_named_and_the_other_measured(libs
 def test_a_cell_that_fails_is_named_with_why_and_the_cells_after_it_go_on(libs, db, fault,
                                                                            why):
     script(libs, "lib-a", A)
-    script(libs, "lib-b", B, f"at=cell bench=pingpong size=0 launch=1 do={fault}")
+    script(libs, "lib-b", B, f"at=cell bench=pingpong size=0 launch=0 do={fault}")
     done = run(db, *CELLS, "--launches", "4")
     assert done.returncode == Exit.FAILED
     assert f"error: lib-b failed at pingpong 0 B, 2 ranks: {why}" in one_line(done.stdout)
@@ -211,3 +211,36 @@ def test_a_test_not_marked_mpi_cannot_start_a_launcher_or_a_built_core(tmp_path)
     for argv in (["mpiexec", "-n", "2", "true"], [str(core)]):
         with pytest.raises(RuntimeError, match="started by a test not marked mpi"):
             subprocess.Popen(argv)
+
+
+def test_observations_recorded_in_a_real_run_replay_to_its_verdict(libs, db):
+    """tests/scripted/: a real quick run's launches of MPICH 4.0.2 and Open MPI 4.1.4 (made
+    by scripts/scripted_from_store.py), where allreduce 0 B was decided 10.9x apart."""
+    for recorded in SCRIPTS.glob("rec-*.toml"):
+        (libs / recorded.name).write_text(recorded.read_text())
+    done = mpiarena("run", "--suite", "quick", "--impl", "rec-mpich,rec-openmpi", "--bench",
+                    "allreduce", "--sizes", "0", "--launches", "10", "--db", db, "--tables")
+    assert done.returncode == Exit.OK, done.stderr
+    found = re.search(r"allreduce 0 B: rec-openmpi ran ([\d.]+)x faster than rec-mpich",
+                      done.stdout)
+    assert found and 8 < float(found[1]) < 14, done.stdout
+
+
+def test_a_launch_that_starts_with_garbage_is_a_failed_start(libs, db):
+    script(libs, "lib-a", A)
+    script(libs, "lib-b", B, "at=start launch=0 do=garbage")
+    done = run(db, *CELLS, "--launches", "3")
+    assert "error: lib-b job at 2 ranks failed: start-up failed: the job printed a line " \
+        "mpiarena cannot read: 'hello\\tscripted\\ttwo\\t?'" in one_line(done.stdout)
+    assert done.returncode == Exit.OK  # its cells measured in the launches after: none lost
+
+
+def test_precision_adds_launches_of_the_spread_cells_only(libs, db):
+    script(libs, "lib-a", 'version = "a"\nspread = 0.3\n')
+    script(libs, "lib-b", 'version = "b"\nspread = 0.001\n')
+    done = run(db, "--bench", "pingpong", "--sizes", "0", "--launches", "3", "--precision",
+               "5%", "--max-time", "3s")
+    assert done.returncode == Exit.OK, done.stderr
+    store = Store(Path(db))
+    launches = {v: len([j for j in store.jobs(1) if j.variant == v]) for v in ("lib-a", "lib-b")}
+    assert 3 <= launches["lib-b"] < launches["lib-a"], launches

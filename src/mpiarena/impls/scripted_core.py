@@ -48,7 +48,8 @@ def _launch_number(name: str) -> int:
         return 0
     fd = os.open(Path(folder, f"{name}.launches"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        return os.fstat(fd).st_size if os.write(fd, b".") else 0
+        os.write(fd, b".")
+        return os.fstat(fd).st_size - 1
     finally:
         os.close(fd)
 
