@@ -5,6 +5,7 @@ user sees it."""
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import sqlite3
@@ -12,13 +13,16 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import STARTED, mpiarena, spawn
 
 from mpiarena.base.status import LaunchShape, RunStatus
 from mpiarena.commands.exit_status import Exit
 from mpiarena.impls.scripted import SCRIPTED_VAR
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.store import Store
+from mpiarena.store.results import reduce
 
 SCRIPTS = Path(__file__).parent / "scripted"
 A = 'version = "lib-a 1.0"\nlatency = 1e-6\n'
@@ -244,3 +248,15 @@ def test_precision_adds_launches_of_the_spread_cells_only(libs, db):
     store = Store(Path(db))
     launches = {v: len([j for j in store.jobs(1) if j.variant == v]) for v in ("lib-a", "lib-b")}
     assert 3 <= launches["lib-b"] < launches["lib-a"], launches
+
+
+def test_the_runner_and_the_store_reduce_an_observation_over_ranks_alike():
+    """What the budget steers by (Benchmark.observation) is what the report shows
+    (store/results.py's reduce), wherever a rank's figure is NaN."""
+    nan = math.nan
+    for bench in (b for b in BENCHMARKS.values() if b.figure is None):
+        for per_rank in ([nan, 2e-6, 1e-6], [1e-6, nan, 3e-6], [2e-6, 1e-6], [nan, nan]):
+            runner = bench.observation(per_rank)
+            (stored,) = reduce(bench, [np.array(per_rank)])
+            assert runner == stored or (math.isnan(runner) and math.isnan(stored)), \
+                (bench.name, per_rank, runner, stored)
