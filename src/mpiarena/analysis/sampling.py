@@ -4,26 +4,21 @@ which cells' comparisons more launches are bought for, early stops paid for at l
 
 from __future__ import annotations
 
+import itertools
+import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import numpy as np
 
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS, Kind
+from ..model.guidelines import GUIDELINES
 from ..store.results import Key, RunData
+from .counterparts import COUNTERPARTS
 from .groups import measured
-from .stats import (
-    MAX_LOOKS,
-    Sample,
-    ci_halfwidth,
-    crosses,
-    final_alpha,
-    launch_medians,
-    looks,
-    verdicts,
-)
-from .verdicts import Speed
+from .stats import MAX_LOOKS, Sample, ci_halfwidth, crosses, looks
 
 K = TypeVar("K")  # a cell, as its caller keys it
 
@@ -61,7 +56,8 @@ def default_budget(variants: int, suite_budget: float) -> float:
 class Looks:
     """A budget's looks at its comparisons, remembered: which (cell, pair of variants) crossed
     a look's boundary (`stats.crosses`), looks counted from the run's `base` launches a side,
-    each look taken once."""
+    each look taken once (keyed by the unordered pair: a flip of which side is faster does not
+    restart its count)."""
 
     def __init__(self, base: int):
         self.base = base
@@ -75,7 +71,7 @@ class Looks:
         pair = (key, min(fast, slow), max(fast, slow))
         if pair in self.closed:
             return True
-        n = min(len(launch_medians(a)), len(launch_medians(b)))
+        n = min(len(a), len(b))  # launches with observations (a sample holds no others)
         if n >= self.base * 2 ** (MAX_LOOKS - 1):  # the last look reached: the design's end
             return True
         due = looks(self.base, n)
@@ -85,47 +81,72 @@ class Looks:
         return pair in self.closed
 
 
-def open_comparisons(cells: dict[K, dict[str, Sample]], seconds: float,
-                     cost: Mapping[str, float], seen: Looks) -> list[tuple[K, str]]:
-    """The (cell, variant) of the comparisons (a cell's fastest variant against another, as the
-    report makes them, one family across the cells) that more launches are bought for:
-    - every one the rule decides on the data so far that has not crossed a look's boundary
-      (`Looks`): it keeps its launches until the budget ends, since stopping it where it looks
-      decided would spend the error rate again at every look;
-    - of the undecided, those the launches `seconds` allows can decide, a launch of variant v
-      costing cost[v] seconds: the cheapest decisions first (more launches needed times both
-      variants' cost; one whose ratio sits on the threshold last), while every variant's
-      launches (the most its chosen comparisons need) fit in the time together; when none
-      fits, every undecided one.
-    None for a comparison that crossed a boundary: it closed early, paid for. No comparison is
-    stopped for looking decided or hopeless on the data so far: both would be looks unpaid."""
-    keys = [k for k, cell in cells.items() if len(cell) > 1]
-    kept: list[tuple[K, str, str]] = []
-    open_: list[tuple[int, K, str, str]] = []
-    for key, judged in zip(keys, verdicts([cells[k] for k in keys], final_alpha(True)),
-                           strict=True):
-        for v in judged:
-            if seen.closes(key, v.fast, v.slow, cells[key][v.fast], cells[key][v.slow]):
-                continue
-            now = min(v.launches_fast, v.launches_slow)
-            if v.outcome != Speed.UNDECIDED:
-                kept.append((key, v.fast, v.slow))
-            else:  # on the line (needed 0): last, as if it needed ten times its launches
-                open_.append(((v.needed or 10 * now) - now, key, v.fast, v.slow))
-    open_.sort(key=lambda o: o[0] * (cost[o[2]] + cost[o[3]]))
-    need: dict[str, int] = {}  # the launches each chosen variant needs
-    for _, fast, slow in kept:
-        need |= {fast: max(need.get(fast, 0), 1), slow: max(need.get(slow, 0), 1)}
-    fits = []
-    for more, key, fast, slow in open_:
-        trial = {**need, fast: max(need.get(fast, 0), more), slow: max(need.get(slow, 0), more)}
-        if sum(cost[v] * n for v, n in trial.items()) <= seconds:
-            need = trial
-            fits.append((more, key, fast, slow))
-    chosen = [(key, fast, slow) for key, fast, slow in kept] + \
-        [(key, fast, slow) for _, key, fast, slow in fits or open_]
-    return list(dict.fromkeys(t for key, fast, slow in chosen
-                              for t in ((key, fast), (key, slow))))
+def open_pairs(cells: Mapping[K, Mapping[str, Sample]], seen: Looks) -> list[tuple[K, str, str]]:
+    """Every pair of variants of every cell (all pairs, fixed before the data) that has not
+    crossed a look's boundary: the comparisons the budget still buys launches for. Nothing
+    else of a comparison's data decides whether it gets launches."""
+    return [(key, a, b) for key, cell in cells.items()
+            for a, b in itertools.combinations(cell, 2)
+            if not seen.closes(key, a, b, cell[a], cell[b])]
+
+
+@dataclass
+class Spending(Generic[K]):
+    """The budget's loop, one decision a round (`mpiarena run --budget` and
+    `rule_check.simulate` both run it): `sessions` are the base sessions, by index (each its
+    shared session and its lone ones, each a list of (cell, variant) turns in order),
+    `together` the cells judged launch by launch against a cell (a collective and its
+    mock-up), bought in the same launches."""
+
+    seen: Looks
+    sessions: Sequence[Sequence[Sequence[tuple[K, str]]]]
+    rng: random.Random
+    together: Mapping[K, Sequence[K]] = field(default_factory=dict)
+    rounds: int = 0
+
+    def next_round(self, cells: Mapping[K, Mapping[str, Sample]], seconds: float,
+                   cost: Mapping[str, float]) -> list[list[tuple[K, str]]]:
+        """The sessions of the next round's partial launches: of one base index picked at random,
+        the turns of both sides of every pair not closed (`open_pairs`), with the cells bought
+        together with them, a variant costing `period` times the cheapest one's launch only
+        every that many rounds; none where nothing is open or they do not fit in `seconds`
+        together (a launch of variant v costing cost[v]). Which pairs are open changes only at
+        looks, where a boundary is crossed; no comparison's estimate orders or starves it."""
+        wanted = {(key, v) for key, a, b in open_pairs(cells, self.seen) for v in (a, b)}
+        wanted |= {(k, v) for key, v in wanted for k in self.together.get(key, ())}
+        cheapest = min((cost[v] for _, v in wanted if cost[v] > 0), default=0.0)
+        due = {v for _, v in wanted if self.rounds % period(cost[v], cheapest) == 0}
+        self.rounds += 1
+        session = self.rng.choice(self.sessions)
+        launches = [kept for launch in session
+                    if (kept := [t for t in launch if t in wanted and t[1] in due])]
+        if sum(cost[v] for v in {v for launch in launches for _, v in launch}) > seconds:
+            return []
+        return launches
+
+
+def period(cost: float, cheapest: float) -> int:
+    """Every how many rounds a variant whose launch costs `cost` is launched, the cheapest
+    launched every round: a PVM launch of 1.6 s beside MPI libraries' 0.12 s would otherwise
+    take most of each round."""
+    return max(1, round(cost / cheapest)) if cheapest > 0 else 1
+
+
+def bought_together(cells: Iterable[Cell]) -> dict[Cell, list[Cell]]:
+    """Each cell's partners among `cells` that a variant's cell is judged against launch by
+    launch (a collective and its mock-up, a benchmark and its MPI-1 counterpart): a partial
+    launch measuring one measures the other too, so the pair keeps sharing all its launches."""
+    pairs = [(g.collective, g.mockup) for g in GUIDELINES] + \
+        [(c.bench, c.against) for c in COUNTERPARTS]
+    known = set(cells)
+    out: dict[Cell, list[Cell]] = {}
+    for x, y in pairs:
+        for cell in known:
+            for mine, other in ((x, y), (y, x)):
+                partner = Cell(other, cell.size, cell.np)
+                if cell.bench == mine and partner in known:
+                    out.setdefault(cell, []).append(partner)
+    return out
 
 
 @dataclass(frozen=True)

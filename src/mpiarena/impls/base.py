@@ -50,6 +50,7 @@ class Found:
     impl: Implementation | None = None
     problem: str | None = None
     fix: str | None = None
+    cached: bool = False  # installed by `releases` for a bisection: compared only when named
 
 
 @dataclass(frozen=True)

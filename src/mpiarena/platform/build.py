@@ -27,7 +27,7 @@ CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 DRIVER = ("driver.c", "cell.c", "commands.c", "validate.c", "timing_loop.c", "timing_barrier.c",
           "timing_window.c", "clock.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c",
           "bench_loggp.c", "bench_app.c", "buffers.c", "ext.c", "sync.c", "extras.c", "faults.c",
-          "benchmarks.c", "job.c")
+          "crash.c", "benchmarks.c", "job.c")
 HEADERS = ("arena.h", "core.h", "ext.h", "mpi_type.h")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis.sampling import Looks, budgeted, open_comparisons, precise
+from ..analysis.sampling import Looks, Spending, bought_together, budgeted, precise
 from ..analysis.stats import Sample
 from ..base import paths
 from ..base.errors import ArenaError
@@ -434,36 +434,35 @@ class Executor:
                     self._session(turns, rnd.np)
 
     def _spend(self, rnd: Round, deadline: float) -> None:
-        """The budget: more launches, still interleaved, of the cells in comparisons that
-        `sampling.open_comparisons` names (those open, and those decided that have not crossed
-        a look's boundary), each variant's launch costing what its launches so far took (PVM's
-        30 ms cells made its launch 10x raw TCP's in a quick run), until none is or the time is
-        spent. Each is a partial launch: only the named cells, in a base session's order, its
-        job stored as LaunchShape.PARTIAL so that the statistics compare it with partial
-        launches only (launches of only their open cells read 8% slower in the median than the
-        base ones in one quick run)."""
-        rng = random.Random(self.plan.seed + rnd.np)
+        """The budget: rounds of partial launches, still interleaved, that `sampling.Spending`
+        names (both sides of every pair of variants not closed at a look, the cells judged
+        launch by launch with them, in a base session's order), each variant's launch costing
+        what its launches so far took (PVM's 30 ms cells made its launch 10x raw TCP's in a
+        quick run), until none is or the next round does not fit in the time left. Each is a
+        partial launch: only the named cells, its job stored as LaunchShape.PARTIAL so that
+        the statistics compare it with partial launches only (launches of only their open
+        cells read 8% slower in the median than the base ones in one quick run)."""
         planned = list(dict.fromkeys(t for s in rnd.sessions for t in s.turns))
-        seen = Looks(self.plan.suite.launches)
+        turns = {(asked.cell, v.id): (asked, v) for asked, v in planned}
+        by_index: dict[int, list[list[tuple[Cell, str]]]] = {}
+        for s in rnd.sessions:  # each index: its shared session and its lone ones
+            by_index.setdefault(s.index, []).append([(a.cell, v.id) for a, v in s.turns])
+        spending = Spending(Looks(self.plan.suite.launches), list(by_index.values()),
+                            random.Random(self.plan.seed + rnd.np),
+                            bought_together(c for c, _ in turns))
         while (left := deadline - time.monotonic()) > 0:
             cost = {v.id: float(np.mean(self._launch_state(v.id, rnd.np).walls or [0.0]))
                     for _, v in planned}
-            wanted = {(cell, v.id) for cell, v in self._open(planned, left, cost, seen)}
-            index = rng.choice([s.index for s in rnd.sessions])  # its shared and lone sessions
-            sessions = [turns for s in rnd.sessions if s.index == index
-                        if (turns := [t for t in s.turns if (t[0].cell, t[1].id) in wanted])]
-            if not sessions or sum(cost[v] for v in {v.id for t in sessions for _, v in t}) > left:
+            launches = spending.next_round(self._compared(planned), left, cost)
+            if not launches:
                 return
-            self.grow(sum(map(len, sessions)))
-            for turns in sessions:
-                self._session(turns, rnd.np, LaunchShape.PARTIAL)
+            self.grow(sum(map(len, launches)))
+            for launch in launches:
+                self._session([turns[t] for t in launch], rnd.np, LaunchShape.PARTIAL)
 
-    def _open(self, planned: list[Turn], seconds: float, cost: dict[str, float],
-              seen: Looks) -> list[tuple[Cell, Variant]]:
-        """The cells and variants of the planned turns that `sampling.open_comparisons` buys
-        launches for within `seconds`, each variant's launch at `cost`, of the benchmarks it
-        buys launches for (analysis.sampling.budgeted)."""
-        variants = {v.id: v for _, v in planned}
+    def _compared(self, planned: list[Turn]) -> dict[Cell, dict[str, Sample]]:
+        """Each planned cell's launches so far by variant id, of the benchmarks the budget
+        buys launches for (analysis.sampling.budgeted), broken cells left out."""
         cells: dict[Cell, dict[str, Sample]] = {}
         for asked, variant in planned:
             cell = asked.cell
@@ -472,7 +471,7 @@ class Executor:
             if budgeted(cell.bench) and state.broken is None and sampled and \
                     any(sampled.by_launch.values()):
                 cells.setdefault(cell, {})[variant.id] = sampled.launches()
-        return [(cell, variants[v]) for cell, v in open_comparisons(cells, seconds, cost, seen)]
+        return cells
 
     def _needs_more(self, cell: Cell, variant: Variant) -> bool:
         state = self.cells.get((cell, variant.id), CellState())

@@ -20,12 +20,13 @@ from typing import Literal, overload
 from ..base import core_env
 from ..base.records import CellRequest
 from ..base.status import CellStatus
-from ..base.tags import TOKEN_VAR
+from ..base.tags import RUN_VAR, TOKEN_VAR
 from ..base.users import RankUser
 from ..cluster.placement import Placement
 from ..model.whatran import Cvar
 from ..store import Obs
 from ..system.procs import as_user
+from . import crash
 from .cleanup import kill_tagged
 
 
@@ -125,6 +126,7 @@ class Job:
         self.np = 0  # ranks, from the core's hello
         self.lingering = False  # every rank finalized, the launcher still runs (quit's linger)
         self.other: list[str] = []  # what the job printed on stdout before the core's lines
+        self.version = ""  # the library's own words, from the core's hello
 
     # --- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float) -> Hello:
@@ -147,7 +149,7 @@ class Job:
             tick, level, resolution = float(head[3]), head[4], float(head[5])
         version = self._expect("version", deadline)
         with unreadable(version):
-            said = core_env.unescape(version.split("\t", 1)[1])
+            said = self.version = core_env.unescape(version.split("\t", 1)[1])
         ranks = [self._rank(self._expect("rank", deadline)) for _ in range(np)]
         return Hello(head[1], np, tick, level, resolution, said, ranks)
 
@@ -235,6 +237,13 @@ class Job:
              calibrated: int | None = None) -> CellResult:
         """One cell, numbered `cell_id` in the core's lines; `calibrated` the iteration count
         an earlier launch calibrated for it, where calibration starts."""
+        try:
+            return self._cell(asked, cell_id, timeout, calibrated)
+        except JobError as e:
+            raise JobError(self._explained(str(e), asked)) from e
+
+    def _cell(self, asked: CellRequest, cell_id: int, timeout: float,
+              calibrated: int | None) -> CellResult:
         self._send(cell_command(asked, cell_id, calibrated))
         # the timeout bounds a cell; the cpu benchmark also holds hold_time per observation
         held = asked.hold_time * asked.observations if asked.cell.bench == "cpu" else 0.0
@@ -312,9 +321,31 @@ class Job:
             return RankInfo(int(p[1]), p[2], int(p[3]), p[4], float(p[5]), float(p[6]), numa)
 
     def _death(self, code: int | None) -> str:
-        """Why the job ended, from its exit status and the launcher's last words."""
-        said = [ln.strip(" =") for ln in self.log.read_text(errors="replace").splitlines()
-                if ln.strip(" =-")]
-        last = said[-1][:200] if said else "nothing on stderr"
+        """Why the job ended, from its exit status and a dying rank's report (kernels/crash.c),
+        else the launcher's last words."""
+        text = self.log.read_text(errors="replace")
         status = f"exit status {code}" if code is not None else "still running"
+        if (died := crash.read(text, self._binary())) is not None:
+            return f"the job ended ({status}): {died.line()}"
+        said = [ln.strip(" =") for ln in text.splitlines() if ln.strip(" =-")]
+        last = said[-1][:200] if said else "nothing on stderr"
         return f"the job ended ({status}); the launcher said: {last}"
+
+    def _binary(self) -> Path | None:
+        """The core's binary in the job's argv."""
+        return next((Path(a) for a in self.argv if Path(a).name == "arena"), None)
+
+    def _explained(self, why: str, asked: CellRequest) -> str:
+        """why, and where a rank died inside the library, the reproducer written for it."""
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return why
+        died = crash.read(text, self._binary())
+        if died is None or not died.in_library:
+            return why
+        binary = self._binary()
+        launcher = tuple(self.argv[:self.argv.index(str(binary))]) if binary else ()
+        what = crash.Reproduced(self.version, launcher, asked, tuple(self.env.items()))
+        path = crash.write_reproducer(died, what, self.env.get(RUN_VAR) or self.token)
+        return why if path is None else f"{why}; a reproducer: {path}"
