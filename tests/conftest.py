@@ -88,7 +88,8 @@ assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
 # runs (tests/test_scripted.py) among them, in under a minute. Every test of any other file is
 # marked `mpi` (it may launch one). A test not marked `mpi` that starts a launcher, a daemon or
 # a built core fails (no_mpi_launched): this list cannot lie.
-NO_MPI = ("test_scripted.py", "test_analysis.py", "test_architecture.py", "test_bisection.py",
+NO_MPI = ("test_scripted.py", "test_analysis.py", "test_answer.py", "test_architecture.py",
+          "test_bisection.py", "test_golden.py", "test_run_spread.py",
           "test_build_or_release.py", "test_conventions.py", "test_core_contract.py",
           "test_docs.py", "test_drift.py", "test_glossary.py", "test_launchers.py",
           "test_layers.py", "test_plan.py", "test_predict.py", "test_rank_view.py",
