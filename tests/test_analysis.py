@@ -272,6 +272,7 @@ def _judge_eager_run(db: str) -> tuple[dict[str, float | None], dict[str, list[S
 
 @pytest.mark.skipif(OMPI is None or shutil.which("ompi_info") is None,
                     reason="Open MPI 4.1.4 (Debian) is not installed")
+@pytest.mark.mpi
 def test_real_open_mpi_eager_limit_shows_and_moves(tmp_path: Path, db: str):
     # Open MPI honours the variable: ompi_info sees it through the environment
     assert _eager_limit({}) == "4096"

@@ -104,9 +104,11 @@ def with_floor(chosen: list[Implementation], found: list[Found],
                benchmarks: Sequence[str]) -> list[Implementation]:
     """The chosen implementations and the machine floor after them, where two or more are
     compared, none of them is the floor, it is found usable and it measures one of the
-    benchmarks: a comparison on this machine has the floor beside it, named or not."""
+    benchmarks: a comparison on this machine has the floor beside it, named or not. Scripted
+    libraries (impls/scripted.py) measure nothing of this machine: none beside them."""
     floors = [f.impl for f in found if f.impl is not None and family_named(f.impl.family).floor]
-    if len(chosen) < 2 or not floors or any(family_named(i.family).floor for i in chosen):
+    if len(chosen) < 2 or not floors or \
+            any(family_named(i.family).floor or family_named(i.family).scripted for i in chosen):
         return chosen
     measures = family_named(floors[0].family).benchmarks
     return [*chosen, floors[0]] if not measures or set(measures) & set(benchmarks) else chosen
