@@ -39,6 +39,12 @@
 
 #define M (&arena_module_impl)
 #define KMAX (1L << 24)
+/* The fewest calls an observation times (cpu and the application kernels aside: one each). A
+ * collective's time per call depended on how many calls ran back to back: MPICH 4.0.2's and
+ * Open MPI 4.1.4's allreduce of 1 MiB read 500-900 us one call a step and about 200 us sixteen
+ * a step here, and a call of about the target calibrated to k = 1-4, a knife edge a run's first
+ * launch fixed for the whole run (docs/statistics.md, "What moves a level between runs"). */
+#define KMIN 8
 #define MAX_THREADS 64
 
 enum bench {
