@@ -14,7 +14,7 @@ TEST_HOME  := $(if $(filter 0,$(shell id -u)),/var/lib/mpiarena/test-home,$(absp
 # PYTHONDONTWRITEBYTECODE was set: 5.2 s to import what the tests import, 2.2 s compiled
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo check test lint bench clean
 
 install: $(VENV)/.installed
 
@@ -38,14 +38,23 @@ $(TEST_HOME)/.installed: $(VENV)/.installed
 	MPIARENA_HOME=$(TEST_HOME) $(BIN)/mpiarena install $(TEST_BUILD)
 	touch $@
 
+# the pipeline without an MPI library, in under a minute: the tests not marked mpi (the pure
+# ones, and runs of scripted libraries: tests/test_scripted.py), two at a time; a test among
+# them that starts a launcher or a built core fails (tests/conftest.py: no_mpi_launched)
+check: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rsfE -m 'not mpi' -n 2 --durations=10
+
+lint: install
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/mypy
+
 test: export MPIARENA_IMPLS_PATH = $(TEST_HOME)/impls
-test: install $(TEST_HOME)/.installed
-	$(BIN)/ruff check src tests bench
-	@# what times nothing, at once: the type check, the wheel smoke, the tests marked parallel,
-	@# and beside them the tests marked beside
+test: install $(TEST_HOME)/.installed lint check
+	@# what times nothing, at once: the wheel smoke, the tests marked parallel, and beside them
+	@# the tests marked beside (those make check ran, not again)
 	./scripts/checks-beside.sh $(BIN)
 	@# then every other test alone: they time calls, or read figures a busy machine moves
-	$(BIN)/python -m pytest -q -rsfE -m 'not parallel and not beside' --durations=20
+	$(BIN)/python -m pytest -q -rsfE -m 'mpi and not parallel and not beside' --durations=20
 
 bench: install
 	$(BIN)/python bench/quick_suite.py

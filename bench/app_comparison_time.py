@@ -37,6 +37,7 @@ from app_common import (
     scratch,
     verdict,
 )
+from common import impl_option
 
 from mpiarena.store import Store
 
@@ -95,8 +96,7 @@ def calibrate(impl_ids: list[str], seconds: float, work: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        f"default: {', '.join(DEFAULT_IMPLS)}")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--launches", type=int, default=10, help="mpiarena program --launches")
     parser.add_argument("--seconds", type=float, default=2.0, help="one launch, about")
     parser.add_argument("--target", type=float, default=1.2, help="allowed wall/program ratio")

@@ -24,7 +24,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app_common import NP, bare, built, implementations, load_line, median, scratch, spread, verdict
+from app_common import (
+    DEFAULT_IMPLS,
+    NP,
+    bare,
+    built,
+    implementations,
+    load_line,
+    median,
+    scratch,
+    spread,
+    verdict,
+)
+from common import impl_option
 
 from mpiarena.base import users
 from mpiarena.base.records import RunKind, VariantRecord
@@ -108,7 +120,7 @@ class Timed(ProgramRunner):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable)")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--launches", type=int, default=20, help="per side and library")
     parser.add_argument("--warmup", type=int, default=2, help="runner launches not counted")
     parser.add_argument("--rounds", default="100", help="app_program's ROUNDS (default 100)")

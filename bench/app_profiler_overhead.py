@@ -22,7 +22,19 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from app_common import NP, bare, built, implementations, load_line, median, scratch, spread, verdict
+from app_common import (
+    DEFAULT_IMPLS,
+    NP,
+    bare,
+    built,
+    implementations,
+    load_line,
+    median,
+    scratch,
+    spread,
+    verdict,
+)
+from common import impl_option
 
 from mpiarena.base import core_env
 from mpiarena.impls import Implementation
@@ -108,7 +120,7 @@ def startup(impl: Implementation, work: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable)")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--launches", type=int, default=10, help="per side and library")
     parser.add_argument("--seconds", type=float, default=1.5, help="one launch's ring, about")
     parser.add_argument("--solo-rounds", type=int, default=2_000_000,

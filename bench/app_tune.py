@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import one_impl_option
 from rich.console import Console
 
 from mpiarena.analysis.program_tuning import tune_result
@@ -103,7 +104,7 @@ def settled_round(walls: dict[str, list[float]]) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--impl", default="mpich-4.0.2", help="an MPICH (the planted CVARs)")
+    one_impl_option(parser, "mpich-4.0.2")
     parser.add_argument("--search", default="allreduce,binding",
                         help="the dimensions searched (as program --tune --search)")
     parser.add_argument("--steps", type=int, default=200, help="allreduces per launch")

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from common import impl_ids, impl_option
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.predict import TARGET, CellFit, run_predictions, summary
@@ -85,7 +86,7 @@ def report(data: RunData, cores: int) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--impl", default=",".join(IMPLS), help="implementation ids")
+    impl_option(ap, IMPLS)
     ap.add_argument("--np", default="2,4", help="rank counts")
     ap.add_argument("--launches", type=int, default=5)
     ap.add_argument("--db", help="store to measure into (default: a temporary one)")
@@ -93,7 +94,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="mpiarena-predict-") as tmp:
         db = args.db or str(Path(tmp) / "predict.db")
-        run_id = args.run or measure(db, args.impl.split(","), args.np, args.launches)
+        run_id = args.run or measure(db, impl_ids(args.impl, IMPLS), args.np, args.launches)
         data = load(Store(Path(db)), run_id)
         ok = report(data, int(data.machine.get("cores", 1)))
     sys.exit(0 if ok else 1)

@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from common import impl_ids, impl_option
 
 from mpiarena.analysis.stats import Pair, judge
 from mpiarena.base import paths, users
@@ -31,6 +32,8 @@ from mpiarena.platform.build import build_core
 from mpiarena.platform.plan import Variant
 from mpiarena.runner.cleanup import kill_tagged
 from mpiarena.runner.launch import Daemons, job_for
+
+LIBRARIES = ("mpich-4.0.2", "openmpi-4.1.4", "lam-7.1.4")
 
 NP = 2
 CELLS = (("pingpong", 8), ("bcast", 8))
@@ -91,10 +94,10 @@ def probe_seconds(impl: Implementation, workdir: Path, launches: int) -> float |
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--impl", default="mpich-4.0.2,openmpi-4.1.4,lam-7.1.4")
+    impl_option(ap, LIBRARIES)
     ap.add_argument("--launches", type=int, default=12, help="per side, alternated")
     args = ap.parse_args()
-    impls = select(discover({}, paths.impls_dir()), args.impl.split(","))
+    impls = select(discover({}, paths.impls_dir()), impl_ids(args.impl, LIBRARIES))
     print(f"{'impl':15} {'cvars':>5} {'config ms/job':>13} {'probe ms':>8}  " +
           "  ".join(f"{b} {s} B with/without" for b, s in CELLS))
     with tempfile.TemporaryDirectory(prefix="config-cost-", dir=paths.scratch_dir()) as tmp:

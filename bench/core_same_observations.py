@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import impl_option
 
 from mpiarena.base import paths, records, users
 from mpiarena.impls import Implementation, discover, family_of, select
@@ -194,8 +195,7 @@ def compare(impl: Implementation, src: Path, args: argparse.Namespace,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", help="base git revision (default: the merge-base with main)")
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        "default: every usable one")
+    impl_option(parser)
     parser.add_argument("--rounds", type=int, default=6, help="launches per side (default 6)")
     parser.add_argument("--observations", type=int, default=10, help="per cell and launch")
     parser.add_argument("--group", action="append", choices=GROUPS,

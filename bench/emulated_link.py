@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import impl_ids, impl_option
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.quantities import trusted_from
@@ -88,12 +89,11 @@ def up_down_seconds(repeats: int) -> list[float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", default=[],
-                        help="implementations (default: every one found)")
+    impl_option(parser)
     args = parser.parse_args()
     assert BENCHMARKS["pingpong"].scale == 0.5  # NetPIPE's convention: size over half the RTT
     with tempfile.TemporaryDirectory() as tmp:
-        rows, tcp = link_table(Path(tmp) / "link.db", args.impl)
+        rows, tcp = link_table(Path(tmp) / "link.db", impl_ids(args.impl))
     print("emulated Fast Ethernet (tbf 100 Mbit/s, MTU 1500), 2 nodes, ping-pong:")
     print(f"{'implementation':<22}{'8 B':>10}{'plateau':>14}{f'best >= {FLOOR} B':>24}"
           f"{'best below':>22}{'Table 2':>10}")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import fmt_t, impl_option
 
 from mpiarena.base import paths, users
 from mpiarena.base.sizes import format_size, parse_sizes
@@ -273,9 +274,6 @@ def paired_ratio(a: list[np.ndarray], b: list[np.ndarray], rng: np.random.Genera
     return float(np.median(r)), float(lo), float(hi)
 
 
-def fmt_t(seconds: float) -> str:
-    return f"{seconds * 1e9:.1f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.2f} us"
-
 
 def k_range(ks: set[int]) -> str:
     return f"{min(ks)}" if len(ks) == 1 else f"{min(ks)}-{max(ks)}"
@@ -324,8 +322,7 @@ def compare(impl: Implementation, args: argparse.Namespace, setup: Setup) -> boo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        f"default: {', '.join(DEFAULT_IMPLS)}")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--rounds", type=int, default=20,
                         help="A/B alternations, one launch per side each (default 20)")
     parser.add_argument("--observations", type=int, default=20, help="per cell and launch")

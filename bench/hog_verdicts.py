@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from common import impl_option
 from harness_overhead import mpiarena_argv
 from repeatability import BENCH, IMPLS, SIZES, outcomes
 
@@ -39,7 +40,7 @@ def run(impls: list[str], budget: str, db: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", default="60s", help="each run's budget (default 60s)")
-    ap.add_argument("--impl", action="append", help=f"default: {', '.join(IMPLS)}")
+    impl_option(ap, IMPLS)
     args = ap.parse_args()
     impls = args.impl or list(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:

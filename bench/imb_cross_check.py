@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import fmt_t, impl_option
 from harness_overhead import (
     Scratch,
     clean_up,
@@ -221,9 +222,6 @@ def ratio(arena: list[float], imb: list[float]) -> tuple[float, float, float, fl
     return min(arena) / min(imb), float(np.median(r)), float(r.min()), float(r.max())
 
 
-def fmt_t(seconds: float) -> str:
-    return f"{seconds * 1e9:.0f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.3g} us"
-
 
 def report(got: Rounds, sizes: list[int]) -> bool:
     """The table of ratios; True if barrier and window are in the band from FROM up."""
@@ -262,8 +260,7 @@ def report(got: Rounds, sizes: list[int]) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        "default: every MPICH, Open MPI and Intel MPI found")
+    impl_option(parser, what="every MPICH, Open MPI and Intel MPI found")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--observations", type=int, default=15, help="mpiarena, per cell")
     parser.add_argument("--sizes", default="8,1K,64K,1M", help="message sizes")

@@ -67,6 +67,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from common import fmt_t, impl_option
 from harness_overhead import clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import build_imb, launch_imb, lengths_file, ratio, rotated
 
@@ -142,9 +143,6 @@ def run_arena(impl: Implementation, side: str, sizes: list[int], nobs: int, db: 
     return medians
 
 
-def fmt_t(seconds: float) -> str:
-    return f"{seconds * 1e9:.0f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.3g} us"
-
 
 def verdict(bench: str, size: int, best: dict[str, float]) -> str:
     """ok, !! (outside) or -- (not judged) for a cell's best ratios per side."""
@@ -186,8 +184,7 @@ def report(imb: dict[Key, list[float]], arena: dict[tuple[str, Key], list[float]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        f"default: {', '.join(DEFAULT_IMPLS)}")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--observations", type=int, default=9, help="mpiarena, per cell")
     parser.add_argument("--sizes", default="1K,4K,64K,512K", help="bytes per rank")

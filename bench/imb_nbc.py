@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from common import fmt_t, impl_option
 from harness_overhead import Scratch, clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import BAND, FROM, NP, build_imb, launch_imb, lengths_file, ratio, rotated
 
@@ -83,9 +84,6 @@ class Ours(NamedTuple):
     overlap: float
     overlap_test: float
 
-
-def fmt_t(seconds: float) -> str:
-    return f"{seconds * 1e6:.3g} us" if seconds < 1e-3 else f"{seconds * 1e3:.3g} ms"
 
 
 def parse_nbc(out: str) -> dict[Key, ImbRow]:
@@ -185,8 +183,7 @@ def report(imb: dict[Key, list[ImbRow]], ours: dict[Key, list[Ours]]) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append",
-                        help=f"implementation id (repeatable; default {', '.join(DEFAULT_IMPLS)})")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--observations", type=int, default=7, help="mpiarena, per cell")
     parser.add_argument("--sizes", default="1K,64K,1M", help="message sizes")

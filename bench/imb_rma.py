@@ -50,6 +50,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from common import fmt_t, impl_option
 from harness_overhead import clean_up, mpiarena_argv, run_and_load, tagged
 from imb_cross_check import (
     BAND,
@@ -58,7 +59,6 @@ from imb_cross_check import (
     NP,
     QUIET_BUSY,
     build_imb,
-    fmt_t,
     launch_imb,
     lengths_file,
     rotated,
@@ -166,8 +166,7 @@ def report(imb: dict[Key, list[float]], arena: dict[Key, list[float]], na: dict[
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append",
-                        help="implementation id (repeatable); default mpich-4.0.2, openmpi-4.1.4")
+    impl_option(parser, ("mpich-4.0.2", "openmpi-4.1.4"))
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--observations", type=int, default=9, help="mpiarena, per cell")
     parser.add_argument("--sizes", default="1K,16K,256K", help="message sizes")

@@ -58,8 +58,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import fmt_t, impl_option
 from harness_overhead import Scratch, clean_up, mpiarena_argv, run_and_load, tagged
-from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, fmt_t, launch_imb, rotated
+from imb_cross_check import BAND, FROM, IMB_FLAGS, NP, build_imb, launch_imb, rotated
 
 from mpiarena.base import paths
 from mpiarena.base.sizes import format_size, parse_sizes
@@ -188,8 +189,7 @@ def report(got: Rounds, benches: list[str], sizes: list[int]) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        "default: mpich-4.0.2 and openmpi-4.1.4")
+    impl_option(parser, ("mpich-4.0.2", "openmpi-4.1.4"))
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--observations", type=int, default=10, help="mpiarena, per cell")
     parser.add_argument("--sizes", default="8,1K,64K,1M", help="message sizes")

@@ -21,6 +21,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from common import impl_ids, impl_option
 from harness_overhead import TAG, clean_up, mpiarena_argv, timed_run
 
 from mpiarena.store import Store
@@ -72,8 +73,7 @@ def report(harness: dict[str, object], share_wanted: float, per_cell_wanted: flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", default=[], help="implementation id "
-                        "(repeatable); default: every usable one found")
+    impl_option(parser)
     parser.add_argument("--suite", default="quick")
     parser.add_argument("--launches", type=int, help="launches a variant (default: the suite's)")
     parser.add_argument("--share", type=float, default=0.5, help="timed share wanted (0.5)")
@@ -86,7 +86,7 @@ def main() -> int:
     try:
         db = tmp / "cost.db"
         argv = [*mpiarena_argv(), "run", "--suite", args.suite, "--db", str(db),
-                *(a for i in args.impl for a in ("--impl", i)),
+                *(a for i in impl_ids(args.impl) for a in ("--impl", i)),
                 *(["--launches", str(args.launches)] if args.launches else [])]
         wall, code, err = timed_run(argv, {**os.environ, TAG: token}, 900)
         print(f"mpiarena run --suite {args.suite}: {wall:.1f} s, exit {code}")

@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from common import impl_option
 from harness_overhead import mpiarena_argv
 
 from mpiarena.cluster.spec import PROFILES, parse
@@ -65,8 +66,7 @@ def plateaus(profile: str, impls: list[str], db: Path) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", default=[],
-                        help="MPI libraries beside raw TCP (default: openmpi-4.1.4)")
+    impl_option(parser, ("openmpi-4.1.4",))
     parser.add_argument("--profile", action="append", default=[],
                         help=f"profiles (default: {', '.join(PROFILES)})")
     args = parser.parse_args()

@@ -36,6 +36,7 @@ import time
 import uuid
 from pathlib import Path
 
+from common import impl_option
 from harness_overhead import TAG, clean_up, mpiarena_argv, run, run_and_load
 from netpipe_reference import busy_elsewhere
 
@@ -161,8 +162,7 @@ def _ratio(ours: float, theirs: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--impl", action="append", help="implementation ids "
-                        f"(default: {', '.join(DEFAULT_IMPLS)})")
+    impl_option(parser, DEFAULT_IMPLS)
     parser.add_argument("--sizes", default="1,1025,2049,4097,8193,16385,32769,65537",
                         help="mpiarena's sizes, on Netgauge's grid 1 + 1024 k")
     parser.add_argument("--launches", type=int, default=6, help="mpiarena launches per library")

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import impl_option
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.models import RESIDUAL_TARGET, fit_models
@@ -42,9 +43,9 @@ def main() -> int:
     ap.add_argument("--sizes", default="0..4M")
     ap.add_argument("--launches", type=int, default=8)
     ap.add_argument("--observations", type=int, default=3)
-    ap.add_argument("--impl", help="comma-separated ids (default: every MPI library found)")
+    impl_option(ap, what="every MPI library found")
     args = ap.parse_args()
-    impls = args.impl.split(",") if args.impl else \
+    impls = args.impl if args.impl else \
         [i.id for i in select(discover({}, paths.impls_dir()), []) if i.family in FAMILIES]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "m.db"

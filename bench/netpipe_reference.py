@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import fmt_t
 from harness_overhead import TAG, clean_up, foreign_mpi, mpiarena_argv, run, tagged_pids
 
 from mpiarena.base import users
@@ -471,9 +472,6 @@ def run_netpipe(s: Session, rnd: int, out: dict[str, Side], reverse: bool) -> No
 
 # ---------------------------------------------------------------- report
 
-
-def fmt_t(seconds: float) -> str:
-    return f"{seconds * 1e9:.0f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.2f} us"
 
 
 def fmt_opt(seconds: float | None) -> str:

@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import impl_option
 from harness_overhead import TAG, clean_up, mpiarena_argv, timed_run
 
 from mpiarena.analysis.answer import mpi_variants
@@ -130,8 +131,7 @@ def measure(label: str, asked: Asked, db: Path, env: dict[str, str],
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", action="append", help="implementation id (repeatable); "
-                        "default: every usable one found")
+    impl_option(parser)
     parser.add_argument("--suite", default="quick", help="suite to time (default quick)")
     parser.add_argument("--limit", type=float, default=180.0, help="seconds (default 180)")
     parser.add_argument("--decided", type=float, default=0.85,

@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import impl_option
 from harness_overhead import mpiarena_argv
 
 from mpiarena.analysis.groups import comparable
@@ -77,7 +78,7 @@ def main() -> int:
     ap.add_argument("--observations", type=int, default=2)
     ap.add_argument("--budget", default="60s",
                     help="each run's time budget, as `mpiarena run --budget` (default 60s)")
-    ap.add_argument("--impl", action="append", help=f"default: {', '.join(IMPLS)}")
+    impl_option(ap, IMPLS)
     args = ap.parse_args()
     impls = args.impl or list(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import one_impl_option
 
 from mpiarena.base import paths, users
 from mpiarena.base.records import Cell, CellRequest
@@ -147,7 +148,7 @@ def measure(impl: Implementation, args: argparse.Namespace) -> tuple[dict[Cell, 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", default="mpich-4.0.2", help="implementation id")
+    one_impl_option(parser, "mpich-4.0.2")
     parser.add_argument("--launches", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=4, help="cell-runs of each cell a launch")
     parser.add_argument("--observations", type=int, default=2, help="observations a cell-run")

@@ -4,6 +4,7 @@
 #            (mpiarena run, app, import, show, report) as yourself, without root;
 #   full:    (the default, what make demo and make test install) every library it compares,
 #            NetPIPE's binaries, Chromium for the report's PDF check, Slurm, Lmod, SimGrid,
+#            PostgreSQL (for the tests of a server store),
 #            what the emulated clusters and the imported suites need.
 # Root installs what is missing with apt-get; another user through sudo.
 set -euo pipefail
@@ -15,7 +16,8 @@ full=("${minimal[@]}" g++ gfortran iproute2 util-linux openssh-client
       chromium slurmd slurmctld slurm-client munge
       lmod tcl     # environment modules: Lmod; tclsh runs Environment Modules' modulecmd.tcl
       cmake libgsl-dev   # ReproMPI (tests/test_import.py builds shared/reprompi)
-      libsimgrid-dev)    # SimGrid's SMPI: mpiarena simulate
+      libsimgrid-dev     # SimGrid's SMPI: mpiarena simulate
+      postgresql)        # initdb, pg_ctl: the PostgreSQL store's tests start a server of their own
 case "${1:-full}" in
   minimal) packages=("${minimal[@]}") ;;
   full) packages=("${full[@]}") ;;

@@ -69,7 +69,8 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
             "test_core_contract.py", "test_docs.py", "test_doc_commands.py", "test_guide.py",
             "test_conventions.py", "test_launchers.py", "test_plan.py",
             "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py",
-            "test_bisection.py", "test_releases_report.py", "test_build_or_release.py")
+            "test_bisection.py", "test_releases_report.py", "test_build_or_release.py",
+            "test_store_filesystems.py")
 # Files of real runs that wait more than they compute (emulated clusters' ssh and shaped links,
 # killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
 # them one at a time (-m beside) beside the first lane's two workers, in their idle time, not
@@ -77,17 +78,55 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
 # this tree together 213 s and 193 s, every test passed (2026-11-28). Two at a time,
 # test_app.py among them, the first lane took 298 s in a fresh clone, not 248: the cores were
 # busy already. A test there that reads a measured figure is marked `alone`.
-BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py")
+BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py",
+          "test_store_postgres.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
 assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
 
 
+# Files whose tests launch no MPI library but where marked `mpi` (or given the `impl`
+# fixture), and take a few seconds at most: `make check` runs them, the scripted libraries'
+# runs (tests/test_scripted.py) among them, in under a minute. Every test of any other file is
+# marked `mpi` (it may launch one). A test not marked `mpi` that starts a launcher, a daemon or
+# a built core fails (no_mpi_launched): this list cannot lie.
+NO_MPI = ("test_scripted.py", "test_analysis.py", "test_answer.py", "test_architecture.py",
+          "test_bisection.py", "test_golden.py", "test_run_spread.py",
+          "test_build_or_release.py", "test_conventions.py", "test_core_contract.py",
+          "test_docs.py", "test_drift.py", "test_glossary.py", "test_launchers.py",
+          "test_layers.py", "test_plan.py", "test_predict.py", "test_rank_view.py",
+          "test_releases_kind.py", "test_releases_report.py", "test_renderers.py",
+          "test_rule_at_the_line.py", "test_rule_simulation.py", "test_signatures.py",
+          "test_sizes.py", "test_stats.py", "test_store.py", "test_suites.py", "test_units.py",
+          "test_vocabulary.py")
+_missing = set(NO_MPI) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
+assert not _missing, f"NO_MPI names no such file: {_missing}"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m 'not mpi'` (make check), the files outside NO_MPI, whose every test is marked
+    `mpi`, are not even imported."""
+    if config.getoption("markexpr", "") == "not mpi" and collection_path.suffix == ".py" and \
+            collection_path.name.startswith("test_") and collection_path.name not in NO_MPI:
+        return True
+    return None
+
+
+def needs_mpi(item: pytest.Item) -> bool:
+    """A test that launches an MPI library: outside NO_MPI, marked `mpi`, or given a library
+    (the `impl` fixture)."""
+    return item.path.name not in NO_MPI or item.get_closest_marker("mpi") is not None or \
+        "impl" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests of the PARALLEL files `parallel` and those of the BESIDE files `beside`,
-    but for those marked `alone` (a test there that reads a measured figure); under xdist, run
-    them in PARALLEL's order."""
+    """Mark the tests that launch an MPI library `mpi` (needs_mpi); mark the tests of the
+    PARALLEL files `parallel` and those of the BESIDE files `beside`, but for those marked
+    `alone` (a test there that reads a measured figure); under xdist, run them in PARALLEL's
+    order."""
     for item in items:
+        if needs_mpi(item):
+            item.add_marker(pytest.mark.mpi)
         if item.get_closest_marker("alone") is not None:
             continue
         if item.path.name in PARALLEL:
@@ -97,6 +136,48 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if "PYTEST_XDIST_WORKER" in os.environ:
         rank = {name: i for i, name in enumerate(PARALLEL)}
         items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+# --- no MPI launched by a test not marked `mpi` --------------------------------------------
+
+_MPI_ALLOWED = True  # False while a test not marked `mpi` runs (and in what it forks)
+
+
+def _a_built_core(program: Path) -> bool:
+    """A core compiled against a library (the scripted core is a script: impls/scripted.py)."""
+    try:
+        with open(program, "rb") as f:
+            return f.read(2) != b"#!"
+    except OSError:
+        return True
+
+
+def _no_mpi(event: str, args: tuple[object, ...]) -> None:
+    """Refuse to start a launcher, a daemon or a built core while _MPI_ALLOWED is off."""
+    if _MPI_ALLOWED or event != "subprocess.Popen":
+        return
+    executable, argv = args[0], args[1]
+    first = executable or (argv if isinstance(argv, str | bytes) else next(iter(argv), ""))
+    program = Path(os.fsdecode(first)) if isinstance(first, str | bytes | os.PathLike) else Path()
+    if program.name in LEFTOVER_NAMES - {"arena"} or \
+            (program.name == "arena" and _a_built_core(program)):
+        raise RuntimeError(f"{program} started by a test not marked mpi: mark it "
+                           "@pytest.mark.mpi, or leave its file out of NO_MPI (conftest.py)")
+
+
+sys.addaudithook(_no_mpi)
+
+
+@pytest.fixture(autouse=True)
+def no_mpi_launched(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test not marked `mpi` starts no MPI library: no launcher, daemon or built core, in
+    this process or in the commands it forks (_no_mpi)."""
+    global _MPI_ALLOWED
+    _MPI_ALLOWED = request.node.get_closest_marker("mpi") is not None
+    try:
+        yield
+    finally:
+        _MPI_ALLOWED = True
 
 
 def cluster_name(what: str) -> str:
@@ -351,7 +432,11 @@ def nothing_left_behind():
 
 # --- after each test: nothing of it is left ---------------------------------------------------
 
-LEFT_GRACE = 3.0  # seconds a test's processes, namespaces and files have to go once it ended
+# seconds a test's processes, namespaces and files have to go once it ended: what is gone by
+# then was not left behind. Where tests run two at a time or beside others (xdist's workers,
+# make check and the parallel lane) an exit takes longer and nothing there is timed, so the
+# grace is no time bound there; alone, the tests that time calls keep it short
+LEFT_GRACE = 15.0 if "PYTEST_XDIST_WORKER" in os.environ else 3.0
 
 
 def _listed(folder: Path) -> set[str]:

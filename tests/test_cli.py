@@ -364,9 +364,9 @@ def test_np_is_one_rank_count_list_everywhere():
 
 def _option_types():
     """(command, the type of its --np) for every command that has one."""
-    from mpiarena.commands import COMMANDS
+    from mpiarena.commands import all_commands
 
-    for command in COMMANDS:
+    for command in all_commands():
         for p in command.params:
             if isinstance(p, click.Option) and "--np" in p.opts:
                 yield command.name, p.type.name

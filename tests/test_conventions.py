@@ -68,6 +68,7 @@ def test_shell_completion_is_clicks():
     assert "complete -o nosort -F _mpiarena_completion mpiarena" in source.stdout
 
 
+@pytest.mark.mpi
 def test_list_impls_and_doctor_print_json(tmp_path):
     db = tmp_path / "j.db"
     assert _imported(db).returncode == 0

@@ -85,6 +85,7 @@ BAD = {
     "cluster env": (["cluster", "env", "nosuch-exit-codes"], "no emulated cluster named"),
     "cluster down": (["cluster", "down", "nosuch-exit-codes"], "no emulated cluster named"),
     "simulate": (["simulate", "--np", "0"], "rank counts must be 1 or more"),
+    "store copy": (["store", "copy", "missing.db", "copy.db"], "no store at missing.db"),
 }
 
 
@@ -121,7 +122,7 @@ def test_bad_input_exits_2_with_one_line(command, store, tmp_path):
     args, message = BAD[command]
     done = mpiarena(*args, *([] if "--db" in args or command.startswith(("cluster", "doctor",
                                                                           "setup", "impls",
-                                                                          "install"))
+                                                                          "install", "store"))
                              else ["--db", str(store)]), cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]

@@ -13,7 +13,7 @@ import pytest
 from conftest import IMPLS, mpiarena
 from rich.console import Console
 
-from mpiarena.analysis.answer import answer
+from mpiarena.analysis.answer import answer, cell_lead
 from mpiarena.analysis.floor import (
     LinkFloor,
     Multiple,
@@ -29,6 +29,7 @@ from mpiarena.cluster.spec import parse as parse_spec
 from mpiarena.impls import discover, family_of
 from mpiarena.platform.plan import make_plan
 from mpiarena.report import terminal
+from mpiarena.report.summary import below_text, multiple_text
 from mpiarena.store import Store
 from mpiarena.store.results import Key, load
 from mpiarena.suites import load as load_suite
@@ -46,7 +47,7 @@ needs_run = pytest.mark.skipif(len(MPI) < 2 or FLOOR is None,
 def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("floor") / "r.db"
     assert FLOOR is not None
-    done = mpiarena("run", *[f"--impl={i}" for i in [*MPI, FLOOR.id]], "--bench",
+    done = mpiarena("run", *[f"--impl={i}" for i in MPI], "--bench",  # the floor: beside them
                     "pingpong,sendrecv,allreduce", "--sizes", "8,64K,1M", "--launches",
                     str(LAUNCHES), "--observations", "3", "--budget", "off", "--validate",
                     "--db", str(db))
@@ -80,21 +81,38 @@ def test_the_floor_is_out_of_every_verdict_and_ranking(run_db: Path) -> None:
     assert all(b.variant != "floor" for b in ans.beside)
 
 
+FLOOR_SAID = re.compile(
+    r"(?P<cell>pingpong [\d.]+ [KM]?i?B): (?:(?P<lib>\S+)(?: \(within 5%: [^)]*\))? "
+    r"(?P<fig>[\d.]+ [nmu]?s), (?P<times>[\d.]+)x the floor's (?P<floor>[\d.]+ [nmu]?s)"
+    r"(?P<below> \(below the floor[^)]*\))?|none the verdicts call fastest; floor "
+    r"[\d.]+ [nmu]?s)")
+
+
 @needs_run
 def test_the_answer_says_how_far_the_fastest_library_is_from_the_floor(run_db: Path) -> None:
+    """The run named its libraries (--impl) and got the floor beside them; the floor line names,
+    at latency and at bandwidth, the library the verdicts call fastest there (or says there is
+    none), and its multiple is the printed figure over the printed floor."""
     out = io.StringIO()
-    terminal.render(load(Store(run_db), 1), Console(file=out, width=250, highlight=False))
-    first = out.getvalue().splitlines()[:4]
+    data = load(Store(run_db), 1)
+    terminal.render(data, Console(file=out, width=250, highlight=False))
+    first = out.getvalue().splitlines()[:8]
     line = next((x for x in first if x.startswith("Against the machine floor")), None)
     assert line is not None, first
-    said = re.search(r"pingpong 8 B: (\S+) ([\d.]+ [nmu]?s), (\d+\.\d)x the machine floor of "
-                     r"([\d.]+ [nmu]?s); pingpong 1 MiB: (\d+\.\d)x its ([\d.]+ [nmu]?s)\.", line)
-    assert said is not None, line
-    fastest = next(x for x in first if x.startswith("Fastest MPI library here: "))
-    assert said.group(1) in MPI and said.group(1) in fastest.split(";")[0], (line, fastest)
-    # the multiple is the library's figure over the floor's, as printed (3 digits each)
-    times, ratio = float(said.group(3)), _seconds(said.group(2)) / _seconds(said.group(4))
-    assert abs(times - ratio) <= 0.05 + 0.02 * ratio, line
+    said = list(FLOOR_SAID.finditer(line))
+    assert [m.group("cell") for m in said] == ["pingpong 8 B", "pingpong 1 MiB"], line
+    a = analyse(data)
+    for m in said:
+        key = Key("pingpong", 8 if m.group("cell").endswith(" 8 B") else 1 << 20, 2)
+        lead = cell_lead(a, key, MPI)
+        if m.group("lib") is None:
+            assert lead is None or not lead.leaders, (line, lead)
+            continue
+        assert lead is not None and m.group("lib") == lead.best, (line, lead)
+        times, ratio = float(m.group("times")), _seconds(m.group("fig")) / _seconds(
+            m.group("floor"))
+        assert abs(times - ratio) <= 0.02 * ratio, line
+        assert (times < 1) == (m.group("below") is not None), line  # below: a reason beside it
 
 
 def _seconds(text: str) -> float:
@@ -136,12 +154,19 @@ def test_each_library_gets_a_latency_term_against_the_floors_and_the_floors_spre
     assert spread is not None and spread.cells == 9 and spread.floor >= 0 and spread.library >= 0
 
 
-def test_a_figure_below_the_floor_by_more_than_its_interval_is_below() -> None:
-    def ratio(times: float, low: float, high: float) -> Multiple:
-        return Multiple(Key("pingpong", 8, 2), "lib", times * 1e-7, 1e-7, times, low, high, "")
-    assert ratio(0.8, 0.7, 0.9).below
-    assert not ratio(0.9, 0.7, 1.1).below  # within its interval: the floor holds
+def test_a_figure_below_the_floor_is_said_with_its_reason() -> None:
+    def ratio(times: float, low: float, high: float, placement: str = "") -> Multiple:
+        return Multiple(Key("pingpong", 8, 2), "lib", times * 1e-7, 1e-7, times, low, high,
+                        placement)
+    assert ratio(0.8, 0.7, 0.9).below and ratio(0.8, 0.7, 0.9).wrong
+    assert ratio(0.9, 0.7, 1.1).below and not ratio(0.9, 0.7, 1.1).wrong  # within its interval
     assert not ratio(1.5, 1.2, 1.9).below
+    assert below_text(ratio(1.5, 1.2, 1.9)) == "" and multiple_text(ratio(1.5, 1.2, 1.9)) == \
+        "1.5x floor"
+    assert "by more than its interval" in below_text(ratio(0.8, 0.7, 0.9))
+    assert "launches of its own" in below_text(ratio(0.9, 0.7, 1.1))
+    assert "other CPUs" in below_text(ratio(0.9, 0.7, 1.1, "its ranks ran on CPUs 0 | 1"))
+    assert multiple_text(ratio(0.93, 0.7, 1.1)).startswith("0.93x floor (below: ")
 
 
 @pytest.mark.skipif(FLOOR is None, reason="needs a C compiler")

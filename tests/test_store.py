@@ -14,6 +14,7 @@ from mpiarena.model.programs import TunedConfig
 from mpiarena.model.runs import ProgramSettings, ProgramTuning, RunStart
 from mpiarena.model.whatran import Cvar, WhatRan
 from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
+from mpiarena.store.backend import is_server, shown
 
 
 def _run(store: Store) -> int:
@@ -50,7 +51,7 @@ def test_a_run_whose_process_died_reads_as_incomplete_and_the_next_store_marks_i
         marked = store.run(run.id)
         assert (marked.status, marked.finished, marked.note) == ("incomplete", None, None)
         again = Store(path)
-        assert again.db.total_changes == 0  # marked once: the next store writes nothing
+        assert again.db.db.total_changes == 0  # marked once: the next store writes nothing
         again.close()
 
 
@@ -369,3 +370,12 @@ def test_a_schema_9_store_splits_the_cell_a_job_failed_in_from_its_cause(tmp_pat
     assert [(c.status, c.reason) for c in upgraded.cells(run)] == [
         (CellStatus.SKIPPED, "the job ended (exit status 3)"),
         (CellStatus.NA, "alltoall 8 B: kept as it is")]
+
+
+def test_a_server_is_named_by_its_uri_and_shown_without_its_password():
+    assert is_server("postgresql://arena@/db?host=/run/postgresql&port=5433")
+    assert is_server("postgres://arena@db.example.org/db") and not is_server("postgres.db")
+    assert shown("postgresql://arena:s3cr%40t@db.example.org:5432/db") == \
+        "postgresql://arena:***@db.example.org:5432/db"
+    assert shown("postgresql://arena@/db?password=s3cret&host=/tmp") == \
+        "postgresql://arena@/db?password=***&host=/tmp"

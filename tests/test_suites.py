@@ -66,6 +66,7 @@ def _nps(db: str) -> list[int]:
 
 
 @pytest.mark.skipif(os.cpu_count() != 2 or not IMPLS, reason="needs 2 cores, one implementation")
+@pytest.mark.mpi
 def test_default_suite_caps_ranks_at_the_cores_unless_np_asks(tmp_path):
     impl = next((i.id for i in IMPLS if i.family == "openmpi"), IMPLS[0].id)  # yields at 3 ranks
     args = ["run", "--suite", "default", "--impl", impl, "--bench", "barrier",
@@ -87,6 +88,7 @@ def test_default_suite_caps_ranks_at_the_cores_unless_np_asks(tmp_path):
 
 
 @pytest.mark.skipif(not IMPLS, reason="needs one implementation")
+@pytest.mark.mpi
 def test_on_a_hosts_file_the_cap_is_its_slots(tmp_path):
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 slots=3\n")

@@ -12,7 +12,7 @@ from ..model.benchmarks import BENCHMARKS
 from ..store.results import Group, Key, RunData
 from .comparison import Compared, Comparison
 from .groups import measured
-from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Pair, judge, median
+from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Pair, judge, median, widened
 from .verdicts import MOVEMENTS, Judgement, Movement
 
 Z = NORMAL.inv_cdf((1 + CONFIDENCE) / 2)  # how many sds a normal's 95% range reaches either way
@@ -122,16 +122,6 @@ def drift_of(reads: Sequence[tuple[str, Comparison]]) -> Drift:
     moved = MAD_SD * median(logs)
     return Drift(math.sqrt(max(0.0, moved**2 - (median(noise) if noise else 0.0))),
                  len(logs), variants)
-
-
-def widened(ratio: float, low: float, high: float, allowance: float) -> tuple[float, float]:
-    """Moses' interval of a ratio widened by the drift: each side's log distance from the ratio
-    (held within the interval) and the drift's `allowance` added in quadrature."""
-    if not 0 < low <= high < math.inf:
-        return low, high
-    mid = min(max(math.log(ratio), math.log(low)), math.log(high))
-    return (math.exp(mid - math.hypot(mid - math.log(low), allowance)),
-            math.exp(mid + math.hypot(math.log(high) - mid, allowance)))
 
 
 def _held(j: Comparison, allowance: float, threshold: float) -> bool:

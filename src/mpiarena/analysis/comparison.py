@@ -16,12 +16,15 @@ from .verdicts import Judgement
 class Why(StrEnum):
     """Why a comparison is open: too few launches a side for any decision; the interval lies
     beyond the threshold but the corrected test does not back it; the interval reaches within
-    the threshold; the ratio sits on the threshold (no number of launches would decide it)."""
+    the threshold; the ratio sits on the threshold (no number of launches would decide it); the
+    launches decide it but the run-to-run spread (analysis/run_spread.py) does not let it
+    stand."""
 
     LAUNCHES = "launches"
     TEST = "test"
     INTERVAL = "interval"
     THRESHOLD = "threshold"
+    SPREAD = "spread"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Comparison:
     why: Why | None = None  # open: why
     paired: bool = False  # read launch by launch over the launches both sides share
     strata: int = 1  # launch shapes both sides have, read apart and pooled (paired: 1)
+    allowance: float = 0.0  # log: the run-to-run spread the interval was widened by (`allowed`)
 
     @property
     def launches(self) -> int:

@@ -36,8 +36,9 @@ class MachineFloor:
 
 @dataclass(frozen=True)
 class Multiple:
-    """A library's figure in a cell as a multiple of the machine floor's, with the 95% interval
-    of that ratio over launches; `placement` says where their ranks' CPUs differed ("": not)."""
+    """A library's figure in a cell as a multiple of the machine floor's (`times`: the one
+    figure over the other, as printed), with the 95% interval of that ratio over launches;
+    `placement` says where their ranks' CPUs differed ("": not)."""
 
     key: Key
     variant: str
@@ -50,6 +51,12 @@ class Multiple:
 
     @property
     def below(self) -> bool:
+        """The figure reads below the floor's: the floor, measured in launches of its own,
+        ran slower there than this library's launches (a report says why beside it)."""
+        return self.times < 1
+
+    @property
+    def wrong(self) -> bool:
         """Below the floor by more than its interval: the floor is wrong there."""
         return self.high < 1
 
@@ -104,9 +111,10 @@ def multiple(data: RunData, floor: MachineFloor, key: Key, variant: str) -> Mult
     samples = comparable({"floor": under, "it": group})
     if len(samples) < 2:
         return None
-    times, low, high = ratio_ci(samples["floor"], samples["it"])
-    return Multiple(key, variant, center(samples["it"]), center(samples["floor"]), times, low,
-                    high, placement(data, floor, variant))
+    _, low, high = ratio_ci(samples["floor"], samples["it"])
+    figure, below = center(samples["it"]), center(samples["floor"])
+    return Multiple(key, variant, figure, below, figure / below, low, high,
+                    placement(data, floor, variant))
 
 
 def multiples(data: RunData, floor: MachineFloor) -> list[Multiple]:
@@ -115,25 +123,12 @@ def multiples(data: RunData, floor: MachineFloor) -> list[Multiple]:
             if (m := multiple(data, floor, key, v)) is not None]
 
 
-def _headline_keys(floor: MachineFloor) -> list[Key]:
+def headline_keys(floor: MachineFloor) -> list[Key]:
     """The floor's pingpong cells a reader looks at first: 8 B, else the smallest message above
     0 B up to 64 B (latency), and the largest (bandwidth)."""
     keys = sorted((k for k in floor.cells if k.bench == "pingpong"), key=lambda k: k.size)
     small = [k for k in keys if k.size == 8] or [k for k in keys if 0 < k.size <= 64] or keys[:1]
     return list(dict.fromkeys(small[:1] + keys[-1:]))
-
-
-def headline(data: RunData, floor: MachineFloor, variant: str) -> list[Multiple]:
-    """The variant's pingpong against the floor at latency and at bandwidth."""
-    return [m for k in _headline_keys(floor) if (m := multiple(data, floor, k, variant))]
-
-
-def fastest_at(data: RunData, floor: MachineFloor, among: list[str]) -> str | None:
-    """The variant of `among` with the lowest figure in the floor's latency cell."""
-    keys = _headline_keys(floor)
-    cell = comparable(data.cells.get(keys[0], {})) if keys else {}
-    ranked = [v for v in among if v in cell]
-    return min(ranked, key=lambda v: center(cell[v])) if ranked else None
 
 
 @dataclass(frozen=True)

@@ -70,9 +70,12 @@ def own_losses(cell: dict[str, Group], variant: str, impl: str) -> dict[int, tup
 
 
 def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
-    """For every cell and implementation, its fastest algorithm judged against the default;
-    the launch tests corrected together across the run. An algorithm that failed, hung or
-    gave wrong data in any launch of the cell is not a candidate there."""
+    """For every cell and implementation, every algorithm judged against the default, the
+    launch tests of the whole run one family: the pairs are fixed before the data, so a
+    winner picked from noisy medians is never what is tested. The choice is the algorithm
+    decided faster than the default by the most (by its Hodges-Lehmann ratio), else the one
+    nearest to being faster. An algorithm that failed, hung or gave wrong data in any launch of
+    the cell is not a candidate there."""
     unjudged, judged_at = [], []
     impls = sorted({t.impl for t in tuned.values()})
     for key in sorted(data.cells):
@@ -83,17 +86,21 @@ def choices(data: RunData, tuned: dict[str, Tuned]) -> list[Choice]:
                     and usable(cell.get(v)) and not own_losses(cell, v, impl)]
             if not mine:
                 continue
-            fastest = min(mine, key=lambda v: center(cell[v].nested))
             if usable(default := cell.get(impl)):
                 assert default is not None
-                judged_at.append((impl, bench, np_, size, fastest,
-                                  Pair(cell[fastest].nested, default.nested)))
+                judged_at.append(((impl, bench, np_, size),
+                                  [(v, Pair(cell[v].nested, default.nested)) for v in mine]))
             else:
+                fastest = min(mine, key=lambda v: center(cell[v].nested))
                 unjudged.append(Choice(impl, bench, np_, size, fastest, not_judged(), False,
                                        None, center(cell[fastest].nested)))
-    judged = judge([pair for *_, pair in judged_at])
-    out = [Choice(impl, bench, np_, size, fastest, j, True, center(pair.b), center(pair.a))
-           for (impl, bench, np_, size, fastest, pair), j in zip(judged_at, judged, strict=True)]
+    judged = iter(judge([pair for _, pairs in judged_at for _, pair in pairs]))
+    out = []
+    for (impl, bench, np_, size), pairs in judged_at:
+        each = [(v, pair, next(judged)) for v, pair in pairs]
+        (v, pair, j) = max(each, key=lambda e: (SPEED_OF_FASTEST[e[2].outcome] == Speed.FASTER,
+                                                e[2].ratio))
+        out.append(Choice(impl, bench, np_, size, v, j, True, center(pair.b), center(pair.a)))
     return sorted(out + unjudged, key=lambda c: (c.coll, c.size, c.np, c.impl))
 
 

@@ -45,7 +45,7 @@ class Spread:
 
 
 @dataclass(frozen=True)
-class Costs:
+class LaunchCosts:
     """Seconds, as `bench/launch_cost.py` measured them: a partial launch `launch` plus `cell`
     a cell, its cells the simulated ones open plus `others` of the rest of the suite; a whole
     launch `whole`; a variant in `costly` `costly_by` times as much (PVM's 1.6 s); `budget`
@@ -72,7 +72,7 @@ class Report:
     name: str
     cells: tuple[tuple[float, ...], ...]
     spread: Spread = Spread()
-    costs: Costs = Costs()
+    costs: LaunchCosts = LaunchCosts()
     tested: int | None = None
 
 
@@ -102,7 +102,7 @@ class Tally:
 
 
 @dataclass
-class _Run:
+class _SimulatedRun:
     """One simulated run's state: the clock, the machine's and each variant's drift, each
     (cell, variant)'s launches so far and each variant's launch walls."""
 
@@ -164,7 +164,7 @@ def simulate(report: Report, rng: np.random.Generator, base: int = 10,
     end judged by the report's rule (all pairs; and by `verdicts` where `chosen`)."""
     names = [f"v{i}" for i in range(max(map(len, report.cells)))]
     s = report.spread
-    run = _Run(report, rng, names, ramp=float(rng.uniform(-s.ramp, s.ramp)),
+    run = _SimulatedRun(report, rng, names, ramp=float(rng.uniform(-s.ramp, s.ramp)),
                run_level={v: math.exp(rng.normal(0, s.between_runs)) for v in names})
     run.data = {i: {v: ([], []) for v in names[:len(cell)]} for i, cell in enumerate(report.cells)}
     measures = {v: [i for i, cell in enumerate(report.cells) if len(cell) > names.index(v)]
@@ -187,7 +187,7 @@ def simulate(report: Report, rng: np.random.Generator, base: int = 10,
     return _tally(report, names, run, chosen)
 
 
-def _tally(report: Report, names: list[str], run: _Run, chosen: bool) -> Tally:
+def _tally(report: Report, names: list[str], run: _SimulatedRun, chosen: bool) -> Tally:
     """Judge the run as a report does and count its verdicts against the truth."""
     cells = run.samples()
     pairs = [(i, a, b) for i, cell in cells.items() for a, b in itertools.combinations(cell, 2)]
@@ -233,7 +233,7 @@ def _tally(report: Report, names: list[str], run: _Run, chosen: bool) -> Tally:
 
 
 def leaders(levels: tuple[float, ...], cells: int = 8, spread: Spread = Spread(),
-            costs: Costs = Costs()) -> Report:
+            costs: LaunchCosts = LaunchCosts()) -> Report:
     """`cells` cells whose variants sit at `levels` (near-tied leaders: 1.0, 1.0, 1.0, 1.05),
     among cells of two variants clearly apart (1.5-3x), three for each pair of the others:
     they close at the first look, and three quarters of the family is decided, as in a quick

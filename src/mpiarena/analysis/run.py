@@ -7,32 +7,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 
 import numpy as np
 
 from ..base.errors import ArenaError
-from ..base.records import JobRecord
+from ..base.records import JobRecord, RunKind
 from ..base.status import CellStatus, JobStatus, RunStatus
 from ..impls.registry import families
 from ..model.benchmarks import BENCHMARKS, Kind, element_type
-from ..store.results import Key, RunData
+from ..store.results import Key, Levels, RunData
 from .cells import Cause, cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .floor import LinkFloor, MachineFloor, link_floor, split
 from .groups import comparable, figure, measured
+from .run_spread import RunSpread, learn, stated
 from .stats import (
+    JudgedCell,
     Summary,
     Verdict,
     center,
     fastest,
     final_alpha,
+    judge_cells,
     launch_medians,
     ratio_ci,
     summarize,
-    verdicts,
 )
 from .verdicts import Speed, Sureness
 
@@ -70,7 +72,9 @@ class Analysis:
     cores: int
     window: int
     tables: dict[tuple[str, int], list[Key]] = field(default_factory=dict)
-    judged: dict[Key, list[Verdict]] = field(default_factory=dict)
+    judged: dict[Key, list[Verdict]] = field(default_factory=dict)  # the fastest against others
+    pairs: dict[Key, JudgedCell] = field(default_factory=dict)  # every pair of each cell
+    spread: RunSpread | None = None  # what intervals carry for reruns (None: a simulation)
     floor: MachineFloor | None = None  # the machine floor, kept out of `data` (floor.split)
     link: LinkFloor | None = None  # an emulated cluster's link as set (floor.link_floor)
 
@@ -110,8 +114,15 @@ class Analysis:
 
     @cached_property
     def summaries(self) -> dict[Key, dict[str, Summary]]:
-        return {k: {v: summarize(a) for v, a in comparable(cell).items()}
+        """Each cell's figures; its rerun range widened by the run-to-run spread."""
+        return {k: {v: self._rerun(k, summarize(a)) for v, a in comparable(cell).items()}
                 for k, cell in self.data.cells.items()}
+
+    def _rerun(self, key: Key, s: Summary) -> Summary:
+        if self.spread is None:
+            return s
+        low, high = self.spread.widened_rerun(key, s.median, s.rerun_low, s.rerun_high)
+        return replace(s, rerun_low=low, rerun_high=high)
 
     @cached_property
     def warnings(self) -> list[Notice]:
@@ -128,6 +139,17 @@ class Analysis:
         return derived(self.data)
 
 
+def levels_of(data: RunData) -> Levels:
+    """The run's own launch medians per (cell, variant), as the store's earlier runs give
+    theirs."""
+    medians, timing = {}, {}
+    for key, cell in data.cells.items():
+        for variant, sample in comparable(cell).items():
+            medians[(key, variant)] = launch_medians(sample)
+            timing[(key, variant)] = cell[variant].timing
+    return Levels(data.run_id, medians, timing)
+
+
 def analyse(data: RunData, baseline: str | None = None) -> Analysis:
     data, machine_floor = split(data)
     if baseline is not None and baseline not in data.variants:
@@ -142,9 +164,14 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
         out.tables.setdefault((key.bench, key.np), []).append(key)
     cells = [(k, comparable(data.cells[k])) for keys in out.tables.values() for k in keys]
     cells = [(k, c) for k, c in cells if len(c) > 1]
-    out.judged = dict(zip([k for k, _ in cells],
-                          verdicts([c for _, c in cells], final_alpha(data.settings.budget > 0)),
-                          strict=True))
+    if data.run.kind != RunKind.SIMULATED:
+        out.spread = learn(levels_of(data), data.earlier) if data.earlier else stated()
+    allowances = [out.spread.ratio_allowance(k) if out.spread else 0.0 for k, _ in cells]
+    out.pairs = dict(zip([k for k, _ in cells],
+                         judge_cells([c for _, c in cells], final_alpha(data.settings.budget > 0),
+                                     allowances=allowances),
+                         strict=True))
+    out.judged = {k: c.against_fastest for k, c in out.pairs.items()}
     return out
 
 

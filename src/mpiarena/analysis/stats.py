@@ -16,7 +16,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -822,7 +822,8 @@ class Verdict(Compared):
 def fastest(cell: dict[str, Sample], medians: _Medians | None = None) -> str:
     """The cell's fastest variant by the estimate its verdicts print: the one whose
     Hodges-Lehmann ratio against every other is at least 1, or the one with the most such
-    wins; ties go to the lowest median of launch medians."""
+    wins; ties go to the lowest median of launch medians. It picks which of the family's pairs
+    a table shows first, never which pairs are tested (`judge_cells`)."""
     of = medians or _Medians()
     ranked = sorted(cell, key=lambda k: median(of(cell[k])))
     if all(of.read(cell[ranked[0]], cell[v]).ratio >= 1 for v in ranked[1:]):
@@ -832,19 +833,110 @@ def fastest(cell: dict[str, Sample], medians: _Medians | None = None) -> str:
     return max(ranked, key=lambda v: wins[v])
 
 
-def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
-             threshold: float = THRESHOLD) -> list[list[Verdict]]:
-    """For each cell's samples, the fastest (`fastest`) against every other, judged as one
-    family across all cells."""
+FLIPPED = {Judgement.ABOVE: Judgement.BELOW, Judgement.BELOW: Judgement.ABOVE,
+           Judgement.SAME: Judgement.SAME, Judgement.OPEN: Judgement.OPEN}
+
+
+def flipped(c: Comparison) -> Comparison:
+    """The same comparison read the other way round: a's figure over b's."""
+    def inverse(x: float) -> float:
+        return 1 / x if x else math.inf
+    return replace(c, ratio=inverse(c.ratio), ci_low=inverse(c.ci_high),
+                   ci_high=inverse(c.ci_low), outcome=FLIPPED[c.outcome],
+                   launches_a=c.launches_b, launches_b=c.launches_a)
+
+
+@dataclass(frozen=True)
+class JudgedCell:
+    """One cell's variants judged: every pair (`pairs`, each with the lower Hodges-Lehmann
+    estimate as `fast`), and the cell's fastest against each other variant (`against_fastest`,
+    read from the same pairs)."""
+
+    pairs: list[Verdict]
+    against_fastest: list[Verdict]
+
+    def leaders(self) -> list[str]:
+        """The variants the verdicts call fastest: each faster than, or within the threshold
+        of, every other variant of the cell (several only where they are within it of each
+        other); none while a comparison that could make one is open."""
+        names = list(dict.fromkeys(n for v in self.pairs for n in (v.fast, v.slow)))
+        return [n for n in names
+                if all((v.fast == n and v.outcome == Speed.FASTER)
+                       or v.outcome == Speed.INDISTINGUISHABLE
+                       for v in self.pairs if n in (v.fast, v.slow))]
+
+
+def widened(mid: float, low: float, high: float, allowance: float) -> tuple[float, float]:
+    """An interval around `mid` widened by `allowance` (log): each side's log distance from
+    `mid` (held within the interval) and the allowance added in quadrature."""
+    if not 0 < low <= high < math.inf or allowance <= 0:
+        return low, high
+    at = min(max(math.log(mid), math.log(low)), math.log(high))
+    return (math.exp(at - math.hypot(at - math.log(low), allowance)),
+            math.exp(at + math.hypot(math.log(high) - at, allowance)))
+
+
+def allowed(c: Comparison, allowance: float, threshold: float = THRESHOLD) -> Comparison:
+    """The comparison with its interval widened by a run-to-run `allowance` (log): what a rerun
+    on this machine shows. A decision the widened interval no longer backs is open (Why.SPREAD),
+    and says how many launches would decide it where any would: the launches' part of the
+    interval must shrink to what the allowance leaves of the distance to the threshold."""
+    if allowance <= 0 or c.launches < MIN_LAUNCHES:
+        return c
+    lo, hi = widened(c.ratio, c.ci_low, c.ci_high, allowance)
+    out = replace(c, ci_low=lo, ci_high=hi, allowance=allowance)
+    margin = math.log1p(threshold)
+    beyond = lo > 1 + threshold or hi < 1 / (1 + threshold)
+    within = 1 / (1 + threshold) <= lo and hi <= 1 + threshold
+    if (c.outcome in (Judgement.ABOVE, Judgement.BELOW) and beyond) or \
+            (c.outcome == Judgement.SAME and within):
+        return out
+    if c.outcome == Judgement.OPEN and c.why != Why.INTERVAL:
+        return out
+    shift = abs(math.log(c.ratio))
+    room = max(shift - margin, margin - shift)  # to the threshold, the nearer decision's side
+    half = math.log(c.ci_high / c.ci_low) / 2
+    needed = 0 if room <= allowance or half <= 0 else \
+        max(c.launches + 1, math.ceil(c.launches * (half / math.sqrt(room**2 - allowance**2))**2))
+    why = Why.INTERVAL if c.outcome == Judgement.OPEN and needed else Why.SPREAD
+    return replace(out, outcome=Judgement.OPEN, why=why, needed=needed)
+
+
+def judge_cells(samples: list[dict[str, Sample]], alpha: float = ALPHA,
+                threshold: float = THRESHOLD, allowances: Sequence[float] | None = None
+                ) -> list[JudgedCell]:
+    """Every pair of each cell's variants, in the cell's order (the family is fixed before the
+    data: nothing is picked from the launches before it is tested), judged as one family
+    across all cells, each cell's interval widened by its run-to-run allowance (`allowed`,
+    none where not given); then each cell's fastest (`fastest`) against each other variant,
+    read from those pairs."""
     pairs, names, of = [], [], _Medians()
     for cell in samples:
-        best = fastest(cell, of)
-        others = [v for v in cell if v != best]
-        names.append([(best, other) for other in others])
-        pairs += [Pair(cell[best], cell[other]) for other in others]
+        keys = list(cell)
+        names.append(list(itertools.combinations(keys, 2)))
+        pairs += [Pair(cell[a], cell[b]) for a, b in names[-1]]
     judged = iter(judge(pairs, alpha, threshold, of))
-    return [[Verdict(fast, slow, j) for (fast, slow), j in zip(cell, judged, strict=False)]
-            for cell in names]
+    out = []
+    for i, (cell, named) in enumerate(zip(samples, names, strict=True)):
+        allowance = allowances[i] if allowances is not None else 0.0
+        oriented = [Verdict(a, b, j) if j.ratio >= 1 else Verdict(b, a, flipped(j))
+                    for (a, b), j in zip(named, (allowed(next(judged), allowance, threshold)
+                                                  for _ in named), strict=True)]
+        best = fastest(cell, of)
+        against = []
+        for other in (v for v in cell if v != best):
+            (v,) = [v for v in oriented if {v.fast, v.slow} == {best, other}]
+            against.append(v if v.fast == best else
+                           Verdict(best, other, flipped(v.comparison)))
+        out.append(JudgedCell(oriented, against))
+    return out
+
+
+def verdicts(samples: list[dict[str, Sample]], alpha: float = ALPHA,
+             threshold: float = THRESHOLD) -> list[list[Verdict]]:
+    """For each cell's samples, the fastest (`fastest`) against every other, from the family
+    of every pair of every cell (`judge_cells`)."""
+    return [c.against_fastest for c in judge_cells(samples, alpha, threshold)]
 
 
 def outliers(values: np.ndarray, k: float = 1.5, min_rel: float = 0.0) -> np.ndarray:

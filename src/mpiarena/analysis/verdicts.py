@@ -100,6 +100,9 @@ class ClaimResult(StrEnum):
 # b's speed against a: a benchmark over its counterpart
 SPEED_OF_B = {Judgement.ABOVE: Speed.SLOWER, Judgement.BELOW: Speed.FASTER,
               Judgement.SAME: Speed.INDISTINGUISHABLE, Judgement.OPEN: Speed.UNDECIDED}
+# a's speed against b, read either way round (the answer reads a pair from either side)
+SPEED_OF_A = {Judgement.ABOVE: Speed.FASTER, Judgement.BELOW: Speed.SLOWER,
+              Judgement.SAME: Speed.INDISTINGUISHABLE, Judgement.OPEN: Speed.UNDECIDED}
 # a's speed against b, where a is a cell's fastest (or the algorithm a tuning picks): below
 # says the other way round from how a was picked, so nothing is decided
 SPEED_OF_FASTEST = {Judgement.ABOVE: Speed.FASTER, Judgement.SAME: Speed.INDISTINGUISHABLE,

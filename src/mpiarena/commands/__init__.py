@@ -2,44 +2,29 @@
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
+from functools import cache
 
 import click
 
 from .. import __version__
 from ..base.errors import ArenaError
-from .cluster import cluster_cmd
-from .compare import compare_cmd
 from .consoles import VOICE, conventions, err, reader_gone
-from .doctor import doctor_cmd
-from .exit_status import Exit, traceback_file
-from .explain import explain_cmd
-from .export import export_cmd
+from .exit_status import Exit, on_sigterm, traceback_file
 from .guide import ENTRIES, SECTIONS, epilog, first_steps, start_here
-from .history import history_cmd
-from .impls import impls_cmd
-from .import_ import import_cmd
-from .install import install_cmd
-from .list_runs import list_cmd
-from .plot import plot_cmd
-from .profile import profile_cmd
-from .program import program_cmd
-from .releases import releases_cmd
 from .renames import deprecated
-from .report import report_cmd
-from .reproduce import reproduce_cmd
-from .run import run_cmd
-from .setup import setup_cmd
-from .show import show_cmd
-from .simulate import simulate_cmd
-from .sweeping import on_sigterm
-from .tune import tune_cmd
 
-COMMANDS = (doctor_cmd, setup_cmd, impls_cmd, install_cmd, run_cmd, program_cmd, import_cmd,
-            list_cmd, releases_cmd, show_cmd, export_cmd, compare_cmd, history_cmd, explain_cmd,
-            profile_cmd, reproduce_cmd, tune_cmd, report_cmd, plot_cmd, cluster_cmd,
-            simulate_cmd)
+# Each command's module, loaded when that command runs (or its help is asked): `mpiarena
+# --help` reads guide.py's names and summaries alone. Loading them all took 211 ms of its
+# start-up (issue 63).
+WHERE = {"doctor": "doctor", "setup": "setup", "impls": "impls", "install": "install",
+         "run": "run", "program": "program", "import": "import_", "list": "list_runs",
+         "releases": "releases", "show": "show", "export": "export", "compare": "compare",
+         "history": "history", "explain": "explain", "profile": "profile",
+         "reproduce": "reproduce", "tune": "tune", "report": "report", "plot": "plot",
+         "cluster": "cluster", "simulate": "simulate", "store": "store"}
 
 
 OLD_NAMES = {"app": "program"}  # a command's old spelling: works for this release, with a notice
@@ -59,11 +44,14 @@ class Arena(click.Group):
         return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [e.name for s in SECTIONS for e in s.entries if e.name in self.commands]
+        return [e.name for s in SECTIONS for e in s.entries if e.name in WHERE]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return command(cmd_name) if cmd_name in WHERE else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         for section in SECTIONS:
-            rows = [(e.name, e.summary) for e in section.entries if e.name in self.commands]
+            rows = [(e.name, e.summary) for e in section.entries if e.name in WHERE]
             with formatter.section(section.title):
                 formatter.write_dl(rows)
 
@@ -89,10 +77,21 @@ def _described(command: click.Command, name: str) -> click.Command:
     return command
 
 
+@cache
+def command(name: str) -> click.Command:
+    """The command called name, its module loaded now, as --help shows it (_described)."""
+    module = importlib.import_module(f"{__name__}.{WHERE[name]}")
+    found = getattr(module, f"{name}_cmd")
+    assert isinstance(found, click.Command) and found.name == name, name
+    return _described(found, name)
+
+
+def all_commands() -> list[click.Command]:
+    """Every command, each module loaded: for what reads them all (the docs' tests)."""
+    return [command(name) for name in WHERE]
+
+
 cli.params.extend(conventions())
-for command in COMMANDS:
-    assert command.name is not None
-    cli.add_command(_described(command, command.name))
 
 
 def _say(text: str) -> None:

@@ -1,5 +1,6 @@
 """--sbatch: the command a job runs (this one, with --slurm instead of the --sbatch options),
-its script written beside the store, submitted, followed to its end and what it stored shown."""
+its script written beside the store (a server's: in the working directory), submitted, followed
+to its end and what it stored shown."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..cluster.batch import BatchJob, Written, write
 from ..cluster.slurm import of_job
 from ..model.runs import settings_of
 from ..store import Store
+from ..store.backend import is_server, shown
 from .consoles import err
 from .exit_status import Exit
 from .placing import SBATCH_FLAGS, SBATCH_VALUED, Submit
@@ -49,11 +51,12 @@ def _mpiarena() -> str:
 
 @dataclass(frozen=True)
 class Submitted:
-    """A job submitted: its id, script and output, the store it writes."""
+    """A job submitted: its id, script and output, the store it writes (a file's full path,
+    or a server's URI)."""
 
     job: int
     written: Written
-    db: Path
+    db: str
 
     @property
     def output(self) -> Path:
@@ -71,7 +74,7 @@ class Submitted:
 
     def run_id(self) -> int | None:
         """The run the job stored (its topology is slurm:jobID), newest first."""
-        if not self.db.exists():
+        if not is_server(self.db) and not Path(self.db).exists():
             return None
         store = Store(self.db)
         try:
@@ -84,10 +87,11 @@ class Submitted:
 def _submit(what: str, submit: Submit, ntasks: int, db: str) -> Submitted:
     """Write the job's script beside the store and submit it; `what` is the command's name."""
     args = inner_args(sys.argv[1:])
-    store = Path(db).resolve()
+    store = db if is_server(db) else str(Path(db).resolve())
+    beside = Path.cwd() / "mpiarena.db" if is_server(db) else Path(store)
     job = BatchJob(f"mpiarena-{what}", (_mpiarena(), *args), shlex.join(["mpiarena", *args]),
                    ntasks, Path.cwd(), submit.partition, submit.time, submit.nodes)
-    written = write(job, store)
+    written = write(job, beside)
     try:
         return Submitted(sbatch.submit(written.script), written, store)
     except ArenaError:
@@ -127,11 +131,13 @@ def follow(done: Submitted, submit: Submit) -> Followed:
         sys.exit(Exit.INTERRUPTED)
 
 
-def _db_arg(db: Path) -> str:
+def _db_arg(db: str) -> str:
+    if is_server(db):
+        return f"'{shown(db)}'"
     try:
-        return str(db.relative_to(Path.cwd()))
+        return str(Path(db).relative_to(Path.cwd()))
     except ValueError:
-        return str(db)
+        return db
 
 
 def kept(done: Submitted, end: sbatch.JobState) -> None:

@@ -9,6 +9,7 @@ import time
 import traceback
 from enum import IntEnum
 from pathlib import Path
+from typing import NoReturn
 
 from ..base import paths
 
@@ -36,3 +37,8 @@ def traceback_file(error: BaseException) -> Path:
     path = folder / f"mpiarena-crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
     path.write_text("".join(traceback.format_exception(error)), encoding="utf-8")
     return path
+
+
+def on_sigterm(*_: object) -> NoReturn:
+    """SIGTERM handler: stop as cleanly as Ctrl-C."""
+    raise KeyboardInterrupt

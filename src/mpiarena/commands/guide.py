@@ -130,6 +130,16 @@ SECTIONS = (
         CommandEntry("import", "Another suite's output (OSU, IMB, NetPIPE, ReproMPI) as a run", (
             E("mpiarena import osu osu_latency.out --impl mpich-4.0.2", "OSU's latency"),
             E("mpiarena import imb IMB-*.out --impl mpich-4.0.2", "IMB-MPI1's output"))),
+        CommandEntry("store", "Whole stores: SQLite files and PostgreSQL servers", (
+            E("mpiarena store copy mpiarena.db postgresql://arena@db.example.org/arena",
+              "a laptop's runs into the site's database"),
+            E("mpiarena store copy postgresql://arena@db.example.org/arena site.db",
+              "a site's runs into a file to send"))),
+        CommandEntry("store copy", "Copy the runs of one store into another", (
+            E("mpiarena store copy mpiarena.db postgresql://arena@db.example.org/arena",
+              "a laptop's runs into the site's database"),
+            E("mpiarena store copy 'postgresql://arena@/arena?host=/run/postgresql' site.db",
+              "a site's runs into a file to send"))),
     )),
     Section("Set-up", (
         CommandEntry("doctor", "What is installed and usable, and what each missing part adds", (

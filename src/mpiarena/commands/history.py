@@ -6,12 +6,14 @@ import itertools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlparse
 
 import click
 
 from ..analysis.compare import summed_differently
 from ..base.errors import ArenaError
 from ..store import RUN_NAME, Store
+from ..store.backend import is_server
 from ..store.results import RunData, load
 from . import grouping, renames, report_files, stores, suite_options
 from .ci import CI, ci_options, finish
@@ -53,7 +55,7 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     from ..analysis.program import is_program_run
 
     for db in dbs:
-        if not Path(db).exists():
+        if not stores.exists(db):
             raise ArenaError(f"no store at {db}; give --db FILE (repeatable)")
     opened = [stores.existing_store(db) for db in dbs]
     cut = Since.parse(since, opened[0])
@@ -61,10 +63,15 @@ def _runs(dbs: tuple[str, ...], since: str | None) -> tuple[list[RunData], list[
     for db, store in zip(dbs, opened, strict=True):
         for run, cells in store.runs():
             if cells and not is_program_run(run) and cut.keeps(run.started):
-                label = str(run.id) if len(dbs) == 1 else f"{Path(db).stem}:{run.id}"
+                label = str(run.id) if len(dbs) == 1 else f"{_label(db)}:{run.id}"
                 found.append((_moment(run.started), label, store, run.id))
     found.sort(key=lambda f: f[0])
     return [load(store, run_id) for *_, store, run_id in found], [f[1] for f in found]
+
+
+def _label(db: str) -> str:
+    """A store's name in a run's label: its file's stem, a server's database."""
+    return urlparse(db).path.strip("/") if is_server(db) else Path(db).stem
 
 
 @click.command("history", cls=grouping.Sectioned)

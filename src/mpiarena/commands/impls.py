@@ -26,6 +26,7 @@ class Listed:
     origin: str = ""
     wrapper: str = ""
     launcher: str = ""
+    cached: bool = False  # installed by `releases` for a bisection: a default run leaves it out
 
 
 def _table(listed: list[Listed]) -> Table:
@@ -50,7 +51,8 @@ def _records(listed: list[Listed]) -> None:
 
 @click.command("impls")
 @impl_option("NAME=/prefix of another installation")
-@json_option("every implementation (id, usable, library version, origin, wrapper, launcher)")
+@json_option("every implementation (id, usable, library version, origin, wrapper, launcher, "
+             "cached: installed by releases for a bisection)")
 def impls_cmd(impl_specs: tuple[str, ...], as_json: bool) -> None:
     """Every implementation found: id, library version, where it comes from (Debian, PATH,
     PyPI, a prefix, an environment module), wrapper, launcher, usable or not."""
@@ -66,11 +68,16 @@ def impls_cmd(impl_specs: tuple[str, ...], as_json: bool) -> None:
         usable = not isinstance(core, ArenaError)
         version = str(core) if isinstance(core, ArenaError) else \
             " ".join(core.version_string.splitlines()[0].split())[:60]
-        listed.append(Listed(f.name, usable, version, f.impl.origin, str(f.impl.wrapper),
-                             str(f.impl.launcher)))
+        origin = f"{f.impl.origin}, releases' cache" if f.cached else f.impl.origin
+        listed.append(Listed(f.name, usable, version, origin, str(f.impl.wrapper),
+                             str(f.impl.launcher), f.cached))
     if as_json:
         consoles.print_json([vars(x) for x in listed])
         return
+    if cached := [x.id for x in listed if x.cached]:
+        console.print(f"releases' cache (installed by 'mpiarena releases', left out of a default "
+                      f"run; 'mpiarena install' one to compare it by default): "
+                      f"{', '.join(cached)}", soft_wrap=True, markup=False)
     table = _table(listed)
     wanted = table.__rich_measure__(console, console.options.update_width(10_000)).maximum
     if wanted <= console.width:

@@ -10,8 +10,8 @@ import click
 from ..base import paths
 from ..base.errors import ArenaError
 from ..base.units import data
-from ..impls import pypi
-from .consoles import console
+from ..impls import crashes, pypi
+from .consoles import console, err
 
 
 def cache_line(impls_dir: Path) -> str:
@@ -36,7 +36,12 @@ def install_cmd(spec: str | None, removed: str | None) -> None:
             console.print(f"removed {pypi.remove(removed, impls_dir)}", markup=False)
         else:
             prefix = pypi.install(spec or "", impls_dir)
-            console.print(f"installed {spec} into {prefix}", markup=False)
+            marker = pypi.read_marker(prefix)
+            console.print(f"installed {spec} as {pypi.impl_id(marker)} ({marker['version']}) "
+                          f"into {prefix}", markup=False)
+            for known in crashes.covering(marker["family"], marker["version"]):
+                err.print(f"note: {known.line(pypi.impl_id(marker))}", soft_wrap=True,
+                          markup=False)
     except pypi.InstallError as e:
         raise ArenaError(str(e)) from e
     console.print(cache_line(impls_dir), markup=False)

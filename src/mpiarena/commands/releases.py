@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
 
 from ..base import paths, users
 from ..base.errors import ArenaError
 from ..cluster.topology import Where, opened
-from ..impls import Implementation, discover, pypi
+from ..impls import Implementation, crashes, discover, pypi
 from ..impls.releases import Release, ReleaseChoice, index_releases
 from ..platform.plan import CellOptions
 from ..suites import fit_to_cores
@@ -27,9 +28,6 @@ from .stores import db_option
 
 if TYPE_CHECKING:
     from ..runner.releases import Member
-
-INDEX = "index"  # the origin of a release installed from the package index
-
 
 def _selection(suite: str, bench: str | None, nps: tuple[int, ...] | None,
                sizes: str | None) -> Selection:
@@ -47,7 +45,7 @@ def _installer(family: str, release: Release) -> Callable[[], Implementation]:
     def get() -> Implementation:
         impls_dir = paths.impls_dir()
         try:
-            prefix = pypi.install(f"{family}=={release.version}", impls_dir)
+            prefix = pypi.install(f"{family}=={release.version}", impls_dir, cached=True)
         except pypi.InstallError as e:
             raise ArenaError(str(e)) from e
         found = [f for f in discover({}, impls_dir) if f.impl and f.impl.prefix == prefix]
@@ -61,7 +59,7 @@ def members(family: str, choice: ReleaseChoice, index: list[Release]) -> list[Me
     """The chosen releases, oldest first: the index's (installed on first use) and this
     machine's own builds of the family (a distribution's) that the choice names or spans."""
     # here, not at the top: ~40 ms more start-up for every command
-    from ..runner.releases import Member
+    from ..runner.releases import INDEX, Member
 
     found = [f.impl for f in discover({}, paths.impls_dir())
              if f.impl is not None and f.impl.family == family]
@@ -113,6 +111,10 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
     if len(series) < 2:
         raise ArenaError(f"{len(series)} release of {family} chosen; a comparison needs two "
                          f"or more (the index holds {', '.join(r.name for r in index)})")
+    for known in crashes.known():
+        if names := [m.name for m in series if known.covers(family, m.name)]:
+            label = f"{family} {', '.join(names)}"
+            err.print(f"note: {known.line(label)}", soft_wrap=True, markup=False)
     chosen = measurement.suite(load_suite(selection.suite), selection)
     # here, not at the top: ~80 ms more start-up for every command
     from ..report.releases import lines
@@ -125,9 +127,11 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
             chosen, note = fit_to_cores(chosen, topology.cores, "this machine")
             if note:
                 err.print(f"note: {note}", soft_wrap=True, markup=False)
+        # the bar only on a terminal: elsewhere each step's bar left an empty line behind
+        bar_to = err if err.is_terminal else Console(quiet=True)
         context = StepContext(store, topology, measurement.settings(topology.label),
                               CellOptions(), users.for_ranks(),
-                              shlex.join(["mpiarena", *sys.argv[1:]]), err,
+                              shlex.join(["mpiarena", *sys.argv[1:]]), bar_to,
                               lambda line: err.print(line, soft_wrap=True, markup=False))
         try:
             found = find(series, chosen, context)

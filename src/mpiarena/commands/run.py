@@ -6,7 +6,6 @@ import shlex
 import socket
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -24,7 +23,8 @@ from ..base.sizes import format_size
 from ..base.status import CellStatus, RunStatus
 from ..cluster.placement import Placement
 from ..cluster.topology import Where, opened
-from ..impls import Implementation, discover, family_of, parse_user_impls, select
+from ..impls import Implementation, crashes, discover, family_of, parse_user_impls, select
+from ..impls.discover import with_floor
 from ..launchers.srun import refusal
 from ..model.benchmarks import BENCHMARKS, rounded_up
 from ..platform.build import Build, build_all
@@ -239,7 +239,7 @@ def _plan_only(chosen: Suite, impls: list[Implementation], selection: Selection,
         if note:
             err.print(f"note: {note}", soft_wrap=True, markup=False)
     plan = make_plan(chosen, impls, measurement.seed, measurement.options())
-    runs = [run for run, _ in stores.store(db).runs()] if Path(db).exists() else []
+    runs = [run for run, _ in stores.store(db).runs()] if stores.exists(db) else []
     for line in dry_run.lines(plan, estimate(plan, runs, socket.gethostname()), db):
         console.print(line, soft_wrap=True, markup=False)
 
@@ -307,6 +307,14 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     found = discover(user_prefixes, paths.impls_dir())
     check_variants(chosen.variants, [f.name for f in found], f"suite {selection.suite}")
     impls = select(found, ids, lambda note: err.print(note, soft_wrap=True, markup=False))
+    if ids and not chosen.variants and not (submit.sbatch or where.cluster or where.hosts or
+                                            where.slurm):
+        impls = with_floor(impls, found, chosen.benchmarks)  # a comparison here: the floor too
+    if not ids:
+        err.print(f"comparing {', '.join(i.id for i in impls)}: every implementation found "
+                  "(--impl chooses)", soft_wrap=True, markup=False)
+    for known in (line for impl in impls for line in crashes.said_of(impl)):
+        err.print(f"note: {known}", soft_wrap=True, markup=False)
     if dry_run:
         _here_only(where, submit)
         _plan_only(chosen, impls, selection, measurement, db)

@@ -126,7 +126,7 @@ def _timings(real: RunData) -> dict[tuple[str, int], str]:
 
 
 def _run(db: str, ref: str) -> RunData:
-    if not Path(db).exists():
+    if not stores.exists(db):
         raise ArenaError(f"no store at {db}; give --db FILE or measure first with 'mpiarena run'")
     store = stores.store(db)
     return load(store, store.resolve(ref))

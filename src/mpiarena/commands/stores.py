@@ -12,14 +12,15 @@ from click.core import ParameterSource
 from ..base.errors import ArenaError
 from ..base.records import VariantRecord
 from ..store import Store
+from ..store.backend import is_server, shown
 from ..store.results import RunData, load
 from .consoles import err
 from .grouping import F
 
 DB_DEFAULT = "mpiarena.db"  # in the working directory
 DB_ENV = "MPIARENA_DB"
-DB_HELP = (f"results store (SQLite file), relative to the working directory; {DB_ENV} sets "
-           "another default")
+DB_HELP = (f"results store: a SQLite file, relative to the working directory, or a PostgreSQL "
+           f"server's URI (postgresql://USER@HOST/DB); {DB_ENV} sets another default")
 
 
 def db_option(f: F) -> F:
@@ -38,13 +39,18 @@ def db_from_environment(ctx: click.Context, param: click.Parameter,
 
 
 def store(db: str) -> Store:
-    """The store in file `db`."""
-    return Store(Path(db))
+    """The store in file `db`, or on the server its URI names."""
+    return Store(db)
+
+
+def exists(db: str) -> bool:
+    """Whether the store `db` may hold runs: a file that exists, or any server."""
+    return is_server(db) or Path(db).exists()
 
 
 def existing_store(db: str) -> Store:
-    """The store in file `db`, which must exist: a command that only reads never makes one."""
-    if not Path(db).exists():
+    """The store `db`, which must exist: a command that only reads never makes a file."""
+    if not exists(db):
         raise ArenaError(f"no store at {db}; give --db FILE (or set {DB_ENV}) or start one with "
                          "'mpiarena run'")
     return store(db)
@@ -69,4 +75,5 @@ def say_stored(db: str, run_ids: list[int]) -> None:
     if not run_ids:
         return
     runs = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {', '.join(map(str, run_ids))}"
-    err.print(f"stored {runs} in {Path(db).resolve()}", soft_wrap=True, markup=False)
+    where = shown(db) if is_server(db) else Path(db).resolve()
+    err.print(f"stored {runs} in {where}", soft_wrap=True, markup=False)

@@ -1,9 +1,6 @@
-"""What a command that starts ranks does first: clear what a crashed mpiarena left, stop on
-SIGTERM as on Ctrl-C."""
+"""What a command that starts ranks does first: clear what a crashed mpiarena left."""
 
 from __future__ import annotations
-
-from typing import NoReturn
 
 from ..base import paths
 from ..runner import watchdog
@@ -17,8 +14,3 @@ def sweep() -> None:
     if killed := sweep_stale(paths.scratch_dir()):
         err.print(f"cleaned up {killed} processes left by an earlier mpiarena that crashed")
     watchdog.guard()
-
-
-def on_sigterm(*_: object) -> NoReturn:
-    """SIGTERM handler: stop as cleanly as Ctrl-C."""
-    raise KeyboardInterrupt

@@ -40,17 +40,23 @@ def parse_user_impls(specs: tuple[str, ...]) -> tuple[list[str], dict[str, Path]
 
 def select(found: list[Found], ids: list[str],
            say: Callable[[str], None] | None = None) -> list[Implementation]:
-    """The usable implementations named by ids (all usable ones when ids is empty: then each
-    found but unusable, e.g. for a program missing, is one line to `say`)."""
+    """The usable implementations named by ids (when ids is empty, all usable ones but the
+    releases `releases` installed for a bisection, a cache: then each found but unusable, e.g.
+    for a program missing, is one line to `say`, and the cache one line)."""
     usable = {f.name: f.impl for f in found if f.impl is not None}
     if not ids:
-        if not usable:
+        cached = [f.name for f in found if f.impl is not None and f.cached]
+        if not usable.keys() - set(cached):
             raise ArenaError("no usable MPI implementation found; run 'mpiarena doctor' to see "
                              "what to install")
         for f in found:
             if f.impl is None and say is not None:
                 say(f"note: {f.name} left out: {f.problem}" + (f" ({f.fix})" if f.fix else ""))
-        return list(usable.values())
+        if cached and say is not None:
+            say(f"note: left out {', '.join(cached)}: releases that 'mpiarena releases' "
+                "installed for a bisection (compare one with --impl ID, or 'mpiarena install' "
+                "it to compare it by default)")
+        return [impl for name, impl in usable.items() if name not in cached]
     chosen = []
     for wanted in ids:
         if wanted in usable:

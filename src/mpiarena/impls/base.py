@@ -50,6 +50,7 @@ class Found:
     impl: Implementation | None = None
     problem: str | None = None
     fix: str | None = None
+    cached: bool = False  # installed by `releases` for a bisection: compared only when named
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,13 @@ class Family(Protocol):
     mpi: bool  # an MPI library (ranked as one); PVM and raw TCP are measured beside them
     floor: bool  # the machine floor: a reference for every figure, never compared as a library
     benchmarks: tuple[str, ...]  # the only benchmarks it measures (empty: every one)
-    lineage: str  # what studies and suites may call it: a derivative says whose (MVAPICH: mpich)
+    scripted: bool  # its core is the scripted core replaying a script, nothing compiled
     srun_pmi: str | None  # the PMI srun starts its ranks with (pmi2, pmix); None: srun cannot
+
+    @property
+    def lineage(self) -> str:
+        """What studies and suites may call it: a derivative says whose (MVAPICH: mpich)."""
+        ...
 
     def detect(self) -> list[Found]:
         """Installations it finds itself (families found by their compiler wrapper: none)."""
@@ -297,6 +303,7 @@ class FamilyDefaults:
     mpi = True
     floor = False
     benchmarks: tuple[str, ...] = ()
+    scripted = False
     srun_pmi: str | None = None
     name: str  # each family's own
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ class _Candidate:
     launcher: Path
     prefix: Path | None
     env: dict[str, str]
+    cached: bool = False  # installed by `releases` for a bisection (pypi.CACHED)
 
 
 def _candidates(user: dict[str, Path], impls_dir: Path) -> Iterator[_Candidate]:
@@ -39,8 +40,9 @@ def _candidates(user: dict[str, Path], impls_dir: Path) -> Iterator[_Candidate]:
     for prefix in (p for d in (impls_dir, *more_impls_dirs()) for p in pypi.installed_prefixes(d)):
         marker = pypi.read_marker(prefix)
         mpicc, mpiexec = pypi.wrapper_and_launcher(prefix)
-        yield _Candidate(f"{marker['family']}-{marker['version']}", "pypi", mpicc, mpiexec,
-                         prefix, family_named(marker["family"]).run_env(prefix))
+        yield _Candidate(pypi.impl_id(marker), "pypi", mpicc, mpiexec,
+                         prefix, family_named(marker["family"]).run_env(prefix),
+                         pypi.is_cached(prefix))
     for name, prefix in user.items():
         bin_dir = prefix / "bin"
         env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -93,5 +95,20 @@ def _mpi_wrappers(user: dict[str, Path], impls_dir: Path) -> list[Found]:
             continue
         found.append(Found(impl_id, Implementation(impl_id, family, version, c.origin, c.wrapper,
                                                    c.launcher, c.prefix,
-                                                   tuple(sorted(c.env.items())))))
+                                                   tuple(sorted(c.env.items()))),
+                           cached=c.cached))
     return found
+
+
+def with_floor(chosen: list[Implementation], found: list[Found],
+               benchmarks: Sequence[str]) -> list[Implementation]:
+    """The chosen implementations and the machine floor after them, where two or more are
+    compared, none of them is the floor, it is found usable and it measures one of the
+    benchmarks: a comparison on this machine has the floor beside it, named or not. Scripted
+    libraries (impls/scripted.py) measure nothing of this machine: none beside them."""
+    floors = [f.impl for f in found if f.impl is not None and family_named(f.impl.family).floor]
+    if len(chosen) < 2 or not floors or \
+            any(family_named(i.family).floor or family_named(i.family).scripted for i in chosen):
+        return chosen
+    measures = family_named(floors[0].family).benchmarks
+    return [*chosen, floors[0]] if not measures or set(measures) & set(benchmarks) else chosen

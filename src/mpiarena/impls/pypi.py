@@ -1,7 +1,9 @@
 """Install the PyPI builds of MPICH, Open MPI and Intel MPI, each into its own prefix.
 
 The wheels collide in one environment (same bin/mpicc, lib/libmpi.so), so each goes to
-``<impls_dir>/<family>-<version>/`` with bin/, include/ and lib/ directly under it.
+``<impls_dir>/<family>-<release>/`` with bin/, include/ and lib/ directly under it: one prefix and
+one id per release, its latest post rebuild installed (5.0.0 is mpich-5.0.0 whether the index's
+latest build of it is 5.0.0 or 5.0.0.post1), as `mpiarena releases` names it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,22 @@ def distributions() -> dict[str, tuple[str, ...]]:
 
 
 MARKER = ".mpiarena-pypi.json"
+# beside the marker in a prefix `releases` installed for a bisection: a cache, not a library
+# the user chose; a default run leaves it out until `install` (asking for it) takes the file away
+CACHED = ".mpiarena-releases-cache"
+_POST = re.compile(r"(\d+(?:\.\d+)*)\.post\d+")
 _SPEC = re.compile(r"([a-z]+)(?:==([0-9][0-9A-Za-z.+!-]*))?")
+
+
+def release_name(version: str) -> str:
+    """The release a version builds: '5.0.0.post1' -> '5.0.0' (anything else as it is)."""
+    m = _POST.fullmatch(version)
+    return m.group(1) if m else version
+
+
+def impl_id(marker: Marker) -> str:
+    """The id of an installed prefix: family and release, e.g. mpich-5.0.0."""
+    return f"{marker['family']}-{release_name(marker['version'])}"
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -74,19 +91,34 @@ def wrapper_and_launcher(prefix: Path) -> tuple[Path, Path]:
     return prefix / "bin" / "mpicc", prefix / "bin" / "mpiexec"
 
 
-def install(spec: str, impls_dir: Path) -> Path:
-    """Install spec into impls_dir/<family>-<version>/ and return that prefix.
+def is_cached(prefix: Path) -> bool:
+    """Whether `releases` installed the prefix for a bisection and no one asked for it since."""
+    return (prefix / CACHED).is_file()
+
+
+def _asked(prefix: Path, cached: bool) -> Path:
+    """An installed prefix, asked for again: by `install` (not `cached`), now chosen."""
+    if not cached:
+        (prefix / CACHED).unlink(missing_ok=True)
+    return prefix
+
+
+def install(spec: str, impls_dir: Path, cached: bool = False) -> Path:
+    """Install spec into impls_dir/<family>-<release>/ and return that prefix (a release
+    without .postN means its latest post rebuild on the index); `cached`: for a
+    bisection (`releases`), marked as a cache that a default run leaves out, where it was not
+    installed already (installing it without `cached` takes the mark away).
 
     Returns at once if it is already there. Builds in a temporary directory beside the
     target and renames it into place, so a failure or a crash never leaves a half prefix.
     """
     family, version = parse_spec(spec)
-    if version is not None and _is_prefix(impls_dir / f"{family}-{version}"):
-        return impls_dir / f"{family}-{version}"
+    if version is not None and _is_prefix(impls_dir / f"{family}-{release_name(version)}"):
+        return _asked(impls_dir / f"{family}-{release_name(version)}", cached)
     version = _resolve(family, version)
-    target = impls_dir / f"{family}-{version}"
+    target = impls_dir / f"{family}-{release_name(version)}"
     if _is_prefix(target):
-        return target
+        return _asked(target, cached)
     if target.exists():
         raise InstallError(f"{target} exists but was not made by mpiarena: remove it and retry")
     shared_dir(impls_dir)
@@ -101,6 +133,8 @@ def install(spec: str, impls_dir: Path) -> Path:
                                "pick another version with ==VERSION")
         marker = Marker(family=family, version=version, distributions=pins)
         (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+        if cached:
+            (tmp / CACHED).write_text("installed by 'mpiarena releases' for a bisection\n")
         _make_world_readable(tmp)
         try:
             tmp.rename(target)
@@ -156,9 +190,13 @@ def _is_prefix(path: Path) -> bool:
 
 
 def _resolve(family: str, version: str | None) -> str:
-    """The exact version pip would install for the family's first distribution."""
+    """The exact version pip would install for the family's first distribution: a release's
+    latest post rebuild where the version names no post rebuild."""
     dist = distributions()[family][0]
     requirement = dist if version is None else f"{dist}=={version}"
+    if version is not None and _POST.fullmatch(version) is None:
+        # the release and its post rebuilds (which sort before its next release), latest taken
+        requirement = f"{dist}>={version},<={version}.post99999"
     out = _pip_install(["--dry-run", "--no-deps", "--ignore-installed", "--quiet",
                         "--report", "-", requirement], f"find {requirement}")
     try:

@@ -12,12 +12,19 @@ from functools import cache
 from pathlib import Path
 
 from ..base.errors import ArenaError
+from . import scripted
 from .base import Family
 
 
-@cache
 def families() -> tuple[Family, ...]:
-    """Every family, found by importing each module of this package, in their `order`."""
+    """Every family, in their `order`: each module of this package that defines FAMILY, and
+    the scripted libraries while MPIARENA_SCRIPTED is set (impls/scripted.py)."""
+    return (*_modules(), scripted.SCRIPTED) if scripted.enabled() else _modules()
+
+
+@cache
+def _modules() -> tuple[Family, ...]:
+    """The families found by importing each module of this package, in their `order`."""
     found = []
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         module = importlib.import_module(f"{__package__}.{info.name}")

@@ -74,7 +74,9 @@ class ReleaseChoice:
                     [n for n in wanted if n not in by_name])
         lo = _numbers(_name(self.first)) if self.first else ()
         hi = _numbers(_name(self.last)) if self.last else None
-        return [r for r in index if lo <= r.numbers and (hi is None or r.numbers <= hi)], []
+        # a shorter end names its series: --to 2021.19 takes 2021.19.0 and 2021.19.1 too
+        return [r for r in index
+                if lo <= r.numbers and (hi is None or r.numbers[:len(hi)] <= hi)], []
 
 
 def _name(text: str) -> str:

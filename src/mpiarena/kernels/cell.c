@@ -283,6 +283,7 @@ void arena_run_cell(const struct cmd *c)
         arena_memory_fresh();
     struct bufs b;
     arena_bufs_alloc(&b, c->bench, (size_t)c->size, c->offcache);
+    b.s = arena_fault_send_buffer(c->bench, b.s);
     if (is_ext(c->bench))
         arena_ext_setup(c->bench, (size_t)c->size, c->args.burst, &b);
     size_t nx = (size_t)X_COUNT * (size_t)c->nobs;

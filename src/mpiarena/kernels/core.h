@@ -18,6 +18,7 @@
  * sync.c        the driver's own barrier, the slowest rank's figure
  * extras.c      the figures an observation carries besides its time (arena_note)
  * faults.c      the test-only hooks, decided before any timed region
+ * crash.c       a rank that dies on a signal: its backtrace and cell, on stderr
  * benchmarks.c  the benchmarks' names
  * job.c         the job: rank, rank count, thread level, memory after init, the sums'
  *               element type
@@ -262,9 +263,14 @@ void arena_ext_teardown(int bench);
 const char *arena_validate(int bench, size_t size, const struct bufs *b, int burst, char *msg,
                            size_t len);
 
+/* crash.c: the signal handler that reports a dying rank's backtrace and cell */
+void arena_crash_install(void);              /* after the library's start: ours wins */
+void arena_crash_cell(int bench, int64_t size); /* the cell served now */
+
 /* faults.c: test-only hooks, read from the environment once at start-up */
 void arena_faults_init(const char *t0env);
 void arena_fault_crash(int bench);            /* before a cell: the last rank may die */
+unsigned char *arena_fault_send_buffer(int bench, unsigned char *s); /* or an unmapped one */
 double arena_fault_factor(int bench, int64_t size); /* a cell's planted slowdown, or 1 */
 double arena_fault_cold(void);               /* a cell's first step's planted factor, or 1 */
 void arena_fault_corrupt(unsigned char *r, size_t size, size_t rstride); /* after a check's call */

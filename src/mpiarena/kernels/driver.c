@@ -207,8 +207,10 @@ static void serve(FILE *control)
             arena_barrier();      /* send may need its sender's progress to leave the node */
             return;
         }
+        arena_crash_cell(c.bench, c.size);
         arena_fault_crash(c.bench);
         arena_run_cell(&c);
+        arena_crash_cell(-1, 0);
     }
 }
 
@@ -257,6 +259,7 @@ int main(int argc, char **argv)
     M->init(&argc, &argv, &arena_rank, &arena_np, arena_thread_level, sizeof arena_thread_level);
     double after = realtime();
     arena_datatype_refused = M->reduce_as(arena_datatype);
+    arena_crash_install();
     arena_faults_init(t0env);
     arena_resident(&arena_rss_init, &unused);
     const char *bind = getenv("ARENA_BIND");

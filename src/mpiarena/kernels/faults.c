@@ -6,6 +6,9 @@
  *   ARENA_FAULT=crash:BENCH     the last rank dies when asked for BENCH, so tests can see a
  *                               failed cell end its launch and the variant's other cells go on
  *                               in a fresh one
+ *   ARENA_FAULT=segv:BENCH      the same, by a segmentation fault (crash.c's handler reports it)
+ *   ARENA_FAULT=libsegv:BENCH   the same, inside the library: the last rank hands it a send
+ *                               buffer at an unmapped address
  *   ARENA_FAULT=corrupt         every rank corrupts the data its validation call received
  *   ARENA_PLANT_SLOW=F          every timed figure of a random half of the launches times F
  *                               (the coin is a bit of the launch time ARENA_T0, which every
@@ -17,6 +20,7 @@
  *                               a cold start
  */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,8 @@
 
 static struct {
     int crash_bench;       /* the bench at which this rank dies, or -1 */
+    int segv;              /* it dies of SIGSEGV, not exit status 3 */
+    int libsegv;           /* it dies inside the library, of a bad send buffer */
     int corrupt;
     double launch;         /* this launch's planted factor */
     int slow_bench;        /* the planted cell's bench, or -1 */
@@ -33,7 +39,7 @@ static struct {
     double slow_factor;
     int late;              /* this rank arrives late */
     double cold;           /* a cell's first step's planted factor */
-} fault = {-1, 0, 1.0, -1, 0, 1.0, 0, 1.0};
+} fault = {-1, 0, 0, 0, 1.0, -1, 0, 1.0, 0, 1.0};
 
 void arena_faults_init(const char *t0env)
 {
@@ -41,8 +47,11 @@ void arena_faults_init(const char *t0env)
     const char *cell = getenv("ARENA_PLANT_SLOW_BENCH"), *late = getenv("ARENA_LATE_RANK");
     const char *cold = getenv("ARENA_PLANT_COLD");
     char name[64];
-    if (what && !strncmp(what, "crash:", 6) && arena_rank == arena_np - 1)
-        fault.crash_bench = arena_bench_index(what + 6);
+    fault.segv = what && !strncmp(what, "segv:", 5);
+    fault.libsegv = what && !strncmp(what, "libsegv:", 8);
+    if (what && (!strncmp(what, "crash:", 6) || fault.segv || fault.libsegv) &&
+        arena_rank == arena_np - 1)
+        fault.crash_bench = arena_bench_index(strchr(what, ':') + 1);
     fault.corrupt = what && !strcmp(what, "corrupt");
     if (slow && *slow && t0env && ((unsigned long long)(atof(t0env) * 1e6) >> 4) & 1)
         fault.launch = atof(slow);
@@ -54,8 +63,15 @@ void arena_faults_init(const char *t0env)
 
 void arena_fault_crash(int bench)
 {
-    if (bench >= 0 && bench == fault.crash_bench)
+    if (bench >= 0 && bench == fault.crash_bench && fault.segv)
+        raise(SIGSEGV);
+    if (bench >= 0 && bench == fault.crash_bench && !fault.libsegv)
         _exit(3);
+}
+
+unsigned char *arena_fault_send_buffer(int bench, unsigned char *s)
+{
+    return bench >= 0 && bench == fault.crash_bench && fault.libsegv ? (unsigned char *)64 : s;
 }
 
 double arena_fault_factor(int bench, int64_t size)

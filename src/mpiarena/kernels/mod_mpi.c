@@ -365,14 +365,21 @@ static void read_cvar(int i, MPI_Datatype type, MPI_T_enum en, int bind, char *v
     MPI_T_cvar_handle_free(&h);
 }
 
+/* The tool interface stays initialized from the first `config` to the process's end, never
+ * finalized: MPICH 4.1-5.0.1 free their string control variables in MPI_T_finalize while MPI
+ * still reads them (a rank's fifth collective on a communicator then dies in strcmp(NULL):
+ * pmodels/mpich#7954, impls/crashes/), and Open MPI 4.1 dies in an MPI_T_finalize after
+ * MPI_Finalize (open-mpi/ompi#11485). */
 static int mpi_config(arena_cvar_fn emit, char *why, size_t len)
 {
     int provided, n = 0, emitted = 0;
+    static int started;
     static char value[4096];
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+    if (!started && MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
         snprintf(why, len, "MPI_T_init_thread failed");
         return -1;
     }
+    started = 1;
     MPI_T_cvar_get_num(&n);
     for (int i = 0; i < n; i++) {
         char name[256], desc[8];
@@ -386,7 +393,6 @@ static int mpi_config(arena_cvar_fn emit, char *why, size_t len)
         emit(name, value, scope_name(scope));
         emitted++;
     }
-    MPI_T_finalize();
     return emitted;
 }
 #endif

@@ -133,8 +133,10 @@ class Benchmark:
         if self.figure is not None:
             value = self.figure(per_rank, extras or {})
             return value if math.isfinite(value) else NAN
-        timed = per_rank[:2] if self.pair else per_rank
-        return max(timed) * self.scale
+        # the slowest rank that gave a figure, as store/results.py's reduce takes it (Python's
+        # max of a list holding NaN depends on where the NaN stands)
+        timed = [t for t in (per_rank[:2] if self.pair else per_rank) if not math.isnan(t)]
+        return max(timed) * self.scale if timed else NAN
 
     def bandwidth(self, size: int, seconds: float, window: int) -> float | None:
         """Bytes per second over the reported time (an observation, not a loop iteration), for

@@ -71,6 +71,7 @@ class ReleasesSettings(RunSettings):
     side (a bisection's step, or a pair under the build's levers)."""
 
     releases: tuple[str, ...] = ()  # the series' members, by name
+    series: tuple[str, ...] = ()  # every member, oldest first ("4.2.3", "4.0.2 (debian)")
     bisection_step: int | None = None  # from 1 (None: a build-or-release separation)
     build_levers: tuple[str, ...] = ()  # the levers the second of a separated pair ran under
 
@@ -78,7 +79,7 @@ class ReleasesSettings(RunSettings):
     def read(cls, stored: dict[str, Any]) -> ReleasesSettings:
         base = super().read(stored)
         assert isinstance(base, ReleasesSettings)
-        return replace(base, releases=tuple(base.releases),
+        return replace(base, releases=tuple(base.releases), series=tuple(base.series),
                        build_levers=tuple(base.build_levers))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..base import core_env, paths, tools
 from ..base.errors import ArenaError
-from ..impls import Implementation, family_of
+from ..impls import Implementation, family_of, scripted
 from ..impls.base import MPI_EXT, Family
 from ..impls.registry import reference
 
@@ -27,7 +27,7 @@ CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 DRIVER = ("driver.c", "cell.c", "commands.c", "validate.c", "timing_loop.c", "timing_barrier.c",
           "timing_window.c", "clock.c", "bench_p2p.c", "bench_coll.c", "bench_cost.c",
           "bench_loggp.c", "bench_app.c", "buffers.c", "ext.c", "sync.c", "extras.c", "faults.c",
-          "benchmarks.c", "job.c")
+          "crash.c", "benchmarks.c", "job.c")
 HEADERS = ("arena.h", "core.h", "ext.h", "mpi_type.h")
 
 
@@ -94,6 +94,8 @@ def _first_error(text: str) -> str:
 
 def build_core(impl: Implementation) -> Build:
     """The core built against impl; compiled only when the implementation or the sources changed."""
+    if family_of(impl).scripted:
+        return _scripted(impl)
     if lacks_compiler(impl):
         raise tools.MissingTool(impl.wrapper.name, f"building the core of {impl.id}")
     try:
@@ -108,6 +110,23 @@ def build_core(impl: Implementation) -> Build:
         _compile(impl, dest)
     return Build(impl, dest / "arena", show, " ".join(CFLAGS),
                  (dest / "version.txt").read_text())
+
+
+def _scripted(impl: Implementation) -> Build:
+    """A scripted library's core: the scripted core and its script (the implementation's
+    prefix) kept as a built core is, where the rank user runs it (impls/scripted.py)."""
+    assert impl.prefix is not None
+    version = scripted.version_of(impl.prefix)
+    core = scripted.core_text()
+    dest = paths.builds_dir() / \
+        f"{impl.slug}-{source_digest([impl.prefix], core)}"
+    if not dest.is_dir():
+        with staged(dest) as tmp:
+            (tmp / "script.toml").write_text(impl.prefix.read_text())
+            (tmp / "arena").write_text(core)
+            (tmp / "script.toml").chmod(0o644)
+            (tmp / "arena").chmod(0o755)
+    return Build(impl, dest / "arena", "", "", version)
 
 
 def lacks_compiler(impl: Implementation) -> bool:

@@ -93,8 +93,8 @@ class Plan:
 
     @property
     def comparisons(self) -> int:
-        """How many comparisons its report judges as one family: in every timed cell, the
-        fastest variant against each other one that measures it."""
+        """How many comparisons its report judges as one family: in every timed cell, every
+        pair of the variants that measure it (stats.judge_cells)."""
         measured: dict[tuple[Cell, int], set[str]] = {}
         for rnd in self.rounds:
             for v in rnd.startups:
@@ -104,7 +104,7 @@ class Plan:
                 for asked, v in session.turns:
                     if BENCHMARKS[asked.cell.bench].kind != Kind.COST:
                         measured.setdefault((asked.cell, rnd.np), set()).add(v.id)
-        return sum(max(0, len(ids) - 1) for ids in measured.values())
+        return sum(len(ids) * (len(ids) - 1) // 2 for ids in measured.values())
 
 
 def variants_for(specs: tuple[VariantSpec, ...], impls: list[Implementation],

@@ -25,7 +25,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 from PIL import Image  # matplotlib depends on Pillow
 
 from ..analysis.groups import comparable, figure
@@ -680,13 +680,24 @@ def rank_figure(a: Analysis, bench: str, np_: int) -> Figure | None:
     return fig
 
 
+def _major_ticks_only(fig: Figure) -> None:
+    """No tick marks between a log axis's decades: unlabelled, under no grid line (the grid is
+    the major ticks'), they were 15% of the CPU a quick run's figures took to draw."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                axis.set_minor_locator(NullLocator())
+
+
 def png(fig: Figure, dpi: int = 100) -> bytes:
-    """PNG bytes, reduced to a 256-colour palette (40% of the size, no visible change).
+    """PNG bytes, reduced to a 256-colour palette (a third of the size, no visible change) by
+    Pillow's fast octree: a fifth of median cut's time on a quick run's figures, 13% fewer bytes.
 
     Drawn once, at `dpi`, and the canvas's pixels taken as they are: `savefig` would lay the
     figure out and draw it twice, then encode a PNG only for it to be decoded here. zlib's
     default level: its highest (`optimize`) took eight times as long for 7% fewer bytes."""
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    _major_ticks_only(fig)
     shown = fig.dpi
     try:
         with matplotlib.rc_context(STYLE):
@@ -697,7 +708,7 @@ def png(fig: Figure, dpi: int = 100) -> bytes:
                                "RGBA", 0, 1).convert("RGB")
     finally:
         fig.set_dpi(shown)
-    img = rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    img = rgb.quantize(colors=256, method=Image.Quantize.FASTOCTREE)
     out = io.BytesIO()
     img.save(out, format="png")
     return out.getvalue()
@@ -705,6 +716,7 @@ def png(fig: Figure, dpi: int = 100) -> bytes:
 
 def svg(fig: Figure) -> str:
     buf = io.StringIO()
+    _major_ticks_only(fig)
     with matplotlib.rc_context(STYLE):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     return buf.getvalue()

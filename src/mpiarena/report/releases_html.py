@@ -14,12 +14,13 @@ from ..analysis.groups import measured
 from ..analysis.stats import CONFIDENCE, center, center_ci
 from ..analysis.verdicts import Judgement
 from ..base import units
-from ..runner.releases import BisectedSeries
+from ..runner.releases import INDEX, BisectedSeries, replayed
+from ..store import Store
 from ..store.results import Key
 from . import drawing
 from .html import png_image, template_env
 from .plots import FigureKind, Maker, Plot, _axes, _figure, _set_title, _time_axis
-from .releases import ChangedRange
+from .releases import ChangedRange, lines
 
 TEMPLATE = "releases.html.j2"
 LEVEL = f"{CONFIDENCE:.0%}"
@@ -104,3 +105,13 @@ def render_html(series: BisectedSeries, words: list[str], dpi: int = 100) -> str
     return template_env().get_template(TEMPLATE).render(
         version=__version__, words=words, cells=cells, level=LEVEL,
         runs=[(r.run_id, r.run.started, r.run.command) for r in series.runs if r is not None])
+
+
+def stored_page(store: Store, run_id: int) -> str | None:
+    """`mpiarena report` of a stored bisection step: the page of its whole series, the
+    bisection replayed from the stored steps; None for any other run."""
+    series = replayed(store, run_id)
+    if series is None:
+        return None
+    index = [m.release for m in series.members if m.origin == INDEX and m.release is not None]
+    return render_html(series, lines(series, index))

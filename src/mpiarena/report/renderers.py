@@ -16,6 +16,7 @@ from enum import Enum
 from rich.console import Console
 
 from ..base.errors import ArenaError
+from ..base.records import RunKind
 from . import export
 from .source import Rendering, RunSource
 
@@ -102,7 +103,10 @@ def _perflog(s: RunSource, o: RenderOptions) -> str:
 def _html(s: RunSource, o: RenderOptions) -> str:
     # here, not at the top: matplotlib, ~430 ms more start-up for every command
     from .html import render_html
+    from .releases_html import stored_page
 
+    if s.record.kind == RunKind.RELEASES and (page := stored_page(s.store, s.run_id)):
+        return page  # a bisection's step: its series' page
     return render_html(s.data, o.baseline, s.variants)
 
 

@@ -4,17 +4,30 @@ scoreboard, switches and derived figures. The figures and decisions come from
 
 from __future__ import annotations
 
+import math
 from typing import assert_never
 
-from ..analysis.answer import Answer, KindAnswer, Scope, answer, mpi_variants
+from ..analysis.answer import (
+    KINDS,
+    Answer,
+    BySize,
+    Decisions,
+    Lead,
+    Leading,
+    Scope,
+    SizeRange,
+    Statement,
+    answer,
+    cell_lead,
+    mpi_variants,
+)
 from ..analysis.comparison import Why
 from ..analysis.curves import Derived, Jump, Switch
 from ..analysis.floor import (
     LinkFloor,
     MachineFloor,
     Multiple,
-    fastest_at,
-    headline,
+    headline_keys,
     link_headline,
     link_multiple,
     multiple,
@@ -31,6 +44,7 @@ from ..analysis.run import (
     stretches,
     strongest,
 )
+from ..analysis.run_spread import RunSpread
 from ..analysis.stats import (
     ALPHA,
     CONFIDENCE,
@@ -153,6 +167,9 @@ def undecided_why(v: Verdict) -> str:
                     "decide it")
         case Why.INTERVAL | None:
             return f"the interval reaches within {THRESHOLD:.0%}{more}"
+        case Why.SPREAD:
+            return (f"the launches decide it, but not beyond how far a ratio moves between runs "
+                    f"here (+-{math.expm1(v.comparison.allowance):.0%}){more}")
         case _:
             assert_never(v.why)
 
@@ -297,53 +314,103 @@ def stretch_text(bench: str, s: Stretch) -> str:
 
 
 def standing_text(s: Standing) -> str:
-    """'1.20x (1.16-1.24)': a standing against its leader as the answer prints it."""
+    """'1.20x (1.16-1.24)': a standing against its leader as the ranking prints it."""
     if (s.ci_low, s.ci_high) == (1.0, 1.0):
         return f"{s.geomean:.2f}x"
     return f"{s.geomean:.2f}x ({s.ci_low:.2f}-{s.ci_high:.2f})"
 
 
-WINS_NAMED = 2  # benchmark wins of another library the answer's sentence names, at most
+WIDTH = 100  # the columns each statement of the answer fits in
+NAMED = 3  # libraries a statement names, at most
 
 
-def _kind_text(k: KindAnswer) -> str:
-    """'for point-to-point, openmpi-4.1.4 or mpich-4.0.2 (1.03x, 0.98-1.08), mpich-4.0.2 at
-    512 B-4 KiB over its cells together, while by benchmark the decided fastest is lam-7.1.4 at
-    pingpong 0 B (+3 more below)'."""
-    close = [s for s in k.ranked[1:] if s.variant in k.close]
-    text = f"for {k.words}, {k.leader}" + "".join(
-        f" or {s.variant} ({standing_text(s).replace(' (', ', ').rstrip(')')})"
-        for s in close)
-    text += "".join(f", {r.leader} at {format_size(r.first)}" + (
-        f"-{format_size(r.last)}" if r.last != r.first else "") for r in k.exceptions)
-    if not k.wins:
-        return text
-    grouped: dict[tuple[str, str], list[str]] = {}  # (winner, benchmark) -> its size ranges
-    for w in k.wins:
-        spec = BENCHMARKS[w.bench]
-        grouped.setdefault((w.winner, w.bench), []).append(
-            spec.size_text(w.first) if w.first == w.last else
-            f"{spec.size_text(w.first)}-{spec.size_text(w.last)}")
-    named = [f"{winner} at {bench} {', '.join(sizes)}"
-             for (winner, bench), sizes in list(grouped.items())[:WINS_NAMED]]
-    more = len(grouped) - WINS_NAMED
-    return (f"{text} over its cells together, while by benchmark the decided fastest is "
-            f"{' and '.join(named)}{f' (+{more} more below)' if more > 0 else ''}")
+def _names(names: tuple[str, ...]) -> str:
+    """'a, b, c', or 'a, b, c +2' past `NAMED`."""
+    more = len(names) - NAMED
+    return ", ".join(names[:NAMED]) + (f" +{more}" if more > 0 else "")
 
 
-def _fastest_sentence(ans: Answer) -> str:
-    """'Fastest MPI library here: X, for point-to-point and collectives alike.', or per kind;
-    of a library's own variants (a tuning run) 'Fastest variant here'."""
+def _span(first: int, last: int) -> str:
+    return format_size(first) if first == last else f"{format_size(first)}-{format_size(last)}"
+
+
+def _where(p: SizeRange) -> str:
+    """'point-to-point at 8 B-4 KiB', 'point-to-point and collectives at every size'."""
+    kinds = " and ".join(KINDS[k] for k in p.kinds)
+    if p.every:
+        return f"{kinds} at every size" if p.first != p.last or len(p.kinds) > 1 else kinds
+    return f"{kinds} at {_span(p.first, p.last)}"
+
+
+def _lead_texts(lead: Lead) -> list[str]:
+    """The lead in words, shortest last: 'ahead of mpich-4.0.2 by 1.31x or more (95% CI
+    1.22-1.40)', without the interval, without the runner-up."""
+    said = f"ahead of {lead.over} by {lead.ratio:.2f}x or more"
+    ci = f" (95% CI {lead.ci_low:.2f}-{lead.ci_high:.2f})" if lead.ci_high < float("inf") else ""
+    return [said + ci, said, f"{lead.ratio:.2f}x or more ahead of the next"]
+
+
+def _said(p: SizeRange) -> list[str]:
+    """What the verdicts say over the range's cells, in words, shortest last."""
+    open_ = f"; {p.open} of {p.cells} cells undecided" if p.open else ""
+    match p.leading:
+        case Leading.ONE:
+            leads = _lead_texts(p.lead) if p.lead else [""]
+            return [p.names[0] + (f", {x}" if x else "") + open_ for x in leads]
+        case Leading.LEVEL:
+            return [f"no single fastest: {_names(p.names)} within {THRESHOLD:.0%}{open_}"]
+        case Leading.SPLIT:
+            return [f"it differs by benchmark: {_names(p.names)} (see below){open_}"]
+        case Leading.OPEN:
+            return [f"undecided in all {p.cells} cells" if p.cells > 1 else
+                    "undecided in its one cell"]
+        case _:
+            assert_never(p.leading)
+
+
+def _fit(tries: list[str]) -> str:
+    """The first that fits `WIDTH` (else the last, the shortest)."""
+    return next((t for t in tries if len(t) <= WIDTH), tries[-1])
+
+
+def _by_size_text(b: BySize) -> str:
+    """'Fastest for point-to-point by size: X at 0 B-64 B, 1 MiB; Y at 4 KiB; none at
+    2 of 9 sizes', with fewer sizes named where that would not fit `WIDTH`."""
+    head, rest = f"Fastest for {KINDS[b.kind]} by size: ", \
+        f"none at {b.rest} of {b.sizes} sizes" if b.rest else ""
+    tries = []
+    for spans, named, tail in ((True, 2, True), (False, 2, True), (False, 1, True),
+                               (False, 1, False)):
+        parts = [f"{x.variant} at " + (", ".join(_span(*s) for s in x.spans) if spans else
+                                       f"{x.count} of {b.sizes} sizes")
+                 for x in b.fastest[:named]]
+        more = len(b.fastest) - named
+        parts += [f"{more} more {'library' if more == 1 else 'libraries'}" if more > 0 and
+                  tail else "", rest if tail else ""]
+        tries.append(head + "; ".join(x for x in parts if x) + ".")
+    return _fit(tries)
+
+
+def statement_text(s: Statement, whole: bool, alone: bool) -> str:
+    """One statement of the answer as a line of at most `WIDTH` columns where it can be;
+    `alone`: the answer's only one; `whole`: the run's variants are libraries (not a library's
+    variants, as a tuning run has)."""
+    if isinstance(s, BySize):
+        return _by_size_text(s)
+    kinds = " and ".join(KINDS[k] for k in s.kinds)
+    heads = [f"Fastest {'MPI library' if whole else 'variant'} here, for {where}: "
+             for where in dict.fromkeys([_where(s), kinds if s.every else _where(s)])] \
+        if alone else [f"Fastest for {_where(s)}: "]
+    return _fit([f"{head}{x}." for head in heads for x in _said(s)])
+
+
+def answer_text(ans: Answer) -> list[str]:
+    """The answer's statements as lines, at most four, one statement a line."""
     names = [s.variant for s in ans.ranked]
     whole = len({impl_of(v) for v in names}) == len(names) and \
         all(impl_of(v) == v for v in names)
-    head = f"Fastest {'MPI library' if whole else 'variant'} here: "
-    if len(ans.kinds) == 2 and len({k.leader for k in ans.kinds}) == 1 and \
-            not any(k.exceptions or k.close or k.wins for k in ans.kinds):
-        return f"{head}{ans.kinds[0].leader}, for point-to-point and collectives alike."
-    if not ans.kinds:
-        return f"{head}{ans.ranked[0].variant}."
-    return head + "; ".join(map(_kind_text, ans.kinds)) + "."
+    alone = len(ans.statements) == 1
+    return [statement_text(s, whole, alone) for s in ans.statements]
 
 
 def _scope_text(scope: Scope, cores: int) -> str:
@@ -356,10 +423,28 @@ def _scope_text(scope: Scope, cores: int) -> str:
     return f"Holds for {ranks} ranks on {hosts}{polling}."
 
 
+def times_text(m: Multiple) -> str:
+    """'2.94x': the figure over the floor's, three digits, as printed beside both."""
+    return f"{m.times:.3g}x"
+
+
+def below_text(m: Multiple) -> str:
+    """Why a figure reads below its floor ("": it does not)."""
+    if not m.below:
+        return ""
+    if m.placement:
+        return "below the floor: its ranks ran on other CPUs than the floor's"
+    if m.wrong:
+        return ("below the floor by more than its interval: the floor's own launches were "
+                "slowed (other work on the machine)")
+    return "below the floor within the launches' spread: the floor runs in launches of its own"
+
+
 def multiple_text(m: Multiple, link: bool = False) -> str:
-    """'1.7x floor', '1.04x link floor' (its interval below 1: '(BELOW it)')."""
-    said = f"{m.times:.2f}x link floor" if link else f"{m.times:.1f}x floor"
-    return said + (" (BELOW it)" if m.below else "")
+    """'1.74x floor', '1.04x link floor'; below it, '(below: ...)' beside it."""
+    said = f"{m.times:.2f}x link floor" if link else f"{times_text(m)} floor"
+    why = "ranks on other CPUs" if m.placement else "the floor's own launches ran slower"
+    return said + (f" (below: {why})" if m.below else "")
 
 
 def link_line(a: Analysis, link: LinkFloor, leader: str | None) -> list[str]:
@@ -375,31 +460,50 @@ def link_line(a: Analysis, link: LinkFloor, leader: str | None) -> list[str]:
             f"{multiple_text(m, link=True)} of {units.seconds(m.floor)}."]
 
 
-def floor_lines(a: Analysis, leader: str | None) -> list[str]:
-    """The fastest library's pingpong against the machine floor, once, or why the run has no
-    floor."""
+def _floor_said(a: Analysis, floor: MachineFloor, key: Key, among: list[str]) -> str:
+    """One headline cell against the floor: the library the verdicts call fastest there, its
+    figure, the multiple, the floor's figure; or that no library is the fastest there."""
+    under = floor.figure(key)
+    if under is None:
+        return ""
+    lead = cell_lead(a, key, among) if len(among) > 1 else None
+    best = lead.best if lead is not None else (among[0] if len(among) == 1 else None)
+    m = multiple(a.data, floor, key, best) if best else None
+    if m is None:
+        return f"{a.label(key)}: none the verdicts call fastest; floor {units.seconds(under)}"
+    level = f" (within {THRESHOLD:.0%}: {_names(lead.level[1:])})" \
+        if lead is not None and len(lead.level) > 1 else ""
+    why = below_text(m)
+    return (f"{a.label(key)}: {m.variant}{level} {units.seconds(m.figure)}, {times_text(m)} "
+            f"the floor's {units.seconds(m.floor)}" + (f" ({why})" if why else ""))
+
+
+def floor_lines(a: Analysis) -> list[str]:
+    """The pingpong of the library the verdicts call fastest against the machine floor, at
+    latency and at bandwidth, or why the run has no floor."""
+    mpi = mpi_variants(a.data)
     if a.floor is None and a.link is not None:
-        return link_line(a, a.link, leader)
+        best = cell_lead(a, k, mpi) if len(mpi) > 1 and (k := _largest_pingpong(a)) else None
+        return link_line(a, a.link, best.best if best is not None else None)
     if a.floor is None:
         topology = a.data.settings.topology
         if topology == "local":
-            return []  # a run of chosen libraries (--impl without floor)
+            return ["No machine floor: this run measured none."]
         kind = "an imported suite's figures" if topology == "imported" else \
             f"a run on {topology} (the floor is measured on this machine only)"
         return [f"No machine floor: {kind}."]
-    among = [leader] if leader else mpi_variants(a.data) or a.data.variants
+    among = mpi if len(mpi) > 1 else mpi or a.data.variants
     if not among:
         return _floor_alone(a.floor)
-    fastest = fastest_at(a.data, a.floor, among)
-    found = headline(a.data, a.floor, fastest) if fastest else []
-    if not found:
+    said = [x for key in headline_keys(a.floor) if (x := _floor_said(a, a.floor, key, among))]
+    if not said:
         return []
-    said = [f"{a.label(m.key)}: {m.variant} {units.seconds(m.figure)}, {m.times:.1f}x the "
-            f"machine floor of {units.seconds(m.floor)}" for m in found[:1]]
-    said += [f"{a.label(m.key)}: {m.times:.1f}x its {units.seconds(m.floor)}" for m in found[1:]]
-    where = found[0].placement
-    return ["Against the machine floor (two processes on the ranks' cores, sharing memory): "
-            + "; ".join(said) + "." + (f" Placement differs: {where}." if where else "")]
+    return ["Against the machine floor (its own launches): " + "; ".join(said) + "."]
+
+
+def _largest_pingpong(a: Analysis) -> Key | None:
+    keys = sorted((k for k in a.data.cells if k.bench == "pingpong"), key=lambda k: k.size)
+    return keys[-1] if keys else None
 
 
 def _floor_alone(floor: MachineFloor) -> list[str]:
@@ -427,19 +531,38 @@ def steadiness_line(a: Analysis) -> str:
             f"{verdict}.")
 
 
+def decided_text(t: Decisions, spread: RunSpread | None) -> str:
+    """The one 'Decided:' line of a run with two MPI libraries, and what its intervals allow
+    for between runs."""
+    return (f"Decided: {t.decided} of {t.compared} comparisons between MPI libraries "
+            f"({t.faster} faster, {t.level} within {THRESHOLD:.0%}); "
+            f"{t.compared - t.decided} undecided{spread_text(spread)}.")
+
+
+def spread_text(spread: RunSpread | None) -> str:
+    """Where the run-to-run spread a run's intervals carry comes from ("": none)."""
+    if spread is None:
+        return ""
+    source = (f"learned from {spread.runs} earlier run{'s' if spread.runs > 1 else ''}"
+              if spread.learned else "stated: no earlier runs here")
+    return f"; intervals allow for reruns ({source})"
+
+
 def answer_lines(a: Analysis) -> list[str]:
-    """The answer first, in at most a dozen lines for the quick suite: the fastest MPI library
-    for point-to-point and for collectives, where it holds, the fastest library's distance from
-    the machine floor, the MPI libraries ranked with intervals, what is not MPI beside them, and
-    how many comparisons were decided."""
+    """The answer first: at most four statements by the verdict rule (the fastest MPI library
+    for point-to-point and for collectives, by size range) and how many comparisons were
+    decided, then the fastest library's distance from the machine floor, where it holds, the
+    MPI libraries ranked by geometric mean (a summary, not the answer) and what is not MPI
+    beside them."""
     ans = answer(a)
     if ans is None:
-        return [*figure_lines(a), *floor_lines(a, None)]
+        return [*figure_lines(a), *floor_lines(a)]
     width = max(len(s.variant) for s in ans.ranked)
-    p2p = next((k.leader for k in ans.kinds if k.kind == Kind.P2P), ans.ranked[0].variant)
-    lines = [_fastest_sentence(ans), *floor_lines(a, p2p), _scope_text(ans.scope, a.cores),
-             f"MPI libraries, time relative to {ans.ranked[0].variant} (geometric mean over "
-             f"{ans.ranked[0].cells} cells, {CONFIDENCE:.0%} CI over launches):"]
+    decided = [decided_text(ans.decisions, a.spread)] if ans.decisions.compared else []
+    lines = [*answer_text(ans), *decided,
+             *floor_lines(a), _scope_text(ans.scope, a.cores),
+             f"Ranked by geometric mean over {ans.ranked[0].cells} cells, relative to "
+             f"{ans.ranked[0].variant} ({CONFIDENCE:.0%} CI; not the verdicts):"]
     lines += [f"  {s.variant.ljust(width)}  {standing_text(s)}" for s in ans.ranked]
     if ans.unranked:
         lines.append(f"  left out: {', '.join(ans.unranked)} (measured under half of the "
@@ -448,9 +571,6 @@ def answer_lines(a: Analysis) -> list[str]:
               if b.standing else f"{b.variant} (no cell in common)" for b in ans.beside]
     if beside:
         lines.append("Not MPI, so beside the ranking: " + "; ".join(beside) + ".")
-    if ans.compared:
-        lines.append(f"Decided: {ans.decided} of {ans.compared} comparisons between MPI "
-                     f"libraries; {ans.compared - ans.decided} need more launches.")
     return lines
 
 
@@ -514,9 +634,9 @@ def scoreboard_lines(a: Analysis) -> list[str]:
     if lines:
         lines.insert(0, "Who is fastest per benchmark (by the ratio the verdicts test, every "
                         "variant; a name alone: decided against every other variant):")
-    if counts := decided_counts(a):
-        lines.append(counts)
     mpi = set(mpi_variants(a.data))
+    if len(mpi) < 2 and (counts := decided_counts(a)):  # else the answer's line says it
+        lines.append(counts)
     ranked = standings(a) if len(mpi) < 2 else []
     if len(ranked) > 1:
         lines.append(f"Overall, time relative to {ranked[0].variant} over the {ranked[0].cells} "
@@ -531,14 +651,14 @@ def scoreboard_lines(a: Analysis) -> list[str]:
 
 
 def decided_counts(a: Analysis) -> str:
-    """How many comparisons the run decided, in one line."""
+    """How many comparisons the run decided, in one line, where it has no two MPI libraries
+    (with two, the answer's `decided_text` is the one line)."""
     outcomes = [v.outcome for vs in a.judged.values() for v in vs]
     if not outcomes:
         return ""
     faster, same = outcomes.count(Speed.FASTER), outcomes.count(Speed.INDISTINGUISHABLE)
-    return (f"Decided: {faster + same} of {len(outcomes)} comparisons of a cell's fastest with "
-            f"another ({faster} faster, {same} within {THRESHOLD:.0%}); "
-            f"{len(outcomes) - faster - same} undecided.")
+    return (f"Decided: {faster + same} of {len(outcomes)} comparisons ({faster} faster, {same} "
+            f"within {THRESHOLD:.0%}); {len(outcomes) - faster - same} undecided.")
 
 
 def cell_text(a: Analysis, key: Key, variant: str) -> str:

@@ -18,6 +18,7 @@ from ..analysis.models import P2pModel, fit_models
 from ..analysis.overlap import Hidden, OverlapRow, overlap_rows
 from ..analysis.predict import run_predictions
 from ..analysis.run import Analysis
+from ..analysis.run_spread import RunSpread
 from ..analysis.stats import CONFIDENCE, THRESHOLD, Verdict
 from ..analysis.whatran import run_configs
 from ..model.benchmarks import BENCHMARKS, element_type
@@ -26,8 +27,9 @@ from .summary import method_lines
 from .whatran import binding_line
 
 SCHEMA = Path(__file__).with_name("summary.schema.json")
-VERSION = 6  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models;
-# 5: counterparts, overlap; 6: datatype (the run's, and each record's where it matters)
+VERSION = 7  # 2: undecided_why; launches_needed is an estimate at 80% power; 3: app; 4: models;
+# 5: counterparts, overlap; 6: datatype (the run's, and each record's where it matters);
+# 7: run_spread, intervals widened by it, undecided_why "spread"; verdicts from all pairs
 UNITS = {"s": "seconds", "%": "percent", "B": "bytes"}
 FIELDS = ["variant", "bench", "size", "np", "unit", "datatype", "timing", "status", "reason",
           "launches",
@@ -88,12 +90,20 @@ def to_json(a: Analysis) -> str:
                 "started": data.run.started, "command": data.run.command,
                 "machine": data.machine, "datatype": datatype_record(data)},
         "method": " ".join(method_lines(data)), "confidence": CONFIDENCE, "threshold": THRESHOLD,
+        "run_spread": spread_record(a.spread),
         "what_ran": what_ran(data),
         "fingerprints": [fingerprint_record(f) for f in fingerprints(data, tuned_of(data))],
         **fitted_models(data),
         "counterparts": [counterpart_record(c) for c in counterpart_checks(data)],
         "overlap": [overlap_record(r) for r in overlap_rows(data)],
         "records": records(a)}, indent=1)
+
+
+def spread_record(s: RunSpread | None) -> dict[str, Any] | None:
+    """The run-to-run spread the run's intervals carry, by band."""
+    return None if s is None else {"runs": s.runs, "bands": {
+        str(band): {"level": b.level, "ratio": b.ratio, "source": str(b.source),
+                    "series": b.series} for band, b in s.bands.items()}}
 
 
 def datatype_record(data: RunData) -> dict[str, Any]:

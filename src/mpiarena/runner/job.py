@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -19,12 +20,13 @@ from typing import Literal, overload
 from ..base import core_env
 from ..base.records import CellRequest
 from ..base.status import CellStatus
-from ..base.tags import TOKEN_VAR
+from ..base.tags import RUN_VAR, TOKEN_VAR
 from ..base.users import RankUser
 from ..cluster.placement import Placement
 from ..model.whatran import Cvar
 from ..store import Obs
 from ..system.procs import as_user
+from . import crash
 from .cleanup import kill_tagged
 
 
@@ -88,6 +90,16 @@ class CellResult:
     spent: CoreSpent = CoreSpent()
 
 
+@contextlib.contextmanager
+def unreadable(line: str) -> Iterator[None]:
+    """JobError for a line that should be the core's but does not parse as its lines do (a
+    library or launcher printing on the core's stdout, a core of another version)."""
+    try:
+        yield
+    except (ValueError, IndexError) as e:
+        raise JobError(f"the job printed a line mpiarena cannot read: {line[:120]!r}") from e
+
+
 def cell_command(asked: CellRequest, cell_id: int, calibrated: int | None = None) -> str:
     """The control line that asks the core for a cell (commands.c's arena_parse_cmd)."""
     cell = asked.cell
@@ -114,6 +126,7 @@ class Job:
         self.np = 0  # ranks, from the core's hello
         self.lingering = False  # every rank finalized, the launcher still runs (quit's linger)
         self.other: list[str] = []  # what the job printed on stdout before the core's lines
+        self.version = ""  # the library's own words, from the core's hello
 
     # --- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float) -> Hello:
@@ -129,12 +142,16 @@ class Job:
                 raise JobError(f"cannot start {self.argv[0]}: {e}") from e
         threading.Thread(target=self._read, daemon=True).start()
         deadline = time.monotonic() + timeout
-        head = self._expect("hello", deadline).split("\t")
-        version = self._expect("version", deadline).split("\t", 1)[1]
-        np = self.np = int(head[2])
+        hello = self._expect("hello", deadline)
+        with unreadable(hello):
+            head = hello.split("\t")
+            np = self.np = int(head[2])
+            tick, level, resolution = float(head[3]), head[4], float(head[5])
+        version = self._expect("version", deadline)
+        with unreadable(version):
+            said = self.version = core_env.unescape(version.split("\t", 1)[1])
         ranks = [self._rank(self._expect("rank", deadline)) for _ in range(np)]
-        return Hello(head[1], np, float(head[3]), head[4], float(head[5]),
-                     core_env.unescape(version), ranks)
+        return Hello(head[1], np, tick, level, resolution, said, ranks)
 
     def quit(self, timeout: float, linger: float | None = None) -> tuple[list[float], float]:
         """Ask the ranks to finalize; every rank's MPI_Finalize seconds and launch-to-exit time.
@@ -207,7 +224,9 @@ class Job:
             if parts[0] == "cvar" and len(parts) == 4:
                 cvars.append(Cvar(*(core_env.unescape(p) for p in parts[1:])))
             elif parts[0] == "config" and len(parts) >= 3:
-                if ConfigAnswer(parts[1]) == ConfigAnswer.OK:
+                with unreadable("\t".join(parts)):
+                    answer = ConfigAnswer(parts[1])
+                if answer == ConfigAnswer.OK:
                     return Reported(tuple(cvars), "")
                 return Reported(None, core_env.unescape(parts[2]))
             elif parts[0] == "error":
@@ -218,6 +237,13 @@ class Job:
              calibrated: int | None = None) -> CellResult:
         """One cell, numbered `cell_id` in the core's lines; `calibrated` the iteration count
         an earlier launch calibrated for it, where calibration starts."""
+        try:
+            return self._cell(asked, cell_id, timeout, calibrated)
+        except JobError as e:
+            raise JobError(self._explained(str(e), asked)) from e
+
+    def _cell(self, asked: CellRequest, cell_id: int, timeout: float,
+              calibrated: int | None) -> CellResult:
         self._send(cell_command(asked, cell_id, calibrated))
         # the timeout bounds a cell; the cpu benchmark also holds hold_time per observation
         held = asked.hold_time * asked.observations if asked.cell.bench == "cpu" else 0.0
@@ -226,18 +252,20 @@ class Job:
         iterations = None
         spent = CoreSpent()
         while True:
-            parts = self._line(deadline).split("\t")
-            if parts[0] == "spent" and int(parts[1]) == cell_id and len(parts) == 5:
-                spent = CoreSpent(*(float(x) for x in parts[2:]))
-            elif parts[0] == "obs" and int(parts[1]) == cell_id:
-                iterations = int(parts[3])
-                observations.append(Obs(int(parts[2]), [float(x) for x in parts[4:]]))
-            elif parts[0] == "extra" and int(parts[1]) == cell_id and observations:
-                observations[-1].extras[parts[3]] = [float(x) for x in parts[4:]]
-            elif parts[0] == "done" and int(parts[1]) == cell_id:
-                return CellResult(CellStatus(parts[2]), parts[3] if len(parts) > 3 else "",
-                                  iterations, observations, spent)
-            elif parts[0] == "error":
+            line = self._line(deadline)
+            with unreadable(line):
+                parts = line.split("\t")
+                if parts[0] == "spent" and int(parts[1]) == cell_id and len(parts) == 5:
+                    spent = CoreSpent(*(float(x) for x in parts[2:]))
+                elif parts[0] == "obs" and int(parts[1]) == cell_id:
+                    iterations = int(parts[3])
+                    observations.append(Obs(int(parts[2]), [float(x) for x in parts[4:]]))
+                elif parts[0] == "extra" and int(parts[1]) == cell_id and observations:
+                    observations[-1].extras[parts[3]] = [float(x) for x in parts[4:]]
+                elif parts[0] == "done" and int(parts[1]) == cell_id:
+                    return CellResult(CellStatus(parts[2]), parts[3] if len(parts) > 3 else "",
+                                      iterations, observations, spent)
+            if parts[0] == "error":
                 raise JobError(f"the core rejected a command: {parts[1:]}")
 
     # --- plumbing ------------------------------------------------------------------------
@@ -289,12 +317,35 @@ class Job:
     def _rank(line: str) -> RankInfo:
         p = line.split("\t")
         numa = int(p[7]) if len(p) > 7 and p[7].lstrip("-").isdigit() else -1
-        return RankInfo(int(p[1]), p[2], int(p[3]), p[4], float(p[5]), float(p[6]), numa)
+        with unreadable(line):
+            return RankInfo(int(p[1]), p[2], int(p[3]), p[4], float(p[5]), float(p[6]), numa)
 
     def _death(self, code: int | None) -> str:
-        """Why the job ended, from its exit status and the launcher's last words."""
-        said = [ln.strip(" =") for ln in self.log.read_text(errors="replace").splitlines()
-                if ln.strip(" =-")]
-        last = said[-1][:200] if said else "nothing on stderr"
+        """Why the job ended, from its exit status and a dying rank's report (kernels/crash.c),
+        else the launcher's last words."""
+        text = self.log.read_text(errors="replace")
         status = f"exit status {code}" if code is not None else "still running"
+        if (died := crash.read(text, self._binary())) is not None:
+            return f"the job ended ({status}): {died.line()}"
+        said = [ln.strip(" =") for ln in text.splitlines() if ln.strip(" =-")]
+        last = said[-1][:200] if said else "nothing on stderr"
         return f"the job ended ({status}); the launcher said: {last}"
+
+    def _binary(self) -> Path | None:
+        """The core's binary in the job's argv."""
+        return next((Path(a) for a in self.argv if Path(a).name == "arena"), None)
+
+    def _explained(self, why: str, asked: CellRequest) -> str:
+        """why, and where a rank died inside the library, the reproducer written for it."""
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return why
+        died = crash.read(text, self._binary())
+        if died is None or not died.in_library:
+            return why
+        binary = self._binary()
+        launcher = tuple(self.argv[:self.argv.index(str(binary))]) if binary else ()
+        what = crash.Reproduced(self.version, launcher, asked, tuple(self.env.items()))
+        path = crash.write_reproducer(died, what, self.env.get(RUN_VAR) or self.token)
+        return why if path is None else f"{why}; a reproducer: {path}"

@@ -20,6 +20,7 @@ from ..cluster.topology import Topology
 from ..impls import Implementation, family_of
 from ..impls.releases import Release
 from ..model.benchmarks import BENCHMARKS, Kind
+from ..model.runs import ReleasesSettings, settings_of
 from ..platform.build import build_all
 from ..platform.plan import CellOptions, make_plan
 from ..store import Store
@@ -30,6 +31,7 @@ from .session import Recorded, RunContext, measure
 
 # what a library's release changes: not the clock
 JUDGED_KINDS = (Kind.P2P, Kind.COLL, Kind.STARTUP)
+INDEX = "index"  # the origin of a release installed from the package index
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,11 @@ class Member:
     impl: Implementation | None = None
     get: Callable[[], Implementation] | None = None  # installs it; raises ArenaError
     env: tuple[tuple[str, str], ...] | None = None  # planted: the variant's settings
+
+    @property
+    def label(self) -> str:
+        """The member as a stored series names it: '4.2.3', '4.0.2 (debian)'."""
+        return self.name if self.origin == INDEX else f"{self.name} ({self.origin})"
 
 
 @dataclass(frozen=True)
@@ -113,9 +120,7 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
                                    len(series.runs))
         series.runs.append(data)
         series.variant_of.append(variants)
-        return {key: {i: cell[v].nested for i, v in variants.items() if measured(cell.get(v))}
-                for key, cell in data.cells.items()
-                if BENCHMARKS[key.bench].kind in JUDGED_KINDS}
+        return _samples(data, variants)
 
     series.bisection = bisect(len(series.members), step)
     builds: dict[tuple[int, int], set[Key]] = {}
@@ -127,6 +132,62 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
         if (done := separate(series, (first, second), have, cells, suite, where)) is not None:
             series.separated.append(done)
     return series
+
+
+def _samples(data: RunData, variants: Mapping[int, str]) -> StepSamples:
+    """A step's judged cells: each measured member's launches."""
+    return {key: {i: cell[v].nested for i, v in variants.items() if measured(cell.get(v))}
+            for key, cell in data.cells.items() if BENCHMARKS[key.bench].kind in JUDGED_KINDS}
+
+
+def replayed(store: Store, run_id: int) -> BisectedSeries | None:
+    """The series a stored bisection step belongs to, its bisection replayed from its stored
+    steps (the same verdicts, nothing measured); None for a run that is no step of a series
+    stored whole (an older store's, or a build-or-release separation)."""
+    wanted = settings_of(store.run(run_id))
+    if not isinstance(wanted, ReleasesSettings) or not wanted.series or \
+            wanted.bisection_step is None:
+        return None
+    steps = [(record.id, s) for record, _ in store.runs()
+             if isinstance(s := settings_of(record), ReleasesSettings)
+             and s.series == wanted.series and s.bisection_step is not None]
+    steps = _containing(steps, run_id)
+    members = [_member(label) for label in wanted.series]
+    series = BisectedSeries(members)
+    pending = list(steps)
+
+    def step(indexes: tuple[int, ...], cells: Collection[Key]) -> StepSamples:
+        if not pending or pending[0][1].bisection_step != len(series.runs) + 1 or \
+                set(pending[0][1].releases) - {members[i].name for i in indexes}:
+            series.runs.append(None)  # a step that measured too few, or none stored
+            series.variant_of.append({})
+            return {}
+        number, stored = pending.pop(0)
+        data = load(store, number)
+        variants = dict(zip([i for i in indexes if members[i].name in stored.releases],
+                            data.variants, strict=False))
+        series.runs.append(data)
+        series.variant_of.append(variants)
+        return _samples(data, variants)
+
+    series.bisection = bisect(len(members), step)
+    return series
+
+
+def _containing(steps: list[tuple[int, ReleasesSettings]], run_id: int
+                ) -> list[tuple[int, ReleasesSettings]]:
+    """The steps of the one bisection (step 1, 2, ...) that holds run_id."""
+    runs: list[list[tuple[int, ReleasesSettings]]] = []
+    for item in steps:
+        if item[1].bisection_step == 1 or not runs:
+            runs.append([])
+        runs[-1].append(item)
+    return next((r for r in runs if any(i == run_id for i, _ in r)), [])
+
+
+def _member(label: str) -> Member:
+    name, _, origin = label.partition(" (")
+    return Member(name, origin.rstrip(")") or INDEX, Release.parse(name))
 
 
 def _missing(m: Member) -> Implementation:
@@ -153,7 +214,8 @@ def _measured(members: list[Member], impls: dict[int, Implementation], suite: Su
     entries = {i: StepVariant(impl) if members[i].env is None else
                StepVariant(impl, members[i].name, members[i].env or ())
                for i, impl in impls.items()}
-    recorded = {"releases": tuple(members[i].name for i in impls), "bisection_step": number + 1}
+    recorded = {"releases": tuple(members[i].name for i in impls), "bisection_step": number + 1,
+                "series": tuple(m.label for m in members)}
     data = _run(list(entries.values()), suite, where, recorded)
     return data, {i: e.variant for i, e in entries.items()}
 

@@ -1,14 +1,12 @@
-"""The results store: one SQLite file holding every run, implementation, variant and observation.
+"""The results store: every run, implementation, variant and observation, in one SQLite file
+(store/sqlite.py) or on a PostgreSQL server (store/postgres.py), as --db names it.
 
-Every write is its own transaction, so a run killed half-way leaves a valid file holding what
+Every write is its own transaction, so a run killed half-way leaves a valid store holding what
 it measured; a run whose process is gone while still marked running is reported incomplete.
-The file is in write-ahead-log mode, synchronised at checkpoints rather than at every cell (a
-power cut may lose the last cells, never the file): thousands of cells a run cost no fsync each.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import json
@@ -16,8 +14,7 @@ import math
 import os
 import re
 import socket
-import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import asdict, astuple, dataclass, field
 from datetime import UTC, datetime
@@ -42,7 +39,8 @@ from ..model.benchmarks import BENCHMARKS
 from ..model.programs import ProgramLaunch, RankCalls, TunedConfig
 from ..model.runs import RunStart, StoredSettings, kind_of
 from ..model.whatran import Cvar, WhatRan
-from ..system.procs import alive
+from .backend import Connection, is_server
+from .sqlite import SqliteFile
 
 RUN_NAME = re.compile(r"latest(?:~(\d+))?|previous")  # a run named by its place, not its id
 
@@ -101,14 +99,14 @@ CREATE TABLE IF NOT EXISTS app_configs (
   config_values TEXT NOT NULL, dropped INTEGER, reason TEXT NOT NULL, role TEXT NOT NULL,
   PRIMARY KEY (run_id, variant))
 """
+VARIANT_COLUMNS = ("run_id", "variant", "impl_id", "name", "env", "args", "binding")
 DTYPE = np.dtype("<f8")  # a rank vector: the core prints 10 significant digits, float32 keeps 7
 Vector = np.ndarray  # one float per rank
 CellFigures = tuple[np.ndarray, np.ndarray]  # a cell's figure per observation, its late shares
 
 
-def _create(db: sqlite3.Connection) -> None:
-    for statement in SCHEMA.split(";"):
-        db.execute(statement)
+def _create(db: Connection) -> None:
+    db.create(SCHEMA)
 
 
 def _vectors(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[tuple[Any, ...], bytes]]:
@@ -121,14 +119,14 @@ def _vectors(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[tuple[Any, ...],
         yield key, vector.tobytes()
 
 
-def _pack_ranks(db: sqlite3.Connection) -> None:
+def _pack_ranks(db: Connection) -> None:
     """Schema 3 -> 4: every observation's rows of one per rank become one vector."""
     _create(db)
     rows = db.execute("SELECT cell_id, obs, rank, seconds FROM observations "
                       "ORDER BY cell_id, obs, rank")
     db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
                    ((*key, blob) for key, blob in _vectors(rows)))
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name='extras'").fetchone():
+    if "extras" in db.tables():
         rows = db.execute("SELECT cell_id, obs, name, rank, value FROM extras "
                           "ORDER BY cell_id, obs, name, rank")
         db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
@@ -137,46 +135,46 @@ def _pack_ranks(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE IF EXISTS extras")
 
 
-def _interference(db: sqlite3.Connection) -> None:
+def _interference(db: Connection) -> None:
     """Schema 4 -> 5: jobs stored before recorded nothing of what ran beside them."""
     db.execute("ALTER TABLE jobs ADD COLUMN interference TEXT")
 
 
-def _launches(db: sqlite3.Connection) -> None:
+def _launches(db: Connection) -> None:
     """Schema 2 -> 3: cells stored before were measured in one launch each, timed as a loop."""
     db.execute("ALTER TABLE cells ADD COLUMN launch INTEGER NOT NULL DEFAULT 0")
     db.execute("ALTER TABLE cells ADD COLUMN timing TEXT NOT NULL DEFAULT 'loop'")
 
 
-def _extras_table(db: sqlite3.Connection) -> None:
+def _extras_table(db: Connection) -> None:
     """Schema 1 -> 2: the extras table (empty: schema 1 measured none)."""
     db.execute("CREATE TABLE IF NOT EXISTS extras (cell_id INTEGER NOT NULL, obs INTEGER NOT NULL, "
                "rank INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, "
                "PRIMARY KEY (cell_id, obs, name, rank)) WITHOUT ROWID")
 
 
-def _program_tables(db: sqlite3.Connection) -> None:
+def _program_tables(db: Connection) -> None:
     """Schema 5 -> 6: the app tables (created empty by _create)."""
 
 
-def _configs(db: sqlite3.Connection) -> None:
+def _configs(db: Connection) -> None:
     """Schema 6 -> 7: jobs stored before recorded no configuration (configs: by _create)."""
     db.execute("ALTER TABLE jobs ADD COLUMN config TEXT")
 
 
 # What upgrades a store of schema v to v + 1, all in one transaction.
-def _harness(db: sqlite3.Connection) -> None:
+def _harness(db: Connection) -> None:
     """Schema 7 -> 8: runs stored before recorded no harness time (a store an earlier step
     re-created the runs table of has the column already)."""
-    if "harness" not in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+    if "harness" not in db.columns("runs"):
         db.execute("ALTER TABLE runs ADD COLUMN harness TEXT")
 
 
-def _failed_cells(db: sqlite3.Connection) -> None:
+def _failed_cells(db: Connection) -> None:
     """Schema 9 -> 10: a failed job's reason named the cell it failed in ("BENCH SIZE B: cause")
     and so did the reason of the cells the first stores skipped after it: the cell becomes the
     job's fields, the reasons the cause alone (a jobs table that has the columns keeps them)."""
-    have = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
+    have = db.columns("jobs")
     for column, kind in (("failed_bench", "TEXT"), ("failed_size", "INTEGER")):
         if column not in have:
             db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
@@ -195,26 +193,26 @@ def _failed_cells(db: sqlite3.Connection) -> None:
             db.execute("UPDATE cells SET reason=? WHERE id=?", (reason[m.end():], cell_id))
 
 
-def _program_configs(db: sqlite3.Connection) -> None:
+def _program_configs(db: Connection) -> None:
     """Schema 8 -> 9: the app_configs table (created empty by _create: no run tuned before)."""
 
 
-def _shapes(db: sqlite3.Connection) -> None:
+def _shapes(db: Connection) -> None:
     """Schema 10 -> 11: every job stored before measured its variant's whole plan."""
-    if "shape" not in {row[1] for row in db.execute("PRAGMA table_info(jobs)")}:
+    if "shape" not in db.columns("jobs"):
         db.execute("ALTER TABLE jobs ADD COLUMN shape TEXT NOT NULL DEFAULT 'whole'")
 
 
-def _kinds(db: sqlite3.Connection) -> None:
+def _kinds(db: Connection) -> None:
     """Schema 11 -> 12: every run stored before gets the kind its suite and settings say."""
-    if "kind" not in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+    if "kind" not in db.columns("runs"):
         db.execute("ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'benchmark'")
     for run_id, suite, settings in db.execute("SELECT id, suite, settings FROM runs").fetchall():
         db.execute("UPDATE runs SET kind=? WHERE id=?",
                    (kind_of(suite, json.loads(settings)), run_id))
 
 
-_UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
+_UPGRADES: dict[int, Callable[[Connection], None]] = {
     1: _extras_table, 2: _launches, 3: _pack_ranks, 4: _interference, 5: _program_tables,
     6: _configs, 7: _harness, 8: _program_configs, 9: _failed_cells, 10: _shapes, 11: _kinds}
 
@@ -281,29 +279,35 @@ class JobRow:
     shape: LaunchShape = LaunchShape.WHOLE
 
 
+def connect(where: str | Path) -> Connection:
+    """The database `where` names: a PostgreSQL server for a libpq URI, else a SQLite file."""
+    if is_server(str(where)):
+        from .postgres import Server  # psycopg: 0.4-1.4 s to import (loaded machine), not for files
+        return Server(str(where))
+    return SqliteFile(Path(where))
+
+
 class Store:
-    def __init__(self, path: Path):
-        self.path = path
+    """The store `where` names (a file or a server's URI); `where` in messages."""
+
+    def __init__(self, where: str | Path):
+        self.db = connect(where)
+        self.where = self.db.where
         try:
-            self.db = sqlite3.connect(path, timeout=30)
-            self.db.row_factory = sqlite3.Row
-            with contextlib.suppress(sqlite3.OperationalError):  # a read-only store keeps its own
-                self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
             if self._schema_version() != SCHEMA_VERSION:
                 self._upgrade()
             self._settle()
-        except sqlite3.DatabaseError as e:
-            raise ArenaError(f"{path} is not a usable mpiarena store ({e}); use another --db "
-                             "file") from e
+        except self.db.errors as e:
+            self.db.close()
+            raise ArenaError(f"{self.where} is not a usable mpiarena store ({e}); use another "
+                             "--db") from e
 
     def _upgrade(self) -> None:
         """Create a new store, or upgrade an older one in place, in one transaction (another
         process may have done it while this one waited for the lock); a store whose rows per
         rank became vectors is compacted."""
         packed = False
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self.db.locked():
             version = self._schema_version()
             if version is None:
                 _create(self.db)
@@ -317,26 +321,27 @@ class Store:
                 self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                 (str(SCHEMA_VERSION),))
             elif version != SCHEMA_VERSION:
-                raise ArenaError(f"{self.path} has store schema {version}, this mpiarena reads "
-                                 f"{SCHEMA_VERSION}; use another --db file")
+                raise ArenaError(f"{self.where} has store schema {version}, this mpiarena reads "
+                                 f"{SCHEMA_VERSION}; use another --db")
         if packed:
-            self.db.execute("VACUUM")
+            self.db.compact()
 
     def _settle(self) -> None:
-        """Mark incomplete, once, each run of this host still marked running whose process is
-        gone (killed outright); when it stopped and why are not known, so neither is written.
-        A store that cannot be written (read-only) is left as it is: Store.status says so."""
-        here = socket.gethostname()
-        dead = [r[0] for r in self.db.execute("SELECT id, pid FROM runs WHERE status=? AND "
-                                              "host=?", (RunStatus.RUNNING, here)).fetchall()
-                if not alive(r[1])]
-        with contextlib.suppress(sqlite3.OperationalError), self.tx() as db:
+        """Mark incomplete, once, each run still marked running whose process is known to be
+        gone (killed outright: a file's runs of this host, any of a server's); when it stopped
+        and why are not known, so neither is written. A store that cannot be written
+        (read-only) is left as it is: Store.status says so."""
+        running = [RunRecord.from_row(r) for r in self.db.execute(
+            "SELECT * FROM runs WHERE status=?", (RunStatus.RUNNING,)).fetchall()]
+        dead = [run.id for run in running if self.db.running(run) is False]
+        if not dead:
+            return
+        with self.db.unless_read_only(), self.tx() as db:
             db.executemany("UPDATE runs SET status=? WHERE id=? AND status=?",
                            [(RunStatus.INCOMPLETE, run_id, RunStatus.RUNNING) for run_id in dead])
 
     def _schema_version(self) -> int | None:
-        has = self.db.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone()
-        if not has:
+        if "meta" not in self.db.tables():
             return None
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         return int(row[0]) if row else None
@@ -345,8 +350,8 @@ class Store:
         self.db.close()
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
-        with self.db:
+    def tx(self) -> Iterator[Connection]:
+        with self.db.transaction():
             yield self.db
 
     # --- writing -------------------------------------------------------------------------
@@ -374,13 +379,14 @@ class Store:
     def _begin(self, start: RunStart) -> int:
         """The run's row, running (new_run alone starts runs)."""
         with self.tx() as db:
-            cur = db.execute(
-                "INSERT INTO runs (started, status, suite, command, seed, version, machine, "
+            run_id = _insert(
+                db, "INSERT INTO runs (started, status, suite, command, seed, version, machine, "
                 "settings, pid, host, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (now(), RunStatus.RUNNING, start.suite, start.command, start.seed, __version__,
                  json.dumps(start.machine), json.dumps(start.settings.stored()), os.getpid(),
                  socket.gethostname(), start.kind))
-            return int(cur.lastrowid or 0)
+            db.hold(run_id)
+            return run_id
 
     def set_harness(self, run_id: int, wall: float, variants: Mapping[str, HarnessTime]) -> None:
         """Where the run's measuring time went: its wall seconds, and per variant."""
@@ -394,6 +400,7 @@ class Store:
         with self.tx() as db:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
+        self.db.release(run_id)
 
     def update_settings(self, run_id: int, settings: StoredSettings) -> None:
         """Replace a run's settings (an import adding another library's files to its run, a
@@ -404,24 +411,23 @@ class Store:
 
     def add_implementation(self, impl: ImplementationRecord) -> None:
         with self.tx() as db:
-            db.execute("INSERT OR REPLACE INTO implementations VALUES (:run_id, :impl_id, "
-                       ":family, :version, :version_string, :origin, :prefix, :wrapper, "
-                       ":launcher, :wrapper_flags, :cflags)", asdict(impl))
+            row = asdict(impl)
+            db.execute(_upsert("implementations", list(row), ("run_id", "impl_id")),
+                       list(row.values()))
 
     def add_variant(self, v: VariantRecord) -> None:
         with self.tx() as db:
-            db.execute("INSERT OR REPLACE INTO variants VALUES (?, ?, ?, ?, ?, ?, ?)",
+            db.execute(_upsert("variants", VARIANT_COLUMNS, ("run_id", "variant")),
                        (v.run_id, v.variant, v.impl_id, v.name, json.dumps(v.env),
                         json.dumps(v.args), v.binding))
 
     def add_job(self, job: JobRow) -> int:
         """A launch as it starts (JobStatus.STARTING); its id."""
         with self.tx() as db:
-            cur = db.execute("INSERT INTO jobs (run_id, variant, np, topology, binding, command, "
-                             "status, ranks, shape) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?)",
-                             (job.run_id, job.variant, job.np, job.topology, job.binding,
-                              json.dumps(job.command), JobStatus.STARTING, job.shape))
-            return int(cur.lastrowid or 0)
+            return _insert(db, "INSERT INTO jobs (run_id, variant, np, topology, binding, "
+                           "command, status, ranks, shape) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?)",
+                           (job.run_id, job.variant, job.np, job.topology, job.binding,
+                            json.dumps(job.command), JobStatus.STARTING, job.shape))
 
     def update_job(self, job_id: int, **fields: object) -> None:
         for name in JobRecord.JSON:
@@ -437,7 +443,8 @@ class Store:
         row = (cvars, what.cvars_why, what.transport, what.transport_how)
         digest = hashlib.sha256(json.dumps(row).encode()).hexdigest()
         with self.tx() as db:
-            db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?, ?, ?)", (digest, *row))
+            db.execute("INSERT INTO configs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       (digest, *row))
             db.execute("UPDATE jobs SET config=? WHERE id=?", (digest, job_id))
 
     def what_ran(self, run_id: int) -> dict[int, WhatRan]:
@@ -454,13 +461,12 @@ class Store:
         """One cell and all its observations, in one transaction."""
         cell = row.asked.cell
         with self.tx() as db:
-            cur = db.execute("INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
-                             "iterations, status, reason, seq, launch, timing) "
-                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                             (row.run_id, row.job_id, row.variant, cell.bench, cell.size,
-                              cell.np, row.iterations, row.status, row.reason, row.seq,
-                              row.launch, row.asked.timing))
-            cell_id = int(cur.lastrowid or 0)
+            cell_id = _insert(db, "INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
+                              "iterations, status, reason, seq, launch, timing) "
+                              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                              (row.run_id, row.job_id, row.variant, cell.bench, cell.size,
+                               cell.np, row.iterations, row.status, row.reason, row.seq,
+                               row.launch, row.asked.timing))
             db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
                            [(cell_id, o.index, _blob(o.per_rank)) for o in row.observations])
             db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
@@ -472,8 +478,8 @@ class Store:
     def add_program_launch(self, run_id: int, launch: ProgramLaunch) -> int:
         """One launch of a program and its figures, in one transaction."""
         with self.tx() as db:
-            cur = db.execute(
-                "INSERT INTO app_launches (run_id, variant, np, idx, kind, status, reason, "
+            return _insert(
+                db, "INSERT INTO app_launches (run_id, variant, np, idx, kind, status, reason, "
                 "exit_code, wall, metrics, stdout, stderr, command, interference) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, launch.variant, launch.np, launch.index, launch.kind, launch.status,
@@ -481,7 +487,6 @@ class Store:
                  launch.wall if math.isfinite(launch.wall) else None, json.dumps(launch.metrics),
                  launch.stdout, launch.stderr, launch.command,
                  json.dumps(launch.interference) if launch.interference is not None else None))
-            return int(cur.lastrowid or 0)
 
     def add_program_calls(self, launch_id: int, calls: Iterable[RankCalls]) -> None:
         with self.tx() as db:
@@ -541,14 +546,14 @@ class Store:
             ids = [int(r[0]) for r in self.db.execute(
                 "SELECT id FROM runs ORDER BY id DESC LIMIT ?", (back + 1,))]
             if not ids:
-                raise ArenaError(f"{self.path} holds no runs yet; start one with 'mpiarena run'")
+                raise ArenaError(f"{self.where} holds no runs yet; start one with 'mpiarena run'")
             if len(ids) <= back:
-                raise ArenaError(f"no run '{ref}' in {self.path}: it holds {len(ids)} "
+                raise ArenaError(f"no run '{ref}' in {self.where}: it holds {len(ids)} "
                                  f"run{'s' if len(ids) > 1 else ''}; 'mpiarena list' shows them")
             return ids[back]
         if not ref.isdigit() or not self.db.execute("SELECT 1 FROM runs WHERE id=?",
                                                     (int(ref),)).fetchone():
-            raise ArenaError(f"no run '{ref}' in {self.path}; give an id 'mpiarena list' shows, "
+            raise ArenaError(f"no run '{ref}' in {self.where}; give an id 'mpiarena list' shows, "
                              "latest, previous or latest~N")
         return int(ref)
 
@@ -556,13 +561,12 @@ class Store:
         return RunRecord.from_row(
             self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone())
 
-    @staticmethod
-    def status(run: RunRecord) -> RunStatus:
-        """The run's status, incomplete for a run whose process died while running."""
+    def status(self, run: RunRecord) -> RunStatus:
+        """The run's status, incomplete for a run whose process died while running (or, of a
+        file's run of another host, is not known to be alive)."""
         if run.status != RunStatus.RUNNING:
             return run.status
-        live = run.host == socket.gethostname() and alive(run.pid)
-        return RunStatus.RUNNING if live else RunStatus.INCOMPLETE
+        return RunStatus.RUNNING if self.db.running(run) else RunStatus.INCOMPLETE
 
     def implementations(self, run_id: int) -> list[ImplementationRecord]:
         return [ImplementationRecord.from_row(r) for r in self.db.execute(
@@ -588,7 +592,8 @@ class Store:
 
     def counts(self, run_id: int) -> tuple[int, int]:
         """How many observations the run holds, and how many rank figures in them."""
-        row = self.db.execute("SELECT COUNT(*), TOTAL(LENGTH(s.seconds)) FROM rank_seconds s "
+        row = self.db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(s.seconds)), 0) "
+                              "FROM rank_seconds s "
                               "JOIN cells c ON c.id=s.cell_id WHERE c.run_id=?",
                               (run_id,)).fetchone()
         return int(row[0]), int(row[1]) // DTYPE.itemsize
@@ -649,14 +654,11 @@ class Store:
 
     def save_summaries(self, analysis: int, summaries: dict[int, CellFigures]) -> None:
         """Keep cells' summaries; a store that cannot be written (read-only) keeps none."""
-        try:
-            with self.tx() as db:
-                db.executemany("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
-                               [(c, analysis, _blob(f), _blob(late))
-                                for c, (f, late) in summaries.items()])
-        except sqlite3.OperationalError as e:
-            if "readonly" not in str(e) and "locked" not in str(e):
-                raise
+        with self.db.unless_read_only(), self.tx() as db:
+            db.executemany(_upsert("summaries", ("cell_id", "analysis", "figures", "late"),
+                                   ("cell_id",)),
+                           [(c, analysis, _blob(f), _blob(late))
+                            for c, (f, late) in summaries.items()])
 
 
 def _chunks(ids: Sequence[int], n: int = 500) -> Iterator[list[int]]:
@@ -664,5 +666,17 @@ def _chunks(ids: Sequence[int], n: int = 500) -> Iterator[list[int]]:
         yield list(ids[i:i + n])
 
 
-def _marks(chunk: list[int]) -> str:
+def _marks(chunk: Sized) -> str:
     return ",".join("?" * len(chunk))
+
+
+def _insert(db: Connection, sql: str, params: Sequence[Any]) -> int:
+    """The id the database gave the row `sql` inserts."""
+    return int(db.execute(f"{sql} RETURNING id", params).fetchone()[0])
+
+
+def _upsert(table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+    """INSERT of a row of `columns` that replaces the row of the same `key`."""
+    sets = ", ".join(f"{c}=excluded.{c}" for c in columns if c not in key)
+    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({_marks(columns)}) "
+            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}")

@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
@@ -90,13 +89,13 @@ class Raw:
     """Every rank's figures of a run, read on demand through a connection of its own (the
     caller's may be closed by then)."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, where: str):
+        self.where = where
         self._store: Store | None = None
 
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.path)
+            self._store = Store(self.where)
         return self._store
 
     def per_rank(self, parts: list[Part]) -> list[Vector]:
@@ -205,6 +204,7 @@ class RunData:
     cells: dict[Key, dict[str, Group]]
     variant_rows: list[VariantRecord] = field(default_factory=list)  # each variant's settings
     reported: dict[int, WhatRan] = field(default_factory=dict)  # job id -> what the library said
+    earlier: list[Levels] = field(default_factory=list)  # the host's earlier runs (`earlier`)
 
     def __post_init__(self) -> None:
         self.cells = {Key(*k): cell for k, cell in self.cells.items()}
@@ -221,15 +221,59 @@ class RunData:
 _SEVERITY: dict[CellStatus, int] = {status: rank for rank, status in enumerate(CellStatus)}
 
 
-def load(store: Store, run_id: int) -> RunData:
-    rows = store.cells(run_id)
+def _figures(store: Store, run_id: int, rows: list[CellRecord]) -> dict[int, CellFigures]:
+    """Each stored cell's figures, summarised once and cached under ANALYSIS_VERSION."""
     summaries = store.summaries(run_id, ANALYSIS_VERSION)
     missing = [r for r in rows if r.id not in summaries]
     if missing:
         fresh = summarize(store, missing)
         store.save_summaries(ANALYSIS_VERSION, fresh)
         summaries |= fresh
-    raw = Raw(store.path)
+    return summaries
+
+
+EARLIER_RUNS = 5  # a machine's earlier runs that a run's run-to-run spread is learned from
+
+
+@dataclass(frozen=True)
+class Levels:
+    """A run's launch medians of each measured (cell, variant) with the cell's timing method:
+    what the run-to-run spread is learned from (analysis/run_spread.py)."""
+
+    run_id: int
+    medians: dict[tuple[Key, str], np.ndarray]
+    timing: dict[tuple[Key, str], str]
+
+
+def levels(store: Store, run_id: int) -> Levels:
+    """The run's launch medians per (cell, variant), its measured cells only."""
+    rows = [r for r in store.cells(run_id) if r.status == CellStatus.OK]
+    figures = _figures(store, run_id, rows)
+    launches: dict[tuple[Key, str], dict[int, list[float]]] = {}
+    timing: dict[tuple[Key, str], str] = {}
+    for row in rows:
+        key = (Key(row.bench, row.size, row.np), row.variant)
+        kept = figures[row.id][0]
+        kept = kept[np.isfinite(kept)]
+        if len(kept):
+            launches.setdefault(key, {}).setdefault(row.launch, []).extend(kept.tolist())
+            timing[key] = row.timing
+    return Levels(run_id, {k: np.array([float(np.median(v)) for v in by.values()])
+                           for k, by in launches.items()}, timing)
+
+
+def earlier(store: Store, run: RunRecord, most: int = EARLIER_RUNS) -> list[Levels]:
+    """The levels of the newest `most` complete runs of the same kind that ran before `run`
+    on its host: a run's report never depends on the runs after it."""
+    ids = [r.id for r, cells in store.runs() if r.id < run.id and r.host == run.host
+           and r.kind == run.kind and r.status == RunStatus.COMPLETE and cells]
+    return [levels(store, i) for i in ids[::-1][:most]]
+
+
+def load(store: Store, run_id: int) -> RunData:
+    rows = store.cells(run_id)
+    summaries = _figures(store, run_id, rows)
+    raw = Raw(store.where)
     jobs = store.jobs(run_id)
     partial_jobs = {j.id for j in jobs if j.shape == LaunchShape.PARTIAL}
     parts: dict[int, tuple[Group, list[Part]]] = {}
@@ -261,4 +305,4 @@ def load(store: Store, run_id: int) -> RunData:
     rows_v = store.variants(run_id)
     return RunData(run_id, run, store.status(run), store.implementations(run_id),
                    [v.variant for v in rows_v], jobs, RunSettings.read(run.settings),
-                   cells, rows_v, store.what_ran(run_id))
+                   cells, rows_v, store.what_ran(run_id), earlier(store, run))
