@@ -125,8 +125,8 @@ static void keep(const struct cmd *c, struct observations *obs, const struct ste
 
 /* The warm-up that checks an earlier launch's k: the k is kept where its calls would last a
  * quarter to 4 targets here (it reached the target twice there, and the same k runs the same
- * loop in every launch: launch levels differ up to 3x on this kind of machine), and where one
- * call lasts longer (k = KMIN cannot shrink). A warm-up that read them longer is run again, up to
+ * loop in every launch: launch levels differ up to 3x on this kind of machine), and where it was
+ * KMIN or fewer (it does not shrink). A warm-up that read them longer is run again, up to
  * LOOKS in all, before it counts, as its first call may have paid for the cell's cold start:
  * MPICH's 4 KiB pingpong (92 calls) and 256 KiB reduce (2) read over 4 targets in every later
  * launch and calibrated again, 2 steps of a target or more each; a second look kept k in all of
@@ -138,7 +138,7 @@ static void check_hint(const struct cmd *c, struct calibration *cal, struct step
     double at_k = tk * (double)c->k;
     cal->looks--;
     if (at_k >= c->target / 4 && (at_k <= 4 * c->target || c->k <= KMIN)) {
-        st->k = c->k < KMIN ? KMIN : c->k;
+        st->k = c->k;
         st->kind = STEP_OBS;
     } else if (at_k > 4 * c->target && cal->looks > 0) {
         return; /* the same warm-up again */
@@ -164,7 +164,7 @@ static void calibrate(const struct cmd *c, struct calibration *cal, struct step 
         cal->confirmed = 1; /* (one call that lasts the target needs no second look) */
     } else {
         st->kind = STEP_OBS;
-        st->k = st->k < KMIN ? KMIN : st->k;
+        st->k = st->k < KMIN && tk <= c->target ? KMIN : st->k;
     }
 }
 

@@ -39,11 +39,13 @@
 
 #define M (&arena_module_impl)
 #define KMAX (1L << 24)
-/* The fewest calls an observation times (cpu and the application kernels aside: one each). A
- * collective's time per call depended on how many calls ran back to back: MPICH 4.0.2's and
- * Open MPI 4.1.4's allreduce of 1 MiB read 500-900 us one call a step and about 200 us sixteen
- * a step here, and a call of about the target calibrated to k = 1-4, a knife edge a run's first
- * launch fixed for the whole run (docs/statistics.md, "What moves a level between runs"). */
+/* The fewest calls an observation times where one call lasts no longer than the target (cpu
+ * and the application kernels aside: one each). A collective's time per call depended on how
+ * many calls ran back to back: MPICH 4.0.2's allreduce of 1 MiB read 500-900 us one call a step
+ * and 240-270 us 32 a step here, and a call of about the target calibrated to k = 1-4, a knife
+ * edge a run's first launch fixed for the whole run (docs/statistics.md, "What moves a level
+ * between runs"). Longer calls keep their calibrated k: 8 of PVM's took the quick suite's
+ * whole budget. */
 #define KMIN 8
 #define MAX_THREADS 64
 
