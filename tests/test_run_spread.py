@@ -99,7 +99,7 @@ def test_the_spread_is_learned_from_earlier_runs_of_the_machine():
     for band in Band:
         b = spread.bands[band]
         assert b.source == SpreadSource.EARLIER and b.series >= MIN_SERIES
-        assert 0.07 < b.level < 0.13, (band, b)
+        assert 0.08 <= b.level < 0.13, (band, b)
         # independent moves of two variants: their ratio moves sqrt(2) times as far
         assert 0.10 < b.ratio < 0.18, (band, b)
 
@@ -113,7 +113,9 @@ def test_a_machine_state_common_to_every_library_moves_figures_and_not_ratios():
                    for s in (8, 64, 512, 4096) for v in "abc"}
         runs.append(Levels(r + 1, medians, dict.fromkeys(medians, "window")))
     spread = learn(runs[-1], runs[-2::-1])
-    assert spread.bands[Band.SMALL].level > 0.1 and spread.bands[Band.SMALL].ratio < 0.02
+    small = spread.bands[Band.SMALL]
+    assert small.source == SpreadSource.EARLIER and small.level > 0.15
+    assert small.ratio == ALLOWANCE[Band.SMALL].ratio  # no more than the least a band carries
 
 
 def test_without_earlier_runs_the_stated_allowance_is_used_and_named():
@@ -133,3 +135,19 @@ def test_runs_measured_another_way_teach_nothing():
 def test_bands_follow_the_message_size():
     assert [band_of(s) for s in (0, 4096, 4097, 65536, 262144, 1 << 20)] == \
         [Band.SMALL, Band.SMALL, Band.MEDIUM, Band.MEDIUM, Band.LARGE, Band.LARGE]
+
+
+def test_a_level_that_moved_from_the_earlier_runs_opens_the_verdicts_on_it():
+    """Open MPI's allreduce 1 MiB read 2.1x its three earlier runs' level in one quick run of
+    six, LAM/MPI's did not, and their verdict reversed: such a verdict is open (Why.MOVED)."""
+    *earlier, now = runs_with_drift(0.02, 4, 8)
+    cell = Key("pingpong", 1 << 20, 2)
+    moved = dict(now.medians)
+    moved[(cell, "a")] = moved[(cell, "a")] * 2.1
+    spread = learn(Levels(now.run_id, moved, now.timing), earlier[::-1])
+    assert spread.moved == {(cell, "a")}
+    rng = np.random.default_rng(9)
+    (judged,) = judge_cells([{"a": launches(2.1, 40, rng), "b": launches(1.3, 40, rng)}],
+                            allowances=[spread.allowance(cell, "ab")])
+    (v,) = judged.pairs
+    assert v.comparison.outcome == Judgement.OPEN and v.comparison.why == Why.MOVED

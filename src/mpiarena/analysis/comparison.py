@@ -18,13 +18,16 @@ class Why(StrEnum):
     beyond the threshold but the corrected test does not back it; the interval reaches within
     the threshold; the ratio sits on the threshold (no number of launches would decide it); the
     launches decide it but the run-to-run spread (analysis/run_spread.py) does not let it
-    stand."""
+    stand; a side's launches fall in two states and the verdict holds in one only
+    (`stats.by_state`); a side's level in this run moved from this machine's earlier runs."""
 
     LAUNCHES = "launches"
     TEST = "test"
     INTERVAL = "interval"
     THRESHOLD = "threshold"
     SPREAD = "spread"
+    STATE = "state"
+    MOVED = "moved"
 
 
 @dataclass(frozen=True)

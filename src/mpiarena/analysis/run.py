@@ -26,6 +26,7 @@ from .groups import comparable, figure, measured
 from .run_spread import RunSpread, learn, stated
 from .stats import (
     JudgedCell,
+    RunAllowance,
     Summary,
     Verdict,
     center,
@@ -166,7 +167,7 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
     cells = [(k, c) for k, c in cells if len(c) > 1]
     if data.run.kind != RunKind.SIMULATED:
         out.spread = learn(levels_of(data), data.earlier) if data.earlier else stated()
-    allowances = [out.spread.ratio_allowance(k) if out.spread else 0.0 for k, _ in cells]
+    allowances = [out.spread.allowance(k, c) if out.spread else RunAllowance() for k, c in cells]
     out.pairs = dict(zip([k for k, _ in cells],
                          judge_cells([c for _, c in cells], final_alpha(data.settings.budget > 0),
                                      allowances=allowances),

@@ -9,8 +9,8 @@ figures and ratios therefore carry a run-to-run spread, a log sd per size band:
   complete, before this one) for every band where enough (cell, variant) series were measured
   in this run and in one of them, with the same timing method: the variance of a series' run
   figures less what its launches already account for, trimmed-mean pooled over the band;
-- else the stated allowance `ALLOWANCE`, measured on this kind of machine
-  (docs/statistics.md, "Between runs of one machine").
+- else the stated allowance `ALLOWANCE`, measured on this kind of machine, which is also the
+  least a learned band carries (docs/statistics.md, "Between runs of one machine").
 
 `level` is the spread of one variant's figure (a rerun range widens by it: the rerun's run and
 this one each move), `ratio` the spread of the log ratio of two variants of one cell (a verdict's
@@ -28,12 +28,11 @@ from enum import StrEnum
 import numpy as np
 
 from ..store.results import Key, Levels
-from .stats import CONFIDENCE, NORMAL, widened
+from .stats import CONFIDENCE, NORMAL, THRESHOLD, RunAllowance, center_ci, widened
 
 Z = NORMAL.inv_cdf((1 + CONFIDENCE) / 2)
 MIN_SERIES = 8  # (cell, variant) series of a band measured in two runs before it is learned
 TRIM = 0.1  # the share cut from each end of a band's series before their variances are pooled
-MEDIAN_VARIANCE = math.pi / 2  # a median's variance over a mean's, of normal launch medians
 
 
 class Band(StrEnum):
@@ -65,23 +64,30 @@ class BandSpread:
     series: int = 0  # (cell, variant) series it was learned from (0: the allowance)
 
 
-# What six quick runs back to back showed on this kind of machine (2 vCPUs, 2026-12-01, issue
-# 60): a rerun's ratio fell inside a run's 95% interval 76% of the time (64.6% at 256 KiB and
-# above) where launches alone give 83%, which a ratio's spread between runs of about 0.6 (1.1
-# at 256 KiB and above) times its launches' standard error explains: at the quick suite's 50-100
-# launches a side and 15% between launches, about 0.02 (0.03); a figure's rerun range held a
-# rerun 88-89% of the time for 95% (docs/statistics.md, "Between runs of one machine").
-ALLOWANCE = {Band.SMALL: BandSpread(0.03, 0.02, SpreadSource.ALLOWANCE),
-             Band.MEDIUM: BandSpread(0.03, 0.02, SpreadSource.ALLOWANCE),
-             Band.LARGE: BandSpread(0.05, 0.03, SpreadSource.ALLOWANCE)}
+# The least spread a band carries, learned or not: six quick runs back to back on this kind of
+# machine (2 vCPUs, quiet, 2026-12-02, bench/reruns.py), each widened by the same allowance:
+# level 0.03 and ratio 0.02 held a rerun's figure in its range 87.7% of the time and its ratio in
+# the verdict's interval 79.2% (73.8% at 256 KiB and above); 0.05 and 0.04, 92.4% and 84.7%
+# (80.9%); 0.08 and 0.06, 96.0% and 89.1%, deciding 76-79% of the comparisons between MPI
+# libraries instead of 78-81% (docs/statistics.md, "Between runs of one machine").
+ALLOWANCE = {Band.SMALL: BandSpread(0.08, 0.04, SpreadSource.ALLOWANCE),
+             Band.MEDIUM: BandSpread(0.08, 0.04, SpreadSource.ALLOWANCE),
+             Band.LARGE: BandSpread(0.08, 0.04, SpreadSource.ALLOWANCE)}
 
 
 @dataclass(frozen=True)
 class RunSpread:
-    """A run's run-to-run spread by band, and how many earlier runs it was learned from."""
+    """A run's run-to-run spread by band, how many earlier runs it was learned from, and the
+    (cell, variant)s whose figure in this run lies beyond what the earlier runs showed."""
 
     bands: dict[Band, BandSpread]
     runs: int
+    moved: frozenset[tuple[Key, str]] = frozenset()
+
+    def allowance(self, key: Key, variants: Iterable[str]) -> RunAllowance:
+        """What the verdicts of cell `key` allow for between runs."""
+        return RunAllowance(self.ratio_allowance(key),
+                            frozenset(v for v in variants if (key, v) in self.moved))
 
     def of(self, key: Key) -> BandSpread:
         return self.bands[band_of(key.size)]
@@ -101,12 +107,13 @@ class RunSpread:
 
 
 def _within(medians: np.ndarray) -> float:
-    """The variance of a figure (the median of launch medians, log) from its launches."""
+    """The variance of a figure (the median of launch medians, log) from its launches: the
+    half-width of its order-statistics interval over the normal's reach, squared (launch levels
+    are bimodal here: their variance overstates the median's many times over)."""
     if len(medians) < 2:
         return math.nan
-    return MEDIAN_VARIANCE * float(np.var(np.log(medians), ddof=1)) / len(medians)
-
-
+    low, high = center_ci([np.array([m]) for m in medians])
+    return (math.log(high / low) / (2 * Z)) ** 2
 def _between(runs: list[tuple[float, float]]) -> float:
     """A series' variance between runs less what its launches account for: (figure, its
     within variance) per run."""
@@ -166,10 +173,34 @@ def learn(now: Levels, earlier: list[Levels]) -> RunSpread:
                   if band_of(cell.size) == band]
         pairs = [v for cell, vs in ratios.items() if band_of(cell.size) == band for v in vs]
         if len(levels) >= MIN_SERIES and pairs:
-            bands[band] = BandSpread(_pooled(levels), _pooled(pairs), SpreadSource.EARLIER,
+            least = ALLOWANCE[band]
+            bands[band] = BandSpread(max(_pooled(levels), least.level),
+                                     max(_pooled(pairs), least.ratio), SpreadSource.EARLIER,
                                      len(levels))
     used = {r for runs in series.values() for r in runs if r != now.run_id}
-    return RunSpread(bands, len(used))
+    return RunSpread(bands, len(used), _moved(series, now.run_id, bands))
+
+
+MIN_EARLIER = 2  # earlier runs of a (cell, variant) before its level can be said to have moved
+
+
+def _moved(series: RunFigures, now: int, bands: dict[Band, BandSpread]
+           ) -> frozenset[tuple[Key, str]]:
+    """The (cell, variant)s whose figure in run `now` lies beyond the median of at least
+    MIN_EARLIER earlier runs by more than twice the threshold and more than their spread, its
+    launches' and the band's run-to-run spread allow (95%)."""
+    out = set()
+    for (cell, variant), runs in series.items():
+        earlier = [f for r, f in runs.items() if r != now]
+        if now not in runs or len(earlier) < MIN_EARLIER:
+            continue
+        figure, within = runs[now]
+        figures = np.array([f for f, _ in earlier])
+        reach = Z * math.sqrt(within + float(np.mean([w for _, w in earlier]))
+                              + float(np.var(figures, ddof=1)) + bands[band_of(cell.size)].level**2)
+        if abs(figure - float(np.median(figures))) > max(reach, math.log1p(2 * THRESHOLD)):
+            out.add((cell, variant))
+    return frozenset(out)
 
 
 def stated() -> RunSpread:

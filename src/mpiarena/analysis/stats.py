@@ -902,8 +902,66 @@ def allowed(c: Comparison, allowance: float, threshold: float = THRESHOLD) -> Co
     return replace(out, outcome=Judgement.OPEN, why=why, needed=needed)
 
 
+TWO_STATES = 1.5  # launch levels this far apart are two states of a launch, not its noise
+STATE_SHARE = 0.2  # the lesser state's share of launches from which a run's median may land on
+# either state, and the next run's on the other
+
+
+def states(medians: np.ndarray) -> tuple[float, float] | None:
+    """The medians of a variant's two launch states, where its launch medians fall in two
+    levels at least TWO_STATES apart (split at the widest gap of their sorted logs), the lesser
+    holding at least STATE_SHARE of them; None where they do not."""
+    x = np.sort(np.log(medians[medians > 0]))
+    if len(x) < 2 * MIN_LAUNCHES:
+        return None
+    cut = int(np.argmax(np.diff(x))) + 1
+    low, high = float(np.median(x[:cut])), float(np.median(x[cut:]))
+    if min(cut, len(x) - cut) < STATE_SHARE * len(x) or high - low < math.log(TWO_STATES):
+        return None
+    return math.exp(low), math.exp(high)
+
+
+def by_state(c: Comparison, ma: np.ndarray, mb: np.ndarray,
+             threshold: float = THRESHOLD) -> Comparison:
+    """A "faster" that must hold in each launch state a side shows (`states`): where a side's
+    launches fall in two states, the other side's median against each of them (state against
+    state where both have two) must lie beyond the threshold the verdict's way; else the
+    comparison is open (Why.STATE): which state a run's median lands on moves from run to run
+    (issue 60: Open MPI against LAM/MPI at allreduce 1 MiB, 1.3x one way in three quick runs,
+    1.34x the other in the fourth)."""
+    if c.outcome not in (Judgement.ABOVE, Judgement.BELOW):
+        return c
+    sa, sb = states(ma), states(mb)
+    if sa is None and sb is None:
+        return c
+    a_levels = sa or (median(ma),) * 2
+    b_levels = sb or (median(mb),) * 2
+    pairs = list(zip(a_levels, b_levels, strict=True)) if sa and sb else \
+        [(a, b) for a in a_levels for b in b_levels]
+    ratios = [b / a for a, b in pairs]
+    holds = all(r > 1 + threshold for r in ratios) if c.outcome == Judgement.ABOVE else \
+        all(r < 1 / (1 + threshold) for r in ratios)
+    return c if holds else replace(c, outcome=Judgement.OPEN, why=Why.STATE, needed=0)
+
+
+@dataclass(frozen=True)
+class RunAllowance:
+    """What a cell's verdicts allow for between runs: the log widening of a ratio's interval
+    (`allowed`), and the variants whose level in this run moved from the machine's earlier
+    runs (a verdict on them is open: Why.MOVED)."""
+
+    ratio: float = 0.0
+    moved: frozenset[str] = frozenset()
+
+
+def _moved(c: Comparison, a: str, b: str, allowance: RunAllowance) -> Comparison:
+    if c.outcome == Judgement.OPEN or not {a, b} & allowance.moved:
+        return c
+    return replace(c, outcome=Judgement.OPEN, why=Why.MOVED, needed=0)
+
+
 def judge_cells(samples: list[dict[str, Sample]], alpha: float = ALPHA,
-                threshold: float = THRESHOLD, allowances: Sequence[float] | None = None
+                threshold: float = THRESHOLD, allowances: Sequence[RunAllowance] | None = None
                 ) -> list[JudgedCell]:
     """Every pair of each cell's variants, in the cell's order (the family is fixed before the
     data: nothing is picked from the launches before it is tested), judged as one family
@@ -918,10 +976,11 @@ def judge_cells(samples: list[dict[str, Sample]], alpha: float = ALPHA,
     judged = iter(judge(pairs, alpha, threshold, of))
     out = []
     for i, (cell, named) in enumerate(zip(samples, names, strict=True)):
-        allowance = allowances[i] if allowances is not None else 0.0
+        allowance = allowances[i] if allowances is not None else RunAllowance()
+        held = [_moved(by_state(allowed(next(judged), allowance.ratio, threshold), of(cell[a]),
+                                of(cell[b]), threshold), a, b, allowance) for a, b in named]
         oriented = [Verdict(a, b, j) if j.ratio >= 1 else Verdict(b, a, flipped(j))
-                    for (a, b), j in zip(named, (allowed(next(judged), allowance, threshold)
-                                                  for _ in named), strict=True)]
+                    for (a, b), j in zip(named, held, strict=True)]
         best = fastest(cell, of)
         against = []
         for other in (v for v in cell if v != best):

@@ -167,6 +167,12 @@ def undecided_why(v: Verdict) -> str:
                     "decide it")
         case Why.INTERVAL | None:
             return f"the interval reaches within {THRESHOLD:.0%}{more}"
+        case Why.STATE:
+            return ("a side's launches fall in two states and it holds in one only: a rerun's "
+                    "median may land on the other")
+        case Why.MOVED:
+            return ("a side's level here moved from this machine's earlier runs: this run's "
+                    "state may not hold")
         case Why.SPREAD:
             return (f"the launches decide it, but not beyond how far a ratio moves between runs "
                     f"here (+-{math.expm1(v.comparison.allowance):.0%}){more}")
