@@ -13,7 +13,7 @@ from test_analysis import run_data
 from mpiarena.analysis.answer import Leading, SizeRange, answer, cell_lead, statements
 from mpiarena.analysis.groups import comparable
 from mpiarena.analysis.run import Analysis, analyse
-from mpiarena.analysis.stats import Pair, Verdict, judge
+from mpiarena.analysis.stats import Pair, Verdict, judge, judge_cells
 from mpiarena.report.summary import answer_lines, answer_text, scoreboard_lines
 from mpiarena.store.results import Key
 
@@ -52,9 +52,20 @@ def test_one_library_faster_everywhere_is_one_line_with_its_smallest_lead() -> N
     assert 1.2 < only.lead.ratio < 1.35 and only.lead.ci_low <= only.lead.ratio
 
 
+def _steady(a: Analysis) -> None:
+    """The cells judged again as on a machine whose runs do not move (no run-to-run spread)."""
+    keys = list(a.pairs)
+    judged = judge_cells([comparable(a.data.cells[k]) for k in keys])
+    a.pairs = dict(zip(keys, judged, strict=True))
+    a.judged = {k: c.against_fastest for k, c in a.pairs.items()}
+
+
 def test_two_within_the_threshold_are_no_single_fastest() -> None:
     a = _planted({("pingpong", s): {"a": 1.0, "b": 1.0, "c": 1.5} for s in SIZES[:3]},
-                 launches=20)  # a large message's ratio moves more between runs: open
+                 launches=20)
+    # where a ratio moves 4% between runs (the stated allowance), "within 5%" cannot be said
+    assert statements(a, ["a", "b", "c"])[0].leading == Leading.OPEN  # type: ignore[union-attr]
+    _steady(a)
     (only,) = statements(a, ["a", "b", "c"])
     assert isinstance(only, SizeRange) and only.leading == Leading.LEVEL
     assert set(only.names) == {"a", "b"}
