@@ -69,6 +69,8 @@ bench: install
 	$(BIN)/python bench/imb_vector.py
 	$(BIN)/python bench/imb_io.py
 	$(BIN)/python bench/repeatability.py
+	$(BIN)/python bench/reruns.py
+	$(BIN)/python bench/level_factors.py
 	$(BIN)/python bench/budget_simulation.py
 	$(BIN)/python bench/hog_verdicts.py
 	$(BIN)/python bench/core_same_observations.py

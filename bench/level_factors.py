@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from common import impl_ids, impl_option
 
 from mpiarena.base import paths, users
 from mpiarena.base.records import Cell, CellRequest
@@ -49,6 +50,7 @@ from mpiarena.platform.plan import Variant
 from mpiarena.runner.launch import Daemons, job_for
 
 NP = 2
+IMPLS = ("mpich-4.0.2", "openmpi-4.1.4")
 TARGET = 1e-3  # the quick suite's target_time
 CELLS = [Cell("allreduce", 1 << 20, NP), Cell("alltoall", 1 << 20, NP), Cell("pingpong", 8, NP)]
 PROBE = Cell("pingpong", 8, NP)
@@ -136,13 +138,13 @@ def components(x: np.ndarray) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", default="mpich-4.0.2,openmpi-4.1.4")
+    impl_option(parser, IMPLS)
     parser.add_argument("--runs", type=int, default=4, help="runs of each setting")
     parser.add_argument("--launches", type=int, default=6, help="launches of each library a run")
     parser.add_argument("--settings", default="carried,fresh")
     args = parser.parse_args()
     found = {f.impl.id: f.impl for f in discover({}, paths.impls_dir()) if f.impl is not None}
-    wanted = args.impl.split(",")
+    wanted = impl_ids(args.impl, IMPLS)
     missing = [i for i in [*wanted, "floor"] if i not in found]
     if missing:
         print(f"error: no usable {', '.join(missing)}; choose from {', '.join(sorted(found))}",

@@ -310,13 +310,17 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     if ids and not chosen.variants and not (submit.sbatch or where.cluster or where.hosts or
                                             where.slurm):
         impls = with_floor(impls, found, chosen.benchmarks)  # a comparison here: the floor too
-    if not ids:
-        err.print(f"comparing {', '.join(i.id for i in impls)}: every implementation found "
-                  "(--impl chooses)", soft_wrap=True, markup=False)
-    for known in (line for impl in impls for line in crashes.said_of(impl)):
-        err.print(f"note: {known}", soft_wrap=True, markup=False)
+    def say_chosen() -> None:
+        """Which implementations a default run compares, and their known crashes."""
+        if not ids:
+            err.print(f"comparing {', '.join(i.id for i in impls)}: every implementation found "
+                      "(--impl chooses)", soft_wrap=True, markup=False)
+        for known in (line for impl in impls for line in crashes.said_of(impl)):
+            err.print(f"note: {known}", soft_wrap=True, markup=False)
+
     if dry_run:
         _here_only(where, submit)
+        say_chosen()
         _plan_only(chosen, impls, selection, measurement, db)
         return
 
@@ -339,7 +343,8 @@ def run_cmd(selection: Selection, measurement: Measurement, where: Where, submit
     # here, not at the top: ~30 ms more start-up for every command
     from ..runner.session import RunContext, measure
 
-    with opened(where) as topology:
+    with opened(where) as topology:  # where the machines are missing, that is the one line
+        say_chosen()
         if selection.nps is None:
             place = "this machine" if topology.label == "local" else topology.label
             chosen, note = fit_to_cores(chosen, topology.cores, place)
