@@ -252,7 +252,9 @@ def test_a_figure_drawn_once_has_the_pixels_savefig_gives(run_db: str):
             b.figure.savefig(buf, format="png", dpi=100)
         full = np.asarray(Image.open(buf).convert("RGB"))
         assert drawn.shape == full.shape, a.name
-        assert np.abs(drawn.astype(int) - full).mean() < 1, a.name  # the palette's rounding
+        # the palette's rounding: Pillow's fast octree quantizer (5x the median cut's speed)
+        # moves a pixel by 1.1 levels in the mean, white by one
+        assert np.abs(drawn.astype(int) - full).mean() < 2, a.name
 
 
 def test_plot_writes_png_and_svg(run_db: str, tmp_path: Path):

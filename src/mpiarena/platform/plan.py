@@ -94,15 +94,18 @@ class Plan:
     @property
     def comparisons(self) -> int:
         """How many comparisons its report judges as one family: in every timed cell, every
-        pair of the variants that measure it (stats.judge_cells)."""
+        pair of the variants that measure it (stats.judge_cells), the machine floor aside (a
+        reference, never judged)."""
         measured: dict[tuple[Cell, int], set[str]] = {}
         for rnd in self.rounds:
             for v in rnd.startups:
                 for bench in ("init", "finalize"):
-                    measured.setdefault((Cell(bench, 0, rnd.np), rnd.np), set()).add(v.id)
+                    if not family_of(v.impl).floor:
+                        measured.setdefault((Cell(bench, 0, rnd.np), rnd.np), set()).add(v.id)
             for session in rnd.sessions:
                 for asked, v in session.turns:
-                    if BENCHMARKS[asked.cell.bench].kind != Kind.COST:
+                    if BENCHMARKS[asked.cell.bench].kind != Kind.COST and \
+                            not family_of(v.impl).floor:
                         measured.setdefault((asked.cell, rnd.np), set()).add(v.id)
         return sum(len(ids) * (len(ids) - 1) // 2 for ids in measured.values())
 
