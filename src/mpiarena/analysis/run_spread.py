@@ -21,7 +21,7 @@ leaves ratios alone.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -162,7 +162,7 @@ def _ratio_series(series: RunFigures) -> dict[Key, list[float]]:
     return out
 
 
-def learn(now: Levels, earlier: list[Levels]) -> RunSpread:
+def learn(now: Levels, earlier: Sequence[Levels]) -> RunSpread:
     """The run-to-run spread for the run whose levels are `now`, from the host's `earlier`
     runs where they measured enough of its cells alike, else the stated allowance."""
     series = _series(now, earlier)

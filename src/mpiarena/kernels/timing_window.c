@@ -49,10 +49,11 @@ static void share_late(unsigned char *late, long k)
 /* k calls of a collective released at start, start + len, ... on the global clock; a call's
  * time is its exit minus its window's start. Calls that any rank reached late are dropped and
  * their share noted; returns the mean over the kept calls on this rank (NaN if none). A step's
- * first call is released at `start` and not timed, the timed windows WARM_WINDOWS later: the
- * first call of a step read about 4x the others at 1 MiB here (allreduce: 800-1000 us against
- * 200-250 us, MPICH 4.0.2 and Open MPI 4.1.4 alike), so a step's mean depended on its k, and k
- * on the calibration of a run's first launch (docs/statistics.md, "What moves a level"). */
+ * first call is released at `start` and not timed, the timed windows WARM_WINDOWS later, so that
+ * no observation starts on a call that follows the driver's barrier and step relay. On the
+ * quiet VM one such call a step still read 500-900 us at allreduce 1 MiB against 240-270 us
+ * for 32 a step: what k changes is more than the first call (KMIN, core.h; docs/statistics.md,
+ * "What moves a level between runs"). */
 #define WARM_WINDOWS 4
 double arena_window_calls(int bench, size_t size, long k, const struct bufs *b, double start,
                           double len)

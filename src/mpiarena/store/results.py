@@ -204,7 +204,7 @@ class RunData:
     cells: dict[Key, dict[str, Group]]
     variant_rows: list[VariantRecord] = field(default_factory=list)  # each variant's settings
     reported: dict[int, WhatRan] = field(default_factory=dict)  # job id -> what the library said
-    earlier: list[Levels] = field(default_factory=list)  # the host's earlier runs (`earlier`)
+    earlier: Sequence[Levels] = ()  # the host's earlier runs (`earlier`), read when used
 
     def __post_init__(self) -> None:
         self.cells = {Key(*k): cell for k, cell in self.cells.items()}
@@ -262,12 +262,13 @@ def levels(store: Store, run_id: int) -> Levels:
                            for k, by in launches.items()}, timing)
 
 
-def earlier(store: Store, run: RunRecord, most: int = EARLIER_RUNS) -> list[Levels]:
+def earlier(store: Store, run: RunRecord, most: int = EARLIER_RUNS) -> Lazy[Levels]:
     """The levels of the newest `most` complete runs of the same kind that ran before `run`
-    on its host: a run's report never depends on the runs after it."""
+    on its host (a run's report never depends on the runs after it), read from the store only
+    when an analysis asks (a command that renders no verdict, such as `export`, reads none)."""
     ids = [r.id for r, cells in store.runs() if r.id < run.id and r.host == run.host
-           and r.kind == run.kind and r.status == RunStatus.COMPLETE and cells]
-    return [levels(store, i) for i in ids[::-1][:most]]
+           and r.kind == run.kind and r.status == RunStatus.COMPLETE and cells][::-1][:most]
+    return Lazy(len(ids), lambda: [levels(store, i) for i in ids])
 
 
 def load(store: Store, run_id: int) -> RunData:
