@@ -11,6 +11,7 @@ import json
 import sqlite3
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
+from functools import cache
 from typing import Any, Self
 
 from .status import CellStatus, JobStatus, LaunchShape, RunStatus
@@ -25,6 +26,12 @@ def impl_of(variant: str) -> str:
     return head + variant.removeprefix(head).split(":")[0]
 
 
+@cache
+def _names(cls: type) -> tuple[str, ...]:
+    """A record's field names, found once per class (a report reads tens of thousands of rows)."""
+    return tuple(f.name for f in fields(cls))
+
+
 class _Record:
     """A row as a record: the columns named in JSON hold JSON text in the store."""
 
@@ -33,7 +40,7 @@ class _Record:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Self:
-        values = {f.name: row[f.name] for f in fields(cls)}  # type: ignore[arg-type]  # Self: a dataclass
+        values = {name: row[name] for name in _names(cls)}
         for name in cls.JSON:
             if values[name] is not None:
                 values[name] = json.loads(values[name])
