@@ -21,10 +21,12 @@ from ..base.records import (
     JobRecord,
     RunRecord,
     RunSettings,
+    Timing,
     VariantRecord,
 )
 from ..base.status import CellStatus, LaunchShape, RunStatus
 from ..model.benchmarks import BENCHMARKS, Benchmark
+from ..model.runs import cells_settings
 from ..model.whatran import WhatRan
 from . import CellFigures, Store, Vector
 
@@ -143,7 +145,7 @@ def summarize(store: Store, cells: list[CellRecord]) -> dict[int, CellFigures]:
     rank 0's figure, per observation that has one), from every rank's figures."""
     bench_of = {c.id: BENCHMARKS[c.bench] for c in cells}
     extras = store.rank_extras([c for c, b in bench_of.items() if b.figure is not None])
-    late = store.rank_extras([c.id for c in cells if c.timing == "window"], "late")
+    late = store.rank_extras([c.id for c in cells if c.timing == Timing.WINDOW], "late")
     out = {c: (np.empty(0), np.empty(0)) for c in bench_of}
     for cell_id, vectors in store.rank_seconds(list(bench_of)):
         out[cell_id] = (reduce(bench_of[cell_id], vectors, extras.get(cell_id)),
@@ -305,5 +307,5 @@ def load(store: Store, run_id: int) -> RunData:
     run = store.run(run_id)
     rows_v = store.variants(run_id)
     return RunData(run_id, run, store.status(run), store.implementations(run_id),
-                   [v.variant for v in rows_v], jobs, RunSettings.read(run.settings),
+                   [v.variant for v in rows_v], jobs, cells_settings(run),
                    cells, rows_v, store.what_ran(run_id), earlier(store, run))
