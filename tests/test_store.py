@@ -16,11 +16,13 @@ from mpiarena.base.records import (
     VariantRecord,
 )
 from mpiarena.base.status import CellStatus
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.model.programs import TunedConfig
 from mpiarena.model.runs import ProgramSettings, ProgramTuning, RunStart
 from mpiarena.model.whatran import Cvar, WhatRan
 from mpiarena.store import SCHEMA_VERSION, Obs, Store
 from mpiarena.store.backend import is_server, shown
+from mpiarena.store.results import reduce
 
 
 def _run(store: Store) -> int:
@@ -44,6 +46,25 @@ def test_cells_and_observations_round_trip(tmp_path):
     assert store.observations(run) == {cell: [[1e-6, 1.1e-6], [2e-6, 2.1e-6]]}
     assert store.resolve("latest") == run
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+
+
+# every rank's seconds of some observations: a rank without a figure (NaN), an infinite one,
+# none at all, a pair's third rank slower than both
+RANKS = [[1e-6, math.nan, 3e-6], [math.nan, 2e-6], [math.nan, math.nan], [math.inf, 1e-6], [],
+         [4e-6, 5e-6, 9e-6], [math.nan, 2e-6, 8e-6]]
+
+
+@pytest.mark.parametrize("bench", ["allreduce", "pingpong", "bibw", "init"])
+def test_the_budget_and_the_report_reduce_an_observation_over_its_ranks_alike(bench):
+    """The runner's budget steers by Benchmark.observation, the report reads the store's
+    figures (results.reduce): one rule, a NaN rank left out, NaN where no rank gave a finite
+    figure."""
+    b = BENCHMARKS[bench]
+    budget = [b.observation(r) for r in RANKS]
+    np.testing.assert_array_equal(budget, reduce(b, [np.array(r, float) for r in RANKS]))
+    expected = [3e-6, 2e-6, math.nan, math.nan, math.nan, 9e-6, 8e-6] if not b.pair else \
+        [1e-6, 2e-6, math.nan, math.nan, math.nan, 5e-6, 2e-6]
+    np.testing.assert_allclose(budget, np.array(expected) * b.scale)
 
 
 def test_a_run_whose_process_died_reads_as_incomplete_and_the_next_store_marks_it_once(tmp_path):

@@ -7,7 +7,6 @@ where a report asks for it (Group.per_rank, Group.extras), so thousands of ranks
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -121,7 +120,8 @@ def _padded(x: Vector, n: int) -> list[float]:
 def reduce(bench: Benchmark, vectors: list[Vector],
            extras: list[dict[str, Vector]] | None = None) -> np.ndarray:
     """Each observation of a cell reduced over its ranks as the benchmark says (NaN where it
-    gives no finite figure): all observations at once, unless the figure needs extras."""
+    gives no finite figure; Benchmark.timed, the rule the runner's budget takes too): all
+    observations at once, unless the figure needs extras."""
     if bench.figure is not None:
         extras = extras or [{}] * len(vectors)
         return np.array([bench.observation(v.tolist(), {n: _padded(x, len(v))
@@ -133,11 +133,7 @@ def reduce(bench: Benchmark, vectors: list[Vector],
     m = np.full((len(vectors), width), np.nan)
     for i, v in enumerate(vectors):
         m[i, :len(v)] = v
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an observation with no rank
-        figures: np.ndarray = np.nanmax(m[:, :2] if bench.pair else m, axis=1) * bench.scale
-    figures[~np.isfinite(figures)] = np.nan
-    return figures
+    return bench.timed(m)
 
 
 def summarize(store: Store, cells: list[CellRecord]) -> dict[int, CellFigures]:
