@@ -146,7 +146,8 @@ def main() -> int:
         with store.new_run(start) as run:
             run_id = run.id
             for v in variants:
-                store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, {}, [], "auto"))
+                store.add_variant(VariantRecord(run_id=run_id, variant=v.id, impl_id=v.impl.id,
+                                                name=v.name, env={}, args=[], binding="auto"))
             runner = Timed(measured, store, run_id, Local(), user, lambda _: None, work=work,
                            steps=steps)
             steps.wrap()

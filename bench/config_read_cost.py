@@ -56,7 +56,8 @@ def launch(impl: Implementation, read: bool, workdir: Path, index: int
             took, count = time.perf_counter() - began, len(reported.cvars or ())
         figures = {}
         for i, (bench, size) in enumerate(CELLS):
-            res = job.cell(CellRequest(Cell(bench, size, NP), "loop", 10, 1e-3, 10.0, 64), i,
+            res = job.cell(CellRequest(Cell(bench, size, NP), timing="loop", observations=10,
+                                       target_time=1e-3, max_time=10.0, window=64), i,
                            60)
             figures[bench] = np.array([BENCHMARKS[bench].observation(o.per_rank, o.extras)
                                        for o in res.observations])

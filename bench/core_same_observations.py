@@ -124,9 +124,9 @@ def launch(impl: Implementation, binary: Path, cells: list[Cell], side: Side,
     try:
         job.start(timeout=60)
         for n, cell in enumerate(cells):
-            asked = records.CellRequest(records.Cell(cell.bench, cell.size, NP), cell.sync,
-                                        args.observations, args.target, 2.0, 64, cell.hold,
-                                        validate=True)
+            asked = records.CellRequest(records.Cell(cell.bench, cell.size, NP), timing=cell.sync,
+                                        observations=args.observations, target_time=args.target,
+                                        max_time=2.0, window=64, hold_time=cell.hold, validate=True)
             side.add(cell, job.cell(asked, n, timeout=60))
         job.quit(timeout=30)
     finally:

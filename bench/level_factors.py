@@ -87,7 +87,8 @@ class Bench:
         try:
             job.start(timeout=60)
             for i, (cell, hint, target) in enumerate(cells):
-                res = job.cell(CellRequest(cell, timing(cell), 1, target, 2.0), i, timeout=60,
+                res = job.cell(CellRequest(cell, timing=timing(cell), observations=1,
+                                           target_time=target, max_time=2.0), i, timeout=60,
                                calibrated=hint)
                 figures = [BENCHMARKS[cell.bench].observation(o.per_rank)
                            for o in res.observations]

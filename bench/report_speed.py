@@ -23,12 +23,19 @@ import numpy as np
 from store_scale import seconds, timed
 from store_scale import write as write_scale
 
-from mpiarena.base.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.base.records import (
+    Cell,
+    CellRow,
+    JobRow,
+    RunKind,
+    RunSettings,
+    VariantRecord,
+)
 from mpiarena.base.status import CellStatus
 from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.model.runs import RunStart
 from mpiarena.platform.plan import cells_by_np
-from mpiarena.store import CellRow, JobRow, Obs, Store
+from mpiarena.store import Obs, Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "lam-7.1.4": 1.3,
@@ -48,13 +55,15 @@ def write_quick(db: Path, seed: int) -> None:
     with store.new_run(start) as started:
         run = started.id
         for variant in VARIANTS:
-            store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
+            store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
+                                            name="default", env={}, args=[], binding="core"))
         seq = 0
         for launch in range(LAUNCHES):
             for variant, level in VARIANTS.items():
                 for group in ([cells] + ([[c] for c in startup] if launch < suite.init_launches
                                          else [])):
-                    job = store.add_job(JobRow(run, variant, 2, "local", "core", ["synthetic"]))
+                    job = store.add_job(JobRow(run_id=run, variant=variant, np=2, topology="local",
+                                               binding="core", command=["synthetic"]))
                     drift = level * rng.lognormal(0, 0.05)
                     for cell in group:
                         kind = BENCHMARKS[cell.bench].kind
@@ -62,8 +71,10 @@ def write_quick(db: Path, seed: int) -> None:
                         t = seconds(cell, drift) * rng.lognormal(0, 0.05, size=(nobs, cell.np))
                         timing = "barrier" if kind == "coll" else "loop"
                         obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
-                        store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
-                                           CellStatus.OK, None, 100, obs, seq, launch))
+                        store.add_cell(CellRow(run_id=run, job_id=job, variant=variant,
+                                               bench=cell.bench, size=cell.size, np=cell.np,
+                                               iterations=100, status=CellStatus.OK, seq=seq,
+                                               launch=launch, timing=timing), obs)
                         seq += 1
     store.close()
 

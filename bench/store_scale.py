@@ -23,12 +23,19 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiarena.base.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.base.records import (
+    Cell,
+    CellRow,
+    JobRow,
+    RunKind,
+    RunSettings,
+    VariantRecord,
+)
 from mpiarena.base.status import CellStatus
 from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.model.runs import RunStart
 from mpiarena.platform.plan import cells_by_np
-from mpiarena.store import CellRow, JobRow, Obs, Store
+from mpiarena.store import Obs, Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "impi-2021.19": 1.1}
@@ -56,11 +63,13 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
     with store.new_run(start) as started:
         run = started.id
         for variant in VARIANTS:
-            store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "core"))
+            store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
+                                            name="default", env={}, args=[], binding="core"))
         seq = written = 0
         for launch in range(launches):
             for variant, level in VARIANTS.items():
-                job = store.add_job(JobRow(run, variant, ranks, "local", "core", ["synthetic"]))
+                job = store.add_job(JobRow(run_id=run, variant=variant, np=ranks, topology="local",
+                                           binding="core", command=["synthetic"]))
                 drift = level * rng.lognormal(0, 0.1)  # set at launch
                 for cell in cells:
                     nobs = 1 if BENCHMARKS[cell.bench].kind == "startup" else observations
@@ -69,8 +78,10 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
                     t[:, slow[slow < cell.np]] *= 1.5
                     obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
                     timing = "barrier" if BENCHMARKS[cell.bench].kind == "coll" else "loop"
-                    store.add_cell(CellRow(run, job, variant, CellRequest(cell, timing),
-                                           CellStatus.OK, None, 100, obs, seq, launch))
+                    store.add_cell(CellRow(run_id=run, job_id=job, variant=variant,
+                                           bench=cell.bench, size=cell.size, np=cell.np,
+                                           iterations=100, status=CellStatus.OK, seq=seq,
+                                           launch=launch, timing=timing), obs)
                     seq += 1
                     written += nobs
     store.close()

@@ -34,11 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from harness_overhead import mpiarena_argv
 from postgres_fixture import pg_server  # tests/ is no package: from its folder
 
-from mpiarena.base.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.base.records import (
+    CellRow,
+    JobRow,
+    RunKind,
+    RunSettings,
+    VariantRecord,
+)
 from mpiarena.base.status import CellStatus, RunStatus
 from mpiarena.cluster import emulated, emulated_slurm
 from mpiarena.model.runs import RunStart
-from mpiarena.store import CellRow, JobRow, Obs, Store
+from mpiarena.store import Obs, Store
 
 MPIARENA = mpiarena_argv()
 NAME = emulated.run_name(os.getpid())  # a run's own cluster while this process lives
@@ -63,14 +69,16 @@ def write(db: str, load: Load, seed: int) -> None:
         start = RunStart(RunKind.BENCHMARK, "writers", f"store_writers {seed}.{n}",
                          RunSettings(launches=1), seed, {"cores": 2, "synthetic": True})
         with store.new_run(start) as run:
-            store.add_variant(VariantRecord(run.id, "floor", "floor", "floor", {}, [], "core"))
-            job = store.add_job(JobRow(run.id, "floor", 2, "local", "core", ["store_writers"]))
+            store.add_variant(VariantRecord(run_id=run.id, variant="floor", impl_id="floor",
+                                            name="floor", env={}, args=[], binding="core"))
+            job = store.add_job(JobRow(run_id=run.id, variant="floor", np=2, topology="local",
+                                       binding="core", command=["store_writers"]))
             for i in range(load.cells):
                 obs = [Obs(k, [1e-6 * (1 + k), 1.1e-6 * (1 + k)])
                        for k in range(load.observations)]
-                asked = CellRequest(Cell("pingpong", 8 * i, 2))
-                store.add_cell(CellRow(run.id, job, "floor", asked, CellStatus.OK,
-                                       iterations=100, observations=obs, seq=i))
+                store.add_cell(CellRow(run_id=run.id, job_id=job, variant="floor",
+                                       bench="pingpong", size=8 * i, np=2, iterations=100,
+                                       status=CellStatus.OK, seq=i), obs)
     store.close()
     print(began, time.time())
 

@@ -114,14 +114,16 @@ def measure(impl: Implementation, args: argparse.Namespace) -> tuple[dict[Cell, 
                 job.start(timeout=60)
                 started = time.perf_counter() - began
                 # the first cell of a launch pays the job's first touches: a throwaway one
-                job.cell(CellRequest(Cell("pingpong", 8, NP), "loop", 2, args.target, 2.0),
+                job.cell(CellRequest(Cell("pingpong", 8, NP), timing="loop", observations=2,
+                                     target_time=args.target, max_time=2.0),
                          0, timeout=60)
                 runs: dict[Cell, list[list[float]]] = {c: [] for c in CELLS}
                 hints: dict[Cell, int | None] = {}
                 for r in range(args.repeats):
                     for i, cell in enumerate(CELLS):
                         sync = "loop" if cell.bench.startswith("ping") else "window"
-                        asked = CellRequest(cell, sync, args.observations, args.target, 2.0)
+                        asked = CellRequest(cell, timing=sync, observations=args.observations,
+                                            target_time=args.target, max_time=2.0)
                         began = time.perf_counter()
                         res = job.cell(asked, 1 + r * len(CELLS) + i, timeout=60,
                                        calibrated=hints.get(cell))

@@ -40,8 +40,9 @@ def run_data(cells: dict[Key, dict[str, np.ndarray]], cores: int = 2,
                            launches=[i // (per_launch or len(vals)) for i in range(len(vals))])
                   for v, vals in cell.items()}
               for k, cell in cells.items()}
-    run = RunRecord(1, "", None, "complete", "", "", 0, "", {"cores": cores}, {"window": 64}, 0,
-                    "", None)
+    run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
+                    seed=0, version="", machine={"cores": cores}, settings={"window": 64}, pid=0,
+                    host="", note=None)
     return RunData(1, run, "complete", [], variants, [], RunSettings.read(run.settings), groups)
 
 
@@ -353,8 +354,10 @@ def test_a_cell_lost_in_one_launch_is_reported_though_others_measured_it():
 
 def _failed_job(job_id: int, variant: str, reason: str, bench: str | None = None,
                 size: int | None = None) -> JobRecord:
-    return JobRecord(job_id, 1, variant, 2, "local", "core", [], JobStatus.FAILED, reason, None,
-                     None, None, [], None, None, bench, size)
+    return JobRecord(id=job_id, run_id=1, variant=variant, np=2, topology="local", binding="core",
+                     command=[], status=JobStatus.FAILED, reason=reason, tick=None, resolution=None,
+                     thread_level=None, ranks=[], interference=None, config=None,
+                     failed_bench=bench, failed_size=size)
 
 
 def test_a_failed_job_is_said_once_where_its_cells_say_why():

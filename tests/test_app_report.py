@@ -254,7 +254,9 @@ def test_an_app_run_and_a_benchmark_run_are_not_compared(runs: Runs, order: tupl
 
 
 def _result(run_id: int, wall: list[float], bw: list[float]) -> ProgramResult:
-    run = RunRecord(run_id, "", None, "complete", "app", "", 0, "", {}, {"np": 2}, 0, "", None)
+    run = RunRecord(id=run_id, started="", finished=None, status="complete", suite="app",
+                    command="", seed=0, version="", machine={}, settings={"np": 2}, pid=0, host="",
+                    note=None)
     figures = [ProgramFigure("wall", False, {"x": wall}, [], {"x": 0}),
                ProgramFigure("bw", True, {"x": bw}, [], {"x": 0})]
     return ProgramResult(run, 2, ["x"], [], figures, [], [], {}, {})

@@ -30,7 +30,8 @@ KERNELS = [
 
 
 def app(job: Job, bench: str, size: int, obs: int = 2) -> CellResult:
-    return job.cell(CellRequest(Cell(bench, size, job.np), "loop", obs, 1e-3, 2.0, 16), 1,
+    return job.cell(CellRequest(Cell(bench, size, job.np), timing="loop", observations=obs,
+                                target_time=1e-3, max_time=2.0, window=16), 1,
                     timeout=60)
 
 

@@ -152,8 +152,8 @@ def pingpong_across(cluster: emulated.Emulated, impl, size: int) -> tuple[list[s
         try:
             hello = job.start(timeout=60)
             before = netns.bytes_sent(cluster.ns(None), "p1")
-            asked = CellRequest(Cell("pingpong", size, 2), "loop", 5, 1e-3, 10.0, 16,
-                                validate=True)
+            asked = CellRequest(Cell("pingpong", size, 2), timing="loop", observations=5,
+                                target_time=1e-3, max_time=10.0, window=16, validate=True)
             res = job.cell(asked, 1, timeout=120)
             crossed = netns.bytes_sent(cluster.ns(None), "p1") - before
             assert res.status == "ok", res.reason

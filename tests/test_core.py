@@ -61,7 +61,8 @@ def running(impl: Implementation, np_: int, env: dict[str, str] | None = None) -
 
 def measure(job: Job, bench: str, size: int, validate: bool = True, obs: int = 5,
             target: float = 1e-3, max_time: float = 2.0):
-    return job.cell(CellRequest(Cell(bench, size, job.np), "loop", obs, target, max_time, 16,
+    return job.cell(CellRequest(Cell(bench, size, job.np), timing="loop", observations=obs,
+                                target_time=target, max_time=max_time, window=16,
                                 validate=validate), 1, timeout=60)
 
 
@@ -177,7 +178,8 @@ def test_a_cold_warm_up_keeps_the_earlier_launchs_k():
     with running(chosen, 2, {"ARENA_PLANT_COLD": "20"}) as job:
         first = measure(job, "pingpong", 8, obs=2)
         assert first.status == "ok" and first.iterations, first.reason
-        again = job.cell(CellRequest(Cell("pingpong", 8, 2), "loop", 2, 1e-3, 2.0, 16), 2,
+        again = job.cell(CellRequest(Cell("pingpong", 8, 2), timing="loop", observations=2,
+                                     target_time=1e-3, max_time=2.0, window=16), 2,
                          timeout=60, calibrated=first.iterations)
     assert again.status == "ok" and again.iterations == first.iterations, \
         (first.iterations, again.iterations)

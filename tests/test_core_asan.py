@@ -62,8 +62,9 @@ def test_every_collective_stays_inside_its_buffers(asan_core):
                 for size in SIZES:
                     for offcache in (False, True) if size == 100 else (False,):
                         cell_id += 1
-                        asked = CellRequest(Cell(bench, size, np_), "loop", 1, 1e-5, 1.0,
-                                            offcache=offcache, validate=True)
+                        asked = CellRequest(Cell(bench, size, np_), timing="loop", observations=1,
+                                            target_time=1e-5, max_time=1.0, offcache=offcache,
+                                            validate=True)
                         got = job.cell(asked, cell_id, timeout=60)
                         assert got.status in ("ok", "na"), (bench, size, offcache, got.reason)
             job.quit(timeout=30)

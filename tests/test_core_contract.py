@@ -51,7 +51,8 @@ def ext_names() -> list[str]:
 
 
 def test_the_cell_command_sends_every_request_field_as_a_key_the_core_parses():
-    asked = CellRequest(Cell("bibw", 4096, 2), "window", 7, 2e-3, 5.0, 16, 0.5, True, True)
+    asked = CellRequest(Cell("bibw", 4096, 2), timing="window", observations=7, target_time=2e-3,
+                        max_time=5.0, window=16, hold_time=0.5, offcache=True, validate=True)
     line = cell_command(asked, 12, calibrated=300)
     assert line == ("cell id=12 bench=bibw size=4096 obs=7 target=0.002 max=5.0 window=16 "
                     "offcache=1 validate=1 hold=0.5 sync=window k=300\n")

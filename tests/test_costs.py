@@ -12,7 +12,7 @@ from rich.console import Console
 from test_core import running
 from test_store import as_schema_3
 
-from mpiarena.base.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.records import Cell, CellRequest, CellRow, JobRow, RunSettings, VariantRecord
 from mpiarena.base.status import CellStatus
 from mpiarena.model.benchmarks import (
     BENCHMARKS,
@@ -25,7 +25,7 @@ from mpiarena.report.markdown import render_markdown
 from mpiarena.report.terminal import render
 from mpiarena.runner.execute import with_baseline
 from mpiarena.runner.job import CellResult, Job, JobError
-from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store, results
+from mpiarena.store import SCHEMA_VERSION, Obs, Store, results
 
 LAM = next((i for i in IMPLS if i.family == "lam"), None)
 IMPI = next((i for i in IMPLS if i.family == "impi"), None)
@@ -34,7 +34,8 @@ NONBLOCKING = {"mpich", "openmpi", "impi", "lam"}
 
 
 def cost(job: Job, bench: str, size: int, obs: int = 3, hold: float = 0.2) -> CellResult:
-    res = job.cell(CellRequest(Cell(bench, size, job.np), "loop", obs, 1e-3, 0.5, 16, hold),
+    res = job.cell(CellRequest(Cell(bench, size, job.np), timing="loop", observations=obs,
+                               target_time=1e-3, max_time=0.5, window=16, hold_time=hold),
                    1, timeout=60)
     return with_baseline(res, Cell(bench, size, 2)) if bench == "memory" else res
 
@@ -121,21 +122,24 @@ def _synthetic_run(tmp_path) -> tuple[Store, int]:
     run = stored_run(store, "costs", RunSettings(window=16))
     rng = np.random.default_rng(1)
     for seq, (variant, busy) in enumerate((("x-1", 1.0), ("x-1:block", 0.001))):
-        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "auto"))
-        job = store.add_job(JobRow(run, variant, 2, "local", "core", ["x"]))
+        store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
+                                        name="default", env={}, args=[], binding="auto"))
+        job = store.add_job(JobRow(run_id=run, variant=variant, np=2, topology="local",
+                                   binding="core", command=["x"]))
         store.update_job(job, status="ok", thread_level="single")
         for launch in range(8):  # 8 launches of 2 observations
             cpu = [Obs(i, [0.2, 0.2], {"cpu": [busy * (1 + rng.random() / 50)] * 2})
                    for i in range(2)]
-            store.add_cell(CellRow(run, job, variant, CellRequest(Cell("cpu", 0, 2)),
-                                   CellStatus.OK, None, 1, cpu, 2 * (8 * seq + launch), launch))
+            store.add_cell(CellRow(run_id=run, job_id=job, variant=variant, bench="cpu", size=0,
+                                   np=2, iterations=1, status=CellStatus.OK,
+                                   seq=2 * (8 * seq + launch), launch=launch), cpu)
             mem = [Obs(i, [1e-3] * 2, {"peak": [9e6 + i, 9e6], "base_peak": [5e6, 5e6],
                                        "rss": [8e6, 8e6], "base_rss": [5e6, 5e6],
                                        "rss_init": [7e6, 7e6], "base_rss_init": [1e6, 1e6]})
                    for i in range(2)]
-            store.add_cell(CellRow(run, job, variant, CellRequest(Cell("memory", 1 << 20, 2)),
-                                   CellStatus.OK, None, 4, mem, 2 * (8 * seq + launch) + 1,
-                                   launch))
+            store.add_cell(CellRow(run_id=run, job_id=job, variant=variant, bench="memory",
+                                   size=1 << 20, np=2, iterations=4, status=CellStatus.OK,
+                                   seq=2 * (8 * seq + launch) + 1, launch=launch), mem)
     return store, run
 
 

@@ -55,7 +55,8 @@ def test_each_mockup_computes_what_its_collective_does(chosen, np_):
     lacking = LACKING.get(chosen.family, {})
     with running(chosen, np_) as job:
         for i, bench in enumerate((*BENCHES, "exscan")):
-            res = job.cell(CellRequest(Cell(bench, 1000, np_), "loop", 1, 1e-4, 0.3, 16,
+            res = job.cell(CellRequest(Cell(bench, 1000, np_), timing="loop", observations=1,
+                                       target_time=1e-4, max_time=0.3, window=16,
                                        validate=True), i, timeout=60)
             if bench in lacking:
                 assert res.status == "na" and lacking[bench] in res.reason, (bench, res.reason)
@@ -68,7 +69,8 @@ def test_each_mockup_computes_what_its_collective_does(chosen, np_):
 def test_validation_checks_the_mockups():
     with running(MPI, 2, env={"ARENA_FAULT": "corrupt"}) as job:
         for bench in ("allreduce=reduce+bcast", "bcast=scatter+allgather", "gather=allgather"):
-            res = job.cell(CellRequest(Cell(bench, 4096, 2), "loop", 1, 1e-4, 0.3, 16,
+            res = job.cell(CellRequest(Cell(bench, 4096, 2), timing="loop", observations=1,
+                                       target_time=1e-4, max_time=0.3, window=16,
                                        validate=True), 1, timeout=60)
             assert res.status == "invalid" and "wrong data at byte" in res.reason, bench
 

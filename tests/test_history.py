@@ -175,8 +175,9 @@ def _run(run_id: int, cells: dict[Key, list[np.ndarray]], variant: str = "x") ->
     groups = {k: {variant: Group(values=[float(v) for a in launches for v in a],
                                  launches=[i for i, a in enumerate(launches) for _ in a])}
               for k, launches in cells.items()}
-    run = RunRecord(run_id, f"2026-01-01T00:00:{run_id:02d}+00:00", None, "complete", "", "", 0,
-                    "", {"cores": 2}, {}, 0, "", None)
+    run = RunRecord(id=run_id, started=f"2026-01-01T00:00:{run_id:02d}+00:00", finished=None,
+                    status="complete", suite="", command="", seed=0, version="",
+                    machine={"cores": 2}, settings={}, pid=0, host="", note=None)
     return RunData(run_id, run, "complete", [], [variant], [], RunSettings.read({}), groups)
 
 

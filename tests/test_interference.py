@@ -156,7 +156,8 @@ def test_a_store_written_before_launches_recorded_their_machine_opens(tmp_path):
     path = tmp_path / "v4.db"
     store = Store(path)
     run = stored_run(store, "quick", seed=5)
-    store.add_job(JobRow(run, "a-1", 2, "local", "core", ["mpiexec"]))
+    store.add_job(JobRow(run_id=run, variant="a-1", np=2, topology="local", binding="core",
+                         command=["mpiexec"]))
     store.close()
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE jobs DROP COLUMN interference; ALTER TABLE jobs DROP COLUMN "

@@ -52,8 +52,9 @@ def planted(launches: int = 12, per_launch: int = 5) -> RunData:
         values = [BENCHMARKS["loggp"].observation([0, 0], x) for x in extras]
         cells[Key("loggp", size, 2)] = {"v": Group(values=values, extras=extras, launches=[
             i for i in range(launches) for _ in range(per_launch)])}
-    run = RunRecord(1, "", None, "complete", "", "", 0, "", {"cores": 2}, {"window": 64}, 0,
-                    "", None)
+    run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
+                    seed=0, version="", machine={"cores": 2}, settings={"window": 64}, pid=0,
+                    host="", note=None)
     return RunData(1, run, "complete", [], ["v"], [], RunSettings.read(run.settings), cells)
 
 

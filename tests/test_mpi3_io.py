@@ -31,8 +31,9 @@ CAN_EMULATE = os.geteuid() == 0 and Path("/usr/sbin/sshd").exists()
 
 def measure(job: Job, bench: str, size: int, validate: bool = True,
             offcache: bool = False) -> CellResult:
-    return job.cell(CellRequest(Cell(bench, size, job.np), "loop", 5, 1e-3, 2.0, 1,
-                                offcache=offcache, validate=validate), 1, timeout=60)
+    return job.cell(CellRequest(Cell(bench, size, job.np), timing="loop", observations=5,
+                                target_time=1e-3, max_time=2.0, window=1, offcache=offcache,
+                                validate=validate), 1, timeout=60)
 
 
 @pytest.mark.parametrize("impl", MPI, ids=[i.id for i in MPI])

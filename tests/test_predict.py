@@ -131,7 +131,9 @@ def run_data(cells: dict[Key, dict[str, list[float]]], tuning: dict[str, dict[st
     groups = {k: {v: Group(values=vals, launches=list(range(len(vals)))) for v, vals in c.items()}
               for k, c in cells.items()}
     settings = {"tuning": tuning or {}}
-    run = RunRecord(1, "", None, "complete", "", "", 0, "", {"cores": 2}, settings, 0, "", None)
+    run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
+                    seed=0, version="", machine={"cores": 2}, settings=settings, pid=0, host="",
+                    note=None)
     return RunData(1, run, "complete", [], variants, [], RunSettings.read(settings), groups)
 
 

@@ -8,11 +8,11 @@ import numpy as np
 from conftest import stored_run
 
 from mpiarena.analysis.ranks import rank_matrix
-from mpiarena.base.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.records import CellRow, RunSettings, VariantRecord
 from mpiarena.base.status import CellStatus
 from mpiarena.report.html import render_html
 from mpiarena.report.plots import BANDS, _bands
-from mpiarena.store import CellRow, Obs, Store
+from mpiarena.store import Obs, Store
 from mpiarena.store.results import Group, load
 
 SLOW = 11  # the straggler
@@ -23,16 +23,16 @@ def _run(path, ranks: int) -> int:
     run = stored_run(store, "default", RunSettings(window=64))
     rng = np.random.default_rng(2)
     for v in ("a-1", "b-1"):
-        store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
+        store.add_variant(VariantRecord(run_id=run, variant=v, impl_id=v, name="default", env={},
+                                        args=[], binding="core"))
         for launch in range(3):
             for size in (8, 4096):
                 t = rng.lognormal(0, 0.05, (3, ranks)) * 1e-5
                 t[:, SLOW] *= 3
-                store.add_cell(CellRow(run, None, v,
-                                       CellRequest(Cell("bcast", size, ranks), "barrier"),
-                                       CellStatus.OK, None, 10,
-                                       [Obs(i, r.tolist()) for i, r in enumerate(t)], 0,
-                                       launch))
+                store.add_cell(CellRow(run_id=run, job_id=None, variant=v, bench="bcast",
+                                       size=size, np=ranks, iterations=10, status=CellStatus.OK,
+                                       launch=launch, timing="barrier"),
+                               [Obs(i, r.tolist()) for i, r in enumerate(t)])
     store.close()
     return run
 
@@ -52,9 +52,11 @@ def test_few_ranks_get_no_rank_view(tmp_path):
     store = Store(tmp_path / "s.db")
     run = stored_run(store, "default")
     for v in ("a-1", "b-1"):
-        store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
-        store.add_cell(CellRow(run, None, v, CellRequest(Cell("bcast", 8, 4)), CellStatus.OK,
-                               None, 10, [Obs(i, [1e-5] * 4) for i in range(3)]))
+        store.add_variant(VariantRecord(run_id=run, variant=v, impl_id=v, name="default", env={},
+                                        args=[], binding="core"))
+        store.add_cell(CellRow(run_id=run, job_id=None, variant=v, bench="bcast", size=8, np=4,
+                               iterations=10, status=CellStatus.OK),
+                       [Obs(i, [1e-5] * 4) for i in range(3)])
     assert "rank by rank" not in render_html(load(store, run))
 
 

@@ -12,10 +12,10 @@ from mpiarena.base.records import RunKind
 from mpiarena.model.runs import ReleasesSettings, kind_of, settings_of
 from mpiarena.store import Store
 
-STEP = ReleasesSettings(("allreduce",), (8,), (2,), releases=("mpich-4.0.2", "mpich-5.0.2"),
-                        bisection_step=1)
-SEPARATED = ReleasesSettings(("allreduce",), (8,), (2,), releases=("4.0.2", "5.0.2"),
-                             build_levers=("ch4 tcp",))
+STEP = ReleasesSettings(benchmarks=("allreduce",), sizes=(8,), nps=(2,),
+                        releases=("mpich-4.0.2", "mpich-5.0.2"), bisection_step=1)
+SEPARATED = ReleasesSettings(benchmarks=("allreduce",), sizes=(8,), nps=(2,),
+                             releases=("4.0.2", "5.0.2"), build_levers=("ch4 tcp",))
 
 
 def test_a_releases_run_names_its_series_and_reads_back_as_written(tmp_path):

@@ -122,7 +122,9 @@ def _run(cells: dict, topology: str = "local") -> RunData:
     groups = {k: {v: g if isinstance(g, Group) else Group(values=list(g)) for v, g in cell.items()}
               for k, cell in cells.items()}
     variants = sorted({v for cell in cells.values() for v in cell})
-    impls = [ImplementationRecord(1, i, f, "", "", "", None, "", "", "", "")
+    impls = [ImplementationRecord(run_id=1, impl_id=i, family=f, version="", version_string="",
+                                  origin="", prefix=None, wrapper="", launcher="", wrapper_flags="",
+                                  cflags="")
              for i, f in FAMILY.items() if any(v.split(":")[0] == i for v in variants)]
     return RunData(1, {}, "complete", impls, variants, [], RunSettings(topology=topology), groups)
 

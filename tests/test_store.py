@@ -8,13 +8,21 @@ import pytest
 from conftest import mpiarena, stored_run
 
 from mpiarena.base.errors import ArenaError
-from mpiarena.base.records import Cell, CellRequest, RunKind, RunSettings, VariantRecord
+from mpiarena.base.records import (
+    CellRow,
+    JobRow,
+    RunKind,
+    RunSettings,
+    VariantRecord,
+)
 from mpiarena.base.status import CellStatus
+from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.model.programs import TunedConfig
 from mpiarena.model.runs import ProgramSettings, ProgramTuning, RunStart
 from mpiarena.model.whatran import Cvar, WhatRan
-from mpiarena.store import SCHEMA_VERSION, CellRow, JobRow, Obs, Store
+from mpiarena.store import SCHEMA_VERSION, Obs, Store
 from mpiarena.store.backend import is_server, shown
+from mpiarena.store.results import reduce
 
 
 def _run(store: Store) -> int:
@@ -22,20 +30,41 @@ def _run(store: Store) -> int:
 
 
 def _ok(run: int, variant: str, bench: str, size: int, np_: int, observations: list[Obs],
-        launch: int = 0, timing: str = "loop", iterations: int = 10) -> CellRow:
-    """A measured cell's row."""
-    return CellRow(run, None, variant, CellRequest(Cell(bench, size, np_), timing),
-                   CellStatus.OK, None, iterations, observations, 0, launch)
+        launch: int = 0, timing: str = "loop", iterations: int = 10
+        ) -> tuple[CellRow, list[Obs]]:
+    """A measured cell's row and its observations."""
+    return CellRow(run_id=run, job_id=None, variant=variant, bench=bench, size=size, np=np_,
+                   iterations=iterations, status=CellStatus.OK, launch=launch,
+                   timing=timing), observations
 
 
 def test_cells_and_observations_round_trip(tmp_path):
     store = Store(tmp_path / "s.db")
     run = _run(store)
-    cell = store.add_cell(_ok(run, "x-1", "pingpong", 8, 2,
+    cell = store.add_cell(*_ok(run, "x-1", "pingpong", 8, 2,
                               [Obs(0, [1e-6, 1.1e-6]), Obs(1, [2e-6, 2.1e-6])]))
     assert store.observations(run) == {cell: [[1e-6, 1.1e-6], [2e-6, 2.1e-6]]}
     assert store.resolve("latest") == run
     assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+
+
+# every rank's seconds of some observations: a rank without a figure (NaN), an infinite one,
+# none at all, a pair's third rank slower than both
+RANKS = [[1e-6, math.nan, 3e-6], [math.nan, 2e-6], [math.nan, math.nan], [math.inf, 1e-6], [],
+         [4e-6, 5e-6, 9e-6], [math.nan, 2e-6, 8e-6]]
+
+
+@pytest.mark.parametrize("bench", ["allreduce", "pingpong", "bibw", "init"])
+def test_the_budget_and_the_report_reduce_an_observation_over_its_ranks_alike(bench):
+    """The runner's budget steers by Benchmark.observation, the report reads the store's
+    figures (results.reduce): one rule, a NaN rank left out, NaN where no rank gave a finite
+    figure."""
+    b = BENCHMARKS[bench]
+    budget = [b.observation(r) for r in RANKS]
+    np.testing.assert_array_equal(budget, reduce(b, [np.array(r, float) for r in RANKS]))
+    expected = [3e-6, 2e-6, math.nan, math.nan, math.nan, 9e-6, 8e-6] if not b.pair else \
+        [1e-6, 2e-6, math.nan, math.nan, math.nan, 5e-6, 2e-6]
+    np.testing.assert_allclose(budget, np.array(expected) * b.scale)
 
 
 def test_a_run_whose_process_died_reads_as_incomplete_and_the_next_store_marks_it_once(tmp_path):
@@ -155,7 +184,7 @@ def test_a_schema_2_store_upgrades_in_place_with_each_cell_one_looped_launch(tmp
     path = tmp_path / "v2.db"
     store = Store(path)
     run = _run(store)
-    store.add_cell(_ok(run, "x-1", "pingpong", 8, 2, [Obs(0, [1e-6, 1e-6])]))
+    store.add_cell(*_ok(run, "x-1", "pingpong", 8, 2, [Obs(0, [1e-6, 1e-6])]))
     store.close()
     _as_schema_2(path)
     store = Store(path)
@@ -169,8 +198,9 @@ def test_a_store_from_before_launches_still_shows_and_compares(tmp_path):
     store = Store(path)
     run = _run(store)
     for variant, level in (("a-1", 1e-6), ("b-1", 3e-6)):
-        store.add_variant(VariantRecord(run, variant, variant, "default", {}, [], "auto"))
-        store.add_cell(_ok(run, variant, "pingpong", 8, 2,
+        store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
+                                        name="default", env={}, args=[], binding="auto"))
+        store.add_cell(*_ok(run, variant, "pingpong", 8, 2,
                            [Obs(i, [level * (1 + i / 100)] * 2) for i in range(20)]))
     store.close()
     _as_schema_2(path)
@@ -195,24 +225,26 @@ def _varied_run(path, ranks: int = 16) -> int:
     run = _run(store)
     rng = np.random.default_rng(3)
     for v, level in (("a-1", 1.0), ("b-1", 1.3)):
-        store.add_variant(VariantRecord(run, v, v, "default", {}, [], "core"))
+        store.add_variant(VariantRecord(run_id=run, variant=v, impl_id=v, name="default", env={},
+                                        args=[], binding="core"))
         for launch in range(4):
             t = level * rng.lognormal(0, 0.1, size=(3, ranks)) * 1e-6
             late = [{"late": [0.1 * i] + [math.nan] * (ranks - 1),
                      "clock_offset": rng.normal(0, 1e-7, ranks).tolist()} for i in range(3)]
-            store.add_cell(_ok(run, v, "allreduce", 8, ranks,
+            store.add_cell(*_ok(run, v, "allreduce", 8, ranks,
                                [Obs(i, row.tolist(), x)
                                 for i, (row, x) in enumerate(zip(t, late, strict=True))],
                                launch, "window"))
-            store.add_cell(_ok(run, v, "pingpong", 8, 2,
+            store.add_cell(*_ok(run, v, "pingpong", 8, 2,
                                [Obs(i, row[:2].tolist()) for i, row in enumerate(t)], launch))
             ovl = [{"pure": [2.0, 2.0], "compute": [2.0, 2.0], "overlapped": [3.0, level * 2.5],
                     "after": [math.nan, 1.0]} for _ in range(3)]
-            store.add_cell(_ok(run, v, "overlap", 1024, 2,
+            store.add_cell(*_ok(run, v, "overlap", 1024, 2,
                                [Obs(i, [1e-3, 1e-3], x) for i, x in enumerate(ovl)], launch))
-            store.add_cell(_ok(run, v, "cpu", 0, 2, [Obs(0, [1.0, 1.0])], launch))
-        store.add_cell(CellRow(run, None, v, CellRequest(Cell("bcast", 8, ranks)),
-                               CellStatus.FAILED, "rank 3 died", launch=4))
+            store.add_cell(*_ok(run, v, "cpu", 0, 2, [Obs(0, [1.0, 1.0])], launch))
+        store.add_cell(CellRow(run_id=run, job_id=None, variant=v, bench="bcast", size=8,
+                               np=ranks, status=CellStatus.FAILED, reason="rank 3 died",
+                               launch=4))
     store.close()
     return run
 
@@ -306,7 +338,8 @@ def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
     path = tmp_path / "v6.db"
     store = Store(path)
     run = _run(store)
-    old = store.add_job(JobRow(run, "x-1", 2, "local", "core", ["arena"]))
+    old = store.add_job(JobRow(run_id=run, variant="x-1", np=2, topology="local", binding="core",
+                               command=["arena"]))
     store.close()
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE jobs DROP COLUMN config; DROP TABLE configs;"
@@ -317,7 +350,8 @@ def test_a_schema_6_store_upgrades_its_jobs_to_record_what_ran(tmp_path):
     db.close()
     upgraded = Store(path)
     assert upgraded.jobs(run)[0].config is None
-    new = upgraded.add_job(JobRow(run, "x-1", 2, "local", "core", ["arena"]))
+    new = upgraded.add_job(JobRow(run_id=run, variant="x-1", np=2, topology="local", binding="core",
+                                  command=["arena"]))
     what = WhatRan((Cvar("pml", "ob1", "all_eq"),), "", "requested: pml ob1", "MPI_T cvars")
     upgraded.add_what_ran(new, what)
     assert upgraded.what_ran(run) == {new: what} and old not in upgraded.what_ran(run)
@@ -343,15 +377,16 @@ def test_a_schema_9_store_splits_the_cell_a_job_failed_in_from_its_cause(tmp_pat
     path = tmp_path / "v9.db"
     store = Store(path)
     run = _run(store)
-    jobs = [store.add_job(JobRow(run, "x-1", 2, "local", "core", ["arena"])) for _ in range(4)]
+    jobs = [store.add_job(JobRow(run_id=run, variant="x-1", np=2, topology="local", binding="core",
+                                 command=["arena"])) for _ in range(4)]
     for job, reason in zip(jobs, ["bcast-ack 1024 B: the job ended (exit status 3)",
                                   "start-up failed: no hello", None,
                                   "pingpong 8 B in launch 1: no answer"], strict=True):
         store.update_job(job, status="failed", reason=reason)
-    asked = CellRequest(Cell("pingpong", 8, 2))
     for status, reason in (("skipped", "bcast-ack 1024 B: the job ended (exit status 3)"),
                            ("na", "alltoall 8 B: kept as it is")):
-        store.add_cell(CellRow(run, None, "x-1", asked, CellStatus(status), reason))
+        store.add_cell(CellRow(run_id=run, job_id=None, variant="x-1", bench="pingpong", size=8,
+                               np=2, status=CellStatus(status), reason=reason))
     store.close()
     db = sqlite3.connect(path)
     db.executescript("ALTER TABLE jobs DROP COLUMN failed_bench;"

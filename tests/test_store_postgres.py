@@ -18,11 +18,16 @@ from conftest import IMPLS, STARTED, leftovers, mpiarena, spawn, stored_run
 from postgres_fixture import BIN, PgServer, pg_server
 from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
 
-from mpiarena.base.records import Cell, CellRequest, ImplementationRecord, VariantRecord
+from mpiarena.base.records import (
+    CellRow,
+    ImplementationRecord,
+    JobRow,
+    VariantRecord,
+)
 from mpiarena.base.status import CellStatus, LaunchStatus
 from mpiarena.model.programs import LaunchKind, ProgramLaunch, RankCalls, Role, TunedConfig
 from mpiarena.model.whatran import Cvar, WhatRan
-from mpiarena.store import CellRow, JobRow, Obs, Store
+from mpiarena.store import Obs, Store
 
 pytestmark = pytest.mark.skipif(BIN is None, reason="needs PostgreSQL: apt-get install postgresql")
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:1]  # a job's ranks: srun
@@ -159,18 +164,23 @@ def _written(store: Store) -> object:
     """Every kind of row the store writes, written through its calls, then read back."""
     run_id = stored_run(store)
     for prefix in ("/usr", "/opt"):  # the second replaces the first
-        store.add_implementation(ImplementationRecord(run_id, "mpich-4.0.2", "mpich", "4.0.2",
-                                                      "MPICH 4.0.2", "debian", prefix, "mpicc",
-                                                      "mpiexec", "-lmpi", "-O2"))
-        store.add_variant(VariantRecord(run_id, "v", "mpich-4.0.2", prefix, {"A": "1"}, [], "core"))
-    job = store.add_job(JobRow(run_id, "v", 2, "local", "core", ["mpiexec"]))
+        store.add_implementation(ImplementationRecord(run_id=run_id, impl_id="mpich-4.0.2",
+                                                      family="mpich", version="4.0.2",
+                                                      version_string="MPICH 4.0.2", origin="debian",
+                                                      prefix=prefix, wrapper="mpicc",
+                                                      launcher="mpiexec", wrapper_flags="-lmpi",
+                                                      cflags="-O2"))
+        store.add_variant(VariantRecord(run_id=run_id, variant="v", impl_id="mpich-4.0.2",
+                                        name=prefix, env={"A": "1"}, args=[], binding="core"))
+    job = store.add_job(JobRow(run_id=run_id, variant="v", np=2, topology="local", binding="core",
+                               command=["mpiexec"]))
     store.update_job(job, status="ok", ranks=[{"host": "h"}], tick=1e-9)
     what = WhatRan((Cvar("MPIR_CVAR_X", "1", "all"),), "", "ch4:ofi", "MPI_T cvar")
     store.add_what_ran(job, what)
     store.add_what_ran(job, what)  # one configs row for both
-    cell = store.add_cell(CellRow(run_id, job, "v", CellRequest(Cell("pingpong", 8, 2)),
-                                  CellStatus.OK, iterations=10, seq=1,
-                                  observations=[Obs(0, [1.5e-6, 2.5e-6], {"cpu": [1.0, 0.5]})]))
+    cell = store.add_cell(CellRow(run_id=run_id, job_id=job, variant="v", bench="pingpong",
+                                  size=8, np=2, iterations=10, status=CellStatus.OK, seq=1),
+                          [Obs(0, [1.5e-6, 2.5e-6], {"cpu": [1.0, 0.5]})])
     for figures in ([1.0], [2.0]):  # the second replaces the first
         store.save_summaries(1, {cell: (np.array(figures), np.array([]))})
     launch = store.add_program_launch(run_id, ProgramLaunch(

@@ -12,12 +12,12 @@ import pytest
 from conftest import IMPLS, mpiarena, stored_run
 from test_core import running
 
-from mpiarena.base.records import Cell, CellRequest, RunSettings, VariantRecord
+from mpiarena.base.records import Cell, CellRequest, CellRow, RunSettings, VariantRecord
 from mpiarena.base.status import CellStatus
 from mpiarena.impls import Implementation
 from mpiarena.platform.plan import timing
 from mpiarena.runner.job import CellResult, Job
-from mpiarena.store import CellRow, Obs, Store
+from mpiarena.store import Obs, Store
 from mpiarena.store.results import load
 from mpiarena.suites import load as load_suite
 from mpiarena.suites import override
@@ -29,7 +29,8 @@ needs_mpi = pytest.mark.skipif(not MPI, reason="needs Debian's MPICH or Open MPI
 
 def cell(job: Job, bench: str, size: int, sync: str, obs: int = 8,
          target: float = 1e-3) -> CellResult:
-    res = job.cell(CellRequest(Cell(bench, size, job.np), sync, obs, target, 3.0, 16), 1,
+    res = job.cell(CellRequest(Cell(bench, size, job.np), timing=sync, observations=obs,
+                               target_time=target, max_time=3.0, window=16), 1,
                    timeout=60)
     assert res.status == "ok", res.reason
     return res
@@ -147,11 +148,12 @@ def test_the_report_gives_the_window_drop_rate(tmp_path: Path):
     """Built from the store alone: the share of calls dropped, per variant, and its worst."""
     store = Store(tmp_path / "s.db")
     run = stored_run(store, "quick", RunSettings(target_time=1e-3))
-    store.add_variant(VariantRecord(run, "mpich-4.0.2", "mpich-4.0.2", "default", {}, [], "auto"))
+    store.add_variant(VariantRecord(run_id=run, variant="mpich-4.0.2", impl_id="mpich-4.0.2",
+                                    name="default", env={}, args=[], binding="auto"))
     late = [0.1, 0.0, 0.5]
-    store.add_cell(CellRow(run, None, "mpich-4.0.2", CellRequest(Cell("bcast", 8, 2), "window"),
-                           CellStatus.OK, None, 100,
-                           [Obs(i, [1e-6, 2e-6], {"late": [s, s]}) for i, s in enumerate(late)]))
+    store.add_cell(CellRow(run_id=run, job_id=None, variant="mpich-4.0.2", bench="bcast", size=8,
+                           np=2, iterations=100, status=CellStatus.OK, timing="window"),
+                   [Obs(i, [1e-6, 2e-6], {"late": [s, s]}) for i, s in enumerate(late)])
     from mpiarena.report.summary import method_lines
 
     lines = method_lines(load(store, run))

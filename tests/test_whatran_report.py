@@ -125,8 +125,11 @@ def test_a_rank_that_saw_more_than_its_core_is_a_binding_the_launcher_did_not_ap
     from mpiarena.base.records import JobRecord
 
     def job(i: int, binding: str, cpus: list[str]) -> JobRecord:
-        return JobRecord(i, 1, "x", 2, "local", binding, [], "ok", None, None, None, None,
-                         [{"rank": r, "cpus": c} for r, c in enumerate(cpus)], None, None)
+        return JobRecord(id=i, run_id=1, variant="x", np=2, topology="local", binding=binding,
+                         command=[], status="ok", reason=None, tick=None, resolution=None,
+                         thread_level=None,
+                         ranks=[{"rank": r, "cpus": c} for r, c in enumerate(cpus)],
+                         interference=None, config=None)
 
     found = configs([], [], [job(1, "core", ["0", "1"]), job(2, "core", ["0", "0,1"]),
                              job(3, "none", ["0,1", "0,1"])], {}).binding

@@ -2,14 +2,18 @@
 its status an enum of status.py; and the cell request every layer from the plan to the store
 carries.
 
-Fields follow the tables' columns in order, so `dataclasses.asdict` gives a row as exported.
+A cell and a job are each one record: the row a writer gives (CellRow, JobRow) and the record
+read back (CellRecord, JobRecord: the row, numbered by the store, with what a job records as it
+ends). Fields follow the tables' columns in order (a job's shape, which it starts with, before
+how it ended), so `dataclasses.asdict` gives a row as exported. Records of more than six fields
+are keyword-only.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import KW_ONLY, asdict, dataclass, field, fields
 from enum import StrEnum
 from functools import cache
 from typing import Any, Self
@@ -17,6 +21,8 @@ from typing import Any, Self
 from .status import CellStatus, JobStatus, LaunchShape, RunStatus
 
 MODULE_PREFIX = "module:"  # the ids of implementations offered as environment modules
+LOCAL = "local"  # the topology of a run on this machine alone (cluster.topology.Local)
+IMPORTED = "imported"  # an imported run's topology, and its implementations' origin
 
 
 def impl_of(variant: str) -> str:
@@ -85,15 +91,25 @@ class Cell:
     np: int
 
 
+class Timing(StrEnum):
+    """How a cell's calls are timed (plan.timing): a loop divided by its iterations, each call
+    between barriers, or in windows opened at one instant on every rank. A cell imported from
+    another suite keeps that suite's word instead (imports.records.TIMING)."""
+
+    LOOP = "loop"
+    BARRIER = "barrier"
+    WINDOW = "window"
+
+
 @dataclass(frozen=True)
 class CellRequest:
     """One cell as a variant's launches ask the core for it, built once in the plan from the
     suite and the run's settings: the job sends it as the core's cell command, the store keeps
-    its cell and timing in the cell's row. A cell read from another suite's output
-    (`mpiarena import`) asked no core: it holds its cell and timing only."""
+    its cell and timing in the cell's row (CellResult.row)."""
 
     cell: Cell
-    timing: str = "loop"  # how its calls are timed: loop, barrier or window (plan.timing)
+    _: KW_ONLY  # how the cell is asked, by name
+    timing: str = Timing.LOOP  # how its calls are timed (plan.timing)
     observations: int = 0  # observations in each launch
     target_time: float = 0.0  # seconds an observation's timed calls aim at
     max_time: float = 0.0  # seconds the cell may spend taking observations
@@ -122,7 +138,7 @@ class RunKind(StrEnum):
         return self in (RunKind.PROGRAM, RunKind.PROGRAM_TUNING)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunRecord(_Record):
     """A run: when, what, where; `status` as stored (see Store.status for a dead owner)."""
 
@@ -151,7 +167,7 @@ class RunRecord(_Record):
             object.__setattr__(self, "kind", RunKind(self.kind))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class HarnessTime:
     """Where a variant's measuring time went, in seconds (the runner adds as it goes): starting
     launches (the launcher to the core's hello, daemons included), reading what a library runs
@@ -171,7 +187,7 @@ class HarnessTime:
     storing: float = 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSettings:
     """What a run of a suite's cells was asked to do, as its `settings` column holds it
     (`stored` writes it, `read` reads it back): a key an older store lacks reads as the
@@ -191,7 +207,7 @@ class RunSettings:
     offcache: bool = False
     validate: bool = False
     timeout: float | None = None
-    topology: str = "local"
+    topology: str = LOCAL
     precision: float | None = None  # adaptive sampling's target, if asked
     max_time: float | None = None
     wait_quiet: float = 0.0
@@ -221,10 +237,8 @@ class RunSettings:
 
     @property
     def sums(self) -> Datatype | None:
-        """The element type the run's sums added up (None: an imported suite's whose output
-        does not say, ReproMPI's)."""
-        if self.datatype is None and self.topology == "imported":
-            return None
+        """The element type the run's sums added up (an imported run's: as its suite's output
+        said, ImportedSettings.sums)."""
         return self.datatype or Datatype.INT
 
     @property
@@ -238,7 +252,7 @@ class RunSettings:
         return self.datatype.mpi if self.datatype else "MPI_BYTE"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImplementationRecord(_Record):
     """An implementation a run built its core against."""
 
@@ -255,7 +269,7 @@ class ImplementationRecord(_Record):
     cflags: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VariantRecord(_Record):
     """A variant: an implementation with its environment, arguments and binding."""
 
@@ -269,20 +283,36 @@ class VariantRecord(_Record):
     binding: str
 
 
-@dataclass(frozen=True)
-class JobRecord(_Record):
-    """One launch: its command, how it ended, its clock, where each rank ran, and what ran
-    beside it (machine_load.Interference's fields; None in stores older than schema 5)."""
+@dataclass(frozen=True, kw_only=True)
+class _Numbered:
+    """The id the store numbers a row by."""
 
-    JSON = ("command", "ranks", "interference")
-    STATUS = JobStatus
     id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobRow:
+    """One launch as it starts (Store.add_job): its run, variant and rank count, where it runs,
+    its binding, its command, and whether it measures every cell of its session."""
+
     run_id: int
     variant: str
     np: int
     topology: str
     binding: str
     command: list[str]
+    shape: LaunchShape = LaunchShape.WHOLE  # every cell of the plan, or a budget's open ones
+
+
+# _Numbered after the row's class: a dataclass takes its bases' fields from the last base
+# first, so the id comes first, as in the table.
+@dataclass(frozen=True, kw_only=True)
+class JobRecord(JobRow, _Numbered, _Record):
+    """One launch as stored: its row, how it ended, its clock, where each rank ran, and what
+    ran beside it (machine_load.Interference's fields; None in stores older than schema 5)."""
+
+    JSON = ("command", "ranks", "interference")
+    STATUS = JobStatus
     status: JobStatus
     reason: str | None  # why it failed: the cause alone, the cell it failed in below
     tick: float | None
@@ -293,7 +323,6 @@ class JobRecord(_Record):
     config: str | None  # the hash of what its library reported it ran with (Store.what_ran)
     failed_bench: str | None = None  # the cell it failed in (None: it failed outside a cell)
     failed_size: int | None = None
-    shape: LaunchShape = LaunchShape.WHOLE  # every cell of the plan, or a budget's open ones
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", LaunchShape(self.shape))  # the store's word
@@ -308,22 +337,27 @@ class JobRecord(_Record):
         return f"{self.failed_bench}{size}: {self.reason}"
 
 
-@dataclass(frozen=True)
-class CellRecord(_Record):
-    """A cell measured (or not) for a variant in one launch."""
+@dataclass(frozen=True, kw_only=True)
+class CellRow:
+    """A cell measured (or not) for a variant in one launch, as a writer gives it
+    (Store.add_cell, with its observations): what was asked, where it ran, how it ended."""
 
-    STATUS = CellStatus
-
-    id: int
     run_id: int
     job_id: int | None
     variant: str
     bench: str
     size: int
     np: int
-    iterations: int | None
+    iterations: int | None = None
     status: CellStatus
-    reason: str | None
-    seq: int
-    launch: int
-    timing: str
+    reason: str | None = None
+    seq: int = 0
+    launch: int = 0  # the variant's launches at this rank count, from 0
+    timing: str = Timing.LOOP  # as asked (CellRequest.timing), or an imported suite's word
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellRecord(CellRow, _Numbered, _Record):
+    """A cell as stored: its row, numbered."""
+
+    STATUS = CellStatus

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from ..base.errors import ArenaError
 from ..base.machine import cores
+from ..base.records import LOCAL
 from . import emulated, hosts, slurm
 from .placement import Placement
 from .spec import parse
@@ -35,7 +36,7 @@ class Topology(Protocol):
 class Local:
     """This machine, ranks started by each launcher's local mode."""
 
-    label = "local"
+    label = LOCAL
 
     @property
     def cores(self) -> int:

@@ -12,7 +12,7 @@ import click
 from ..base import paths
 from ..base.errors import ArenaError
 from ..base.machine import cores as here_cores
-from ..base.records import ImplementationRecord
+from ..base.records import IMPORTED, ImplementationRecord
 from ..impls import discover
 from ..imports import PARSERS, read
 from ..imports.ingest import ImportAsk, check, ingest
@@ -36,15 +36,18 @@ def _implementation(impl_id: str) -> ImplementationRecord:
     known = {f.impl.id: f.impl for f in discover({}, paths.impls_dir()) if f.impl is not None}
     if impl_id in known:
         i = known[impl_id]
-        return ImplementationRecord(0, i.id, i.family, i.version,
-                                    f"{i.family} {i.version}, as installed here (the files "
-                                    "do not say which build ran)", "imported",
-                                    str(i.prefix or ""), str(i.wrapper), str(i.launcher), "", "")
+        return ImplementationRecord(
+            run_id=0, impl_id=i.id, family=i.family, version=i.version,
+            version_string=f"{i.family} {i.version}, as installed here (the files do not say "
+            "which build ran)", origin=IMPORTED, prefix=str(i.prefix or ""),
+            wrapper=str(i.wrapper), launcher=str(i.launcher), wrapper_flags="", cflags="")
     named = re.match(r"^(.+?)-(\d[\w.+]*)$", impl_id)
     family, version = (named.group(1), named.group(2)) if named else (impl_id, "?")
-    return ImplementationRecord(0, impl_id, family, version,
-                                f"{impl_id} (not installed here; named by --impl)", "imported",
-                                None, "", "", "", "")
+    return ImplementationRecord(
+        run_id=0, impl_id=impl_id, family=family, version=version,
+        version_string=f"{impl_id} (not installed here; named by --impl)",
+        origin=IMPORTED, prefix=None, wrapper="", launcher="", wrapper_flags="",
+        cflags="")
 
 
 @click.command("import")

@@ -10,12 +10,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..base.errors import ArenaError
-from ..base.records import Cell, CellRequest, Datatype, ImplementationRecord, RunKind, VariantRecord
+from ..base.records import (
+    IMPORTED,
+    CellRow,
+    Datatype,
+    ImplementationRecord,
+    JobRow,
+    RunKind,
+    VariantRecord,
+)
 from ..base.status import CellStatus, JobStatus
 from ..model.benchmarks import BENCHMARKS
 from ..model.runs import ImportedFrom, ImportedSettings, RunStart
 from ..model.whatran import WhatRan
-from ..store import CellRow, JobRow, Obs, Store
+from ..store import Obs, Store
 from .osu import WINDOW
 from .records import SUITE_PREFIX, Figure, Parsed
 
@@ -94,7 +102,7 @@ def _settings(asked: ImportAsk, held: list[ImportedLaunch],
         observations=max([old.observations, *per_launch.values()]),
         launches=max([old.launches, *counts.values()]),
         window=windows.pop() if windows else old.window,
-        topology="imported", ranks_run_as="-",
+        topology=IMPORTED, ranks_run_as="-",
         datatype=Datatype(datatype) if datatype else None,
         imported=ImportedFrom(asked.suite, asked.figure,
                               "file" if asked.per_file else "run of the suite", files))
@@ -156,7 +164,8 @@ def _write(store: Store, run_id: int, asked: ImportAsk,
     suite, impl = asked.suite, asked.impl
     variant = impl.impl_id
     store.add_implementation(replace(impl, run_id=run_id))
-    store.add_variant(VariantRecord(run_id, variant, impl.impl_id, impl.impl_id, {}, [], "-"))
+    store.add_variant(VariantRecord(run_id=run_id, variant=variant, impl_id=impl.impl_id,
+                                    name=impl.impl_id, env={}, args=[], binding="-"))
     seq = len(store.cells(run_id))
     launch_of: dict[int, int] = {}  # rank count -> launches so far
     cells = dropped = 0
@@ -167,8 +176,9 @@ def _write(store: Store, run_id: int, asked: ImportAsk,
         for np_ in sorted({k[2] for k in by_cell}):
             index = launch_of.get(np_, 0)
             launch_of[np_] = index + 1
-            job = store.add_job(JobRow(run_id, variant, np_, "imported", "-",
-                                       [suite, launch.source]))
+            job = store.add_job(JobRow(run_id=run_id, variant=variant, np=np_,
+                                       topology=IMPORTED, binding="-",
+                                       command=[suite, launch.source]))
             store.update_job(job, status=JobStatus.OK)
             store.add_what_ran(job, WhatRan(None, f"imported {suite} output: the suite does not "
                                             "report them", "unknown",
@@ -181,11 +191,10 @@ def _write(store: Store, run_id: int, asked: ImportAsk,
                 if not kept:
                     continue
                 scale = BENCHMARKS[bench].scale
-                store.add_cell(CellRow(run_id, job, variant,
-                                       CellRequest(Cell(bench, size, n), kept[0].timing),
-                                       CellStatus.OK, None, None,
-                                       [Obs(i, [f.value / scale]) for i, f in enumerate(kept)],
-                                       seq, index))
+                store.add_cell(CellRow(run_id=run_id, job_id=job, variant=variant,
+                                       bench=bench, size=size, np=n, status=CellStatus.OK,
+                                       seq=seq, launch=index, timing=kept[0].timing),
+                               [Obs(i, [f.value / scale]) for i, f in enumerate(kept)])
                 seq += 1
                 cells += 1
     return Imported(run_id, len(held), cells, dropped)

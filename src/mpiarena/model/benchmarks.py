@@ -2,18 +2,23 @@
 
 The core reports every rank's time per iteration of its loop, and extra figures per rank
 (CPU seconds per wall second, resident memory, overlap and progress timings); an observation
-is reduced here: point-to-point benchmarks take the ranks of the pair, collectives the slowest
-rank, cost benchmarks the figure they exist for (CPU %, memory overhead, overlap %...),
-application kernels (kernels/apps.c) the wall time of one run of the slowest rank; their
-size is the problem size (trapezoids, matrix order, range end, particles, grid edge).
+is reduced here, by one rule the runner's budget and the store's figures both take
+(Benchmark.timed): point-to-point benchmarks take the ranks of the pair, collectives the
+slowest rank, a rank without a figure (NaN) left out; cost benchmarks the figure they exist for
+(CPU %, memory overhead, overlap %...); application kernels (kernels/apps.c) the wall time of
+one run of the slowest rank, their size the problem size (trapezoids, matrix order, range end,
+particles, grid edge).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+
+import numpy as np
 
 from ..base.records import Datatype, RunSettings
 from ..base.sizes import format_size
@@ -133,10 +138,21 @@ class Benchmark:
         if self.figure is not None:
             value = self.figure(per_rank, extras or {})
             return value if math.isfinite(value) else NAN
-        # the slowest rank that gave a figure, as store/results.py's reduce takes it (Python's
-        # max of a list holding NaN depends on where the NaN stands)
-        timed = [t for t in (per_rank[:2] if self.pair else per_rank) if not math.isnan(t)]
-        return max(timed) * self.scale if timed else NAN
+        return float(self.timed(np.array([per_rank], dtype=float))[0])
+
+    def timed(self, seconds: np.ndarray) -> np.ndarray:
+        """Each observation of a timed benchmark (a row of every rank's seconds per iteration,
+        NaN for a rank without a figure) reduced over its ranks: the slowest rank that gave a
+        figure (point-to-point: of ranks 0 and 1), scaled; NaN where no rank gave one or the
+        result is not finite."""
+        ranks = seconds[:, :2] if self.pair else seconds
+        if ranks.shape[1] == 0:
+            return np.full(len(ranks), NAN)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an observation with no figure
+            figures: np.ndarray = np.nanmax(ranks, axis=1) * self.scale
+        figures[~np.isfinite(figures)] = NAN
+        return figures
 
     def bandwidth(self, size: int, seconds: float, window: int) -> float | None:
         """Bytes per second over the reported time (an observation, not a loop iteration), for

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from ..base import machine
-from ..base.records import RunKind, RunRecord, RunSettings
+from ..base.records import LOCAL, Datatype, RunKind, RunRecord, RunSettings
 from .programs import BuiltProgram, Metric
 
 APP_SUITE = "app"  # the suite column of a program's runs
@@ -33,11 +33,17 @@ class ImportedFrom:
     files: dict[str, list[str]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImportedSettings(RunSettings):
     """An imported run's settings: a suite's cells as the files held them, and their source."""
 
     imported: ImportedFrom = field(default_factory=ImportedFrom)
+
+    @property
+    def sums(self) -> Datatype | None:
+        """The element type the suite's sums added up, as its output said (None: it does not
+        say, ReproMPI's)."""
+        return self.datatype
 
     @classmethod
     def read(cls, stored: dict[str, Any]) -> ImportedSettings:
@@ -47,7 +53,7 @@ class ImportedSettings(RunSettings):
                                                             stored.get("imported") or {})))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SimulatedSettings(RunSettings):
     """A simulated run's settings: the cells, and what SMPI modelled them on."""
 
@@ -65,7 +71,7 @@ class SimulatedSettings(RunSettings):
         return replace(base, factors=tuple(base.factors))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReleasesSettings(RunSettings):
     """A run of `mpiarena releases`: the cells, and the series' releases it measured side by
     side (a bisection's step, or a pair under the build's levers)."""
@@ -102,7 +108,7 @@ class ProgramTuning:
         return cls(**given)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProgramSettings:
     """A program's run (`mpiarena program`, with --tune: `tune`): how it was launched, what was
     read of it, and the program each library ran."""
@@ -113,7 +119,7 @@ class ProgramSettings:
     timeout: float = 600.0
     profile: bool = True
     metrics: tuple[Metric, ...] = ()
-    topology: str = "local"
+    topology: str = LOCAL
     ranks_run_as: str = "self"
     programs: dict[str, BuiltProgram] = field(default_factory=dict)  # implementation -> it
     program: tuple[str, ...] = ()  # as given on the command line
@@ -150,6 +156,13 @@ SETTINGS: dict[RunKind, type[RunSettings] | type[ProgramSettings]] = {
 def settings_of(run: RunRecord) -> StoredSettings:
     """The run's settings as its kind's record."""
     return SETTINGS[run.kind].read(run.settings)
+
+
+def cells_settings(run: RunRecord) -> RunSettings:
+    """A run's settings as its kind's record of a suite's cells (a program run's read as one:
+    its defaults)."""
+    kind = SETTINGS[run.kind]
+    return (kind if issubclass(kind, RunSettings) else RunSettings).read(run.settings)
 
 
 def program_settings(run: RunRecord) -> ProgramSettings:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..base.errors import ArenaError
 from ..base.machine import cores
-from ..base.records import Cell, CellRequest
+from ..base.records import Cell, CellRequest, Timing
 from ..impls import Implementation, families, family_of
 from ..model.benchmarks import BENCHMARKS, Kind
 from ..suites import Suite, VariantSpec
@@ -145,10 +145,10 @@ def timing(cell: Cell, suite: Suite, impl: Implementation) -> str:
     more ranks than this machine's cores (they cannot all be running when a window opens; an
     emulated cluster's nodes share these cores too)."""
     if BENCHMARKS[cell.bench].kind != Kind.COLL or cell.bench == "bcast-ack":
-        return "loop"
-    if suite.sync == "window" and (not family_of(impl).window_timing
-                                   or cell.np > cores()):
-        return "barrier"
+        return Timing.LOOP
+    if suite.sync == Timing.WINDOW and (not family_of(impl).window_timing
+                                        or cell.np > cores()):
+        return Timing.BARRIER
     return suite.sync
 
 
@@ -162,9 +162,11 @@ def max_time(cell: Cell, suite: Suite) -> float:
 def request(cell: Cell, suite: Suite, impl: Implementation,
             options: CellOptions = CellOptions()) -> CellRequest:
     """The cell as the suite and the run's settings ask it of a core of `impl`."""
-    return CellRequest(cell, timing(cell, suite, impl), suite.observations, suite.target_time,
-                       max_time(cell, suite), suite.window, suite.hold_time, options.offcache,
-                       options.validate)
+    return CellRequest(cell=cell, timing=timing(cell, suite, impl),
+                       observations=suite.observations, target_time=suite.target_time,
+                       max_time=max_time(cell, suite), window=suite.window,
+                       hold_time=suite.hold_time, offcache=options.offcache,
+                       validate=options.validate)
 
 
 def cells_by_np(suite: Suite) -> dict[int, list[Cell]]:

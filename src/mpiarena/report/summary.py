@@ -63,7 +63,7 @@ from ..analysis.stats import (
 )
 from ..analysis.verdicts import Speed, Sureness
 from ..base import units
-from ..base.records import ImplementationRecord, VariantRecord, impl_of
+from ..base.records import LOCAL, ImplementationRecord, RunKind, VariantRecord, impl_of
 from ..base.sizes import format_size
 from ..base.status import CellStatus
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
@@ -285,7 +285,8 @@ def machine_line(data: RunData) -> str:
 def variant_rows(data: RunData, rows: list[VariantRecord] | None) -> list[VariantRecord]:
     """The store's variant rows in the report's order; bare names when none are given."""
     known = {r.variant: r for r in rows or []}
-    return [known.get(v, VariantRecord(data.run_id, v, "", "", {}, [], "auto"))
+    return [known.get(v, VariantRecord(run_id=data.run_id, variant=v, impl_id="", name="",
+                                       env={}, args=[], binding="auto"))
             for v in data.variants]
 
 
@@ -422,7 +423,7 @@ def answer_text(ans: Answer) -> list[str]:
 def _scope_text(scope: Scope, cores: int) -> str:
     ranks = ", ".join(map(str, scope.nps))
     hosts = "1 host (this machine: messages stay in its memory)" \
-        if scope.topology == "local" and scope.hosts == 1 else \
+        if scope.topology == LOCAL and scope.hosts == 1 else \
         f"{scope.hosts} hosts ({scope.topology})"
     polling = (f"; above {cores} ranks on {cores} cores, libraries that poll measure the "
                "scheduler" if scope.nps and max(scope.nps) > cores else "")
@@ -493,9 +494,9 @@ def floor_lines(a: Analysis) -> list[str]:
         return link_line(a, a.link, best.best if best is not None else None)
     if a.floor is None:
         topology = a.data.settings.topology
-        if topology == "local":
+        if topology == LOCAL:
             return ["No machine floor: this run measured none."]
-        kind = "an imported suite's figures" if topology == "imported" else \
+        kind = "an imported suite's figures" if a.data.run.kind == RunKind.IMPORTED else \
             f"a run on {topology} (the floor is measured on this machine only)"
         return [f"No machine floor: {kind}."]
     among = mpi if len(mpi) > 1 else mpi or a.data.variants

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..analysis.quantities import link_of, trusted_from
+from ..base.records import LOCAL
 from ..store.results import RunData
 
 
@@ -21,7 +22,7 @@ def emulation_note(data: RunData) -> str:
 def placement_lines(data: RunData) -> list[str]:
     """The topology, how many ranks each node held per variant and rank count, and caveats."""
     topology = data.settings.topology
-    if topology == "local":
+    if topology == LOCAL:
         return []
     per_job: dict[tuple[str, int], str] = {}
     for job in data.jobs:
@@ -39,7 +40,7 @@ def placement_lines(data: RunData) -> list[str]:
 
 def rank_lines(data: RunData) -> list[str]:
     """The node each rank ran on, per variant and rank count (the first job of each)."""
-    if data.settings.topology == "local":
+    if data.settings.topology == LOCAL:
         return []
     seen: dict[tuple[str, int], str] = {}
     for job in data.jobs:

@@ -19,7 +19,7 @@ from ..analysis.sampling import Looks, Spending, bought_together, budgeted, prec
 from ..analysis.stats import Sample
 from ..base import paths
 from ..base.errors import ArenaError
-from ..base.records import Cell, CellRequest, Datatype, HarnessTime
+from ..base.records import LOCAL, Cell, CellRequest, Datatype, HarnessTime, JobRow
 from ..base.status import CellStatus, JobStatus, LaunchShape
 from ..base.tags import RUN_VAR
 from ..base.users import RankUser
@@ -29,7 +29,7 @@ from ..model.benchmarks import BENCHMARKS
 from ..model.whatran import WhatRan
 from ..platform.build import Build, run_baseline
 from ..platform.plan import Plan, Round, Turn, Variant
-from ..store import CellRow, JobRow, Obs, Store
+from ..store import Obs, Store
 from ..store.results import Stratified
 from ..system import machine_load
 from ..system.owners import Owner
@@ -44,7 +44,7 @@ class Settings:
     """How a run goes about its plan (what each cell asks of the core is in the plan)."""
 
     timeout: float = 60.0  # seconds a job may take to answer one cell or to start
-    topology: str = "local"
+    topology: str = LOCAL
     precision: float | None = None  # adaptive: sample until the median's 95% CI is this tight
     max_time: float = 30.0  # adaptive: seconds one cell may take in all
     wait_quiet: float = 0.0  # seconds a launch may wait for others to leave the machine quiet
@@ -222,8 +222,9 @@ class Executor:
         except JobError as e:
             self.daemons.stop(variant.id)
             raise JobError(f"its daemons did not start: {e}") from e
-        job_id = self.store.add_job(JobRow(self.run_id, variant.id, np, self.settings.topology,
-                                           binding, job.argv, shape))
+        job_id = self.store.add_job(JobRow(
+            run_id=self.run_id, variant=variant.id, np=np, topology=self.settings.topology,
+            binding=binding, command=job.argv, shape=shape))
         self.beside[job_id] = before
         self.live.append(job)
         began = time.monotonic()
@@ -488,10 +489,9 @@ class Executor:
         cells: no write runs beside a measurement, and what was measured is kept whenever the
         run ends."""
         began = time.monotonic()
-        self.store.add_cell(CellRow(
-            run_id=self.run_id, job_id=job_id, variant=variant.id, asked=asked,
-            status=res.status, reason=res.reason or None, iterations=res.iterations,
-            observations=res.observations, seq=self.seq, launch=launch))
+        self.store.add_cell(res.row(asked, run_id=self.run_id, job_id=job_id,
+                                    variant=variant.id, seq=self.seq, launch=launch),
+                            res.observations)
         self.seq += 1
         self._spent(variant).storing += time.monotonic() - began
 

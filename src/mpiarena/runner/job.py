@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal, overload
 
 from ..base import core_env
-from ..base.records import CellRequest
+from ..base.records import CellRequest, CellRow
 from ..base.status import CellStatus
 from ..base.tags import RUN_VAR, TOKEN_VAR
 from ..base.users import RankUser
@@ -83,11 +83,22 @@ class CoreSpent:
 
 @dataclass(frozen=True)
 class CellResult:
+    """What a job answered for a cell (or why it gave no answer)."""
+
     status: CellStatus  # as the core said (ok, na, invalid), or why the harness had none
     reason: str
     iterations: int | None
     observations: list[Obs]
     spent: CoreSpent = CoreSpent()
+
+    def row(self, asked: CellRequest, *, run_id: int, job_id: int | None, variant: str,
+            seq: int, launch: int = 0) -> CellRow:
+        """The cell's row as the store keeps it (its observations aside)."""
+        cell = asked.cell
+        return CellRow(run_id=run_id, job_id=job_id, variant=variant, bench=cell.bench,
+                       size=cell.size, np=cell.np, iterations=self.iterations,
+                       status=self.status, reason=self.reason or None, seq=seq, launch=launch,
+                       timing=asked.timing)
 
 
 @contextlib.contextmanager

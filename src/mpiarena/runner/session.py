@@ -54,11 +54,14 @@ def register(store: Store, run_id: int, builds: Mapping[str, Build],
     for b in builds.values():
         i = b.impl
         store.add_implementation(ImplementationRecord(
-            run_id, i.id, i.family, i.version, b.version_string, i.origin, str(i.prefix or ""),
-            str(i.wrapper), str(i.launcher), b.wrapper_flags, b.cflags))
+            run_id=run_id, impl_id=i.id, family=i.family, version=i.version,
+            version_string=b.version_string, origin=i.origin, prefix=str(i.prefix or ""),
+            wrapper=str(i.wrapper), launcher=str(i.launcher), wrapper_flags=b.wrapper_flags,
+            cflags=b.cflags))
     for v in variants:
-        store.add_variant(VariantRecord(run_id, v.id, v.impl.id, v.name, dict(v.env), list(v.args),
-                          v.binding or "auto"))
+        store.add_variant(VariantRecord(run_id=run_id, variant=v.id, impl_id=v.impl.id,
+                                        name=v.name, env=dict(v.env), args=list(v.args),
+                                        binding=v.binding or "auto"))
 
 
 def progress_bar(console: Console) -> Progress:

@@ -15,14 +15,22 @@ from pathlib import Path
 
 from ..base import paths
 from ..base.errors import ArenaError
-from ..base.records import Cell, CellRequest, ImplementationRecord, RunKind, VariantRecord
+from ..base.records import (
+    Cell,
+    CellRequest,
+    ImplementationRecord,
+    JobRow,
+    RunKind,
+    Timing,
+    VariantRecord,
+)
 from ..base.status import CellStatus, JobStatus, RunStatus
 from ..base.tags import OWNER_VAR
 from ..cluster.smpi import SELECTORS, Factors, Link, SimGrid, command, platform_for
 from ..model.benchmarks import BENCHMARKS, Kind
 from ..model.runs import SIMULATED_SUITE, RunStart, SimulatedSettings
 from ..platform.build import SimulatedBuild
-from ..store import CellRow, JobRow, Store
+from ..store import Store
 from ..system.owners import Owner
 from .job import CellResult, Job, JobError
 
@@ -134,14 +142,15 @@ class Simulator:
         if (bench, np) in self.request.timed_as:
             return self.request.timed_as[bench, np]
         return self.request.sync if BENCHMARKS[bench].kind == Kind.COLL and bench != "bcast-ack" \
-            else "loop"
+            else Timing.LOOP
 
     def asked(self, bench: str, size: int, np: int) -> CellRequest:
         """A cell as the simulated core is asked for it: no target time and no limit but the
         timeout (`run` starts its calibration at one iteration: the simulated clock needs no
         more)."""
-        return CellRequest(Cell(bench, size, np), self.timing(bench, np),
-                           self.request.observations, 0.0, 1e9, 64, 0.0)
+        return CellRequest(cell=Cell(bench, size, np), timing=self.timing(bench, np),
+                           observations=self.request.observations, target_time=0.0,
+                           max_time=1e9, window=64, hold_time=0.0)
 
     def _job(self, np: int, model: Model) -> Job:
         self.jobs += 1
@@ -239,11 +248,14 @@ def simulate(sim: SimGrid, build: SimulatedBuild, request: Request, store: Store
         models={f"{impl_id}:{m.name}": m.title() for m in request.models})
     with store.new_run(RunStart(RunKind.SIMULATED, SIMULATED_SUITE, command_line, record)) as run:
         store.add_implementation(ImplementationRecord(
-            run.id, impl_id, "smpi", sim.version, f"{sim.title} SMPI (simulated)", "simgrid",
-            "", str(sim.smpicc), str(sim.smpirun), "", build.cflags))
+            run_id=run.id, impl_id=impl_id, family="smpi", version=sim.version,
+            version_string=f"{sim.title} SMPI (simulated)", origin="simgrid", prefix="",
+            wrapper=str(sim.smpicc), launcher=str(sim.smpirun), wrapper_flags="",
+            cflags=build.cflags))
         for m in request.models:
-            store.add_variant(VariantRecord(run.id, f"{impl_id}:{m.name}", impl_id, m.name, {},
-                              request.cfg(m), "simulated"))
+            store.add_variant(VariantRecord(run_id=run.id, variant=f"{impl_id}:{m.name}",
+                                            impl_id=impl_id, name=m.name, env={},
+                                            args=request.cfg(m), binding="simulated"))
         cells = [(b, s if BENCHMARKS[b].sized else 0) for b in request.benchmarks
                  for s in (request.sizes if BENCHMARKS[b].sized else (0,))]
         simulator = Simulator(sim, build, request)
@@ -271,15 +283,15 @@ class _Recorder:
         self.variant, self.np, self.topology = variant, np, topology
 
     def started(self, job: Job) -> int:
-        return self.store.add_job(JobRow(self.run_id, self.variant, self.np, self.topology,
-                                  "simulated", job.argv))
+        return self.store.add_job(JobRow(run_id=self.run_id, variant=self.variant, np=self.np,
+                                         topology=self.topology, binding="simulated",
+                                         command=job.argv))
 
     def done(self, asked: CellRequest, res: CellResult, job_id: int | None) -> None:
         cell = asked.cell
         self.advance(f"{self.variant} {cell.bench} {cell.size} B, {cell.np} ranks")
-        self.store.add_cell(CellRow(self.run_id, job_id, self.variant, asked, res.status,
-                                    res.reason or None, res.iterations, res.observations,
-                                    self.seq))
+        self.store.add_cell(res.row(asked, run_id=self.run_id, job_id=job_id,
+                                    variant=self.variant, seq=self.seq), res.observations)
         self.seq += 1
 
     def ended(self, job_id: int | None, why: str | None) -> None:

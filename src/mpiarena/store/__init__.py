@@ -27,14 +27,15 @@ from .. import __version__
 from ..base.errors import ArenaError
 from ..base.records import (
     CellRecord,
-    CellRequest,
+    CellRow,
     HarnessTime,
     ImplementationRecord,
     JobRecord,
+    JobRow,
     RunRecord,
     VariantRecord,
 )
-from ..base.status import CellStatus, JobStatus, LaunchShape, LaunchStatus, RunStatus
+from ..base.status import CellStatus, JobStatus, LaunchStatus, RunStatus
 from ..model.benchmarks import BENCHMARKS
 from ..model.programs import ProgramLaunch, RankCalls, TunedConfig
 from ..model.runs import RunStart, StoredSettings, kind_of
@@ -239,22 +240,6 @@ class Obs:
     extras: dict[str, list[float]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class CellRow:
-    """One cell as stored: where it ran, what was asked, how it ended, what it measured."""
-
-    run_id: int
-    job_id: int | None
-    variant: str
-    asked: CellRequest  # the store keeps its cell and timing
-    status: CellStatus
-    reason: str | None = None
-    iterations: int | None = None
-    observations: list[Obs] = field(default_factory=list)
-    seq: int = 0
-    launch: int = 0  # the variant's launches at this rank count, from 0
-
-
 @dataclass
 class Run:
     """A run being recorded (Store.new_run): its id, and the status and note it ends with
@@ -263,20 +248,6 @@ class Run:
     id: int
     status: RunStatus = RunStatus.COMPLETE
     note: str | None = None
-
-
-@dataclass(frozen=True)
-class JobRow:
-    """One launch as it starts: its run, variant and rank count, where it runs, its binding,
-    its command, and whether it measures every cell of its session."""
-
-    run_id: int
-    variant: str
-    np: int
-    topology: str
-    binding: str
-    command: list[str]
-    shape: LaunchShape = LaunchShape.WHOLE
 
 
 def connect(where: str | Path) -> Connection:
@@ -423,11 +394,11 @@ class Store:
 
     def add_job(self, job: JobRow) -> int:
         """A launch as it starts (JobStatus.STARTING); its id."""
+        row = asdict(job) | {"command": json.dumps(job.command), "status": JobStatus.STARTING,
+                             "ranks": "[]"}
         with self.tx() as db:
-            return _insert(db, "INSERT INTO jobs (run_id, variant, np, topology, binding, "
-                           "command, status, ranks, shape) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?)",
-                           (job.run_id, job.variant, job.np, job.topology, job.binding,
-                            json.dumps(job.command), JobStatus.STARTING, job.shape))
+            return _insert(db, f"INSERT INTO jobs ({', '.join(row)}) VALUES ({_marks(row)})",
+                           list(row.values()))
 
     def update_job(self, job_id: int, **fields: object) -> None:
         for name in JobRecord.JSON:
@@ -457,20 +428,16 @@ class Store:
                               tuple(Cvar(*c) for c in json.loads(r[1])), r[2], r[3], r[4])
                 for r in rows}
 
-    def add_cell(self, row: CellRow) -> int:
+    def add_cell(self, row: CellRow, observations: Sequence[Obs] = ()) -> int:
         """One cell and all its observations, in one transaction."""
-        cell = row.asked.cell
+        columns = asdict(row)
         with self.tx() as db:
-            cell_id = _insert(db, "INSERT INTO cells (run_id, job_id, variant, bench, size, np, "
-                              "iterations, status, reason, seq, launch, timing) "
-                              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                              (row.run_id, row.job_id, row.variant, cell.bench, cell.size,
-                               cell.np, row.iterations, row.status, row.reason, row.seq,
-                               row.launch, row.asked.timing))
+            cell_id = _insert(db, f"INSERT INTO cells ({', '.join(columns)}) "
+                              f"VALUES ({_marks(columns)})", list(columns.values()))
             db.executemany("INSERT INTO rank_seconds VALUES (?, ?, ?)",
-                           [(cell_id, o.index, _blob(o.per_rank)) for o in row.observations])
+                           [(cell_id, o.index, _blob(o.per_rank)) for o in observations])
             db.executemany("INSERT INTO rank_extras VALUES (?, ?, ?, ?)",
-                           [(cell_id, o.index, name, _blob(values)) for o in row.observations
+                           [(cell_id, o.index, name, _blob(values)) for o in observations
                             for name, values in o.extras.items()
                             if any(math.isfinite(v) for v in values)])
             return cell_id

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,10 +22,12 @@ from ..base.records import (
     JobRecord,
     RunRecord,
     RunSettings,
+    Timing,
     VariantRecord,
 )
 from ..base.status import CellStatus, LaunchShape, RunStatus
 from ..model.benchmarks import BENCHMARKS, Benchmark
+from ..model.runs import cells_settings
 from ..model.whatran import WhatRan
 from . import CellFigures, Store, Vector
 
@@ -121,7 +122,8 @@ def _padded(x: Vector, n: int) -> list[float]:
 def reduce(bench: Benchmark, vectors: list[Vector],
            extras: list[dict[str, Vector]] | None = None) -> np.ndarray:
     """Each observation of a cell reduced over its ranks as the benchmark says (NaN where it
-    gives no finite figure): all observations at once, unless the figure needs extras."""
+    gives no finite figure; Benchmark.timed, the rule the runner's budget takes too): all
+    observations at once, unless the figure needs extras."""
     if bench.figure is not None:
         extras = extras or [{}] * len(vectors)
         return np.array([bench.observation(v.tolist(), {n: _padded(x, len(v))
@@ -133,11 +135,7 @@ def reduce(bench: Benchmark, vectors: list[Vector],
     m = np.full((len(vectors), width), np.nan)
     for i, v in enumerate(vectors):
         m[i, :len(v)] = v
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an observation with no rank
-        figures: np.ndarray = np.nanmax(m[:, :2] if bench.pair else m, axis=1) * bench.scale
-    figures[~np.isfinite(figures)] = np.nan
-    return figures
+    return bench.timed(m)
 
 
 def summarize(store: Store, cells: list[CellRecord]) -> dict[int, CellFigures]:
@@ -145,7 +143,7 @@ def summarize(store: Store, cells: list[CellRecord]) -> dict[int, CellFigures]:
     rank 0's figure, per observation that has one), from every rank's figures."""
     bench_of = {c.id: BENCHMARKS[c.bench] for c in cells}
     extras = store.rank_extras([c for c, b in bench_of.items() if b.figure is not None])
-    late = store.rank_extras([c.id for c in cells if c.timing == "window"], "late")
+    late = store.rank_extras([c.id for c in cells if c.timing == Timing.WINDOW], "late")
     out = {c: (np.empty(0), np.empty(0)) for c in bench_of}
     for cell_id, vectors in store.rank_seconds(list(bench_of)):
         out[cell_id] = (reduce(bench_of[cell_id], vectors, extras.get(cell_id)),
@@ -308,5 +306,5 @@ def load(store: Store, run_id: int) -> RunData:
     run = store.run(run_id)
     rows_v = store.variants(run_id)
     return RunData(run_id, run, store.status(run), store.implementations(run_id),
-                   [v.variant for v in rows_v], jobs, RunSettings.read(run.settings),
+                   [v.variant for v in rows_v], jobs, cells_settings(run),
                    cells, rows_v, store.what_ran(run_id), earlier(store, run))

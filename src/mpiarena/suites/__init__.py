@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from ..base.errors import ArenaError
+from ..base.records import Timing
 from ..base.sizes import format_size, parse_sizes
 from ..model.benchmarks import BENCHMARKS
 from ..model.guidelines import GROUP, expand
 
 BUILTIN = Path(__file__).parent
 OVERSUBSCRIBED = "polling libraries with more ranks than cores measure the scheduler"
-SYNC_METHODS = ("loop", "barrier", "window")  # how collectives are timed: see plan.timing
+SYNC_METHODS = tuple(Timing)  # how collectives are timed: see plan.timing
 T = TypeVar("T")
 
 
