@@ -96,9 +96,9 @@ NO_MPI = ("test_scripted.py", "test_analysis.py", "test_answer.py", "test_archit
           "test_docs.py", "test_drift.py", "test_glossary.py", "test_launchers.py",
           "test_layers.py", "test_plan.py", "test_predict.py", "test_rank_view.py",
           "test_releases_kind.py", "test_releases_report.py", "test_renderers.py",
-          "test_rule_at_the_line.py", "test_rule_simulation.py", "test_signatures.py",
-          "test_sizes.py", "test_stats.py", "test_store.py", "test_suites.py", "test_units.py",
-          "test_vocabulary.py")
+          "test_rule_at_the_line.py", "test_rule_simulation.py", "test_run_lifecycle.py",
+          "test_signatures.py", "test_sizes.py", "test_stats.py", "test_store.py",
+          "test_suites.py", "test_units.py", "test_vocabulary.py")
 _missing = set(NO_MPI) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"NO_MPI names no such file: {_missing}"
 

@@ -57,10 +57,14 @@ def _use(name: str) -> Callable[[ast.AST], bool]:
 
 
 def test_one_place_starts_a_run():
-    """The runs table gets rows in one function, which only the lifecycle calls."""
+    """The runs table gets rows in one function, which only the lifecycle calls; an ended run
+    is written to again only through the same lifecycle (reopened)."""
     assert _functions_holding(_text("INSERT INTO runs")) == ["store/__init__.py:_begin"]
     assert _functions_holding(_use("_begin")) == ["store/__init__.py:new_run"]
-    assert _functions_holding(_use("_end")) == ["store/__init__.py:new_run"]
+    assert _functions_holding(_use("_reopen")) == ["store/__init__.py:reopened"]
+    assert _functions_holding(_use("_end")) == ["store/__init__.py:_recording"]
+    assert _functions_holding(_use("_recording")) == ["store/__init__.py:new_run",
+                                                      "store/__init__.py:reopened"]
     assert _functions_holding(_use("begin_run")) == _functions_holding(_use("end_run")) == []
 
 

@@ -17,6 +17,7 @@ import pytest
 from conftest import IMPLS, STARTED, leftovers, mpiarena, spawn, stored_run
 from postgres_fixture import BIN, PgServer, pg_server
 from slurm_local import slurm_env_fixture  # noqa: F401 - the fixture slurm_env
+from test_run_lifecycle import half_an_import
 
 from mpiarena.base.records import (
     CellRow,
@@ -205,6 +206,11 @@ def test_every_row_reads_back_from_a_server_as_from_a_file(server, tmp_path):
     finally:
         on_server.close()
         in_file.close()
+
+
+def test_an_import_into_a_run_of_a_server_that_fails_half_way_leaves_it_incomplete(
+        server, monkeypatch):
+    half_an_import(server.database("half"), monkeypatch)
 
 
 def test_an_unreachable_server_is_one_line(tmp_path):

@@ -18,12 +18,13 @@ from ..cluster.topology import Where, opened
 from ..impls import Implementation, crashes, discover, pypi
 from ..impls.releases import Release, ReleaseChoice, index_releases
 from ..platform.plan import CellOptions
+from ..runner.benchmark_asks import Measurement, Selection
 from ..suites import fit_to_cores
 from ..suites import load as load_suite
 from . import grouping, report_files, stores, suite_options, sweeping
 from .consoles import console, err
 from .install import cache_line
-from .run import Measurement, Selection
+from .run import parse_selection
 from .stores import db_option
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 def _selection(suite: str, bench: str | None, nps: tuple[int, ...] | None,
                sizes: str | None) -> Selection:
-    return Selection.parse(suite, (), bench, nps, sizes, perturb=False)
+    return parse_selection(suite, (), bench, nps, sizes, perturb=False)
 
 
 def _measurement(launches: int | None, budget: float | None, timeout: float) -> Measurement:

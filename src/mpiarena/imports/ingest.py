@@ -136,7 +136,8 @@ class ImportAsk:
 def ingest(store: Store, asked: ImportAsk, command: str, machine: Mapping[str, object],
            into: int | None = None) -> Imported:
     """Store the files' figures as a new run (or into imported run `into`, as another
-    variant); every file was parsed before anything is written."""
+    variant, the run reopened while they are written); every file was parsed before anything
+    is written."""
     suite, impl = asked.suite, asked.impl
     held = launches(asked.parsed, asked.per_file)
     _one_method_a_cell(held, {} if into is None else
@@ -153,9 +154,10 @@ def ingest(store: Store, asked: ImportAsk, command: str, machine: Mapping[str, o
     if impl.impl_id in {v.variant for v in store.variants(into)}:
         raise ArenaError(f"run {into} holds {impl.impl_id} already; import it into a new "
                          "run, or give another --impl id")
-    store.update_settings(into, _settings(asked, held,
-                                          ImportedSettings.read(run_record.settings)))
-    return _write(store, into, asked, held)
+    with store.reopened(into) as run:
+        store.update_settings(run.id, _settings(asked, held,
+                                                ImportedSettings.read(run_record.settings)))
+        return _write(store, run.id, asked, held)
 
 
 def _write(store: Store, run_id: int, asked: ImportAsk,

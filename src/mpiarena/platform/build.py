@@ -159,6 +159,10 @@ def build_cores(impls: list[Implementation]) -> list[Build | ArenaError]:
         return list(pool.map(one, impls))
 
 
+class NothingBuilt(ArenaError):
+    """No core of a run's implementations could be built."""
+
+
 def build_all(impls: list[Implementation], explicit: bool,
               warn: Callable[[str], None]) -> dict[str, Build]:
     """The core for each implementation; one that fails is skipped with a warning (one for
@@ -179,8 +183,9 @@ def build_all(impls: list[Implementation], explicit: bool,
     if not builds:
         if len(missing) == 1:
             name, ids = next(iter(missing.items()))
-            raise tools.MissingTool(name, f"building the cores of {', '.join(ids)}")
-        raise ArenaError("no implementation could be built; run 'mpiarena doctor'")
+            raise NothingBuilt(str(tools.MissingTool(name, f"building the cores of "
+                                                           f"{', '.join(ids)}")))
+        raise NothingBuilt("no implementation could be built; run 'mpiarena doctor'")
     for name, ids in missing.items():
         their = "its core" if len(ids) == 1 else "their cores"
         warn(f"skipping {', '.join(ids)}: {tools.MissingTool(name, f'building {their}')}")

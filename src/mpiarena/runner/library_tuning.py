@@ -31,12 +31,11 @@ from ..cluster.topology import Where, opened
 from ..impls import Implementation, family_of
 from ..impls.base import Algorithm, Rule, TuningFile
 from ..model.benchmarks import BENCHMARKS
-from ..platform.build import build_all
-from ..platform.plan import CellOptions, make_plan
+from ..platform.plan import CellOptions
 from ..store.results import RunData, load
 from ..suites import Suite, VariantSpec, check
 from .execute import Settings
-from .session import Recorded, RunContext, measure
+from .session import Recorded, RunContext, SuiteAsk, run_suite
 
 MANIFEST = "tuning.json"
 TUNABLE = ("allreduce", "bcast", "reduce", "allgather", "alltoall")
@@ -91,12 +90,12 @@ def _suite(name: str, m: Measure, variants: tuple[VariantSpec, ...]) -> Suite:
 
 def _run(suite: Suite, impls: list[Implementation], m: Measure, context: RunContext,
          recorded: Mapping[str, object]) -> RunData:
-    builds = build_all(impls, explicit=True, warn=context.note)
-    plan = make_plan(suite, impls, options=CellOptions(validate=True))
     with opened(m.where) as topology:
-        settings = Settings(timeout=m.timeout, topology=topology.label)
-        outcome = measure(plan, builds, context, topology, settings,
-                          Recorded(RunKind.TUNE, recorded))
+        outcome = run_suite(SuiteAsk(suite, impls, Settings(timeout=m.timeout,
+                                                            topology=topology.label),
+                                     CellOptions(validate=True),
+                                     recorded=Recorded(RunKind.TUNE, recorded)),
+                            context, topology)
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
     return load(context.store, outcome.run_id)

@@ -22,12 +22,12 @@ from ..impls.releases import Release
 from ..model.benchmarks import BENCHMARKS, Kind
 from ..model.runs import ReleasesSettings, settings_of
 from ..platform.build import build_all
-from ..platform.plan import CellOptions, make_plan
+from ..platform.plan import CellOptions
 from ..store import Store
 from ..store.results import Key, RunData, load
 from ..suites import Suite, VariantSpec, override
 from .execute import Settings
-from .session import Recorded, RunContext, measure
+from .session import Recorded, RunContext, SuiteAsk, run_suite
 
 # what a library's release changes: not the clock
 JUDGED_KINDS = (Kind.P2P, Kind.COLL, Kind.STARTUP)
@@ -226,13 +226,12 @@ def _run(entries: list[StepVariant], suite: Suite, where: StepContext,
     distinct = list({e.impl.id: e.impl for e in entries}.values())
     suite = replace(suite, variants=tuple(VariantSpec(e.impl.id, e.name, e.env)
                                           for e in entries if e.name is not None))
-    builds = build_all(distinct, explicit=True, warn=where.note)
-    plan = make_plan(suite, distinct, options=where.options,
-                     bare=any(e.name is None for e in entries))
     context = RunContext(where.store, where.rank_user, where.command, where.progress_to,
                          where.note)
-    outcome = measure(plan, builds, context, where.topology, where.settings,
-                      Recorded(RunKind.RELEASES, recorded))
+    outcome = run_suite(SuiteAsk(suite, distinct, where.settings, where.options,
+                                 bare=any(e.name is None for e in entries),
+                                 recorded=Recorded(RunKind.RELEASES, recorded)),
+                        context, where.topology)
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
     return load(where.store, outcome.run_id)

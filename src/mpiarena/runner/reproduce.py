@@ -21,13 +21,13 @@ from ..base.users import RankUser
 from ..cluster.topology import Where, opened
 from ..impls import Implementation, family_of
 from ..model.profiled import Profiled, ProfileRun
-from ..platform.build import KERNELS, build_all
-from ..platform.plan import make_plan, variants_for
+from ..platform.build import KERNELS, NothingBuilt
+from ..platform.plan import variants_for
 from ..studies import Experiment, Study
 from ..suites import OVERSUBSCRIBED, Suite, capped, from_dict, variant_spec
 from .execute import Settings
 from .profile import profile
-from .session import Recorded, RunContext, measure
+from .session import Recorded, RunContext, SuiteAsk, run_suite
 
 
 @dataclass(frozen=True)
@@ -153,18 +153,17 @@ def run(asked: ReproductionAsk, impls: list[Implementation],
             except ArenaError as e:
                 done.skipped[exp.name] = str(e)
             continue
+        recorded = Recorded(RunKind.REPRODUCED, {"study": study.id, "experiment": exp.name,
+                                                 "quick": quick})
         try:
-            builds = build_all(chosen, explicit=False, warn=say)
-        except ArenaError as e:  # none of its implementations builds: the others may
+            with opened(step.where) as topology:
+                outcome = run_suite(SuiteAsk(step.suite, chosen,
+                                             Settings(timeout=timeout, topology=topology.label),
+                                             explicit=False, recorded=recorded),
+                                    context, topology)
+        except NothingBuilt as e:  # none of its implementations builds: the others may
             done.skipped[exp.name] = str(e)
             continue
-        plan = make_plan(step.suite, [b.impl for b in builds.values()])
-        with opened(step.where) as topology:
-            settings = Settings(timeout=timeout, topology=topology.label)
-            outcome = measure(plan, builds, context, topology, settings,
-                              Recorded(RunKind.REPRODUCED, {"study": study.id,
-                                                            "experiment": exp.name,
-                                                            "quick": quick}))
         done.runs[exp.name] = outcome.run_id
         if outcome.status == RunStatus.INCOMPLETE:
             done.interrupted = True

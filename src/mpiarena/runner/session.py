@@ -1,4 +1,5 @@
-"""One measured run: record what runs where, execute the plan under a progress bar, close it."""
+"""A suite's measured run, the sequence every kind of suite run takes: build the cores, plan the
+suite's cells, record what runs where, execute the plan under a progress bar, close the run."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from ..base.records import ImplementationRecord, RunKind, RunSettings, VariantRe
 from ..base.status import RunStatus
 from ..base.users import RankUser
 from ..cluster.topology import Topology
+from ..impls import Implementation
 from ..model.runs import SETTINGS, RunStart
-from ..platform.build import Build
-from ..platform.plan import Plan, Variant
+from ..platform.build import Build, build_all
+from ..platform.plan import CellOptions, Plan, Variant, make_plan
 from ..store import Store
+from ..suites import Suite
 from . import presence
 from .execute import Execution, Executor, Settings
 
@@ -30,7 +33,8 @@ class Outcome:
 @dataclass(frozen=True)
 class RunContext:
     """Where runs are recorded and who runs them: the store, who ranks run as, the command
-    line recorded, where the progress bar goes, and where a note to the user goes."""
+    line recorded, where the progress bar goes, and where a note to the user goes (a core
+    that did not build, among others)."""
 
     store: Store
     rank_user: RankUser | None
@@ -70,10 +74,43 @@ def progress_bar(console: Console) -> Progress:
                     TimeRemainingColumn(), console=console, transient=True)
 
 
-def measure(plan: Plan, builds: dict[str, Build], context: RunContext, topology: Topology,
-            settings: Settings, recorded: Recorded = Recorded()) -> Outcome:
-    """Run the plan into a new run of the store, of the kind recorded; Ctrl-C ends it as
-    incomplete, never lost."""
+@dataclass(frozen=True)
+class SuiteAsk:
+    """A suite to measure into a new run: the suite, the implementations to build its cores
+    against, how the run goes about its plan, what every cell asks of the core, the
+    interleaving's seed (None: drawn), whether a core that does not build stops the run (an
+    implementation the user named) or is skipped with a warning, whether each implementation
+    runs bare beside the suite's named variants, and the kind of run recorded."""
+
+    suite: Suite
+    impls: Sequence[Implementation]
+    settings: Settings
+    options: CellOptions = field(default_factory=CellOptions)
+    seed: int | None = None
+    explicit: bool = True
+    bare: bool = True
+    recorded: Recorded = field(default_factory=Recorded)
+
+
+def _as_planned(plan: Plan) -> Plan:
+    """The plan as make_plan made it."""
+    return plan
+
+
+def run_suite(ask: SuiteAsk, context: RunContext, topology: Topology,
+              review: Callable[[Plan], Plan] = _as_planned) -> Outcome:
+    """Build the cores (a warning to context.note), plan the suite's cells over what built,
+    `review` the plan (a note on it, a budget of its own), and measure it on `topology` into a
+    new run; Ctrl-C ends it as incomplete, never lost."""
+    builds = build_all(list(ask.impls), ask.explicit, context.note)
+    plan = review(make_plan(ask.suite, [b.impl for b in builds.values()], ask.seed, ask.options,
+                            ask.bare))
+    return _measure(plan, builds, context, topology, ask.settings, ask.recorded)
+
+
+def _measure(plan: Plan, builds: dict[str, Build], context: RunContext, topology: Topology,
+             settings: Settings, recorded: Recorded) -> Outcome:
+    """Run the plan into a new run of the store, of the kind recorded."""
     suite, store = plan.suite, context.store
     kind = SETTINGS[recorded.kind]
     assert issubclass(kind, RunSettings)  # a kind of run that measures a suite's cells

@@ -328,12 +328,26 @@ class Store:
     # --- writing -------------------------------------------------------------------------
     @contextmanager
     def new_run(self, start: RunStart) -> Iterator[Run]:
-        """The one lifecycle of a run: started as running, ended with its status on every
+        """A new run, written through the lifecycle (`_recording`)."""
+        with self._recording(self._begin(start)) as run:
+            yield run
+
+    @contextmanager
+    def reopened(self, run_id: int) -> Iterator[Run]:
+        """An ended run written to again (an import adding a library to it), through the
+        lifecycle (`_recording`): running and owned by this process until the block ends, so a
+        block that fails or is killed leaves it incomplete, never complete."""
+        with self._recording(self._reopen(run_id)) as run:
+            yield run
+
+    @contextmanager
+    def _recording(self, run_id: int) -> Iterator[Run]:
+        """The one lifecycle of a run, started as running: ended with its status on every
         path. Its body's end: complete (or what the body set); Ctrl-C: incomplete,
         "interrupted", not raised further (what was measured is kept); bad input (ArenaError):
         incomplete with its line as the note, raised; anything else: incomplete, "crashed" and
         the exception, raised."""
-        run = Run(self._begin(start))
+        run = Run(run_id)
         try:
             yield run
         except KeyboardInterrupt:
@@ -348,7 +362,7 @@ class Store:
             self._end(run.id, run.status, run.note)
 
     def _begin(self, start: RunStart) -> int:
-        """The run's row, running (new_run alone starts runs)."""
+        """The run's row, running, owned by this process (new_run alone starts runs)."""
         with self.tx() as db:
             run_id = _insert(
                 db, "INSERT INTO runs (started, status, suite, command, seed, version, machine, "
@@ -356,6 +370,19 @@ class Store:
                 (now(), RunStatus.RUNNING, start.suite, start.command, start.seed, __version__,
                  json.dumps(start.machine), json.dumps(start.settings.stored()), os.getpid(),
                  socket.gethostname(), start.kind))
+            db.hold(run_id)
+            return run_id
+
+    def _reopen(self, run_id: int) -> int:
+        """An ended run's row back to running, owned by this process, as _begin leaves a new
+        one (reopened alone does); a run still running is refused."""
+        with self.tx() as db:
+            row = db.execute("UPDATE runs SET status=?, finished=NULL, note=NULL, pid=?, host=? "
+                             "WHERE id=? AND status<>? RETURNING id",
+                             (RunStatus.RUNNING, os.getpid(), socket.gethostname(), run_id,
+                              RunStatus.RUNNING)).fetchone()
+            if row is None:
+                raise ArenaError(f"run {run_id} is still running; add to it once it ended")
             db.hold(run_id)
             return run_id
 
@@ -367,7 +394,7 @@ class Store:
                                                                variants.items()}}), run_id))
 
     def _end(self, run_id: int, status: RunStatus, note: str | None) -> None:
-        """The run's status and note, finished now (new_run alone ends runs)."""
+        """The run's status and note, finished now (_recording alone ends runs)."""
         with self.tx() as db:
             db.execute("UPDATE runs SET status=?, finished=?, note=? WHERE id=?",
                        (status, now(), note, run_id))
