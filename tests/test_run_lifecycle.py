@@ -13,7 +13,7 @@ from mpiarena.base.status import RunStatus
 from mpiarena.imports import read
 from mpiarena.imports.ingest import ImportAsk, ingest
 from mpiarena.imports.records import Choices
-from mpiarena.store import CellRow, Store
+from mpiarena.store import CellRow, Obs, Store
 
 OSU = Path(__file__).parent / "suite-output" / "osu-5.3" / "osu_latency.out"
 
@@ -47,11 +47,11 @@ def half_an_import(where: str | Path, monkeypatch: pytest.MonkeyPatch) -> None:
     whole = len(store.cells(run_id))
     add_cell, added = Store.add_cell, []
 
-    def add_one_cell_then_fail(self: Store, row: CellRow) -> int:
+    def add_one_cell_then_fail(self: Store, row: CellRow, observations: list[Obs]) -> int:
         if added:
             raise OSError("disk full")
         added.append(row)
-        return add_cell(self, row)
+        return add_cell(self, row, observations)
 
     monkeypatch.setattr(Store, "add_cell", add_one_cell_then_fail)
     with pytest.raises(OSError, match="disk full"):

@@ -46,7 +46,7 @@ class _Record:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Self:
-        values = {name: row[name] for name in _names(cls)}
+        values = {name: row[name] for name in _names(cls)}  # type: ignore[arg-type]  # a class hashes
         for name in cls.JSON:
             if values[name] is not None:
                 values[name] = json.loads(values[name])
