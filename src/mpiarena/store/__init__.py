@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, astuple, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -238,6 +238,18 @@ class Obs:
     index: int
     per_rank: list[float]
     extras: dict[str, list[float]] = field(default_factory=dict)
+
+
+class MeasuredCell(NamedTuple):
+    """A measured cell of a run, without its figures: what a run's levels are grouped by."""
+
+    id: int
+    variant: str
+    bench: str
+    size: int
+    np: int
+    launch: int
+    timing: str
 
 
 @dataclass
@@ -577,6 +589,12 @@ class Store:
     def cells(self, run_id: int) -> list[CellRecord]:
         return [CellRecord.from_row(r) for r in self.db.execute(
             "SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,))]
+
+    def measured(self, run_id: int) -> list[MeasuredCell]:
+        """The run's measured cells: which variant, cell and launch each is, and its timing."""
+        return [MeasuredCell(*r) for r in self.db.execute(
+            "SELECT id, variant, bench, size, np, launch, timing FROM cells "
+            "WHERE run_id=? AND status=? ORDER BY seq", (run_id, CellStatus.OK.value))]
 
     def count_cells(self, run_id: int, bench: str, variant: str, np: int) -> int:
         """How many cells of `bench` the run holds for `variant` at `np` ranks."""
