@@ -12,7 +12,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bin/python" -m pytest -q -p no:cacheprovider -m 'parallel and mpi' -n 2 --dist loadfile \
     -rsfE --durations=20 > "$out/parallel tests" 2>&1 & tested=$!
-"$bin/python" -m pytest -q -p no:cacheprovider -m 'beside and mpi' -rsfE --durations=10 \
+MPIARENA_TESTS_BESIDE=1 "$bin/python" -m pytest -q -p no:cacheprovider -m 'beside and mpi' -rsfE --durations=10 \
     > "$out/tests beside" 2>&1 & waited=$!
 ./scripts/wheel-smoke.sh "$bin/python"; smoke=$?
 wait $tested; tested=$?

@@ -23,6 +23,7 @@ from mpiarena.platform.build import Build, build_cores
 TWO = [i.id for i in IMPLS[:2]]
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 def test_run_list_show_export(db):
     args = [f"--impl={i}" for i in TWO]
     done = mpiarena("run", "--launches", "2",
@@ -208,6 +209,7 @@ def test_store_survives_bad_input(db):
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 def test_adaptive_sampling_adds_launches_until_the_precision_or_says_so(db):
     done = mpiarena("run", f"--impl={TWO[0]}", "--bench", "pingpong", "--sizes", "8,64K",
                     "--launches", "2", "--observations", "3", "--precision", "5%",

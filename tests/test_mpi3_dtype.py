@@ -17,6 +17,7 @@ def median(cell) -> float:  # type: ignore[no-untyped-def]
     return float(np.median([max(o.per_rank) for o in cell.observations]))
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 @pytest.mark.parametrize("impl", MPI, ids=[i.id for i in MPI])
 def test_datatypes_move_the_right_bytes_and_cost_more_with_size(impl):
     with running(impl, 2) as job:

@@ -65,6 +65,7 @@ def test_validation_catches_wrong_bytes_in_a_read_and_a_written_file():
     assert written.status == "invalid" and "read back" in written.reason
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 def test_a_large_read_takes_longer_than_a_small_one():
     with running_in(FIRST, 2) as (job, _):
         small, large = (measure(job, "io-read-indep", s, validate=False) for s in (8, 1 << 20))

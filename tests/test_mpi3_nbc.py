@@ -35,6 +35,7 @@ def cells_of(db: str, *args: str) -> list[dict[str, Any]]:
     return cells
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 def test_every_library_checked_overlap_sane_and_the_others_say_why(db):
     impls = [*MPI3, *(i for i in WITHOUT if i in BY_ID)]
     cells = cells_of(db, "--impl", ",".join(impls), "--bench", ",".join(OPS + OVERLAP),

@@ -29,6 +29,7 @@ def fastest(res) -> float:
     return float(np.min([max(o.per_rank[:2]) for o in res.observations]))
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 @pytest.mark.parametrize("impl", MPI3, ids=[i.id for i in MPI3])
 def test_each_synchronisation_delivers_and_a_large_put_takes_longer(impl):
     with running(impl, 2) as job:
