@@ -2,7 +2,8 @@
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYPI_BUILD ?= mpich==5.0.2
-# what the tests alone add: Intel MPI's PyPI build, outside the data directory's impls/, so that
+# what the tests alone add: Intel MPI's PyPI build (and, in builds/, IMB-MPI1 built for
+# tests/test_import.py), outside the data directory's impls/, so that
 # the quick comparison stays at the six implementations `make install` gives; under root, where
 # the rank user must reach it, beside the data directory rather than in this clone
 TEST_BUILD ?= impi==2021.19
@@ -49,6 +50,7 @@ lint: install
 	$(BIN)/mypy
 
 test: export MPIARENA_IMPLS_PATH = $(TEST_HOME)/impls
+test: export MPIARENA_TEST_BUILDS = $(TEST_HOME)/builds
 test: install $(TEST_HOME)/.installed lint check
 	@# what times nothing, at once: the wheel smoke, the tests marked parallel, and beside them
 	@# the tests marked beside (those make check ran, not again)

@@ -59,7 +59,7 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # ssh): the files of real runs that read no figure moved here from the lane alone (issue 63),
 # test_report.py among them, whose figures take longer drawn beside others but cost no one else.
 PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
-            "test_app.py", "test_releases.py", "test_report.py", "test_core_asan.py", "test_cli.py",
+            "test_releases.py", "test_report.py", "test_core_asan.py", "test_cli.py",
             "test_run_protocol.py", "test_mpi3_io.py", "test_simulate.py",
             "test_fingerprint.py", "test_datatype.py", "test_mpi3_coll.py", "test_mpi3_suite.py",
             "test_mpi3_nbc.py", "test_mpi3_rma.py", "test_mpi3_dtype.py",

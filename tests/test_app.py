@@ -115,7 +115,6 @@ def test_prebuilt_binaries_per_library(db):
     assert all("bw" in x.metrics and x.kind == "timed" for x in launches)
 
 
-@pytest.mark.alone  # reads measured figures: on a quiet machine only
 def test_one_source_compiled_per_library_with_a_metric(db, steps_c):
     wanted = [i for i in (*PAIR, "lam-7.1.4") if i in BY_ID]
     res = mpiarena("program", *(a for i in wanted for a in ("--impl", i)), "--launches", "4",
@@ -154,7 +153,6 @@ def test_a_program_failing_in_every_launch_exits_4_and_keeps_the_launches(db, st
     assert leftovers() == []
 
 
-@pytest.mark.alone  # times the kill: on a quiet machine only
 def test_a_hanging_program_is_killed_at_the_timeout_and_nothing_is_left(db, steps_c):
     res = mpiarena("program", "--impl", PAIR[0], "--launches", "1", "--no-profile", "--timeout",
                    "3", "--db", db, "--", str(steps_c), "hang")

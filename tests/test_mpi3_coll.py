@@ -45,6 +45,7 @@ def median(cell: dict[str, Any]) -> float:
     return float(np.median([max(o) for o in cell["observations"]]))
 
 
+@pytest.mark.alone  # reads measured figures: on a quiet machine only
 @pytest.mark.skipif(not MPI, reason="needs MPICH 4.0.2 or Open MPI 4.1.4")
 def test_two_ranks_validate_and_say_what_they_lack(db):
     chosen = MPI + LAM + PVM

@@ -85,6 +85,7 @@ def test_a_rerun_gives_identical_figures(simulated, tmp_path):
     assert first.keys() == again.keys() and first == again
 
 
+@pytest.mark.alone  # calibrates from measured figures: on a quiet machine only
 @pytest.mark.skipif(MPICH is None, reason="Debian's MPICH is not installed")
 @pytest.mark.parametrize("planted", ["", "pingpong:8:3"], ids=["as measured", "8 B slow"])
 def test_calibration_from_a_real_pingpong_reproduces_it(tmp_path, planted):
