@@ -6,6 +6,7 @@ defaults."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import shutil
 import signal
@@ -35,15 +36,20 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "mpiarena"
 SMALL = ("--bench", "pingpong", "--sizes", "8", "--np", "2")
 
 
-def _functions_holding(found_in: Callable[[ast.AST], bool]) -> list[str]:
-    """module:function of every function in src with a node `found_in` accepts."""
+@functools.cache
+def _functions() -> list[tuple[str, list[ast.AST]]]:
+    """module:function of every function in src, with every node inside it (parsed once)."""
     found = []
     for path in sorted(SRC.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
-                    any(found_in(inner) for inner in ast.walk(node)):
-                found.append(f"{path.relative_to(SRC)}:{node.name}")
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append((f"{path.relative_to(SRC)}:{node.name}", list(ast.walk(node))))
     return found
+
+
+def _functions_holding(found_in: Callable[[ast.AST], bool]) -> list[str]:
+    """module:function of every function in src with a node `found_in` accepts."""
+    return [name for name, inside in _functions() if any(map(found_in, inside))]
 
 
 def _text(text: str) -> Callable[[ast.AST], bool]:
