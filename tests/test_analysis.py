@@ -43,7 +43,8 @@ def run_data(cells: dict[Key, dict[str, np.ndarray]], cores: int = 2,
     run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
                     seed=0, version="", machine={"cores": cores}, settings={"window": 64}, pid=0,
                     host="", note=None)
-    return RunData(1, run, "complete", [], variants, [], RunSettings.read(run.settings), groups)
+    return RunData(run_id=1, run=run, status="complete", implementations=[], variants=variants,
+                   jobs=[], settings=RunSettings.read(run.settings), cells=groups)
 
 
 def noisy(t: np.ndarray, rng: np.random.Generator, cv: float = 0.03) -> np.ndarray:

@@ -78,8 +78,9 @@ def test_the_bucket_is_a_frame_and_the_timer_slack_and_sets_what_peaks_may_use()
     assert trusted_from(fast) == 42765  # 2163 B * 21 of wire time, 40.6 KiB of payload
     assert trusted_from(fddi) == 244954  # 4352-byte frames: 2% of headers outweigh it late
     assert trusted_from(None) == 0
-    note = emulation_note(RunData(1, {}, "complete", [], [], [], RunSettings(topology=fast.label()),
-                                 {}))
+    note = emulation_note(RunData(run_id=1, run={}, status="complete", implementations=[],
+                                  variants=[], jobs=[], settings=RunSettings(topology=fast.label()),
+                                  cells={}))
     assert "the first 2163 B of a message" in note and "under 42765 B" in note
 
 

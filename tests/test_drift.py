@@ -46,8 +46,8 @@ def _run(rng: np.random.Generator, run_id: int, slower: float = 1.0,
             cells[key][v] = Group(values=[float(x) for a in launches for x in a],
                                   launches=[i // OBSERVATIONS
                                             for i in range(LAUNCHES * OBSERVATIONS)])
-    return RunData(run_id, _record(run_id), "complete", [], list(VARIANTS), [],
-                   RunSettings.read({}), cells)
+    return RunData(run_id=run_id, run=_record(run_id), status="complete", implementations=[],
+                   variants=list(VARIANTS), jobs=[], settings=RunSettings.read({}), cells=cells)
 
 
 def _record(run_id: int) -> RunRecord:

@@ -37,8 +37,9 @@ def _tuning_run(seed: int) -> RunData:
     run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
                     seed=0, version="", machine={"cores": 2}, settings={"tuning": tuning},
                     pid=0, host="", note=None)
-    return RunData(1, run, "complete", [], sorted(levels), [], RunSettings.read(run.settings),
-                   {Key("bcast", 2**20, 2): cell})
+    return RunData(run_id=1, run=run, status="complete", implementations=[],
+                   variants=sorted(levels), jobs=[], settings=RunSettings.read(run.settings),
+                   cells={Key("bcast", 2**20, 2): cell})
 
 
 def test_a_default_forced_to_binomial_is_never_told_apart_from_it_and_scatter_always_is():

@@ -178,7 +178,8 @@ def _run(run_id: int, cells: dict[Key, list[np.ndarray]], variant: str = "x") ->
     run = RunRecord(id=run_id, started=f"2026-01-01T00:00:{run_id:02d}+00:00", finished=None,
                     status="complete", suite="", command="", seed=0, version="",
                     machine={"cores": 2}, settings={}, pid=0, host="", note=None)
-    return RunData(run_id, run, "complete", [], [variant], [], RunSettings.read({}), groups)
+    return RunData(run_id=run_id, run=run, status="complete", implementations=[],
+                   variants=[variant], jobs=[], settings=RunSettings.read({}), cells=groups)
 
 
 def _launches(rng: np.random.Generator, level: float, n: int = 8) -> list[np.ndarray]:

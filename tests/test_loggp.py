@@ -55,7 +55,8 @@ def planted(launches: int = 12, per_launch: int = 5) -> RunData:
     run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
                     seed=0, version="", machine={"cores": 2}, settings={"window": 64}, pid=0,
                     host="", note=None)
-    return RunData(1, run, "complete", [], ["v"], [], RunSettings.read(run.settings), cells)
+    return RunData(run_id=1, run=run, status="complete", implementations=[], variants=["v"],
+                   jobs=[], settings=RunSettings.read(run.settings), cells=cells)
 
 
 def holds(f: ParameterFigure, value: float, slack: float = 0.0) -> bool:

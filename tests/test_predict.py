@@ -134,7 +134,8 @@ def run_data(cells: dict[Key, dict[str, list[float]]], tuning: dict[str, dict[st
     run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
                     seed=0, version="", machine={"cores": 2}, settings=settings, pid=0, host="",
                     note=None)
-    return RunData(1, run, "complete", [], variants, [], RunSettings.read(settings), groups)
+    return RunData(run_id=1, run=run, status="complete", implementations=[], variants=variants,
+                   jobs=[], settings=RunSettings.read(settings), cells=groups)
 
 
 def noisy(seconds: float, rng: np.random.Generator, launches: int = 5) -> list[float]:

@@ -126,7 +126,8 @@ def _run(cells: dict, topology: str = "local") -> RunData:
                                   origin="", prefix=None, wrapper="", launcher="", wrapper_flags="",
                                   cflags="")
              for i, f in FAMILY.items() if any(v.split(":")[0] == i for v in variants)]
-    return RunData(1, {}, "complete", impls, variants, [], RunSettings(topology=topology), groups)
+    return RunData(run_id=1, run={}, status="complete", implementations=impls, variants=variants,
+                   jobs=[], settings=RunSettings(topology=topology), cells=groups)
 
 
 def _netpipe(mbps: dict[str, dict[int, float]], bench: str = "pingpong") -> dict:

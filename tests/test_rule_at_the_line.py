@@ -155,7 +155,8 @@ def _drifted_run(rng: np.random.Generator, run_id: int, variants: list[str]) -> 
     known = {"id": run_id, "started": "2026-01-01T00:00:00+00:00", "status": "complete",
              "machine": {"cores": 2}, "settings": {}}
     record = RunRecord(**{f.name: known.get(f.name) for f in fields(RunRecord)})
-    return RunData(run_id, record, "complete", [], variants, [], RunSettings.read({}), cells)
+    return RunData(run_id=run_id, run=record, status="complete", implementations=[],
+                   variants=variants, jobs=[], settings=RunSettings.read({}), cells=cells)
 
 
 def test_compare_under_drift_of_three_variants_calls_few_changes():

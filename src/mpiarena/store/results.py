@@ -192,8 +192,10 @@ class Group:
                                  for i in np.unique(self.launches).tolist()])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunData:
+    """A run as the analysis reads it: its records, variants, settings and groups by cell."""
+
     run_id: int
     run: RunRecord
     status: RunStatus
@@ -308,6 +310,8 @@ def load(store: Store, run_id: int) -> RunData:
         group.extras = Lazy(len(group.values), partial(raw.extras, part))
     run = store.run(run_id)
     rows_v = store.variants(run_id)
-    return RunData(run_id, run, store.status(run), store.implementations(run_id),
-                   [v.variant for v in rows_v], jobs, cells_settings(run),
-                   cells, rows_v, store.what_ran(run_id), earlier(store, run))
+    return RunData(run_id=run_id, run=run, status=store.status(run),
+                   implementations=store.implementations(run_id),
+                   variants=[v.variant for v in rows_v], jobs=jobs, settings=cells_settings(run),
+                   cells=cells, variant_rows=rows_v, reported=store.what_ran(run_id),
+                   earlier=earlier(store, run))
