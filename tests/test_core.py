@@ -75,9 +75,11 @@ def test_latency_and_bandwidth_are_physical(impl):
         assert [r.rank for r in job.hello.ranks] == [0, 1]
     assert small.status == "ok" and large.status == "ok"
     spec = BENCHMARKS["pingpong"]
-    # the fastest observations: interference only adds time, and the bounds are physical
+    # the fastest observations: interference only adds time, and the bounds are physical: a
+    # unit slip reads 1000x off, while PVM's 8 B through its daemons read 219 us once, when the
+    # host took 9% of this VM's CPU (steal)
     latency = np.min([spec.observation(o.per_rank) for o in small.observations])
-    assert 20e-9 < latency < 200e-6, latency
+    assert 20e-9 < latency < 1e-3, latency
     per_iter = np.min([max(o.per_rank[:2]) for o in large.observations])
     bandwidth = 2 * (1 << 20) / per_iter
     assert 1e8 < bandwidth < 5e11, bandwidth  # 100 MB/s to 500 GB/s through memory
