@@ -55,9 +55,9 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # `alone`): their build, structure, error paths, stored runs, reports and simulations.
 # `make test` runs them two at a time (-m parallel, pytest-xdist) beside the wheel smoke and
 # the BESIDE files, then every other test alone. The slowest first, so that the two workers end
-# together. The first lane left most of a core idle (its processes wait on builds, daemons and
-# ssh): the files of real runs that read no figure moved here from the lane alone (issue 63),
-# test_report.py among them, whose figures take longer drawn beside others but cost no one else.
+# together. The files of real runs that read no figure are here rather than in the lane alone,
+# test_report.py among them: the first lane grew from 218 s to 267-273 s and the lane alone
+# shrank from 389 s to 244-264 s (make test 647 s, then 582-624 s in fresh clones).
 PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
             "test_releases.py", "test_report.py", "test_core_asan.py", "test_cli.py",
             "test_run_protocol.py", "test_mpi3_io.py", "test_simulate.py",

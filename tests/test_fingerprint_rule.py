@@ -1,6 +1,6 @@
 """The fingerprint's decision on observations drawn as a real tuning run's fall: a default
-forced to an algorithm behaves like it, and a far slower algorithm is told apart, in every
-seeded run. (tests/test_fingerprint.py runs a real tune and asserts what a real run always
+forced to an algorithm is never told apart from it, and a far slower algorithm always is, in
+every seeded run. (tests/test_fingerprint.py runs a real tune and asserts what a real run always
 shows: this is where the decision is checked, at the spread that run measured.)"""
 
 from __future__ import annotations
