@@ -90,14 +90,18 @@ def test_calls_timed_alone_take_at_least_the_loop_time(impl: Implementation):
     """A bcast root does not wait for its leaves, so back-to-back calls overlap: the loop reads
     lower than a call timed alone (barrier, window). Compared: the fastest of 20 short
     observations, the least disturbed by the other jobs on this machine's two cores. Measured
-    (fastest timed alone / fastest loop, 9 launches): 1.2-3.7 at 8 B; at 1 KiB MPICH 1.2-6.5,
-    Open MPI 0.95-2.8, whose loop barely overlaps calls of 1 KiB: 10% is left for noise."""
+    (fastest timed alone / fastest loop, 6 launches each, 2026-12-02): at 8 B MPICH 1.6-2.1,
+    Open MPI 2.4-3.3, so 10% is left for noise; at 1 KiB MPICH 1.5-2.4, but Open MPI's loop does
+    not overlap calls of 1 KiB and its ratio is noise about 1 (0.86-1.13; 0.90 failed a CI
+    run): there a call timed alone must read at least 3/4 of the loop, which a slip of the
+    method (a barrier's time subtracted, a window's wait counted out) would break."""
+    least = {8: 0.9, 1024: 0.75}
     with running(impl, 2) as job:
-        for size in (8, 1024):
+        for size, ratio in least.items():
             fastest = {sync: min(max(o.per_rank) for o in cell(job, "bcast", size, sync, 20, 2e-4)
                                  .observations) for sync in ("loop", "barrier", "window")}
-            assert fastest["barrier"] >= 0.9 * fastest["loop"], (size, fastest)
-            assert fastest["window"] >= 0.9 * fastest["loop"], (size, fastest)
+            assert fastest["barrier"] >= ratio * fastest["loop"], (size, fastest)
+            assert fastest["window"] >= ratio * fastest["loop"], (size, fastest)
 
 
 def test_the_rule_collectives_by_the_suite_else_loop():
