@@ -85,13 +85,15 @@ def _env() -> dict[str, str]:
 
 def _imb_builds(where: Path) -> Path:
     """Where IMB-MPI1 is built: under MPIARENA_TEST_BUILDS (make test's, kept between its runs),
-    one folder per state of IMB's sources; else the module's scratch folder."""
+    one folder per content of IMB's sources (their times change each time the shared folder is
+    laid out again, 49 s of builds then); else the module's scratch folder."""
     if not BUILDS:
         return where
-    files = sorted(p for p in (SHARED / "imb").rglob("*") if p.is_file())
-    state = "".join(f"{p.relative_to(SHARED)} {p.stat().st_size} {p.stat().st_mtime_ns}\n"
-                    for p in files)
-    folder = Path(BUILDS) / f"imb-{hashlib.sha256(state.encode()).hexdigest()[:16]}"
+    state = hashlib.sha256()
+    for path in sorted(p for p in (SHARED / "imb").rglob("*") if p.is_file()):
+        state.update(f"{path.relative_to(SHARED)}\0".encode())
+        state.update(path.read_bytes())
+    folder = Path(BUILDS) / f"imb-{state.hexdigest()[:16]}"
     folder.mkdir(parents=True, exist_ok=True)
     for made in (Path(BUILDS), folder):
         made.chmod(0o755)  # the rank user runs what is built there
