@@ -16,11 +16,11 @@ from mpiarena.analysis.bisection import Placed
 from mpiarena.analysis.verdicts import Judgement
 from mpiarena.base import users
 from mpiarena.cluster.topology import Where, opened
-from mpiarena.platform.plan import CellOptions
 from mpiarena.report.releases import lines
 from mpiarena.report.releases_html import render_html
 from mpiarena.runner.execute import Settings
 from mpiarena.runner.releases import Member, StepContext, find, replayed
+from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
 from mpiarena.store.results import Key
 from mpiarena.suites import Suite
@@ -44,9 +44,9 @@ def test_a_planted_slowdown_is_located_between_its_neighbours(tmp_path):
     store = Store(tmp_path / "p.db")
     with opened(Where()) as topology:
         # --timeout 5: Debian's MPICH over UCX's TCP now and then hangs in MPI_Finalize
-        where = StepContext(store, topology, Settings(timeout=5, topology=topology.label),
-                          CellOptions(), users.for_ranks(), "test planted",
-                          Console(file=io.StringIO()), notes.append)
+        run = RunContext(store, users.for_ranks(), "test planted", Console(file=io.StringIO()),
+                         notes.append)
+        where = StepContext(run, topology, Settings(timeout=5, topology=topology.label))
         series = find(members, suite, where)
     found = series.bisection
     assert [(c.key, c.before, c.after, c.direction, c.where) for c in found.changes] == [

@@ -17,7 +17,6 @@ from ..base.errors import ArenaError
 from ..cluster.topology import Where, opened
 from ..impls import Implementation, crashes, discover, pypi
 from ..impls.releases import Release, ReleaseChoice, index_releases
-from ..platform.plan import CellOptions
 from ..runner.benchmark_asks import Measurement, Selection
 from ..suites import fit_to_cores
 from ..suites import load as load_suite
@@ -120,6 +119,7 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
     # here, not at the top: ~80 ms more start-up for every command
     from ..report.releases import lines
     from ..runner.releases import StepContext, find
+    from ..runner.session import RunContext
 
     sweeping.sweep()
     store = stores.store(db)
@@ -130,10 +130,9 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
                 err.print(f"note: {note}", soft_wrap=True, markup=False)
         # the bar only on a terminal: elsewhere each step's bar left an empty line behind
         bar_to = err if err.is_terminal else Console(quiet=True)
-        context = StepContext(store, topology, measurement.settings(topology.label),
-                              CellOptions(), users.for_ranks(),
-                              shlex.join(["mpiarena", *sys.argv[1:]]), bar_to,
-                              lambda line: err.print(line, soft_wrap=True, markup=False))
+        run = RunContext(store, users.for_ranks(), shlex.join(["mpiarena", *sys.argv[1:]]),
+                         bar_to, lambda line: err.print(line, soft_wrap=True, markup=False))
+        context = StepContext(run, topology, measurement.settings(topology.label))
         try:
             found = find(series, chosen, context)
         except KeyboardInterrupt:

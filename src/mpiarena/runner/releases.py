@@ -7,15 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from rich.console import Console
-
 from ..analysis.bisection import Bisection, StepSamples, bisect
 from ..analysis.build_or_release import Attribution, attribute
 from ..analysis.groups import measured
 from ..base.errors import ArenaError
 from ..base.records import RunKind
 from ..base.status import RunStatus
-from ..base.users import RankUser
 from ..cluster.topology import Topology
 from ..impls import Implementation, family_of
 from ..impls.releases import Release
@@ -55,17 +52,14 @@ class Member:
 
 @dataclass(frozen=True)
 class StepContext:
-    """Where and how each step measures: the store, the topology, the run's settings, who
-    ranks run as, the command recorded, and where progress and notes go."""
+    """Where and how each step measures: where its run is recorded and who runs it (the
+    context every suite run has), on which topology, under which run settings, and what
+    every cell asks of the core."""
 
-    store: Store
+    run: RunContext
     topology: Topology
     settings: Settings
-    options: CellOptions
-    rank_user: RankUser | None
-    command: str
-    progress_to: Console
-    note: Callable[[str], None]
+    options: CellOptions = field(default_factory=CellOptions)
 
 
 @dataclass
@@ -107,7 +101,7 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
                 have[i] = m.impl if m.impl is not None else m.get() if m.get else _missing(m)
             except ArenaError as e:
                 series.unavailable[i] = str(e)
-                where.note(f"note: {m.name} ({m.origin}) is unavailable and skipped: {e}")
+                where.run.note(f"note: {m.name} ({m.origin}) is unavailable and skipped: {e}")
         return have.get(i)
 
     def step(indexes: tuple[int, ...], cells: Collection[Key]) -> StepSamples:
@@ -226,15 +220,13 @@ def _run(entries: list[StepVariant], suite: Suite, where: StepContext,
     distinct = list({e.impl.id: e.impl for e in entries}.values())
     suite = replace(suite, variants=tuple(VariantSpec(e.impl.id, e.name, e.env)
                                           for e in entries if e.name is not None))
-    context = RunContext(where.store, where.rank_user, where.command, where.progress_to,
-                         where.note)
     outcome = run_suite(SuiteAsk(suite, distinct, where.settings, where.options,
                                  bare=any(e.name is None for e in entries),
                                  recorded=Recorded(RunKind.RELEASES, recorded)),
-                        context, where.topology)
+                        where.run, where.topology)
     if outcome.status == RunStatus.INCOMPLETE:
         raise KeyboardInterrupt
-    return load(where.store, outcome.run_id)
+    return load(where.run.store, outcome.run_id)
 
 
 @dataclass
@@ -257,7 +249,7 @@ def separate(series: BisectedSeries, pair: tuple[int, int], impls: Mapping[int, 
         return None
     for first, second in (pair, pair[::-1]):  # the levers of either
         a, b = impls[first], impls[second]
-        version = build_all([b], explicit=True, warn=where.note)[b.id].version_string
+        version = build_all([b], explicit=True, warn=where.run.note)[b.id].version_string
         if levers := family_of(b).build_levers(version):
             break
     else:
