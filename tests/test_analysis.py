@@ -22,16 +22,16 @@ from mpiarena.analysis.curves import (
     switches,
 )
 from mpiarena.analysis.stats import ci_halfwidth, verdicts
-from mpiarena.base.records import JobRecord, RunRecord, RunSettings
+from mpiarena.base.records import Cell, JobRecord, RunRecord, RunSettings
 from mpiarena.base.sizes import parse_sizes
 from mpiarena.base.status import CellStatus, JobStatus
 from mpiarena.store import Store
-from mpiarena.store.results import Group, Key, Lost, RunData, load
+from mpiarena.store.results import Group, Lost, RunData, load
 
 A, B = 1e-6, 1e-10  # 1 us fixed cost, 10 GB/s
 
 
-def run_data(cells: dict[Key, dict[str, np.ndarray]], cores: int = 2,
+def run_data(cells: dict[Cell, dict[str, np.ndarray]], cores: int = 2,
              per_launch: int | None = None) -> RunData:
     """A RunData as `results.load` builds it, from reduced observations: `per_launch` of them
     in each launch (all in one launch by default)."""
@@ -97,7 +97,7 @@ def test_clean_linear_curve_has_no_switch(grid):
 
 def test_protocol_switches_reads_every_variant_of_a_run():
     rng = np.random.default_rng(7)
-    cells: dict[Key, dict[str, np.ndarray]] = {}
+    cells: dict[Cell, dict[str, np.ndarray]] = {}
     for size in [0, *SIZES["powers of two"]]:
         eager = np.full(10, (2 * A if size >= 4096 else A) + B * size)
         line = np.full(10, A + B * size)

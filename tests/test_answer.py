@@ -14,15 +14,15 @@ from mpiarena.analysis.answer import Leading, SizeRange, answer, cell_lead, stat
 from mpiarena.analysis.groups import comparable
 from mpiarena.analysis.run import Analysis, analyse
 from mpiarena.analysis.stats import Pair, Verdict, judge, judge_cells
+from mpiarena.base.records import Cell
 from mpiarena.report.summary import answer_lines, answer_text, scoreboard_lines
-from mpiarena.store.results import Key
 
 SIZES = (8, 1024, 65536, 1 << 20)
 
 
 def _planted(levels: dict[tuple[str, int], dict[str, float]], launches: int = 12) -> Analysis:
     rng = np.random.default_rng(7)
-    return analyse(run_data({Key(bench, size, 2): {v: level * rng.lognormal(0, 0.02, launches)
+    return analyse(run_data({Cell(bench, size, 2): {v: level * rng.lognormal(0, 0.02, launches)
                                                    for v, level in cell.items()}
                              for (bench, size), cell in levels.items()}, per_launch=1))
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from mpiarena.analysis.bisection import Placed, bisect
 from mpiarena.analysis.verdicts import Judgement
-from mpiarena.store.results import Key
+from mpiarena.base.records import Cell
 
-PING, BCAST, FLAT = Key("pingpong", 8, 2), Key("bcast", 64, 2), Key("barrier", 0, 2)
+PING, BCAST, FLAT = Cell("pingpong", 8, 2), Cell("bcast", 64, 2), Cell("barrier", 0, 2)
 LAUNCHES, NOISE = 10, 0.03  # launches a release in a step; sd of a launch's log figure
 
 

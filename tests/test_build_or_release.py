@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from mpiarena.analysis.build_or_release import Follows, attribute
+from mpiarena.base.records import Cell
 from mpiarena.impls.mpich import netmod_levers
-from mpiarena.store.results import Key
 
 FIRST, SECOND, UCX, OFI = "mpich-4.0.2", "mpich-4.0.3", "mpich-4.0.3:netmod-ucx", \
     "mpich-4.0.3:netmod-ofi"
@@ -22,7 +22,7 @@ def sample(level: float, rng: np.random.Generator, noise: float = 0.02, launches
 
 def test_what_a_difference_between_two_builds_follows():
     rng = np.random.default_rng(3)
-    build, release, unsure, same = (Key("pingpong", s, 2) for s in (8, 64, 512, 4096))
+    build, release, unsure, same = (Cell("pingpong", s, 2) for s in (8, 64, 512, 4096))
     samples = {
         build: {FIRST: sample(1.0, rng), SECOND: sample(1.6, rng), OFI: sample(1.6, rng),
                 UCX: sample(1.0, rng)},

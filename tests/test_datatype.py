@@ -13,10 +13,10 @@ import pytest
 from conftest import IMPLS, mpiarena
 from test_core import measure, running
 
-from mpiarena.base.records import Datatype
+from mpiarena.base.records import Cell, Datatype
 from mpiarena.report.summary_export import SCHEMA
 from mpiarena.store import Store
-from mpiarena.store.results import Key, load
+from mpiarena.store.results import load
 
 BY_ID = {i.id: i for i in IMPLS}
 MPICH = BY_ID.get("mpich-4.0.2")
@@ -47,7 +47,7 @@ def test_a_run_sums_the_datatype_asked_and_says_so(db: str, tmp_path: Path):
         data = load(Store(Path(db)), run)
         assert data.settings.datatype == datatype
         for size in (1024, 1 << 20):  # measured, and the received sums checked
-            assert data.cells[Key("allreduce", size, 2)]["mpich-4.0.2"].status == "ok"
+            assert data.cells[Cell("allreduce", size, 2)]["mpich-4.0.2"].status == "ok"
         tables = mpiarena("show", str(run), "--tables", "--db", db).stdout
         assert TITLE.format(datatype.mpi) in tables.splitlines(), tables
         method = " ".join(mpiarena("show", str(run), "--method", "--db", db).stdout.split())
@@ -147,7 +147,7 @@ def test_osu_7_records_the_datatype_it_summed(tmp_path: Path, db: str, header: s
     assert done.returncode == 0, done.stderr
     data = load(Store(Path(db)), 1)
     assert data.settings.datatype == datatype
-    assert data.cells[Key("allreduce", 1 << 20, 2)]["mpich-4.0.2"].values == \
+    assert data.cells[Cell("allreduce", 1 << 20, 2)]["mpich-4.0.2"].values == \
         pytest.approx([900e-6])
 
 

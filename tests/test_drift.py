@@ -17,13 +17,13 @@ from rich.console import Console
 from mpiarena.analysis.compare import Change, compare_runs, widened
 from mpiarena.analysis.history import history
 from mpiarena.analysis.stats import THRESHOLD
-from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.base.records import Cell, RunRecord, RunSettings
 from mpiarena.report.junit import compare_cases, to_xml
 from mpiarena.report.terminal import render_changes
-from mpiarena.store.results import Group, Key, RunData
+from mpiarena.store.results import Group, RunData
 
 VARIANTS = [f"lib-{i}" for i in range(6)]
-KEYS = [Key("pingpong", size, 2) for size in (8, 512, 4096, 65536, 1048576)]
+KEYS = [Cell("pingpong", size, 2) for size in (8, 512, 4096, 65536, 1048576)]
 DRIFT = 0.06  # sd of the log ratio of a variant's level between two runs
 PER_RUN = DRIFT / math.sqrt(2)  # each run's own factor
 LAUNCHES, OBSERVATIONS = 10, 3
@@ -31,7 +31,7 @@ CALLED = ("regression", "improvement")
 
 
 def _run(rng: np.random.Generator, run_id: int, slower: float = 1.0,
-         keys: list[Key] = KEYS) -> RunData:
+         keys: list[Cell] = KEYS) -> RunData:
     """A run of every variant in every cell: each variant's level drifts with the run, the
     first one `slower`; launch levels vary 5% and observations 4% inside a launch."""
     level = {v: math.exp(rng.normal(0, PER_RUN)) for v in VARIANTS}
@@ -108,7 +108,7 @@ def test_a_history_under_run_drift_finds_the_slowdown_and_calls_few_steps_of_the
 
 def test_too_few_cells_leave_drift_uncovered_and_the_outputs_say_what_was_held():
     rng = np.random.default_rng(44)
-    one = [Key("pingpong", 8, 2)]
+    one = [Cell("pingpong", 8, 2)]
     a, b = _run(rng, 1, keys=one), _run(rng, 2, keys=one)
     assert all(c.drift.covered for c in compare_runs(a, b))  # six variants: six cells
     (lone,) = compare_runs(a, b, pairs={"lib-1": "lib-1"})

@@ -9,8 +9,8 @@ import numpy as np
 
 from mpiarena.analysis.fingerprint import fingerprints, tuned_of
 from mpiarena.analysis.verdicts import Speed
-from mpiarena.base.records import RunRecord, RunSettings
-from mpiarena.store.results import Group, Key, RunData
+from mpiarena.base.records import Cell, RunRecord, RunSettings
+from mpiarena.store.results import Group, RunData
 
 IMPL = "mpich-4.0.2"
 FORCED = {f"{IMPL}:binomial": "binomial", f"{IMPL}:scatter": "scatter_ring_allgather"}
@@ -39,7 +39,7 @@ def _tuning_run(seed: int) -> RunData:
                     pid=0, host="", note=None)
     return RunData(run_id=1, run=run, status="complete", implementations=[],
                    variants=sorted(levels), jobs=[], settings=RunSettings.read(run.settings),
-                   cells={Key("bcast", 2**20, 2): cell})
+                   cells={Cell("bcast", 2**20, 2): cell})
 
 
 def test_a_default_forced_to_binomial_is_never_told_apart_from_it_and_scatter_always_is():

@@ -19,11 +19,12 @@ from rich.console import Console
 from test_analysis import run_data
 
 from mpiarena.analysis.run import analyse
+from mpiarena.base.records import Cell
 from mpiarena.report import terminal
 from mpiarena.report.summary import answer_lines, scoreboard_lines
 from mpiarena.report.text import wrapped
 from mpiarena.store import Store
-from mpiarena.store.results import Key, load
+from mpiarena.store.results import load
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
 TCP = [i.id for i in IMPLS if i.family == "tcp"]
@@ -125,7 +126,7 @@ def _planted(cells: dict[tuple[str, int], dict[str, float]], launches: int = 12)
     """The answer and scoreboard lines of a run whose figures are planted: each cell's variant
     at its level, launch to launch 2% apart."""
     rng = np.random.default_rng(1)
-    data = run_data({Key(bench, size, 2): {v: level * rng.lognormal(0, 0.02, launches)
+    data = run_data({Cell(bench, size, 2): {v: level * rng.lognormal(0, 0.02, launches)
                                            for v, level in cell.items()}
                      for (bench, size), cell in cells.items()}, per_launch=1)
     a = analyse(data)

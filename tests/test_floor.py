@@ -25,13 +25,14 @@ from mpiarena.analysis.floor import (
 from mpiarena.analysis.models import fit_models
 from mpiarena.analysis.run import analyse
 from mpiarena.analysis.stats import launch_medians
+from mpiarena.base.records import Cell
 from mpiarena.cluster.spec import parse as parse_spec
 from mpiarena.impls import discover, family_of
 from mpiarena.platform.plan import make_plan
 from mpiarena.report import terminal
 from mpiarena.report.summary import below_text, multiple_text
 from mpiarena.store import Store
-from mpiarena.store.results import Key, load
+from mpiarena.store.results import load
 from mpiarena.suites import load as load_suite
 
 MPI = [i.id for i in IMPLS if i.family in ("mpich", "openmpi")][:2]
@@ -63,7 +64,7 @@ def test_the_floors_launches_are_interleaved_and_stored_like_any_variants(run_db
     assert order.count("floor") == LAUNCHES
     first, last = order.index("floor"), len(order) - 1 - order[::-1].index("floor")
     assert set(order[first:last]) - {"floor"}, order  # the libraries' launches between its own
-    for key in (Key("pingpong", 8, 2), Key("sendrecv", 65536, 2), Key("allreduce", 8, 2)):
+    for key in (Cell("pingpong", 8, 2), Cell("sendrecv", 65536, 2), Cell("allreduce", 8, 2)):
         group = data.cells[key]["floor"]
         assert len(set(group.launches)) == LAUNCHES, group.launches
         assert len(group.values) == 3 * LAUNCHES
@@ -103,7 +104,7 @@ def test_the_answer_says_how_far_the_fastest_library_is_from_the_floor(run_db: P
     assert [m.group("cell") for m in said] == ["pingpong 8 B", "pingpong 1 MiB"], line
     a = analyse(data)
     for m in said:
-        key = Key("pingpong", 8 if m.group("cell").endswith(" 8 B") else 1 << 20, 2)
+        key = Cell("pingpong", 8 if m.group("cell").endswith(" 8 B") else 1 << 20, 2)
         lead = cell_lead(a, key, MPI)
         if m.group("lib") is None:
             assert lead is None or not lead.leaders, (line, lead)
@@ -156,7 +157,7 @@ def test_each_library_gets_a_latency_term_against_the_floors_and_the_floors_spre
 
 def test_a_figure_below_the_floor_is_said_with_its_reason() -> None:
     def ratio(times: float, low: float, high: float, placement: str = "") -> Multiple:
-        return Multiple(Key("pingpong", 8, 2), "lib", times * 1e-7, 1e-7, times, low, high,
+        return Multiple(Cell("pingpong", 8, 2), "lib", times * 1e-7, 1e-7, times, low, high,
                         placement)
     assert ratio(0.8, 0.7, 0.9).below and ratio(0.8, 0.7, 0.9).wrong
     assert ratio(0.9, 0.7, 1.1).below and not ratio(0.9, 0.7, 1.1).wrong  # within its interval
@@ -189,12 +190,12 @@ def test_an_emulated_links_floor_is_its_payload_rate_less_the_bucket() -> None:
     NetPIPE's Fast Ethernet limit); the first bucket's bytes pass at host speed."""
     link = LinkFloor(parse_spec("emulated:nodes=2,link=100mbit,mtu=1500"))
     assert link.spec.payload_limit == pytest.approx(94.15e6, rel=1e-3)
-    one_way = link.figure(Key("pingpong", 1 << 20, 2))
+    one_way = link.figure(Cell("pingpong", 1 << 20, 2))
     assert one_way is not None
     at_payload_rate = (1 << 20) * 8 / link.spec.payload_limit
     assert at_payload_rate - 2e-4 < one_way < at_payload_rate  # the bucket: 2163 B, 0.17 ms
-    assert link.figure(Key("pingpong", 1024, 2)) is None  # within the bucket: no floor
-    assert link.figure(Key("allreduce", 1 << 20, 2)) is None
+    assert link.figure(Cell("pingpong", 1024, 2)) is None  # within the bucket: no floor
+    assert link.figure(Cell("allreduce", 1 << 20, 2)) is None
 
 
 @pytest.mark.skipif(not CAN_EMULATE or not MPI, reason="needs root, sshd and an MPI library")
@@ -216,7 +217,7 @@ def test_on_an_emulated_cluster_the_link_as_set_is_the_floor(tmp_path: Path) -> 
                      r"88\.9 ms\.", said), said
     a = analyse(load(Store(db), 1))
     assert a.floor is None and a.link is not None
-    for key in (Key("pingpong", 65536, 2), Key("pingpong", 1 << 20, 2)):
+    for key in (Cell("pingpong", 65536, 2), Cell("pingpong", 1 << 20, 2)):
         floor = a.link.figure(key)
         best = float(launch_medians(a.data.cells[key][MPI[0]].nested).min())
         assert floor is not None and best >= 0.97 * floor, (key, best, floor)

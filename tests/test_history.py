@@ -15,9 +15,9 @@ from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.history import Filter, history
 from mpiarena.analysis.stats import ALPHA
-from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.base.records import Cell, RunRecord, RunSettings
 from mpiarena.store import Store
-from mpiarena.store.results import Group, Key, RunData, load
+from mpiarena.store.results import Group, RunData, load
 
 LIB = "mpich-4.0.2"  # its launches take 0.1 s here, Open MPI's 0.45 s
 PROBE = f"{LIB}:probe"
@@ -148,7 +148,7 @@ def test_perflog_lines_parse_and_carry_the_summary_figures(series: Path):
     data = load(Store(series), 3)
     from mpiarena.analysis.stats import summarize
 
-    s = summarize(data.cells[Key("pingpong", 8, 2)][PROBE].nested)
+    s = summarize(data.cells[Cell("pingpong", 8, 2)][PROBE].nested)
     assert got["pingpong_8_np2", PROBE, "time"] == pytest.approx(s.median, rel=1e-9)
     assert got["pingpong_8_np2", PROBE, "time_ci_low"] <= s.median
     assert {m["job"] for m in parsed if m} == {"3"}
@@ -170,7 +170,7 @@ def test_history_refuses_bad_input_in_one_line(tmp_path: Path):
 
 # --- identical runs, simulated ----------------------------------------------------------------
 
-def _run(run_id: int, cells: dict[Key, list[np.ndarray]], variant: str = "x") -> RunData:
+def _run(run_id: int, cells: dict[Cell, list[np.ndarray]], variant: str = "x") -> RunData:
     """A RunData as `results.load` builds it: one variant, observations per launch."""
     groups = {k: {variant: Group(values=[float(v) for a in launches for v in a],
                                  launches=[i for i, a in enumerate(launches) for _ in a])}
@@ -191,7 +191,7 @@ def test_identical_runs_are_called_changed_in_under_alpha_of_histories_a_planted
     """One family per history: the chance that a history of identical runs calls any change
     is at most ALPHA (the correction's), and the threshold makes it rarer still."""
     rng = np.random.default_rng(31)
-    keys = [Key("pingpong", s, 2) for s in (8, 4096, 65536)]
+    keys = [Cell("pingpong", s, 2) for s in (8, 4096, 65536)]
     histories, called, found = 200, 0, 0
     for _ in range(histories):
         same = [_run(i, {k: _launches(rng, 1e-6) for k in keys}) for i in range(1, 6)]
@@ -211,7 +211,7 @@ def test_identical_runs_are_called_changed_in_under_alpha_of_histories_a_planted
 
 def test_follow_continues_a_series_with_the_upgraded_library():
     rng = np.random.default_rng(32)
-    key = Key("pingpong", 8, 2)
+    key = Cell("pingpong", 8, 2)
     runs = [_run(i, {key: _launches(rng, 1e-6 * (1.5 if i >= 3 else 1))},
                  "mpich-4.0.2" if i < 3 else "mpich-5.0.2") for i in range(1, 5)]
     apart = history(runs).series  # two libraries: no change from run 2 to run 3

@@ -33,11 +33,11 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena.base import units, users
-from mpiarena.base.records import Datatype
+from mpiarena.base.records import Cell, Datatype
 from mpiarena.base.sizes import format_size
 from mpiarena.impls import Implementation
 from mpiarena.store import Store
-from mpiarena.store.results import Key, load
+from mpiarena.store.results import load
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
@@ -230,7 +230,7 @@ def test_imb_runs_become_launches_that_show_and_compare_judge(imb: Imb, db: str)
     assert data.settings.datatype == Datatype.FLOAT
     for variant, files in (("mpich-4.0.2", mpich), ("openmpi-4.1.4", ompi)):
         for bench, size in [("pingpong", s) for s in SIZES] + [("allreduce", s) for s in SIZES]:
-            group = data.cells[Key(bench, size, 2)][variant]
+            group = data.cells[Cell(bench, size, 2)][variant]
             assert group.timing == ("imb-t" if bench == "pingpong" else "imb-t_max")
             expected = [_imb_figures(f)[bench, size] for f in files]
             assert [float(x[0]) for x in group.nested] == pytest.approx(expected, rel=1e-12)
@@ -262,7 +262,7 @@ def test_imb_figure_choice_is_the_timing_method(imb: Imb, db: str):
     done = mpiarena("import", "imb", str(imb.runs["mpich-4.0.2"][0]), "--impl",
                     "mpich-4.0.2", "--figure", "t_avg", "--db", db)
     assert done.returncode == 0, done.stderr
-    group = load(Store(Path(db)), 1).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
+    group = load(Store(Path(db)), 1).cells[Cell("allreduce", 4096, 2)]["mpich-4.0.2"]
     assert group.timing == "imb-t_avg"
     text = imb.runs["mpich-4.0.2"][0].read_text().splitlines()
     row = next(ln.split() for ln in text[text.index(next(ln for ln in text if "Allreduce"
@@ -281,7 +281,7 @@ def test_netpipe_np_out_and_stdout(netpipe: NetPipe, db: str):
              if w} for f in netpipe.files]
     assert len(runs[0]) > 20
     for size in set(runs[0]) | set(runs[1]):
-        group = data.cells[Key("pingpong", size, 2)]["mpich-4.0.2"]
+        group = data.cells[Cell("pingpong", size, 2)]["mpich-4.0.2"]
         assert group.timing == "netpipe-best"
         assert [float(x[0]) for x in group.nested] == \
             pytest.approx([r[size] for r in runs if size in r], rel=1e-12)
@@ -305,10 +305,10 @@ def test_osu_point_to_point_and_collective(osu: dict[str, Path], db: str):
                  if w and w[0].isdigit()}
     assert len(latency) > 10 and len(bandwidth) > 10
     for size, us in latency.items():
-        assert data.cells[Key("pingpong", size, 2)]["mpich-4.0.2"].values == \
+        assert data.cells[Cell("pingpong", size, 2)]["mpich-4.0.2"].values == \
             pytest.approx([us * 1e-6])
     for size, mbs in bandwidth.items():  # time per message: size over OSU's MB/s
-        group = data.cells[Key("ping", size, 2)]["mpich-4.0.2"]
+        group = data.cells[Cell("ping", size, 2)]["mpich-4.0.2"]
         assert group.timing == "osu-mean"
         assert group.values == pytest.approx([size / (mbs * 1e6)])
     # one library's import answers with its figures, as a run of one library does
@@ -329,7 +329,7 @@ def test_osu_point_to_point_and_collective(osu: dict[str, Path], db: str):
     assert done.returncode == 0, done.stderr
     row = next(ln.split() for ln in osu["osu_allreduce"].read_text().splitlines()
                if ln.startswith("4096 "))
-    group = load(Store(Path(db)), 2).cells[Key("allreduce", 4096, 2)]["mpich-4.0.2"]
+    group = load(Store(Path(db)), 2).cells[Cell("allreduce", 4096, 2)]["mpich-4.0.2"]
     assert group.timing == "osu-mean-max"
     # OSU 5 sums floats (OSU 7: MPI_CHAR unless -T, test_datatype.py)
     assert "v5." in next(ln for ln in osu["osu_allreduce"].read_text().splitlines()
@@ -352,7 +352,7 @@ def test_osu_point_to_point_and_collective(osu: dict[str, Path], db: str):
     column = re.split(r"\s{2,}", header.lstrip("# ")).index("Pure Comm.(us)")
     cells = load(Store(Path(db)), 4).cells
     for row in pure:
-        group = cells[Key("ibcast", int(row[0]), 2)]["mpich-4.0.2"]
+        group = cells[Cell("ibcast", int(row[0]), 2)]["mpich-4.0.2"]
         assert group.values == pytest.approx([float(row[column]) * 1e-6])
 
 
@@ -400,7 +400,7 @@ def test_repro_repetitions_are_one_launchs_observations(repro: dict[str, Path], 
     rows = _repro_rows(repro["barrier"])
     for call, bench in (("MPI_Allreduce", "allreduce"), ("MPI_Bcast", "bcast")):
         for size in (8, 1024):
-            group = data.cells[Key(bench, size, 2)]["mpich-4.0.2"]
+            group = data.cells[Cell(bench, size, 2)]["mpich-4.0.2"]
             assert group.timing == "repro-MPI_Barrier-local"
             assert len(group.nested) == 1  # one launch, a repetition per observation
             assert group.values == pytest.approx(
@@ -417,7 +417,7 @@ def test_repro_repetitions_are_one_launchs_observations(repro: dict[str, Path], 
     data = load(Store(Path(db)), 2)
     for (call, size), values in kept.items():
         bench = {"MPI_Allreduce": "allreduce", "MPI_Bcast": "bcast"}[call]
-        group = data.cells.get(Key(bench, size, 2), {}).get("mpich-4.0.2")
+        group = data.cells.get(Cell(bench, size, 2), {}).get("mpich-4.0.2")
         assert (group.values if group else []) == pytest.approx(values, abs=1e-10)
         assert group is None or group.timing == "repro-window-global"
     # the two methods in one run would pool different figures: refused, nothing stored
@@ -485,13 +485,13 @@ def test_imb_nbc_and_rma_tables(imb: Imb, db: str):
         data = load(Store(Path(db)), i)
         text = imb.parts[target].read_text()
         if target == "IMB-NBC":  # Iallreduce's overlap table: t_pure; Ibcast_pure: t_max
-            assert data.cells[Key("iallreduce", 16, 2)]["mpich-4.0.2"].timing == "imb-t_pure"
-            assert data.cells[Key("ibcast", 16, 2)]["mpich-4.0.2"].timing == "imb-t_max"
+            assert data.cells[Cell("iallreduce", 16, 2)]["mpich-4.0.2"].timing == "imb-t_pure"
+            assert data.cells[Cell("ibcast", 16, 2)]["mpich-4.0.2"].timing == "imb-t_max"
         else:  # non-aggregate mode only: one operation then MPI_Win_flush
             assert "Unidir_put (aggregate mode)" in done.stderr
             table = text[text.index("NON-AGGREGATE"):]
             row = next(ln.split() for ln in table.splitlines() if ln.split()[:1] == ["16"])
-            group = data.cells[Key("put-lockall", 16, 2)]["mpich-4.0.2"]
+            group = data.cells[Cell("put-lockall", 16, 2)]["mpich-4.0.2"]
             assert (group.timing, group.values) == ("imb-t", pytest.approx([float(row[2]) * 1e-6]))
 
 
@@ -503,7 +503,7 @@ def test_runs_in_one_file_are_launches_unless_per_file(netpipe: NetPipe, where: 
                         "--db", db)
         assert done.returncode == 0, done.stderr
     runs = load(Store(Path(db)), 1), load(Store(Path(db)), 2)
-    split, joined = (r.cells[Key("pingpong", 1024, 2)]["mpich-4.0.2"] for r in runs)
+    split, joined = (r.cells[Cell("pingpong", 1024, 2)]["mpich-4.0.2"] for r in runs)
     assert [len(x) for x in split.nested] == [1, 1]
     assert [len(x) for x in joined.nested] == [2]
     assert sorted(split.values) == sorted(joined.values)

@@ -9,10 +9,10 @@ import pytest
 from conftest import IMPLS, mpiarena
 
 from mpiarena.analysis.loggp import ParameterFigure, fit_gap, loggp
-from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.base.records import Cell, RunRecord, RunSettings
 from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.store import Store
-from mpiarena.store.results import Group, Key, RunData, load
+from mpiarena.store.results import Group, RunData, load
 
 N = 10
 L, O_S, O_R = 0.4e-6, 0.2e-6, 0.15e-6
@@ -50,7 +50,7 @@ def planted(launches: int = 12, per_launch: int = 5) -> RunData:
         extras = [observation(size, levels[i], rng) for i in range(launches)
                   for _ in range(per_launch)]
         values = [BENCHMARKS["loggp"].observation([0, 0], x) for x in extras]
-        cells[Key("loggp", size, 2)] = {"v": Group(values=values, extras=extras, launches=[
+        cells[Cell("loggp", size, 2)] = {"v": Group(values=values, extras=extras, launches=[
             i for i in range(launches) for _ in range(per_launch)])}
     run = RunRecord(id=1, started="", finished=None, status="complete", suite="", command="",
                     seed=0, version="", machine={"cores": 2}, settings={"window": 64}, pid=0,
@@ -102,7 +102,7 @@ def test_real_run_stores_the_round_trips_and_gives_sane_parameters(tmp_path: Pat
         data = load(store, 1)
     finally:
         store.close()
-    extras = data.cells[Key("loggp", 1, 2)]["mpich-4.0.2"].extras
+    extras = data.cells[Cell("loggp", 1, 2)]["mpich-4.0.2"].extras
     assert {"prtt1", "prttn", "prttd", "delay", "o_s", "o_r", "prtt_n"} <= set(extras[0])
     m = loggp(data)["mpich-4.0.2"]
     for p in m.points:
@@ -112,7 +112,7 @@ def test_real_run_stores_the_round_trips_and_gives_sane_parameters(tmp_path: Pat
             assert p.o_s.value < p.half_rtt.value and p.o_r.value < p.half_rtt.value, p
     # G against the cost per byte of the same run's pingpong between its two largest sizes,
     # from each cell's fastest observation (another job's load only ever adds time)
-    pingpong = {s: min(data.cells[Key("pingpong", s, 2)]["mpich-4.0.2"].values)
+    pingpong = {s: min(data.cells[Cell("pingpong", s, 2)]["mpich-4.0.2"].values)
                 for s in (64 << 10, 1 << 20)}
     per_byte = (pingpong[1 << 20] - pingpong[64 << 10]) / (960 << 10)
     assert per_byte / 3 < m.ranges[-1].G.value < 3 * per_byte, (m.ranges, per_byte)

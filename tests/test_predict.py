@@ -21,9 +21,9 @@ from mpiarena.analysis.predict import (
     summary,
 )
 from mpiarena.analysis.stats import center
-from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.base.records import Cell, RunRecord, RunSettings
 from mpiarena.store import Store
-from mpiarena.store.results import Group, Key, RunData, load
+from mpiarena.store.results import Group, RunData, load
 
 ALPHA, BETA = 2e-6, 1e-9  # 2 us a message, 1 GB/s
 MPICH4 = next((i for i in IMPLS if i.family == "mpich" and i.version.startswith("4")), None)
@@ -124,7 +124,7 @@ def test_the_chain_keeps_its_cheapest_segmentation():
 
 # --- planted shapes -------------------------------------------------------------------------
 
-def run_data(cells: dict[Key, dict[str, list[float]]], tuning: dict[str, dict[str, str]]
+def run_data(cells: dict[Cell, dict[str, list[float]]], tuning: dict[str, dict[str, str]]
              | None = None, launches: int = 5) -> RunData:
     """A RunData as results.load builds it: each list is one figure per launch."""
     variants = sorted({v for cell in cells.values() for v in cell})
@@ -149,7 +149,7 @@ def distinct(costs: dict[str, float], shape: str, margin: float = 0.15) -> bool:
 
 def test_a_planted_shape_is_the_best_fit_wherever_the_model_can_tell_it_apart():
     rng = np.random.default_rng(28)
-    cells: dict[Key, dict[str, list[float]]] = {}
+    cells: dict[Cell, dict[str, list[float]]] = {}
     planted = {}
     for coll in SHAPES:
         for p in (3, 4, 8):
@@ -158,7 +158,7 @@ def test_a_planted_shape_is_the_best_fit_wherever_the_model_can_tell_it_apart():
                 for shape in costs:
                     if distinct(costs, shape):
                         variant = f"lib-{shape}"
-                        cells.setdefault(Key(coll, size, p), {})[variant] = noisy(
+                        cells.setdefault(Cell(coll, size, p), {})[variant] = noisy(
                             costs[shape], rng)
                         planted[(coll, size, p, variant)] = shape
     fits = cell_fits(run_data(cells), {v: t for _, _, _, v in planted}, cores=2)
@@ -174,9 +174,9 @@ def test_a_planted_shape_is_the_best_fit_wherever_the_model_can_tell_it_apart():
 
 
 def test_cells_without_a_model_or_a_figure_are_left_out():
-    cells = {Key("bcast", 8, 2): {"a": [1e-6] * 5, "b": [1e-6] * 5, "c": []},
-             Key("pingpong", 8, 2): {"a": [1e-6] * 5},
-             Key("bcast", 8, 1): {"a": [1e-7] * 5}}
+    cells = {Cell("bcast", 8, 2): {"a": [1e-6] * 5, "b": [1e-6] * 5, "c": []},
+             Cell("pingpong", 8, 2): {"a": [1e-6] * 5},
+             Cell("bcast", 8, 1): {"a": [1e-7] * 5}}
     fits = cell_fits(run_data(cells), {"a": t, "c": t}, cores=2)
     assert [(f.bench, f.np, f.variant) for f in fits] == [("bcast", 2, "a")]
     # every shape is one message at 2 ranks (the chain in one segment too): the model cannot
@@ -192,7 +192,7 @@ def test_a_forced_algorithm_agrees_only_with_its_own_shape():
               for a in ("binomial", "smp", "scatter_ring_allgather")}
     rng = np.random.default_rng(4)
     binomial = noisy(cost("bcast", 4, M, "binomial"), rng)
-    cells = {Key("bcast", M, 4): {"mpich:bcast=binomial": binomial,
+    cells = {Cell("bcast", M, 4): {"mpich:bcast=binomial": binomial,
                                   "mpich:bcast=smp": binomial,
                                   "mpich:bcast=scatter_ring_allgather": binomial}}
     fits = {f.variant: f for f in cell_fits(run_data(cells, tuning), {"mpich": t}, cores=4)}
@@ -235,7 +235,7 @@ def test_a_real_run_gives_a_fit_for_every_collective_cell(tmp_path: Path):
         (b, s) for b in ("allreduce", "bcast") for s in sizes]
     for f in fits:
         assert f.np == 2 and f.variant == MPICH4.id and f.best is not None, f
-        assert f.measured == center(data.cells[Key(f.bench, f.size, 2)][MPICH4.id].nested)
+        assert f.measured == center(data.cells[Cell(f.bench, f.size, 2)][MPICH4.id].nested)
         segments = {f"chain_{s >> 10}KiB" for s in SEGMENTS if f.size > s}
         assert {c.shape for c in f.predictions} == {
             "bcast": {"binomial", "linear", "scatter_rd_allgather", "scatter_ring_allgather",

@@ -15,6 +15,7 @@ from test_report import images_in_chromium
 from mpiarena.analysis.bisection import Placed
 from mpiarena.analysis.verdicts import Judgement
 from mpiarena.base import users
+from mpiarena.base.records import Cell
 from mpiarena.cluster.topology import Where, opened
 from mpiarena.report.releases import lines
 from mpiarena.report.releases_html import render_html
@@ -22,13 +23,12 @@ from mpiarena.runner.execute import Settings
 from mpiarena.runner.releases import Member, StepContext, find, replayed
 from mpiarena.runner.session import RunContext
 from mpiarena.store import Store
-from mpiarena.store.results import Key
 from mpiarena.suites import Suite
 
 LIB = "mpich-4.0.2"
 SLOW = (("MPIR_CVAR_NOLOCAL", "1"), ("UCX_TLS", "tcp,self"))  # every rank as on another node
 SLOW_FROM = 3
-CELL = Key("pingpong", 8, 2)
+CELL = Cell("pingpong", 8, 2)
 
 
 @pytest.mark.skipif(LIB not in {i.id for i in IMPLS}, reason=f"needs {LIB}")

@@ -7,10 +7,10 @@ from __future__ import annotations
 from mpiarena.analysis.bisection import Bisection, Placed, ReleaseChange, SpanStep
 from mpiarena.analysis.comparison import Comparison
 from mpiarena.analysis.verdicts import Judgement
+from mpiarena.base.records import Cell
 from mpiarena.impls.releases import Release, folded
 from mpiarena.report.releases import lines
 from mpiarena.runner.releases import BisectedSeries, Member
-from mpiarena.store.results import Key
 
 OPENMPI = folded(["5.0.11", "5.0.10", "5.0.9", "5.0.8", "4.1.8", "4.1.7"])
 
@@ -27,14 +27,14 @@ def series(names: list[str], origins: list[str] | None = None) -> BisectedSeries
 
 def test_located_changes_first_with_the_index_gap_and_the_upgrade_line():
     s = series(["4.1.7", "4.1.8", "5.0.8", "5.0.9"])
-    ping = [Key("pingpong", size, 2) for size in (8, 64, 512)]
+    ping = [Cell("pingpong", size, 2) for size in (8, 64, 512)]
     s.bisection = Bisection(4, ends={k: judged(1.4) for k in ping} | {
-        Key("barrier", 0, 2): judged(1.0, Judgement.SAME),
-        Key("bcast", 8, 2): judged(0.7, Judgement.BELOW)},
+        Cell("barrier", 0, 2): judged(1.0, Judgement.SAME),
+        Cell("bcast", 8, 2): judged(0.7, Judgement.BELOW)},
         steps=[(0, 3), (0, 1, 3), (1, 2, 3)])
     s.bisection.changes = [ReleaseChange(k, 1, 2, Judgement.ABOVE, judged(r), Placed.LOCATED, 2)
                            for k, r in zip(ping, (1.4, 1.5, 1.3), strict=True)]
-    s.bisection.changes.append(ReleaseChange(Key("bcast", 8, 2), 0, 1, Judgement.BELOW,
+    s.bisection.changes.append(ReleaseChange(Cell("bcast", 8, 2), 0, 1, Judgement.BELOW,
                                              judged(0.5, Judgement.BELOW), Placed.LOCATED, 1))
     s.runs, s.variant_of = [None] * 3, [{}] * 3
     out = lines(s, OPENMPI)
@@ -49,7 +49,7 @@ def test_located_changes_first_with_the_index_gap_and_the_upgrade_line():
 
 def test_series_neighbours_the_index_separates_and_a_build_against_a_release():
     s = series(["4.0.2", "4.0.3", "5.0.2"], ["debian", "index", "index"])
-    key = Key("pingpong", 8, 2)
+    key = Cell("pingpong", 8, 2)
     s.bisection = Bisection(3, ends={key: judged(6.0)}, steps=[(0, 2), (0, 1, 2)])
     s.bisection.changes = [ReleaseChange(key, 0, 1, Judgement.ABOVE, judged(1.6), Placed.LOCATED,
                                          1),
@@ -71,7 +71,7 @@ def test_series_neighbours_the_index_separates_and_a_build_against_a_release():
 
 def test_spread_unplaced_and_no_change():
     s = series(["4.1.7", "4.1.8", "5.0.8"])
-    key = Key("allreduce", 64, 2)
+    key = Cell("allreduce", 64, 2)
     s.bisection = Bisection(3, ends={key: judged(1.2)}, steps=[(0, 2), (0, 1, 2)])
     s.bisection.changes = [ReleaseChange(
         key, 0, 2, Judgement.ABOVE, judged(1.2), Placed.SPREAD, 0,

@@ -27,9 +27,9 @@ from mpiarena.analysis.stats import (
     verdicts,
 )
 from mpiarena.analysis.verdicts import Judgement, Movement, Speed
-from mpiarena.base.records import RunRecord, RunSettings
+from mpiarena.base.records import Cell, RunRecord, RunSettings
 from mpiarena.base.status import LaunchShape
-from mpiarena.store.results import Group, Key, RunData, Stratified
+from mpiarena.store.results import Group, RunData, Stratified
 
 LINE = 1 + THRESHOLD
 STATED = 0.025  # "faster" at the line, one comparison: the rule's stated rate
@@ -149,7 +149,7 @@ def _drifted_run(rng: np.random.Generator, run_id: int, variants: list[str]) -> 
     """20 cells of every variant, each variant's level drawn for the run (6% log-sd between
     two runs), 10 launches of one observation, 5% apart."""
     level = {v: math.exp(rng.normal(0, 0.06 / math.sqrt(2))) for v in variants}
-    cells = {Key("pingpong", 2**k, 2): {v: Group(
+    cells = {Cell("pingpong", 2**k, 2): {v: Group(
         values=[level[v] * (1 + k) * 1e-6 * math.exp(rng.normal(0, 0.05)) for _ in range(10)],
         launches=list(range(10))) for v in variants} for k in range(20)}
     known = {"id": run_id, "started": "2026-01-01T00:00:00+00:00", "status": "complete",

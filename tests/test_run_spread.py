@@ -20,7 +20,8 @@ from mpiarena.analysis.run_spread import (
 )
 from mpiarena.analysis.stats import THRESHOLD, allowed, judge_cells
 from mpiarena.analysis.verdicts import Judgement, Speed
-from mpiarena.store.results import Key, Levels
+from mpiarena.base.records import Cell
+from mpiarena.store.results import Levels
 
 
 def launches(level: float, n: int, rng: np.random.Generator, sd: float = 0.05
@@ -79,7 +80,7 @@ def runs_with_drift(sd_between: float, runs: int, seed: int) -> list[Levels]:
     variant's figure moved between runs by a log-normal factor of `sd_between`."""
     rng = np.random.default_rng(seed)
     out = []
-    cells = [Key("pingpong", s, 2) for s in (8, 64, 512, 4096, 32768, 65536, 262144,
+    cells = [Cell("pingpong", s, 2) for s in (8, 64, 512, 4096, 32768, 65536, 262144,
                                            1 << 20, 2 << 20, 4 << 20)]
     for r in range(runs):
         medians, timing = {}, {}
@@ -109,7 +110,7 @@ def test_a_machine_state_common_to_every_library_moves_figures_and_not_ratios():
     runs = []
     for r in range(6):
         shift = math.exp(rng.normal(0, 0.2))  # the whole run
-        medians = {(Key("bcast", s, 2), v): np.exp(rng.normal(math.log(shift), 0.02, 20))
+        medians = {(Cell("bcast", s, 2), v): np.exp(rng.normal(math.log(shift), 0.02, 20))
                    for s in (8, 64, 512, 4096) for v in "abc"}
         runs.append(Levels(r + 1, medians, dict.fromkeys(medians, "window")))
     spread = learn(runs[-1], runs[-2::-1])
@@ -141,7 +142,7 @@ def test_a_level_that_moved_from_the_earlier_runs_opens_the_verdicts_on_it():
     """Open MPI's allreduce 1 MiB read 2.1x its three earlier runs' level in one quick run of
     six, LAM/MPI's did not, and their verdict reversed: such a verdict is open (Why.MOVED)."""
     *earlier, now = runs_with_drift(0.02, 4, 8)
-    cell = Key("pingpong", 1 << 20, 2)
+    cell = Cell("pingpong", 1 << 20, 2)
     moved = dict(now.medians)
     moved[(cell, "a")] = moved[(cell, "a")] * 2.1
     spread = learn(Levels(now.run_id, moved, now.timing), earlier[::-1])

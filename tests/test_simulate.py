@@ -13,8 +13,9 @@ from conftest import IMPLS, leftovers, mpiarena, spawn
 
 from mpiarena.analysis.simulated import figures, validate
 from mpiarena.base import paths
+from mpiarena.base.records import Cell
 from mpiarena.store import Store
-from mpiarena.store.results import Key, load
+from mpiarena.store.results import load
 
 pytestmark = pytest.mark.skipif(shutil.which("smpirun") is None,
                                 reason="SimGrid is not installed (apt-get install libsimgrid-dev)")
@@ -72,7 +73,7 @@ def test_report_and_compare_say_simulated_not_measured(simulated, tmp_path):
 
 def test_two_selectors_give_different_allreduce_at_64_ranks(simulated):
     data = load(Store(Path(simulated[0])), 1)
-    at = {f.variant: f.seconds for f in figures(data) if f.key == Key("allreduce", 1 << 20, 64)}
+    at = {f.variant: f.seconds for f in figures(data) if f.key == Cell("allreduce", 1 << 20, 64)}
     ratio = at["smpi-3.32:mpich"] / at["smpi-3.32:ompi"]
     assert ratio > 1.5 or ratio < 1 / 1.5, at  # the feasibility note: 2-5x
 

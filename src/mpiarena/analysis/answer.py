@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum, auto
 
-from ..base.records import impl_of
+from ..base.records import Cell, impl_of
 from ..impls.registry import families
 from ..model.benchmarks import BENCHMARKS, Kind
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from .groups import comparable
 from .run import Analysis, Standing, standings
 from .stats import Verdict
@@ -53,7 +53,7 @@ class Lead:
 class CellLead:
     """One cell by the verdict rule, among its MPI libraries."""
 
-    key: Key
+    key: Cell
     leaders: tuple[str, ...]  # faster than or within the threshold of every other; best first
     level: tuple[str, ...]  # the first leader and those within the threshold of it
     lead: Lead | None  # the first leader's smallest lead, where it is faster than every other
@@ -74,7 +74,7 @@ def speed(verdicts: Sequence[Verdict], a: str, b: str) -> tuple[Speed, Verdict |
     return Speed.UNDECIDED, None
 
 
-def verdicts(a: Analysis, key: Key) -> list[Verdict]:
+def verdicts(a: Analysis, key: Cell) -> list[Verdict]:
     """The cell's verdicts: every pair of its variants where the run judged them so, else its
     fastest against each other."""
     return a.pairs[key].pairs if key in a.pairs else a.judged.get(key, [])
@@ -87,7 +87,7 @@ def _lead(verdict: Verdict, leader: str) -> Lead:
     return Lead(verdict.fast, 1 / verdict.ratio, 1 / verdict.ci_high, 1 / verdict.ci_low)
 
 
-def cell_lead(a: Analysis, key: Key, mpi: Sequence[str]) -> CellLead | None:
+def cell_lead(a: Analysis, key: Cell, mpi: Sequence[str]) -> CellLead | None:
     """The cell's fastest MPI libraries by the verdict rule (None: fewer than two measured)."""
     here = comparable(a.data.cells.get(key, {}))
     names = sorted((v for v in mpi if v in here), key=lambda v: a.summaries[key][v].median)
@@ -146,7 +146,7 @@ class BySize:
 Statement = SizeRange | BySize
 
 
-def _size(key: Key) -> int:
+def _size(key: Cell) -> int:
     """The size a cell counts at: an unsized benchmark (barrier) moves no data, as 0 B."""
     return key.size if BENCHMARKS[key.bench].sized else 0
 
@@ -284,7 +284,7 @@ def mpi_variants(data: RunData) -> list[str]:
     return [v for v in data.variants if family.get(impl_of(v)) not in not_mpi]
 
 
-def _timed_keys(a: Analysis, kinds: tuple[Kind, ...]) -> list[Key]:
+def _timed_keys(a: Analysis, kinds: tuple[Kind, ...]) -> list[Cell]:
     return [k for ks in a.tables.values() for k in ks if BENCHMARKS[k.bench].kind in kinds]
 
 

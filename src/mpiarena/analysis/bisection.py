@@ -9,16 +9,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..store.results import Key
+from ..base.records import Cell
 from .comparison import Comparison
 from .stats import ALPHA, THRESHOLD, Pair, Sample, judge
 from .verdicts import Judgement
 
 # what one step measured: each cell's sample per release (an index into the series)
-StepSamples = Mapping[Key, Mapping[int, Sample]]
+StepSamples = Mapping[Cell, Mapping[int, Sample]]
 # measures the releases (series indexes, oldest first) in fresh launches, for these cells
 # (none named: every cell)
-MeasureReleases = Callable[[tuple[int, ...], Collection[Key]], StepSamples]
+MeasureReleases = Callable[[tuple[int, ...], Collection[Cell]], StepSamples]
 DECIDED = (Judgement.ABOVE, Judgement.BELOW)
 
 
@@ -49,7 +49,7 @@ class ReleaseChange:
     the step that measured it (an index into Bisection.steps) and, spread, the sizes of the
     steps inside."""
 
-    key: Key
+    key: Cell
     before: int
     after: int
     direction: Judgement
@@ -65,7 +65,7 @@ class Bisection:
     step's releases in the order measured."""
 
     size: int  # releases in the series
-    ends: dict[Key, Comparison] = field(default_factory=dict)
+    ends: dict[Cell, Comparison] = field(default_factory=dict)
     changes: list[ReleaseChange] = field(default_factory=list)
     steps: list[tuple[int, ...]] = field(default_factory=list)
 
@@ -97,7 +97,7 @@ def bisect(size: int, measure: MeasureReleases, alpha: float = ALPHA,
     out.steps.append((0, last))
     ends = _judged(measure((0, last), ()), [(0, last)], None, alpha, threshold)
     out.ends = {key: j for (key, _, _), j in ends.items()}
-    spans: dict[tuple[int, int], set[Key]] = {}
+    spans: dict[tuple[int, int], set[Cell]] = {}
     for (key, _, _), j in ends.items():
         if j.outcome in DECIDED:
             spans.setdefault((0, last), set()).add(key)
@@ -138,14 +138,14 @@ class _Verdict:
     step: int
 
 
-def _change(key: Key, before: int, after: int, verdict: _Verdict, where: Placed,
+def _change(key: Cell, before: int, after: int, verdict: _Verdict, where: Placed,
             inside: tuple[SpanStep, ...] = ()) -> ReleaseChange:
     return ReleaseChange(key, before, after, verdict.judged.outcome, verdict.judged, where,
                          verdict.step, inside)
 
 
-def _judged(measured: StepSamples, pairs: Sequence[tuple[int, int]], cells: Collection[Key] | None,
-            alpha: float, threshold: float) -> dict[tuple[Key, int, int], Comparison]:
+def _judged(measured: StepSamples, pairs: Sequence[tuple[int, int]], cells: Collection[Cell] | None,
+            alpha: float, threshold: float) -> dict[tuple[Cell, int, int], Comparison]:
     """Every cell's pairs (earlier, later) that both sides measured, judged as one family."""
     asked = [(key, b, a) for key in sorted(measured) if cells is None or key in cells
              for b, a in pairs if b in measured[key] and a in measured[key]]

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..store.results import Key
+from ..base.records import Cell
 from .bisection import DECIDED
 from .comparison import Comparison
 from .stats import ALPHA, THRESHOLD, Pair, Sample, judge
@@ -29,7 +29,7 @@ class Follows(StrEnum):
 class Attribution:
     """One cell: the second build over the first as they come, and under each lever."""
 
-    key: Key
+    key: Cell
     plain: Comparison
     follows: Follows
     levers: tuple[tuple[str, Comparison], ...]  # (lever, the second under it over the first)
@@ -40,7 +40,7 @@ class Attribution:
         return next((name for name, j in self.levers if j.outcome == Judgement.SAME), None)
 
 
-def attribute(samples: Mapping[Key, Mapping[str, Sample]], first: str, second: str,
+def attribute(samples: Mapping[Cell, Mapping[str, Sample]], first: str, second: str,
               levers: Sequence[str], alpha: float = ALPHA,
               threshold: float = THRESHOLD) -> list[Attribution]:
     """For every cell where the two builds as they come are decided different (samples keyed

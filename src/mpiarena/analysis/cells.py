@@ -9,8 +9,9 @@ from enum import StrEnum
 
 import numpy as np
 
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .groups import measured
 from .stats import launch_medians, outliers, variance_share
 
@@ -33,7 +34,7 @@ class Cause(StrEnum):
 class CellWarning:
     """Something doubtful about one variant's observations in one cell, with its likely cause."""
 
-    key: Key
+    key: Cell
     variant: str
     text: str
     cause: Cause
@@ -82,7 +83,7 @@ def _spread(medians: np.ndarray) -> str:
     return f"{us[0]:.3g}-{us[-1]:.3g} us over {len(us)} launches"
 
 
-def _launch_warning(key: Key, variant: str, group: Group) -> CellWarning | None:
+def _launch_warning(key: Cell, variant: str, group: Group) -> CellWarning | None:
     sample = group.nested
     share = variance_share(sample)
     medians = launch_medians(sample)
@@ -104,7 +105,7 @@ class _Bounds:
     high_cv: float
 
 
-def _cell_warning(key: Key, variant: str, x: np.ndarray, cores: int,
+def _cell_warning(key: Cell, variant: str, x: np.ndarray, cores: int,
                   bounds: _Bounds) -> CellWarning | None:
     idx = outliers(x, k=bounds.k, min_rel=bounds.min_rel)
     high_cv = bounds.high_cv

@@ -8,8 +8,9 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .comparison import Compared, Comparison
 from .groups import measured
 from .stats import ALPHA, CONFIDENCE, NORMAL, THRESHOLD, Pair, judge, median, widened
@@ -63,7 +64,7 @@ class Drift:
 class Change(Compared):
     """One cell of one variant in run a (before) against run b (after)."""
 
-    key: Key
+    key: Cell
     variant: str  # in run a
     other: str  # in run b
     comparison: Comparison  # b over a: above 1 is slower after
@@ -76,7 +77,7 @@ class Change(Compared):
         return Movement.UNDECIDED if self.held else MOVEMENTS[self.comparison.outcome]
 
 
-Shared = tuple[Key, str, str, Group, Group]  # key, variant in a, variant in b, their groups
+Shared = tuple[Cell, str, str, Group, Group]  # key, variant in a, variant in b, their groups
 
 
 def compare_runs(a: RunData, b: RunData, pairs: dict[str, str] | None = None,

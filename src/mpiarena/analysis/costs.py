@@ -15,10 +15,10 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..base.records import impl_of
+from ..base.records import Cell, impl_of
 from ..base.status import CellStatus
 from ..model.benchmarks import OVERLAP_OPS, overlap_of
-from ..store.results import Group, Key, RunData, nest
+from ..store.results import Group, RunData, nest
 from .groups import comparable, measured
 from .stats import Sample, Summary, Verdict, summarize, verdicts
 from .verdicts import Speed
@@ -42,7 +42,7 @@ class Column:
 
     kind: CostKind
     samples: dict[str, Sample]
-    key: Key | None = None  # the cell it reports, where it is one cell
+    key: Cell | None = None  # the cell it reports, where it is one cell
     bench: str = ""  # cpu columns: the benchmark the CPU was measured during
     judged: bool = True
     floor: float = 0.0
@@ -65,12 +65,12 @@ class Costs:
     same: int = 0
     memory: dict[str, tuple[float, float]] = field(default_factory=dict)  # after init, after
     overlap: dict[str, dict[str, float]] = field(default_factory=dict)  # variant -> op -> %
-    overlap_key: Key | None = None
+    overlap_key: Cell | None = None
     oversubscribed_threads: list[int] = field(default_factory=list)
     cores: int = 0
 
 
-def _last(data: RunData, bench: str) -> Key | None:
+def _last(data: RunData, bench: str) -> Cell | None:
     """The cell a column reports: the largest size at the most ranks."""
     keys = sorted((k for k in data.cells if k.bench == bench), key=lambda k: (k.np, k.size))
     return keys[-1] if keys else None
@@ -99,7 +99,7 @@ def _cpu_during(data: RunData, bench: str, ranks: int | None) -> dict[str, Sampl
     return out
 
 
-def _cell(data: RunData, key: Key | None) -> dict[str, Sample]:
+def _cell(data: RunData, key: Cell | None) -> dict[str, Sample]:
     return comparable(data.cells[key]) if key else {}
 
 
@@ -139,7 +139,7 @@ def _levels(data: RunData) -> dict[str, str]:
     return out
 
 
-def _ordered(data: RunData, key: Key) -> list[tuple[str, Group]]:
+def _ordered(data: RunData, key: Cell) -> list[tuple[str, Group]]:
     """The variants that measured a cell, in the report's order."""
     cell = data.cells[key]
     return [(v, cell[v]) for v in data.variants

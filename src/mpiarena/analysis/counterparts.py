@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..store.results import Key, RunData
+from ..base.records import Cell
+from ..store.results import RunData
 from .comparison import Compared, Comparison
 from .groups import beside, figure, launch_ids
 from .stats import ALPHA, THRESHOLD, Pair, judge
@@ -50,7 +51,7 @@ class CounterpartCheck(Compared):
 
     counterpart: Counterpart
     variant: str
-    key: Key  # the benchmark's cell; the counterpart's is (counterpart.against, size, np)
+    key: Cell  # the benchmark's cell; the counterpart's is (counterpart.against, size, np)
     figure: float  # the median of launch medians
     against: float
     comparison: Comparison  # figure over against: below 1, the benchmark ran faster

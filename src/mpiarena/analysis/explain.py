@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.errors import ArenaError
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS, Kind
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from .comparison import Comparison
 from .floor import LatencyTerm, latency_terms
 from .groups import figure, measured
@@ -46,7 +47,7 @@ class Range:
 
     first: int
     last: int
-    cells: tuple[Key, ...]  # the cells both variants measured in the range
+    cells: tuple[Cell, ...]  # the cells both variants measured in the range
     figures: tuple[tuple[float, float], ...]  # per cell: a's figure, b's figure
     measured: Comparison  # b over a, the geometric mean of the range's cells per launch
     parameters: tuple[Parameter, ...]
@@ -69,7 +70,7 @@ class Explanation:
     loggp: tuple[Parameter, ...] = ()  # both ran the loggp benchmark: its overheads and gap
     floor: tuple[LatencyTerm, ...] = ()  # each one's latency term against the machine floor's
 
-    def cells(self) -> list[Key]:
+    def cells(self) -> list[Cell]:
         """Every stored cell a clause rests on."""
         return [k for r in self.ranges for k in r.cells]
 
@@ -189,7 +190,7 @@ def _loggp_pairs(data: RunData, a: str, b: str) -> list[tuple[str, int, float, f
     return out
 
 
-def _range_sample(data: RunData, keys: Sequence[Key], variant: str) -> Sample:
+def _range_sample(data: RunData, keys: Sequence[Cell], variant: str) -> Sample:
     """Per launch that measured every cell of `keys`: the geometric mean of its medians."""
     by_launch: dict[int, list[float]] = {}
     for key in keys:

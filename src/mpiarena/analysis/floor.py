@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..base.errors import ArenaError
-from ..base.records import impl_of
+from ..base.records import Cell, impl_of
 from ..cluster.spec import EmulatedSpec
 from ..cluster.spec import parse as parse_spec
 from ..impls.registry import families
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .groups import comparable, measured
 from .models import P2pModel
 from .stats import center, center_ci, launch_medians, ratio_ci
@@ -25,10 +25,10 @@ class MachineFloor:
     """The floor's variant, its cells, and the CPUs each of its launches' ranks ran on."""
 
     variant: str
-    cells: dict[Key, Group]
+    cells: dict[Cell, Group]
     cpus: frozenset[tuple[str, ...]]  # per launch: each rank's CPU list, as reported
 
-    def figure(self, key: Key) -> float | None:
+    def figure(self, key: Cell) -> float | None:
         group = self.cells.get(key)
         sample = comparable({self.variant: group}) if group else {}
         return center(sample[self.variant]) if sample else None
@@ -40,7 +40,7 @@ class Multiple:
     figure over the other, as printed), with the 95% interval of that ratio over launches;
     `placement` says where their ranks' CPUs differed ("": not)."""
 
-    key: Key
+    key: Cell
     variant: str
     figure: float
     floor: float
@@ -103,7 +103,7 @@ def _said(cpus: frozenset[tuple[str, ...]]) -> str:
     return "; ".join(sorted(" | ".join(c) for c in cpus))
 
 
-def multiple(data: RunData, floor: MachineFloor, key: Key, variant: str) -> Multiple | None:
+def multiple(data: RunData, floor: MachineFloor, key: Cell, variant: str) -> Multiple | None:
     """The variant's figure in the cell against the floor's (None: either did not measure it)."""
     group, under = data.cells.get(key, {}).get(variant), floor.cells.get(key)
     if group is None or under is None:
@@ -123,7 +123,7 @@ def multiples(data: RunData, floor: MachineFloor) -> list[Multiple]:
             if (m := multiple(data, floor, key, v)) is not None]
 
 
-def headline_keys(floor: MachineFloor) -> list[Key]:
+def headline_keys(floor: MachineFloor) -> list[Cell]:
     """The floor's pingpong cells a reader looks at first: 8 B, else the smallest message above
     0 B up to 64 B (latency), and the largest (bandwidth)."""
     keys = sorted((k for k in floor.cells if k.bench == "pingpong"), key=lambda k: k.size)
@@ -201,7 +201,7 @@ class LinkFloor:
 
     spec: EmulatedSpec
 
-    def figure(self, key: Key) -> float | None:
+    def figure(self, key: Cell) -> float | None:
         """Seconds a pingpong's one way (or a sendrecv's exchange) needs at least (None: the
         benchmark has no link floor, or the bucket carries the whole message)."""
         if key.bench not in LINK_BENCHES or key.size <= 0:
@@ -220,7 +220,7 @@ def link_floor(data: RunData) -> LinkFloor | None:
         return None
 
 
-def link_multiple(data: RunData, link: LinkFloor, key: Key, variant: str) -> Multiple | None:
+def link_multiple(data: RunData, link: LinkFloor, key: Cell, variant: str) -> Multiple | None:
     """The variant's figure against the link's floor, with its own interval over launches (the
     floor is set, not measured)."""
     group = data.cells.get(key, {}).get(variant)

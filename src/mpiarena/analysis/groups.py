@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeGuard
 
+from ..base.records import Cell
 from ..base.status import CellStatus
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .stats import Sample, center
 
 
@@ -26,11 +27,11 @@ def comparable(cell: dict[str, Group]) -> dict[str, Sample]:
     return {v: g.nested for v, g in cell.items() if measured(g)}
 
 
-def beside(data: RunData, bench: str, other: str) -> Iterator[tuple[str, Key, Group, Group]]:
+def beside(data: RunData, bench: str, other: str) -> Iterator[tuple[str, Cell, Group, Group]]:
     """Every variant's measured cell of bench with its own measured cell of `other` at the same
     size and rank count: (variant, bench's key, bench's group, other's group)."""
     for key in sorted(k for k in data.cells if k.bench == bench):
-        theirs = data.cells.get(Key(other, key.size, key.np), {})
+        theirs = data.cells.get(Cell(other, key.size, key.np), {})
         for variant in data.variants:
             mine, along = data.cells[key].get(variant), theirs.get(variant)
             if measured(mine) and measured(along):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.records import Cell
 from ..model.guidelines import GUIDELINES, Guideline
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .comparison import Compared, Comparison
 from .groups import beside, figure, launch_ids, measured
 from .stats import ALPHA, THRESHOLD, Pair, judge
@@ -19,7 +20,7 @@ class GuidelineCheck(Compared):
 
     guideline: Guideline
     variant: str
-    key: Key  # the collective's cell; the mock-up's is (guideline.mockup, size, np)
+    key: Cell  # the collective's cell; the mock-up's is (guideline.mockup, size, np)
     collective: float  # seconds: the median of launch medians
     mockup: float
     comparison: Comparison  # collective over mock-up: above 1, the mock-up ran faster
@@ -62,7 +63,7 @@ def guidelines_unchecked(data: RunData) -> dict[tuple[str, str], str]:
         cells = {(k.size, k.np) for k in data.cells if k.bench in (g.collective, g.mockup)}
         for variant in data.variants:
             def group(bench: str, cell: tuple[int, int], variant: str = variant) -> Group | None:
-                return data.cells.get(Key(bench, *cell), {}).get(variant)
+                return data.cells.get(Cell(bench, *cell), {}).get(variant)
 
             if not cells or any(measured(group(g.collective, c)) and measured(group(g.mockup, c))
                                 for c in cells):

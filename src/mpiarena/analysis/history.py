@@ -13,8 +13,9 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .compare import Change, Drift, Shared, drift_of, judged, same_sums
 from .groups import measured
 from .interference import finding
@@ -33,8 +34,8 @@ class TrackedCell:
     impl: str
 
     @property
-    def key(self) -> Key:
-        return Key(self.bench, self.size, self.np)
+    def key(self) -> Cell:
+        return Cell(self.bench, self.size, self.np)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from .groups import measured
 from .stats import Summary, summarize
 from .verdicts import Progress
@@ -50,7 +51,7 @@ def overlap_collectives() -> list[str]:
     return [b for b in BENCHMARKS if f"{b}-overlap" in BENCHMARKS]
 
 
-def _hidden(data: RunData, key: Key, variant: str) -> Hidden | None:
+def _hidden(data: RunData, key: Cell, variant: str) -> Hidden | None:
     group = data.cells.get(key, {}).get(variant)
     if not measured(group):
         return None
@@ -66,8 +67,8 @@ def overlap_rows(data: RunData) -> list[OverlapRow]:
                         if k.bench in (f"{coll}-overlap", f"{coll}-overlap-test")})
         for np_, size in cells:
             for variant in data.variants:
-                bg = _hidden(data, Key(f"{coll}-overlap", size, np_), variant)
-                tested = _hidden(data, Key(f"{coll}-overlap-test", size, np_), variant)
+                bg = _hidden(data, Cell(f"{coll}-overlap", size, np_), variant)
+                tested = _hidden(data, Cell(f"{coll}-overlap-test", size, np_), variant)
                 if bg or tested:
                     out.append(OverlapRow(coll, size, np_, variant, bg, tested))
     return out

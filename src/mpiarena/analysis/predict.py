@@ -27,7 +27,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..store.results import Key, RunData
+from ..base.records import Cell
+from ..store.results import RunData
 from .fingerprint import tuned_of
 from .library_tuning import usable
 from .models import P2pModel, fit_models
@@ -315,7 +316,7 @@ class Against:
     cores: int
 
 
-def fit(key: Key, variant: str, measured: float, forced: str | None,
+def fit(key: Cell, variant: str, measured: float, forced: str | None,
         against: Against) -> CellFit:
     """One cell's measured seconds against every shape's prediction."""
     bench, size, np_ = key

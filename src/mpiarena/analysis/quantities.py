@@ -11,13 +11,13 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..base.records import impl_of
+from ..base.records import Cell, impl_of
 from ..base.status import CellStatus
 from ..cluster.spec import EmulatedSpec, parse
 from ..impls.registry import lineage
 from ..model.benchmarks import BENCHMARKS
 from ..model.profiled import ProfileRun
-from ..store.results import Group, Key, RunData, nest
+from ..store.results import Group, RunData, nest
 from ..studies import Quantity, QuantityKind, Study
 from .app_kernels import call_times
 from .curves import derived
@@ -65,7 +65,7 @@ def _cell(data: RunData, q: Quantity, variant: str, size: int | None) -> Group |
     if np_ is None or not sizes:
         return None
     size = size if size is not None else (q.size if q.size is not None else max(sizes))
-    group = data.cells.get(Key(q.bench, size, np_), {}).get(variant)
+    group = data.cells.get(Cell(q.bench, size, np_), {}).get(variant)
     return group if group is not None and group.status == CellStatus.OK and group.values else None
 
 

@@ -14,11 +14,11 @@ from functools import cached_property
 import numpy as np
 
 from ..base.errors import ArenaError
-from ..base.records import JobRecord, RunKind
+from ..base.records import Cell, JobRecord, RunKind
 from ..base.status import CellStatus, JobStatus, RunStatus
 from ..impls.registry import families
 from ..model.benchmarks import BENCHMARKS, Kind, element_type
-from ..store.results import Key, Levels, RunData
+from ..store.results import Levels, RunData
 from .cells import Cause, cell_warnings, warning_lines
 from .curves import Derived, Switch, derived, protocol_switches
 from .floor import LinkFloor, MachineFloor, link_floor, split
@@ -72,9 +72,9 @@ class Analysis:
     baseline_given: bool
     cores: int
     window: int
-    tables: dict[tuple[str, int], list[Key]] = field(default_factory=dict)
-    judged: dict[Key, list[Verdict]] = field(default_factory=dict)  # the fastest against others
-    pairs: dict[Key, JudgedCell] = field(default_factory=dict)  # every pair of each cell
+    tables: dict[tuple[str, int], list[Cell]] = field(default_factory=dict)
+    judged: dict[Cell, list[Verdict]] = field(default_factory=dict)  # the fastest against others
+    pairs: dict[Cell, JudgedCell] = field(default_factory=dict)  # every pair of each cell
     spread: RunSpread | None = None  # what intervals carry for reruns (None: a simulation)
     floor: MachineFloor | None = None  # the machine floor, kept out of `data` (floor.split)
     link: LinkFloor | None = None  # an emulated cluster's link as set (floor.link_floor)
@@ -82,7 +82,7 @@ class Analysis:
     def oversub(self, np_: int) -> str:
         return f" [oversubscribed: {np_} ranks on {self.cores} cores]" if np_ > self.cores else ""
 
-    def label(self, key: Key) -> str:
+    def label(self, key: Cell) -> str:
         """The label verdict lines start with, as in the terminal summary."""
         bench, size, np_ = key
         text = f"{bench} {BENCHMARKS[bench].size_text(size)}" if BENCHMARKS[bench].sized else bench
@@ -94,19 +94,19 @@ class Analysis:
         return (f"{bench}: {BENCHMARKS[bench].doc} ({f'{typed}, ' if typed else ''}{np_} ranks)"
                 f"{self.oversub(np_)}")
 
-    def summary_keys(self, keys: list[Key]) -> list[Key]:
+    def summary_keys(self, keys: list[Cell]) -> list[Cell]:
         """The keys whose verdicts the terminal prints by default: the first and last size."""
         return sorted({keys[0], keys[-1]}, key=keys.index)
 
     @cached_property
-    def log_launch_medians(self) -> dict[tuple[Key, str], np.ndarray]:
+    def log_launch_medians(self) -> dict[tuple[Cell, str], np.ndarray]:
         """Each measured cell's launch medians, logged: what every standing resamples (the
         answer asks for several standings over the same cells)."""
         with np.errstate(divide="ignore"):  # a median of 0 logs as -inf, as the standings take it
             return {(k, v): np.log(launch_medians(sample)) for k, cell in self.data.cells.items()
                     for v, sample in comparable(cell).items()}
 
-    def best(self, key: Key) -> str | None:
+    def best(self, key: Cell) -> str | None:
         """The cell's fastest variant, as its verdicts pick it (`stats.fastest`)."""
         if self.judged.get(key):
             return self.judged[key][0].fast
@@ -114,12 +114,12 @@ class Analysis:
         return fastest(ok) if len(ok) > 1 else None
 
     @cached_property
-    def summaries(self) -> dict[Key, dict[str, Summary]]:
+    def summaries(self) -> dict[Cell, dict[str, Summary]]:
         """Each cell's figures; its rerun range widened by the run-to-run spread."""
         return {k: {v: self._rerun(k, summarize(a)) for v, a in comparable(cell).items()}
                 for k, cell in self.data.cells.items()}
 
-    def _rerun(self, key: Key, s: Summary) -> Summary:
+    def _rerun(self, key: Cell, s: Summary) -> Summary:
         if self.spread is None:
             return s
         low, high = self.spread.widened_rerun(key, s.median, s.rerun_low, s.rerun_high)
@@ -176,7 +176,7 @@ def analyse(data: RunData, baseline: str | None = None) -> Analysis:
     return out
 
 
-def _where(keys: list[Key]) -> str:
+def _where(keys: list[Cell]) -> str:
     first = keys[0]
     spec = BENCHMARKS[first.bench]
     size = f" {spec.size_text(first.size)}" if spec.sized else ""
@@ -219,9 +219,9 @@ class Problem:
 class Flagged:
     """A run's cells that need a word, by what is wrong with them."""
 
-    problems: dict[Problem, list[Key]] = field(default_factory=dict)
-    unexpressible: dict[tuple[str, str], list[Key]] = field(default_factory=dict)  # variant, why
-    short: dict[str, list[Key]] = field(default_factory=dict)  # variant -> cells
+    problems: dict[Problem, list[Cell]] = field(default_factory=dict)
+    unexpressible: dict[tuple[str, str], list[Cell]] = field(default_factory=dict)  # variant, why
+    short: dict[str, list[Cell]] = field(default_factory=dict)  # variant -> cells
 
 
 def _flagged(data: RunData) -> Flagged:
@@ -266,7 +266,7 @@ def _run_notices(a: Analysis) -> list[Notice]:
     return out
 
 
-def _problem_notices(problems: dict[Problem, list[Key]]) -> list[Notice]:
+def _problem_notices(problems: dict[Problem, list[Cell]]) -> list[Notice]:
     """One line per variant, status and cause (skipped cells warn, the others are errors)."""
     return [Notice(Level.WARN if p.status == CellStatus.SKIPPED else Level.ERROR,
                    f"{p.variant} {p.said} at {_where(keys)}: {p.cause or 'no reason'}", p.kind,
@@ -274,7 +274,7 @@ def _problem_notices(problems: dict[Problem, list[Key]]) -> list[Notice]:
             for p, keys in problems.items()]
 
 
-def _job_notices(jobs: list[JobRecord], problems: dict[Problem, list[Key]]) -> list[Notice]:
+def _job_notices(jobs: list[JobRecord], problems: dict[Problem, list[Cell]]) -> list[Notice]:
     """The jobs that failed for a cause no line about the variant's cells gives."""
     said = {(p.variant, p.cause) for p in problems}
     return [Notice(Level.ERROR, f"{job.variant} job at {job.np} ranks {job.status}: "
@@ -284,7 +284,7 @@ def _job_notices(jobs: list[JobRecord], problems: dict[Problem, list[Key]]) -> l
             and (job.variant, job.reason or "") not in said]
 
 
-def _short_notices(data: RunData, short: dict[str, list[Key]]) -> list[Notice]:
+def _short_notices(data: RunData, short: dict[str, list[Cell]]) -> list[Notice]:
     wanted = data.settings.observations * data.settings.launches
     out = []
     for variant, keys in short.items():
@@ -297,7 +297,7 @@ def _short_notices(data: RunData, short: dict[str, list[Key]]) -> list[Notice]:
     return out
 
 
-def _unexpressible_notices(unexpressible: dict[tuple[str, str], list[Key]]) -> list[Notice]:
+def _unexpressible_notices(unexpressible: dict[tuple[str, str], list[Cell]]) -> list[Notice]:
     out = []
     for (variant, reason), keys in unexpressible.items():
         benches = sorted({k.bench for k in keys}, key=list(BENCHMARKS).index)
@@ -400,7 +400,7 @@ def stretches(a: Analysis, bench: str, np_: int) -> list[Stretch]:
 
 
 def standings(a: Analysis, variants: Sequence[str] | None = None,
-              keys: Sequence[Key] | None = None, leader: str | None = None,
+              keys: Sequence[Cell] | None = None, leader: str | None = None,
               rounds: int = 1000, unless_led_by: str | None = None) -> list[Standing]:
     """Every variant (of `variants`, default all) that measured at least half of the cells
     (`keys`, default the run's point-to-point and collective time cells), against the leader
@@ -440,19 +440,19 @@ def standings(a: Analysis, variants: Sequence[str] | None = None,
 
 
 def strongest(a: Analysis, count: int = 5, among: set[str] | None = None
-              ) -> list[tuple[Key, Verdict]]:
+              ) -> list[tuple[Cell, Verdict]]:
     """The decided differences that matter most: the largest lower bounds of the ratio, one per
     pair of variants (a pair that differs a thousandfold everywhere would fill the list), of
     pairs within `among` where given."""
     decided = [(k, v) for k, vs in a.judged.items() for v in vs if v.outcome == Speed.FASTER
                and (among is None or {v.fast, v.slow} <= among)]
-    best: dict[tuple[str, str], tuple[Key, Verdict]] = {}
+    best: dict[tuple[str, str], tuple[Cell, Verdict]] = {}
     for key, v in sorted(decided, key=lambda kv: -kv[1].ci_low):
         best.setdefault((v.fast, v.slow), (key, v))
     return list(best.values())[:count]
 
 
-def launch_figures(a: Analysis, key: Key) -> dict[str, tuple[np.ndarray, float]]:
+def launch_figures(a: Analysis, key: Cell) -> dict[str, tuple[np.ndarray, float]]:
     """Per variant that measured the cell: each launch's median, and the cell's figure."""
     return {v: (launch_medians(s), center(s)) for v, s in comparable(a.data.cells[key]).items()}
 
@@ -510,7 +510,7 @@ def against_reference(data: RunData) -> tuple[str, int, dict[str, float]] | None
                    if k.bench == "pingpong" and k.np == 2 and measured(c.get(ref or "")))
     if ref is None or not sizes:
         return None
-    cell = data.cells[Key("pingpong", sizes[-1], 2)]
+    cell = data.cells[Cell("pingpong", sizes[-1], 2)]
     return ref, sizes[-1], {v: figure(cell[ref]) / figure(g) for v, g in cell.items()
                             if v != ref and measured(g)}
 
@@ -521,12 +521,12 @@ class Late:
 
     mean: float  # share dropped, over its observations
     worst: float  # the largest share of one observation
-    key: Key  # that observation's cell
+    key: Cell  # that observation's cell
 
 
 def late_calls(data: RunData) -> dict[str, Late]:
     """Per variant whose window method dropped calls, how many."""
-    shares: dict[str, list[tuple[float, Key]]] = {}
+    shares: dict[str, list[tuple[float, Cell]]] = {}
     for key, cell in data.cells.items():
         for variant, group in cell.items():
             shares.setdefault(variant, []).extend((s, key) for s in group.late)

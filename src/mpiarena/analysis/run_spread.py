@@ -27,7 +27,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..store.results import Key, Levels
+from ..base.records import Cell
+from ..store.results import Levels
 from .stats import CONFIDENCE, NORMAL, THRESHOLD, RunAllowance, center_ci, widened
 
 Z = NORMAL.inv_cdf((1 + CONFIDENCE) / 2)
@@ -82,22 +83,22 @@ class RunSpread:
 
     bands: dict[Band, BandSpread]
     runs: int
-    moved: frozenset[tuple[Key, str]] = frozenset()
+    moved: frozenset[tuple[Cell, str]] = frozenset()
 
-    def allowance(self, key: Key, variants: Iterable[str]) -> RunAllowance:
+    def allowance(self, key: Cell, variants: Iterable[str]) -> RunAllowance:
         """What the verdicts of cell `key` allow for between runs."""
         return RunAllowance(self.ratio_allowance(key),
                             frozenset(v for v in variants if (key, v) in self.moved))
 
-    def of(self, key: Key) -> BandSpread:
+    def of(self, key: Cell) -> BandSpread:
         return self.bands[band_of(key.size)]
 
-    def widened_rerun(self, key: Key, figure: float, low: float, high: float
+    def widened_rerun(self, key: Cell, figure: float, low: float, high: float
                       ) -> tuple[float, float]:
         """A rerun range widened by the spread of this run's figure and of the rerun's."""
         return widened(figure, low, high, Z * math.sqrt(2) * self.of(key).level)
 
-    def ratio_allowance(self, key: Key) -> float:
+    def ratio_allowance(self, key: Cell) -> float:
         """What a ratio's interval in this cell is widened by (log, both ends)."""
         return Z * self.of(key).ratio
 
@@ -129,7 +130,8 @@ def _pooled(estimates: list[float]) -> float:
     return math.sqrt(max(0.0, float(np.mean(kept))))
 
 
-RunFigures = dict[tuple[Key, str], dict[int, tuple[float, float]]]  # run id -> (log figure, within)
+# run id -> (log figure, within)
+RunFigures = dict[tuple[Cell, str], dict[int, tuple[float, float]]]
 
 
 def _series(now: Levels, earlier: Iterable[Levels]) -> RunFigures:
@@ -144,11 +146,11 @@ def _series(now: Levels, earlier: Iterable[Levels]) -> RunFigures:
     return {k: runs for k, runs in out.items() if len(runs) > 1}
 
 
-def _ratio_series(series: RunFigures) -> dict[Key, list[float]]:
+def _ratio_series(series: RunFigures) -> dict[Cell, list[float]]:
     """Each cell's pairs of variants measured in the same runs: the variance of their log ratio
     between runs less what their launches account for, by cell."""
-    out: dict[Key, list[float]] = {}
-    by_cell: dict[Key, list[str]] = {}
+    out: dict[Cell, list[float]] = {}
+    by_cell: dict[Cell, list[str]] = {}
     for cell, variant in series:
         by_cell.setdefault(cell, []).append(variant)
     for cell, variants in by_cell.items():
@@ -185,7 +187,7 @@ MIN_EARLIER = 2  # earlier runs of a (cell, variant) before its level can be sai
 
 
 def _moved(series: RunFigures, now: int, bands: dict[Band, BandSpread]
-           ) -> frozenset[tuple[Key, str]]:
+           ) -> frozenset[tuple[Cell, str]]:
     """The (cell, variant)s whose figure in run `now` lies beyond the median of at least
     MIN_EARLIER earlier runs by more than twice the threshold and more than their spread, its
     launches' and the band's run-to-run spread allow (95%)."""

@@ -15,7 +15,7 @@ import numpy as np
 from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS, Kind
 from ..model.guidelines import GUIDELINES
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from .counterparts import COUNTERPARTS
 from .groups import measured
 from .stats import MAX_LOOKS, Sample, ci_halfwidth, crosses, looks
@@ -153,7 +153,7 @@ def bought_together(cells: Iterable[Cell]) -> dict[Cell, list[Cell]]:
 class Missed:
     """A cell whose figure never reached the precision."""
 
-    key: Key
+    key: Cell
     launches: int
     observations: int
     halfwidth: float  # of its 95% CI, relative

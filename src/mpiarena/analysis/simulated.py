@@ -12,10 +12,11 @@ import math
 from dataclasses import dataclass
 
 from ..base.errors import ArenaError
+from ..base.records import Cell
 from ..base.status import CellStatus
 from ..cluster.smpi import Factors, Link
 from ..impls.registry import families, lineage
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 from .stats import center, median
 
 MAX_BW_FACTOR = 100.0  # a size whose time is all latency: its bandwidth term vanishes
@@ -26,7 +27,7 @@ class SimFigure:
     """One simulated cell of one variant: the time of a call (s), how far its simulated calls
     lay apart (max/min - 1), or why there is none."""
 
-    key: Key
+    key: Cell
     variant: str
     seconds: float
     spread: float
@@ -34,7 +35,7 @@ class SimFigure:
     reason: str
 
 
-def _figure(key: Key, variant: str, group: Group) -> SimFigure:
+def _figure(key: Cell, variant: str, group: Group) -> SimFigure:
     values = group.values
     if group.status != CellStatus.OK or not values:
         return SimFigure(key, variant, math.nan, math.nan, group.status, group.reason)
@@ -112,7 +113,7 @@ def fit_factors(measured: dict[int, float], bare: dict[int, float], link: Link) 
 class Error:
     """A simulated cell against the same cell measured: sim / measured - 1."""
 
-    key: Key
+    key: Cell
     simulated_variant: str
     measured_variant: str
     simulated: float

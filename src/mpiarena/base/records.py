@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import KW_ONLY, asdict, dataclass, field, fields
 from enum import StrEnum
 from functools import cache
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from .status import CellStatus, JobStatus, LaunchShape, RunStatus
 
@@ -82,9 +82,9 @@ class Datatype(StrEnum):
         return next((t for t in cls if t.name == key), None)
 
 
-@dataclass(frozen=True)
-class Cell:
-    """What a cell measures: a benchmark at a message size and a rank count."""
+class Cell(NamedTuple):
+    """What a cell measures: a benchmark at a message size (a thread count, for some) and a
+    rank count; what the store, the analysis and the reports key a cell's figures by."""
 
     bench: str
     size: int

@@ -29,11 +29,11 @@ from ..analysis.stats import CONFIDENCE, Verdict
 from ..analysis.verdicts import Speed
 from ..analysis.whatran import run_configs
 from ..base import units
-from ..base.records import VariantRecord
+from ..base.records import Cell, VariantRecord
 from ..base.sizes import format_size
 from ..base.status import CellStatus, JobStatus
 from ..model.benchmarks import BENCHMARKS, element_type
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from ..suites import label
 from . import drawing, plot_table, plots
 from .costs import costs_text
@@ -84,7 +84,7 @@ def png_image(plot: plots.Plot, dpi: int) -> Image:
                  height, plot.kind, plot.bench, plot.np)
 
 
-def _verdict(a: Analysis, key: Key, v: Verdict) -> dict[str, Any]:
+def _verdict(a: Analysis, key: Cell, v: Verdict) -> dict[str, Any]:
     return {"label": a.label(key), "fast": v.fast, "slow": v.slow, "outcome": v.outcome,
             "ratio": f"{v.ratio:.2f}", "ci": f"{CONFIDENCE:.0%} CI {v.ci_low:.2f}-{v.ci_high:.2f}",
             "launches_fast": v.launches_fast, "launches_slow": v.launches_slow,
@@ -92,7 +92,7 @@ def _verdict(a: Analysis, key: Key, v: Verdict) -> dict[str, Any]:
             "text": verdict_text(a.label(key), v)}
 
 
-def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
+def _stats_rows(a: Analysis, keys: list[Cell]) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         cell = a.data.cells[key]
@@ -121,7 +121,7 @@ def _stats_rows(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
     return rows
 
 
-def _medians(a: Analysis, keys: list[Key]) -> list[dict[str, Any]]:
+def _medians(a: Analysis, keys: list[Cell]) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         best = a.best(key)

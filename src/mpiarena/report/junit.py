@@ -14,8 +14,8 @@ from ..analysis.compare import Change, Drift
 from ..analysis.history import History
 from ..analysis.program_compare import ProgramChange
 from ..analysis.verdicts import Movement
+from ..base.records import Cell
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Key
 from .history import change_text, step_text, title
 from .program import change_line
 
@@ -39,7 +39,7 @@ def drift_properties(drift: Drift) -> dict[str, str]:
             "run_drift_covered": str(drift.covered).lower(), "run_drift_cells": str(drift.cells)}
 
 
-def _name(key: Key, variant: str) -> str:
+def _name(key: Cell, variant: str) -> str:
     bench = BENCHMARKS[key.bench]
     where = f"{key.bench} {bench.size_text(key.size)}" if bench.sized else key.bench
     return f"{where}, {key.np} ranks, {variant}"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..analysis.run import Analysis, analyse
-from ..base.records import VariantRecord
+from ..base.records import Cell, VariantRecord
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from ..suites import label
 from . import interference
 from .costs import costs_text
@@ -78,7 +78,7 @@ def _first_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def _result_row(a: Analysis, key: Key) -> list[str]:
+def _result_row(a: Analysis, key: Cell) -> list[str]:
     """A size's figures, the lowest in bold and starred."""
     best = a.best(key)
     row = [BENCHMARKS[key.bench].size_text(key.size) if BENCHMARKS[key.bench].sized else ""]

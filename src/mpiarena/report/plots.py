@@ -35,11 +35,11 @@ from ..analysis.run import Analysis, bandwidth, launch_figures, relative_to_base
 from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Speed
 from ..base import units
-from ..base.records import impl_of
+from ..base.records import Cell, impl_of
 from ..base.sizes import format_size
 from ..base.status import CellStatus
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Group, Key, RunData
+from ..store.results import Group, RunData
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -449,7 +449,7 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
     for ax, size in zip(axes, sizes, strict=True):
         for variant in a.data.variants:
             pts = [(n, s) for n in nps
-                   if (s := a.summaries.get(Key(bench, size, n), {}).get(variant)) is not None]
+                   if (s := a.summaries.get(Cell(bench, size, n), {}).get(variant)) is not None]
             if not pts:
                 continue
             xs = [n for n, _ in pts]
@@ -479,7 +479,7 @@ def ranks_figure(a: Analysis, bench: str, styles: Styles) -> Figure | None:
 
 def unsized_figure(a: Analysis, bench: str, np_: int, styles: Styles) -> Figure | None:
     """Benchmarks without a size: every observation as a dot, the median and its interval."""
-    key = Key(bench, 0, np_)
+    key = Cell(bench, 0, np_)
     summaries = a.summaries.get(key, {})
     if key not in a.data.cells or not summaries:
         return None
@@ -599,7 +599,7 @@ def tuning_figure(data: RunData, impl: str, coll: str, np_: int,
     face: str | tuple[float, float, float, float]  # a colour: named, or RGBA
     for y, variant in enumerate(variants):
         for x, size in enumerate(sizes):
-            cell = data.cells[Key(coll, size, np_)]
+            cell = data.cells[Cell(coll, size, np_)]
             group, default = cell.get(variant), cell.get(impl)
             if group is None or default is None:
                 continue
@@ -640,7 +640,7 @@ def _bands(m: np.ndarray) -> tuple[np.ndarray, int]:
     return np.nanmax(np.vstack([m, pad]).reshape(-1, per, m.shape[1]), axis=1), per
 
 
-def rank_groups(a: Analysis, bench: str, np_: int) -> tuple[Key, dict[str, Group]]:
+def rank_groups(a: Analysis, bench: str, np_: int) -> tuple[Cell, dict[str, Group]]:
     """A per-rank view's cell, the table's largest size (where placement and the network weigh
     most), and its variants that measured it."""
     key = a.tables[(bench, np_)][-1]

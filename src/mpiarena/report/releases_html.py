@@ -14,9 +14,9 @@ from ..analysis.groups import measured
 from ..analysis.stats import CONFIDENCE, center, center_ci
 from ..analysis.verdicts import Judgement
 from ..base import units
+from ..base.records import Cell
 from ..runner.releases import INDEX, BisectedSeries, replayed
 from ..store import Store
-from ..store.results import Key
 from . import drawing
 from .html import png_image, template_env
 from .plots import FigureKind, Maker, Plot, _axes, _figure, _set_title, _time_axis
@@ -40,7 +40,7 @@ class ReleaseFigure:
     high: float
 
 
-def figures(series: BisectedSeries, key: Key) -> list[ReleaseFigure]:
+def figures(series: BisectedSeries, key: Cell) -> list[ReleaseFigure]:
     """The cell's figure for every release some step measured, from the last such step."""
     last: dict[int, ReleaseFigure] = {}
     for data, variants in zip(series.runs, series.variant_of, strict=True):

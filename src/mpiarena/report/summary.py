@@ -63,12 +63,12 @@ from ..analysis.stats import (
 )
 from ..analysis.verdicts import Speed, Sureness
 from ..base import units
-from ..base.records import LOCAL, ImplementationRecord, RunKind, VariantRecord, impl_of
+from ..base.records import LOCAL, Cell, ImplementationRecord, RunKind, VariantRecord, impl_of
 from ..base.sizes import format_size
 from ..base.status import CellStatus
 from ..imports.records import IMPORTED_METHOD, imported_suite, timing_text
 from ..model.benchmarks import BENCHMARKS, Kind, rounded_up
-from ..store.results import Key, RunData
+from ..store.results import RunData
 
 METHOD = ("Each variant ran in {launches} independent launches per rank count, interleaved "
           "across variants (launch i of every variant, one job at a time in a shuffled order, "
@@ -467,7 +467,7 @@ def link_line(a: Analysis, link: LinkFloor, leader: str | None) -> list[str]:
             f"{multiple_text(m, link=True)} of {units.seconds(m.floor)}."]
 
 
-def _floor_said(a: Analysis, floor: MachineFloor, key: Key, among: list[str]) -> str:
+def _floor_said(a: Analysis, floor: MachineFloor, key: Cell, among: list[str]) -> str:
     """One headline cell against the floor: the library the verdicts call fastest there, its
     figure, the multiple, the floor's figure; or that no library is the fastest there."""
     under = floor.figure(key)
@@ -508,7 +508,7 @@ def floor_lines(a: Analysis) -> list[str]:
     return ["Against the machine floor (its own launches): " + "; ".join(said) + "."]
 
 
-def _largest_pingpong(a: Analysis) -> Key | None:
+def _largest_pingpong(a: Analysis) -> Cell | None:
     keys = sorted((k for k in a.data.cells if k.bench == "pingpong"), key=lambda k: k.size)
     return keys[-1] if keys else None
 
@@ -668,7 +668,7 @@ def decided_counts(a: Analysis) -> str:
             f"within {THRESHOLD:.0%}); {len(outcomes) - faster - same} undecided.")
 
 
-def cell_text(a: Analysis, key: Key, variant: str) -> str:
+def cell_text(a: Analysis, key: Cell, variant: str) -> str:
     """Median and (point-to-point) bandwidth, or why there is none: the terminal's cell."""
     group = a.data.cells[key].get(variant)
     if group is None:
@@ -686,7 +686,7 @@ def cell_text(a: Analysis, key: Key, variant: str) -> str:
     return text
 
 
-def floor_text(a: Analysis, key: Key) -> str:
+def floor_text(a: Analysis, key: Cell) -> str:
     """The floor's figure in a cell: the machine floor's, or an emulated link's as set ("":
     none there)."""
     value = a.floor.figure(key) if a.floor is not None else \

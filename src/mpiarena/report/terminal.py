@@ -19,9 +19,10 @@ from ..analysis.stats import CONFIDENCE
 from ..analysis.verdicts import Movement, Speed
 from ..analysis.whatran import run_configs
 from ..base import units
+from ..base.records import Cell
 from ..base.sizes import format_size
 from ..model.benchmarks import BENCHMARKS
-from ..store.results import Key, RunData
+from ..store.results import RunData
 from ..suites import label
 from . import interference
 from .app_kernels import app_kernels
@@ -143,7 +144,7 @@ def _tables(a: Analysis, console: Console, all_verdicts: bool) -> None:
     _against_the_reference(a.data, console)
 
 
-def _table(a: Analysis, bench: str, np_: int, keys: list[Key], console: Console) -> None:
+def _table(a: Analysis, bench: str, np_: int, keys: list[Cell], console: Console) -> None:
     spec = BENCHMARKS[bench]
     table = Table()
     table.add_column("size" if spec.sized else "", justify="right")

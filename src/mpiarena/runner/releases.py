@@ -11,7 +11,7 @@ from ..analysis.bisection import Bisection, StepSamples, bisect
 from ..analysis.build_or_release import Attribution, attribute
 from ..analysis.groups import measured
 from ..base.errors import ArenaError
-from ..base.records import RunKind
+from ..base.records import Cell, RunKind
 from ..base.status import RunStatus
 from ..cluster.topology import Topology
 from ..impls import Implementation, family_of
@@ -21,7 +21,7 @@ from ..model.runs import ReleasesSettings, settings_of
 from ..platform.build import build_all
 from ..platform.plan import CellOptions
 from ..store import Store
-from ..store.results import Key, RunData, load
+from ..store.results import RunData, load
 from ..suites import Suite, VariantSpec, override
 from .execute import Settings
 from .session import Recorded, RunContext, SuiteAsk, run_suite
@@ -77,7 +77,7 @@ class BisectedSeries:
     separated: list[Separated] = field(default_factory=list)  # build or release, per pair
 
 
-def narrowed(suite: Suite, cells: Collection[Key]) -> Suite:
+def narrowed(suite: Suite, cells: Collection[Cell]) -> Suite:
     """The suite's benchmarks, sizes and rank counts that the cells need (none: the suite)."""
     if not cells:
         return suite
@@ -104,7 +104,7 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
                 where.run.note(f"note: {m.name} ({m.origin}) is unavailable and skipped: {e}")
         return have.get(i)
 
-    def step(indexes: tuple[int, ...], cells: Collection[Key]) -> StepSamples:
+    def step(indexes: tuple[int, ...], cells: Collection[Cell]) -> StepSamples:
         impls = {i: impl for i in indexes if (impl := impl_of(i)) is not None}
         if len(impls) < 2:
             series.runs.append(None)
@@ -117,7 +117,7 @@ def find(members: Sequence[Member], suite: Suite, where: StepContext) -> Bisecte
         return _samples(data, variants)
 
     series.bisection = bisect(len(series.members), step)
-    builds: dict[tuple[int, int], set[Key]] = {}
+    builds: dict[tuple[int, int], set[Cell]] = {}
     for c in series.bisection.changes:
         if c.after - c.before == 1 and \
                 series.members[c.before].origin != series.members[c.after].origin:
@@ -150,7 +150,7 @@ def replayed(store: Store, run_id: int) -> BisectedSeries | None:
     series = BisectedSeries(members)
     pending = list(steps)
 
-    def step(indexes: tuple[int, ...], cells: Collection[Key]) -> StepSamples:
+    def step(indexes: tuple[int, ...], cells: Collection[Cell]) -> StepSamples:
         if not pending or pending[0][1].bisection_step != len(series.runs) + 1 or \
                 set(pending[0][1].releases) - {members[i].name for i in indexes}:
             series.runs.append(None)  # a step that measured too few, or none stored
@@ -241,7 +241,7 @@ class Separated:
 
 
 def separate(series: BisectedSeries, pair: tuple[int, int], impls: Mapping[int, Implementation],
-             cells: Collection[Key], suite: Suite, where: StepContext) -> Separated | None:
+             cells: Collection[Cell], suite: Suite, where: StepContext) -> Separated | None:
     """Build or release, for two members the bisection measured (`impls`: the members'
     implementations): one more run of both, the one whose build has levers (the second, else
     the first) also under each of them (neither has any: None, nothing measured)."""

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar, overload
 import numpy as np
 
 from ..base.records import (
+    Cell,
     CellRecord,
     ImplementationRecord,
     JobRecord,
@@ -34,14 +35,6 @@ from . import CellFigures, Store, Vector
 ANALYSIS_VERSION = 1  # bump when an observation's reduction changes: cached summaries are redone
 T = TypeVar("T")
 Part = tuple[int, np.ndarray]  # a cell's id, which of its observations have a finite figure
-
-
-class Key(NamedTuple):
-    """A cell: a benchmark at a message size (a thread count, for some) and a rank count."""
-
-    bench: str
-    size: int
-    np: int
 
 
 class Stratified(list[np.ndarray]):
@@ -203,13 +196,13 @@ class RunData:
     variants: list[str]
     jobs: list[JobRecord]
     settings: RunSettings
-    cells: dict[Key, dict[str, Group]]
+    cells: dict[Cell, dict[str, Group]]
     variant_rows: list[VariantRecord] = field(default_factory=list)  # each variant's settings
     reported: dict[int, WhatRan] = field(default_factory=dict)  # job id -> what the library said
     earlier: Sequence[Levels] = ()  # the host's earlier runs (`earlier`), read when used
 
     def __post_init__(self) -> None:
-        self.cells = {Key(*k): cell for k, cell in self.cells.items()}
+        self.cells = {Cell(*k): cell for k, cell in self.cells.items()}
 
     @property
     def machine(self) -> dict[str, Any]:
@@ -243,8 +236,8 @@ class Levels:
     what the run-to-run spread is learned from (analysis/run_spread.py)."""
 
     run_id: int
-    medians: dict[tuple[Key, str], np.ndarray]
-    timing: dict[tuple[Key, str], str]
+    medians: dict[tuple[Cell, str], np.ndarray]
+    timing: dict[tuple[Cell, str], str]
 
 
 def levels(store: Store, run_id: int) -> Levels:
@@ -254,12 +247,12 @@ def levels(store: Store, run_id: int) -> Levels:
     if any(row.id not in figures for row in rows):  # a run no report has read yet
         figures = _figures(store, run_id, [r for r in store.cells(run_id)
                                            if r.status == CellStatus.OK])
-    launches: dict[tuple[Key, str], dict[int, list[float]]] = {}
-    timing: dict[tuple[Key, str], str] = {}
+    launches: dict[tuple[Cell, str], dict[int, list[float]]] = {}
+    timing: dict[tuple[Cell, str], str] = {}
     for row in rows:
         kept = [x for x in figures[row.id][0].tolist() if math.isfinite(x)]
         if kept:
-            key = (Key(row.bench, row.size, row.np), row.variant)
+            key = (Cell(row.bench, row.size, row.np), row.variant)
             launches.setdefault(key, {}).setdefault(row.launch, []).extend(kept)
             timing[key] = row.timing
     # statistics.median: a launch holds a few figures, whose median np.median took 20 us to
@@ -284,9 +277,9 @@ def load(store: Store, run_id: int) -> RunData:
     jobs = store.jobs(run_id)
     partial_jobs = {j.id for j in jobs if j.shape == LaunchShape.PARTIAL}
     parts: dict[int, tuple[Group, list[Part]]] = {}
-    cells: dict[Key, dict[str, Group]] = {}
+    cells: dict[Cell, dict[str, Group]] = {}
     for row in rows:
-        group = cells.setdefault(Key(row.bench, row.size, row.np), {}).setdefault(
+        group = cells.setdefault(Cell(row.bench, row.size, row.np), {}).setdefault(
             row.variant, Group())
         if row.status != CellStatus.OK:
             if row.status != CellStatus.NA:
