@@ -20,22 +20,19 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from store_scale import seconds, timed
+from store_scale import CellAt, add_cell, add_variants, seconds, timed
 from store_scale import write as write_scale
 
 from mpiarena.base.records import (
     Cell,
-    CellRow,
     JobRow,
     RunKind,
     RunSettings,
-    VariantRecord,
 )
-from mpiarena.base.status import CellStatus
 from mpiarena.model.benchmarks import BENCHMARKS
 from mpiarena.model.runs import RunStart
 from mpiarena.platform.plan import cells_by_np
-from mpiarena.store import Obs, Store
+from mpiarena.store import Store
 from mpiarena.suites import load as load_suite
 
 VARIANTS = {"mpich-4.0.2": 1.0, "openmpi-4.1.4": 0.8, "mpich-5.0.2": 1.6, "lam-7.1.4": 1.3,
@@ -54,9 +51,7 @@ def write_quick(db: Path, seed: int) -> None:
                      {"cores": 2, "synthetic": True})
     with store.new_run(start) as started:
         run = started.id
-        for variant in VARIANTS:
-            store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
-                                            name="default", env={}, args=[], binding="core"))
+        add_variants(store, run, list(VARIANTS))
         seq = 0
         for launch in range(LAUNCHES):
             for variant, level in VARIANTS.items():
@@ -66,15 +61,10 @@ def write_quick(db: Path, seed: int) -> None:
                                                binding="core", command=["synthetic"]))
                     drift = level * rng.lognormal(0, 0.05)
                     for cell in group:
-                        kind = BENCHMARKS[cell.bench].kind
-                        nobs = 1 if kind == "startup" else suite.observations
+                        once = BENCHMARKS[cell.bench].kind == "startup"
+                        nobs = 1 if once else suite.observations
                         t = seconds(cell, drift) * rng.lognormal(0, 0.05, size=(nobs, cell.np))
-                        timing = "barrier" if kind == "coll" else "loop"
-                        obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
-                        store.add_cell(CellRow(run_id=run, job_id=job, variant=variant,
-                                               bench=cell.bench, size=cell.size, np=cell.np,
-                                               iterations=100, status=CellStatus.OK, seq=seq,
-                                               launch=launch, timing=timing), obs)
+                        add_cell(store, CellAt(run, job, variant, seq, launch), cell, t)
                         seq += 1
     store.close()
 

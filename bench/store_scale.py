@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,34 @@ def seconds(cell: Cell, level: float) -> float:
     return level * (2e-6 * hops + cell.size * hops / 5e9)
 
 
+def add_variants(store: Store, run: int, variants: list[str]) -> None:
+    """Each synthetic variant, its implementation's default."""
+    for variant in variants:
+        store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
+                                        name="default", env={}, args=[], binding="core"))
+
+
+@dataclass(frozen=True)
+class CellAt:
+    """Where a synthetic cell is written: its run, job and variant, and its place in the run."""
+
+    run: int
+    job: int
+    variant: str
+    seq: int
+    launch: int
+
+
+def add_cell(store: Store, at: CellAt, cell: Cell, seconds: np.ndarray) -> None:
+    """One measured cell as the runner writes it: a row of every rank's seconds per
+    observation, collectives timed between barriers, the rest in a loop."""
+    timing = "barrier" if BENCHMARKS[cell.bench].kind == "coll" else "loop"
+    store.add_cell(CellRow(run_id=at.run, job_id=at.job, variant=at.variant, bench=cell.bench,
+                           size=cell.size, np=cell.np, iterations=100, status=CellStatus.OK,
+                           seq=at.seq, launch=at.launch, timing=timing),
+                   [Obs(i, row.tolist()) for i, row in enumerate(seconds)])
+
+
 def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> int:
     """One synthetic run written as the runner writes it; the number of observations."""
     suite = load_suite("default")
@@ -62,9 +90,7 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
                      RunSettings(launches=launches), seed, {"cores": 2, "synthetic": True})
     with store.new_run(start) as started:
         run = started.id
-        for variant in VARIANTS:
-            store.add_variant(VariantRecord(run_id=run, variant=variant, impl_id=variant,
-                                            name="default", env={}, args=[], binding="core"))
+        add_variants(store, run, list(VARIANTS))
         seq = written = 0
         for launch in range(launches):
             for variant, level in VARIANTS.items():
@@ -76,12 +102,7 @@ def write(db: Path, ranks: int, launches: int, observations: int, seed: int) -> 
                     base = seconds(cell, drift)
                     t = base * rng.lognormal(0, 0.05, size=(nobs, cell.np))
                     t[:, slow[slow < cell.np]] *= 1.5
-                    obs = [Obs(i, row.tolist()) for i, row in enumerate(t)]
-                    timing = "barrier" if BENCHMARKS[cell.bench].kind == "coll" else "loop"
-                    store.add_cell(CellRow(run_id=run, job_id=job, variant=variant,
-                                           bench=cell.bench, size=cell.size, np=cell.np,
-                                           iterations=100, status=CellStatus.OK, seq=seq,
-                                           launch=launch, timing=timing), obs)
+                    add_cell(store, CellAt(run, job, variant, seq, launch), cell, t)
                     seq += 1
                     written += nobs
     store.close()
