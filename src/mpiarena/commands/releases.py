@@ -123,15 +123,16 @@ def releases_cmd(family: str, first: str | None, last: str | None, listed: str |
 
     sweeping.sweep()
     store = stores.store(db)
+    def say(line: str) -> None:
+        err.print(line, soft_wrap=True, markup=False)
+
     with opened(Where()) as topology:
         if selection.nps is None:
-            chosen, note = fit_to_cores(chosen, topology.cores, "this machine")
-            if note:
-                err.print(f"note: {note}", soft_wrap=True, markup=False)
+            chosen = fit_to_cores(chosen, topology.cores, "this machine", say)
         # the bar only on a terminal: elsewhere each step's bar left an empty line behind
         bar_to = err if err.is_terminal else Console(quiet=True)
         run = RunContext(store, users.for_ranks(), shlex.join(["mpiarena", *sys.argv[1:]]),
-                         bar_to, lambda line: err.print(line, soft_wrap=True, markup=False))
+                         bar_to, say)
         context = StepContext(run, topology, measurement.settings(topology.label))
         try:
             found = find(series, chosen, context)

@@ -13,7 +13,7 @@ from ..analysis.stats import ALPHA, CORRECTION, decidable, smallest_p
 from ..base import paths
 from ..base.errors import ArenaError
 from ..base.machine import cores
-from ..base.records import Datatype
+from ..base.records import LOCAL, Datatype
 from ..base.sizes import format_size
 from ..cluster.placement import Placement
 from ..cluster.topology import Topology, opened
@@ -72,9 +72,7 @@ def dry_plan(ask: BenchmarkAsk, chosen: Chosen, say: Say) -> Plan:
     """The plan on this machine, measuring nothing (--dry-run)."""
     suite = chosen.suite
     if ask.selection.nps is None:
-        suite, note = fit_to_cores(suite, cores(), "this machine")
-        if note:
-            say(f"note: {note}")
+        suite = fit_to_cores(suite, cores(), "this machine", say)
     m = ask.measurement
     return make_plan(suite, chosen.impls, m.seed, m.options())
 
@@ -87,10 +85,8 @@ def run_benchmark(ask: BenchmarkAsk, chosen: Chosen, context: Callable[[], RunCo
         say_chosen(chosen, say)
         suite = chosen.suite
         if ask.selection.nps is None:
-            place = "this machine" if topology.label == "local" else topology.label
-            suite, note = fit_to_cores(suite, topology.cores, place)
-            if note:
-                say(f"note: {note}")
+            place = "this machine" if topology.label == LOCAL else topology.label
+            suite = fit_to_cores(suite, topology.cores, place, say)
         impls = _startable_there(chosen, topology, ask, say)
         m = ask.measurement
         run = SuiteAsk(suite, impls, m.settings(topology.label), m.options(), m.seed,
@@ -105,7 +101,7 @@ def _startable_there(chosen: Chosen, topology: Topology, ask: BenchmarkAsk,
     impls = chosen.impls
     if ask.where.slurm:
         impls = _startable(impls, topology.placement(2), chosen.named, say)
-    if topology.label != "local":
+    if topology.label != LOCAL:
         impls = _on_this_machine_only(impls, say)
     return impls
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
@@ -181,16 +181,16 @@ def capped(nps: Iterable[int], cap: int) -> list[int]:
     return sorted({min(n, cap) for n in nps})
 
 
-def fit_to_cores(suite: Suite, count: int, where: str) -> tuple[Suite, str]:
-    """The suite with no more ranks than the count cores of where if it asks for that, and a
-    note when that changed its rank counts ('' otherwise)."""
+def fit_to_cores(suite: Suite, count: int, where: str, say: Callable[[str], None]) -> Suite:
+    """The suite with no more ranks than the count cores of where if it asks for that; a note
+    to `say` when that changed its rank counts."""
     nps = tuple(capped(suite.nps, count))
     if not suite.up_to_cores or nps == suite.nps:
-        return suite, ""
+        return suite
     wanted = ",".join(map(str, suite.nps))
-    return replace(suite, nps=nps), (
-        f"suite {suite.name}: ranks {', '.join(map(str, nps))}, not {wanted}: {where} has "
-        f"{count} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
+    say(f"note: suite {suite.name}: ranks {', '.join(map(str, nps))}, not {wanted}: {where} "
+        f"has {count} cores, and {OVERSUBSCRIBED}; --np {wanted} runs them all")
+    return replace(suite, nps=nps)
 
 
 class Overrides(TypedDict, total=False):
