@@ -169,7 +169,7 @@ def test_stopped_midway_it_keeps_what_was_simulated_and_leaves_nothing(tmp_path)
     store = Store(db)
     assert store.status(store.run(1)) == "incomplete" and store.cells(1)
     assert not leftovers()
-    assert not list(paths.scratch_dir().glob("run-*-sim-*"))
+    assert not list(paths.scratch_dir().glob(f"run-{proc.pid}.*-sim-*"))
 
 
 def test_a_forced_algorithm_is_a_model_of_its_own(tmp_path):
