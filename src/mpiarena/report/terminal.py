@@ -287,9 +287,10 @@ def _precision_summary(data: RunData, precision: float, console: Console) -> Non
 def render_changes(a: RunData, b: RunData, changes: list[Change], console: Console,
                    show_all: bool) -> None:
     """What changed from run a to run b, regressions first."""
-    console.print(f"[bold]Run {a.run_id}[/] ({a.run.started}, {escape(machine_line(a))}) "
-                  f"against [bold]run {b.run_id}[/] ({b.run.started}, "
-                  f"{escape(machine_line(b))})")
+    console.print(f"[bold]Run {a.run_id}[/] ({a.run.started}, {escape(machine_line(a))})",
+                  soft_wrap=True)
+    console.print(f"against [bold]run {b.run_id}[/] ({b.run.started}, "
+                  f"{escape(machine_line(b))})", soft_wrap=True)
     shown = [c for c in changes if show_all or c.outcome.decided]
     for c in sorted(shown, key=lambda c: (MOVEMENT_ORDER[c.outcome], -abs(np.log(c.ratio)))):
         bench, size, np_ = c.key
