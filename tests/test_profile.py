@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -12,6 +13,7 @@ from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena.base import paths, users
 from mpiarena.runner.profile import profile
+from mpiarena.system.owners import Owner
 
 KNOWN = r"""
 #include <mpi.h>
@@ -48,7 +50,11 @@ HERE = {i.id: i for i in IMPLS if i.id in WANTED}
 
 
 def _scratch_left() -> list[Path]:
-    return list(paths.scratch_dir().glob("profile-*"))
+    """Profiles' scratch directories of this process or of an mpiarena that has ended (a test
+    beside this one may be profiling: its directory's owner still runs)."""
+    return [d for d in paths.scratch_dir().glob("run-*-profile-*")
+            if (owner := Owner.parse(d.name.split("-")[1])) is None
+            or owner.pid == os.getpid() or not owner.alive()]
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from ..impls import Implementation, family_of
 from ..model.profiled import Profile
 from ..platform.build import build_pmpi, compile_with
 from ..platform.plan import Variant
+from ..system.owners import Owner
 from ..system.procs import last_words
 from .job import JobError
 from .launch import Daemons, command_for
@@ -49,7 +50,9 @@ def profile(targets: list[Implementation] | list[Variant], np: int, program: lis
                              "calls only; leave it out")
     if build is None:
         program = _program(program)
-    scratch = Path(tempfile.mkdtemp(prefix="profile-", dir=paths.scratch_dir()))
+    # named as a run's, so that a later mpiarena sweeps it if this one is killed outright
+    scratch = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-profile-",
+                                    dir=paths.scratch_dir()))
     try:
         scratch.chmod(0o777)
         built: dict[str, list[str]] = {}  # compiled once per implementation, not per variant
