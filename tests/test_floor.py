@@ -230,7 +230,7 @@ def test_the_budget_buys_the_floor_no_launches(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     assert FLOOR is not None
     done = mpiarena("run", *[f"--impl={i}" for i in [*MPI, FLOOR.id]], "--bench",
-                    "pingpong,sendrecv", "--sizes", "8,1K", "--launches", "4", "--budget", "8",
+                    "pingpong,sendrecv", "--sizes", "8,1K", "--launches", "4", "--budget", "5",
                     "--db", str(db))
     assert done.returncode == 0, done.stderr
     launches = {v: sum(j.variant == v for j in load(Store(db), 1).jobs) for v in [*MPI, "floor"]}
