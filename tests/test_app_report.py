@@ -44,7 +44,7 @@ def app_run(db: str, launches: int, warmup: int) -> None:
     done = mpiarena("program", *(f"--impl={i}" for i in PAIR), "--src", str(NETPIPE),
                     "--build", "make mpi MPICC=$MPICC", "--np", "2", "--launches", str(launches),
                     "--warmup", str(warmup), *METRICS, "--db", db, "--",
-                    "NPmpi", "-u", "65536", "-p", "0", "-n", "50")
+                    "NPmpi", "-u", "65536", "-p", "0", "-n", "200")
     assert done.returncode == 0, done.stderr
 
 
