@@ -1,7 +1,7 @@
-"""The bisection over a real planted series: five members of one MPICH, the last two reading
-pingpong 8 B three times slower (the core's ARENA_PLANT_SLOW_BENCH); the bisection must place
-the step between the second and third member, and the page show the cell's figure over the
-releases."""
+"""The bisection over a real planted series: five members of one MPICH, the last two carrying
+their messages over loopback TCP instead of shared memory (about 10x slower at 8 B here, see
+test_history.py); the bisection must place the step between the second and third member,
+and the page show the cell's figure over the releases."""
 
 from __future__ import annotations
 
