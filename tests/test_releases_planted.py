@@ -14,7 +14,7 @@ from test_report import images_in_chromium
 
 from mpiarena.analysis.bisection import Placed
 from mpiarena.analysis.verdicts import Judgement
-from mpiarena.base import core_env, users
+from mpiarena.base import users
 from mpiarena.base.records import Cell
 from mpiarena.cluster.topology import Where, opened
 from mpiarena.report.releases import lines
@@ -26,9 +26,7 @@ from mpiarena.store import Store
 from mpiarena.suites import Suite
 
 LIB = "mpich-4.0.2"
-# the core reads pingpong 8 B three times slower (kernels/faults.c): over TCP (MPIR_CVAR_NOLOCAL
-# and UCX_TLS=tcp,self) a job now and then hung in MPI_Finalize, which cost 5 s each time
-SLOW = ((core_env.PLANT_SLOW_BENCH, "pingpong:8:3"),)
+SLOW = (("MPIR_CVAR_NOLOCAL", "1"), ("UCX_TLS", "tcp,self"))  # every rank as on another node
 SLOW_FROM = 3
 CELL = Cell("pingpong", 8, 2)
 
@@ -38,11 +36,14 @@ def test_a_planted_slowdown_is_located_between_its_neighbours(tmp_path):
     impl = next(i for i in IMPLS if i.id == LIB)
     members = [Member(f"p{i}", "planted", impl=impl, env=SLOW if i >= SLOW_FROM else ())
                for i in range(5)]
+    # 10 launches: a TCP job now and then hangs in MPI_Finalize and is lost (below); with 6,
+    # two lost left a step undecided in 2 of 7 tries on a machine other runs shared
     suite = Suite("planted", "a planted slowdown", ("pingpong",), (8,), (2,), observations=5,
-                  launches=6, init_launches=0)
+                  launches=10, init_launches=0)
     notes: list[str] = []
     store = Store(tmp_path / "p.db")
     with opened(Where()) as topology:
+        # --timeout 5: Debian's MPICH over UCX's TCP now and then hangs in MPI_Finalize
         run = RunContext(store, users.for_ranks(), "test planted", Console(file=io.StringIO()),
                          notes.append)
         where = StepContext(run, topology, Settings(timeout=5, topology=topology.label))
