@@ -67,9 +67,10 @@ def series(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_slowdown_is_a_regression_at_run_3_and_nothing_else_is(series: Path, tmp_path: Path):
     store = Store(series)
     # Runs cannot be interleaved: a change of load between two of them moves a 250 ns figure by
-    # up to about 2x here, which is the machine, not the library. The planted slowdown is 10x,
-    # so judge by over 100%, as a CI job on a shared machine would.
-    h = history([load(store, run.id) for run, _ in store.runs()], threshold=1.0)
+    # up to about 2x here, which is the machine, not the library (by over 100% once: a fresh
+    # clone's make test read plain MPICH twice as fast from run 3 to run 4). The planted
+    # slowdown is about 10x, so judge by over 200%, as a CI job on a shared machine would.
+    h = history([load(store, run.id) for run, _ in store.runs()], threshold=2.0)
     assert {(s.cell.variant, s.cell.size) for s in h.series} == {(LIB, 8), (PROBE, 8)}
     for s in h.series:
         assert len(s.points) == RUNS and all(p.ci_low <= p.figure <= p.ci_high for p in s.points)
@@ -87,7 +88,7 @@ def test_the_slowdown_is_a_regression_at_run_3_and_nothing_else_is(series: Path,
         assert "regression" not in outcomes and "improvement" not in outcomes, (s.cell, outcomes)
 
     junit, page = tmp_path / "h.xml", tmp_path / "h.html"
-    done = mpiarena("history", "--db", str(series), "--fail-on-regression", "--threshold", "100%",
+    done = mpiarena("history", "--db", str(series), "--fail-on-regression", "--threshold", "200%",
                     "--junit", str(junit), "--html", str(page))
     assert done.returncode == 3, done.stderr
     assert f"pingpong 8 B, 2 ranks, {PROBE}" in done.stdout
