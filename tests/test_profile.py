@@ -12,8 +12,8 @@ import pytest
 from conftest import IMPLS, leftovers, mpiarena
 
 from mpiarena.base import paths, users
+from mpiarena.runner.cleanup import scratch_owner
 from mpiarena.runner.profile import profile
-from mpiarena.system.owners import Owner
 
 KNOWN = r"""
 #include <mpi.h>
@@ -53,8 +53,7 @@ def _scratch_left() -> list[Path]:
     """Profiles' scratch directories of this process or of an mpiarena that has ended (a test
     beside this one may be profiling: its directory's owner still runs)."""
     return [d for d in paths.scratch_dir().glob("run-*-profile-*")
-            if (owner := Owner.parse(d.name.split("-")[1])) is None
-            or owner.pid == os.getpid() or not owner.alive()]
+            if (owner := scratch_owner(d)) is None or owner.pid == os.getpid() or not owner.alive()]
 
 
 @pytest.fixture

@@ -6,8 +6,10 @@ import contextlib
 import os
 import shutil
 import signal
+import tempfile
 from pathlib import Path
 
+from ..base import paths
 from ..base.tags import OWNER_VAR, TOKEN_VAR
 from ..cluster import emulated
 from ..impls.registry import families
@@ -64,6 +66,18 @@ def _orphaned(owner: str) -> bool:
     return found is not None and not found.alive()
 
 
+def owned_scratch(kind: str) -> Path:
+    """A scratch directory named after this process, `run-OWNER-KIND-XXXX`: sweep_stale removes
+    it once its owner is gone, however that one ended."""
+    return Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-{kind}-", dir=paths.scratch_dir()))
+
+
+def scratch_owner(directory: Path) -> Owner | None:
+    """The process an owned_scratch directory is named after (None: not one)."""
+    name, _, rest = directory.name.partition("-")
+    return Owner.parse(rest.partition("-")[0]) if name == "run" else None
+
+
 def sweep_stale(scratch: Path, every_group: bool = False) -> int:
     """Kill what an earlier mpiarena left when it crashed (daemons, launchers, ranks), remove
     its scratch directory and what each family's daemons leave; return how many processes were
@@ -85,7 +99,7 @@ def sweep_stale(scratch: Path, every_group: bool = False) -> int:
     # the families' sweeps below look for live daemons
     wait_until(lambda: not any(alive(p) for p in stale), within=5.0)
     for run_dir in scratch.glob("run-*-*"):
-        if _orphaned(run_dir.name.split("-")[1]):
+        if (owner := scratch_owner(run_dir)) is not None and not owner.alive():
             shutil.rmtree(run_dir, ignore_errors=True)
     if os.geteuid() == 0:  # emulated clusters of crashed runs: namespaces, sshd, ranks
         emulated.sweep_orphans()

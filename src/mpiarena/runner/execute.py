@@ -6,7 +6,6 @@ import itertools
 import math
 import random
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -17,7 +16,6 @@ import numpy as np
 
 from ..analysis.sampling import Looks, Spending, bought_together, budgeted, precise
 from ..analysis.stats import Sample
-from ..base import paths
 from ..base.errors import ArenaError
 from ..base.records import LOCAL, Cell, CellRequest, Datatype, HarnessTime, JobRow
 from ..base.status import CellStatus, JobStatus, LaunchShape
@@ -32,9 +30,8 @@ from ..platform.plan import Plan, Round, Turn, Variant
 from ..store import Obs, Store
 from ..store.results import Stratified
 from ..system import machine_load
-from ..system.owners import Owner
 from . import presence
-from .cleanup import kill_tagged
+from .cleanup import kill_tagged, owned_scratch
 from .job import CellResult, Hello, Job, JobError
 from .launch import Daemons, job_for
 
@@ -146,8 +143,7 @@ class Executor:
 
     def run(self) -> None:
         """Measure everything; no job or scratch directory outlives this, whatever happens."""
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-",
-                                             dir=paths.scratch_dir()))
+        self.workdir = owned_scratch("measure")
         self.workdir.chmod(0o755)
         self.daemons = Daemons(self.workdir, self.user, self.run_token, self.topology.placement)
         try:

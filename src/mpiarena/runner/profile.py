@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from ..base import core_env, paths
+from ..base import core_env
 from ..base.errors import ArenaError
 from ..base.users import RankUser
 from ..impls import Implementation, family_of
 from ..model.profiled import Profile
 from ..platform.build import build_pmpi, compile_with
 from ..platform.plan import Variant
-from ..system.owners import Owner
 from ..system.procs import last_words
+from .cleanup import owned_scratch
 from .job import JobError
 from .launch import Daemons, command_for
 from .program_launch import OutputFiles, launch, read_profile
@@ -50,9 +49,7 @@ def profile(targets: list[Implementation] | list[Variant], np: int, program: lis
                              "calls only; leave it out")
     if build is None:
         program = _program(program)
-    # named as a run's, so that a later mpiarena sweeps it if this one is killed outright
-    scratch = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-profile-",
-                                    dir=paths.scratch_dir()))
+    scratch = owned_scratch("profile")
     try:
         scratch.chmod(0o777)
         built: dict[str, list[str]] = {}  # compiled once per implementation, not per variant

@@ -8,14 +8,13 @@ import contextlib
 import random
 import shlex
 import shutil
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..base import core_env, paths
+from ..base import core_env
 from ..base.errors import ArenaError
 from ..base.records import RunKind
 from ..base.status import LaunchStatus
@@ -28,10 +27,9 @@ from ..platform.build import Build, build_pmpi, build_start_fixes
 from ..platform.plan import Variant
 from ..store import Store
 from ..system import machine_load
-from ..system.owners import Owner
 from ..system.procs import last_words
 from . import presence
-from .cleanup import kill_tagged
+from .cleanup import kill_tagged, owned_scratch
 from .job import JobError
 from .launch import Daemons, command_for
 from .program_launch import Ended, OutputFiles, launch, read_profile
@@ -111,7 +109,7 @@ class ProgramRunner:
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
         """The launches' scratch, preloads and daemons; nothing started outlives it."""
-        work = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-app-", dir=paths.scratch_dir()))
+        work = owned_scratch("app")
         work.chmod(0o755)
         self.work = work
         self.daemons = Daemons(work, self.user, self.run_token, self.topology.placement)

@@ -8,12 +8,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base import paths
 from ..base.errors import ArenaError
 from ..base.records import (
     Cell,
@@ -32,6 +30,7 @@ from ..model.runs import SIMULATED_SUITE, RunStart, SimulatedSettings
 from ..platform.build import SimulatedBuild
 from ..store import Store
 from ..system.owners import Owner
+from .cleanup import owned_scratch
 from .job import CellResult, Job, JobError
 
 MAX_RESTARTS = 3  # fresh launches a model gets after a launch ends early
@@ -126,9 +125,7 @@ class Simulator:
 
     def __init__(self, sim: SimGrid, build: SimulatedBuild, request: Request):
         self.sim, self.build, self.request = sim, build, request
-        # named as a run's, so that a later mpiarena sweeps it if this one is killed outright
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"run-{Owner.me()}-sim-",
-                                             dir=paths.scratch_dir()))
+        self.workdir = owned_scratch("sim")
         self.live: Job | None = None
         self.jobs = 0
 
