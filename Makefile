@@ -51,9 +51,10 @@ lint: install
 
 test: export MPIARENA_IMPLS_PATH = $(TEST_HOME)/impls
 test: export MPIARENA_TEST_BUILDS = $(TEST_HOME)/builds
-test: install $(TEST_HOME)/.installed lint check
-	@# what times nothing, at once: the wheel smoke, the tests marked parallel, and beside them
-	@# the tests marked beside (those make check ran, not again)
+test: install $(TEST_HOME)/.installed lint
+	@# what times nothing, at once: make check first, and from its start beside it the wheel
+	@# smoke and the tests marked beside; once it passed, the tests marked parallel (of both, those
+	@# make check did not run)
 	./scripts/checks-beside.sh $(BIN)
 	@# then every other test alone: they time calls, or read figures a busy machine moves
 	$(BIN)/python -m pytest -q -rsfE -m 'mpi and not parallel and not beside' --durations=20

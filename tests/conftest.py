@@ -84,7 +84,7 @@ PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_
 # test_app.py among them, the first lane took 298 s in a fresh clone, not 248: the cores were
 # busy already. A test there that reads a measured figure is marked `alone`.
 BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py",
-          "test_store_postgres.py")
+          "test_store_postgres.py", "test_app.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
 assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
@@ -123,7 +123,7 @@ LANE_LEAVES_OUT: dict[str, Callable[[str], bool]] = {
     "parallel and mpi": lambda name: name not in PARALLEL,
     "beside and mpi": lambda name: name not in BESIDE,
     "mpi and not parallel and not beside":
-        lambda name: name in BESIDE or (name in PARALLEL and not _marks_alone(name)),
+        lambda name: name in PARALLEL + BESIDE and not _marks_alone(name),
 }
 
 

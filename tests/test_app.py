@@ -75,6 +75,7 @@ def _run_id(out: str) -> int:
     return int(m.group(1))
 
 
+@pytest.mark.alone  # its verdicts and NetPIPE's bandwidth are measured figures
 @pytest.mark.skipif(not (NETPIPE / "makefile").is_file(),
                     reason=f"no {NETPIPE}: run scripts/fetch-test-programs.sh as root")
 def test_netpipe_built_from_source_per_library_is_judged_and_profiled(db):
@@ -115,6 +116,7 @@ def test_prebuilt_binaries_per_library(db):
     assert all("bw" in x.metrics and x.kind == "timed" for x in launches)
 
 
+@pytest.mark.alone  # a step's time, under 10 ms alone, is a measured figure
 def test_one_source_compiled_per_library_with_a_metric(db, steps_c):
     wanted = [i for i in (*PAIR, "lam-7.1.4") if i in BY_ID]
     res = mpiarena("program", *(a for i in wanted for a in ("--impl", i)), "--launches", "4",
