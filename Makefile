@@ -40,10 +40,14 @@ $(TEST_HOME)/.installed: $(VENV)/.installed
 	touch $@
 
 # the pipeline without an MPI library, in under a minute: the tests not marked mpi (the pure
-# ones, and runs of scripted libraries: tests/test_scripted.py), two at a time; a test among
-# them that starts a launcher or a built core fails (tests/conftest.py: no_mpi_launched)
+# ones, and runs of scripted libraries: tests/test_scripted.py), two at a time, the slowest
+# files first and each worker taking from the other's share once its own is done (worksteal:
+# xdist's default hands out the first quarter of the tests in two blocks, and the worker given
+# the scripted runs took 41 s while the other ended at 13 s); a test among them that starts a
+# launcher or a built core fails (tests/conftest.py: no_mpi_launched)
 check: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -rsfE -m 'not mpi' -n 2 --durations=10
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rsfE -m 'not mpi' -n 2 --dist worksteal \
+	    --durations=10
 
 lint: install
 	$(BIN)/ruff check src tests bench scripts

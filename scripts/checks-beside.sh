@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 bin=${1:-.venv/bin}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-MPIARENA_TESTS_BESIDE=1 "$bin/python" -m pytest -q -p no:cacheprovider -m 'beside and mpi' -rsfE --durations=10 \
+MPIARENA_TESTS_BESIDE=1 "$bin/python" -m pytest -q -p no:cacheprovider -m 'beside and mpi' -n 2 \
+    --dist loadfile -rsfE --durations=10 \
     > "$out/tests beside" 2>&1 & waited=$!
 ./scripts/wheel-smoke.sh "$bin/python" > "$out/wheel smoke" 2>&1 & smoke=$!
 make --no-print-directory BIN="$bin" check; checked=$?

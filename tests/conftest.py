@@ -54,37 +54,36 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 # figure or verdict read from a measurement, no quiet machine; a test there that does is marked
 # `alone`): their build, structure, error paths, stored runs, reports and simulations.
 # `make test` runs them two at a time (-m parallel, pytest-xdist) beside the wheel smoke and
-# the BESIDE files, then every other test alone. The slowest first, so that the two workers end
-# together. The files of real runs that read no figure are here rather than in the lane alone,
+# the BESIDE files, then every other test alone. The slowest first (each file's time in a fresh
+# clone's make test, 2026-12-02), so that the two workers end together. The files of real runs
+# that read no figure are here rather than in the lane alone,
 # test_report.py among them: the first lane grew from 218 s to 267-273 s and the lane alone
 # shrank from 389 s to 244-264 s (make test 647 s, then 582-624 s in fresh clones).
-PARALLEL = ("test_import.py", "test_sbatch.py", "test_app_report.py", "test_app_build.py",
-            "test_releases.py", "test_report.py", "test_core_asan.py", "test_cli.py",
-            "test_run_protocol.py", "test_mpi3_io.py", "test_simulate.py",
-            "test_fingerprint.py", "test_datatype.py", "test_mpi3_coll.py", "test_mpi3_suite.py",
-            "test_mpi3_nbc.py", "test_mpi3_rma.py", "test_mpi3_dtype.py",
-            "test_answer_libraries.py", "test_suites.py", "test_overlap_section.py",
-            "test_crash.py", "test_install_doctor.py",
-            "test_exit_codes.py", "test_stats.py", "test_family_module.py", "test_kernel_calls.py",
-            "test_slurm.py", "test_slurm_cluster.py", "test_modules.py", "test_whatran.py",
-            "test_whatran_report.py", "test_drift.py", "test_profile.py", "test_predict.py",
-            "test_layers.py", "test_any_machine.py", "test_rule_simulation.py",
-            "test_rule_at_the_line.py",
-            "test_rank_view.py", "test_vocabulary.py", "test_architecture.py",
-            "test_core_contract.py", "test_docs.py", "test_doc_commands.py", "test_guide.py",
-            "test_conventions.py", "test_launchers.py", "test_plan.py",
-            "test_renderers.py", "test_sizes.py", "test_store.py", "test_units.py",
-            "test_bisection.py", "test_releases_report.py", "test_build_or_release.py",
-            "test_store_filesystems.py")
+PARALLEL = ("test_app_report.py", "test_report.py", "test_cli.py", "test_app_build.py",
+            "test_releases.py", "test_mpi3_io.py", "test_core_asan.py", "test_exit_codes.py",
+            "test_import.py", "test_kernel_calls.py", "test_whatran_report.py",
+            "test_doc_commands.py", "test_datatype.py", "test_whatran.py", "test_family_module.py",
+            "test_install_doctor.py", "test_fingerprint.py", "test_simulate.py",
+            "test_run_protocol.py", "test_answer_libraries.py", "test_any_machine.py",
+            "test_modules.py", "test_profile.py", "test_mpi3_coll.py", "test_mpi3_suite.py",
+            "test_mpi3_nbc.py", "test_mpi3_rma.py", "test_mpi3_dtype.py", "test_suites.py",
+            "test_overlap_section.py", "test_crash.py", "test_stats.py", "test_drift.py",
+            "test_predict.py", "test_layers.py", "test_rule_simulation.py",
+            "test_rule_at_the_line.py", "test_rank_view.py", "test_vocabulary.py",
+            "test_architecture.py", "test_core_contract.py", "test_docs.py", "test_guide.py",
+            "test_conventions.py", "test_launchers.py", "test_plan.py", "test_renderers.py",
+            "test_sizes.py", "test_store.py", "test_units.py", "test_bisection.py",
+            "test_releases_report.py", "test_build_or_release.py", "test_store_filesystems.py")
 # Files of real runs that wait more than they compute (emulated clusters' ssh and shaped links,
-# killed and hung jobs, runs at once) and read no figure a busy machine moves: `make test` runs
-# them one at a time (-m beside) beside the first lane's two workers, in their idle time, not
-# after it. Alone, the first lane took 154-157 s (stop 49's fresh clones) and these 128 s; in
-# this tree together 213 s and 193 s, every test passed (2026-11-28). Two at a time,
-# test_app.py among them, the first lane took 298 s in a fresh clone, not 248: the cores were
-# busy already. A test there that reads a measured figure is marked `alone`.
-BESIDE = ("test_cluster.py", "test_reproduce.py", "test_faults.py", "test_concurrency.py",
-          "test_store_postgres.py", "test_app.py")
+# Slurm's daemons and queue, killed and hung jobs, runs at once) and read no figure a busy
+# machine moves: `make test` runs them two at a time (-m beside), from make check's start,
+# beside it and then beside the PARALLEL files' two workers, in the cores' idle time. The
+# slowest first. A test there that reads a measured figure is marked `alone`. In fresh clones
+# (2026-12-02): one at a time, these files but the Slurm ones (in PARALLEL then) took 249 s
+# while make check and the PARALLEL files took 72 s and 218 s.
+BESIDE = ("test_faults.py", "test_cluster.py", "test_reproduce.py", "test_sbatch.py",
+          "test_concurrency.py", "test_app.py", "test_store_postgres.py", "test_slurm.py",
+          "test_slurm_cluster.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
 assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
@@ -94,17 +93,17 @@ assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"
 # fixture), and take a few seconds at most: `make check` runs them, the scripted libraries'
 # runs (tests/test_scripted.py) among them, in under a minute. Every test of any other file is
 # marked `mpi` (it may launch one). A test not marked `mpi` that starts a launcher, a daemon or
-# a built core fails (no_mpi_launched): this list cannot lie.
-NO_MPI = ("test_scripted.py", "test_analysis.py", "test_fingerprint_rule.py", "test_answer.py",
-          "test_architecture.py",
-          "test_bisection.py", "test_golden.py", "test_run_spread.py",
-          "test_build_or_release.py", "test_conventions.py", "test_core_contract.py",
-          "test_docs.py", "test_drift.py", "test_glossary.py", "test_launchers.py",
-          "test_layers.py", "test_plan.py", "test_predict.py", "test_rank_view.py",
-          "test_releases_kind.py", "test_releases_report.py", "test_renderers.py",
-          "test_rule_at_the_line.py", "test_rule_simulation.py", "test_run_lifecycle.py",
-          "test_signatures.py", "test_sizes.py", "test_stats.py", "test_store.py",
-          "test_suites.py", "test_units.py", "test_vocabulary.py")
+# a built core fails (no_mpi_launched): this list cannot lie. The slowest first, so that make
+# check's two workers end together.
+NO_MPI = ("test_scripted.py", "test_rule_at_the_line.py", "test_conventions.py", "test_drift.py",
+          "test_layers.py", "test_stats.py", "test_rule_simulation.py", "test_vocabulary.py",
+          "test_analysis.py", "test_glossary.py", "test_store.py", "test_rank_view.py",
+          "test_golden.py", "test_fingerprint_rule.py", "test_answer.py", "test_architecture.py",
+          "test_bisection.py", "test_run_spread.py", "test_build_or_release.py",
+          "test_core_contract.py", "test_docs.py", "test_launchers.py", "test_plan.py",
+          "test_predict.py", "test_releases_kind.py", "test_releases_report.py",
+          "test_renderers.py", "test_run_lifecycle.py", "test_signatures.py", "test_sizes.py",
+          "test_suites.py", "test_units.py")
 _missing = set(NO_MPI) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"NO_MPI names no such file: {_missing}"
 
@@ -144,11 +143,11 @@ def needs_mpi(item: pytest.Item) -> bool:
         "impl" in getattr(item, "fixturenames", ())
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the tests that launch an MPI library `mpi` (needs_mpi); mark the tests of the
     PARALLEL files `parallel` and those of the BESIDE files `beside`, but for those marked
-    `alone` (a test there that reads a measured figure); under xdist, run them in PARALLEL's
-    order."""
+    `alone` (a test there that reads a measured figure); under xdist, run them the slowest
+    file first (make check: NO_MPI's order; the lanes: PARALLEL's, then BESIDE's)."""
     for item in items:
         if needs_mpi(item):
             item.add_marker(pytest.mark.mpi)
@@ -159,7 +158,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         elif item.path.name in BESIDE:
             item.add_marker(pytest.mark.beside)
     if "PYTEST_XDIST_WORKER" in os.environ:
-        rank = {name: i for i, name in enumerate(PARALLEL)}
+        slowest_first = NO_MPI if config.getoption("markexpr", "") == "not mpi" else \
+            PARALLEL + BESIDE
+        rank = {name: i for i, name in enumerate(slowest_first)}
         items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
