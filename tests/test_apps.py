@@ -50,6 +50,7 @@ def test_every_kernel_is_correct(impl, np_):
             assert all(math.isnan(v) for v in o.extras[figure][1:])  # rank 0 checks
 
 
+@pytest.mark.alone  # measured times against each other
 @pytest.mark.parametrize("impl", CHOSEN[:1], ids=[i.id for i in CHOSEN[:1]])
 def test_call_times_fit_in_the_wall_time(impl):
     with running(impl, 2) as job:

@@ -66,6 +66,7 @@ def measure(job: Job, bench: str, size: int, validate: bool = True, obs: int = 5
                                 validate=validate), 1, timeout=60)
 
 
+@pytest.mark.alone  # latency and bandwidth are measured figures
 def test_latency_and_bandwidth_are_physical(impl):
     with running(impl, 2) as job:
         small = measure(job, "pingpong", 8)
@@ -135,6 +136,7 @@ def test_validation_catches_corrupted_data(impl):
     assert coll is None or coll.status == "invalid"
 
 
+@pytest.mark.alone  # a wtime call's measured time
 def test_core_says_what_it_cannot_measure(impl):
     with running(impl, 2) as job:
         assert measure(job, "nonsense", 8).status == "na"
@@ -147,6 +149,7 @@ def test_core_says_what_it_cannot_measure(impl):
 BCAST_ACK_IMPLS = [i for i in IMPLS if i.origin == "debian" and i.family in ("mpich", "lam", "pvm")]
 
 
+@pytest.mark.alone  # two measured times against each other
 @pytest.mark.parametrize("chosen", BCAST_ACK_IMPLS, ids=[i.id for i in BCAST_ACK_IMPLS])
 def test_bcast_ack_times_the_broadcast_at_the_root(chosen):
     with running(chosen, 3) as job:
@@ -172,6 +175,7 @@ def test_bcast_ack_times_the_broadcast_at_the_root(chosen):
     assert len(two) == 2 and two["bcast-ack"] >= 0.8 * two["bcast"], (two, timed)
 
 
+@pytest.mark.alone  # a calibration read from measured steps
 def test_a_cold_warm_up_keeps_the_earlier_launchs_k():
     """A later launch's warm-up that reads its k far too long (here planted: the cell's first
     step 20x slow, as a cold start) is looked at once more before calibration starts again:

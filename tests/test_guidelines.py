@@ -75,6 +75,7 @@ def test_validation_checks_the_mockups():
             assert res.status == "invalid" and "wrong data at byte" in res.reason, bench
 
 
+@pytest.mark.alone  # a verdict from measured figures
 @pytest.mark.skipif(MPI is None, reason="no MPICH, Open MPI or Intel MPI here")
 def test_a_planted_violation_is_found_at_its_size_and_no_other(tmp_path):
     """allreduce made 50x slower at 64 B only (a test-only setting of the core): its mock-up
