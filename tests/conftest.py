@@ -82,8 +82,9 @@ PARALLEL = ("test_app_report.py", "test_report.py", "test_cli.py", "test_app_bui
 # (2026-12-02): one at a time, these files but the Slurm ones (in PARALLEL then) took 249 s
 # while make check and the PARALLEL files took 72 s and 218 s.
 BESIDE = ("test_faults.py", "test_cluster.py", "test_reproduce.py", "test_sbatch.py",
-          "test_concurrency.py", "test_app.py", "test_store_postgres.py", "test_slurm.py",
-          "test_core.py", "test_slurm_cluster.py", "test_apps.py", "test_guidelines.py")
+          "test_app.py", "test_concurrency.py", "test_store_postgres.py", "test_slurm.py",
+          "test_core.py", "test_slurm_cluster.py", "test_apps.py", "test_guidelines.py",
+          "test_tune.py")
 _missing = set(PARALLEL + BESIDE) - {p.name for p in Path(__file__).parent.glob("test_*.py")}
 assert not _missing, f"PARALLEL or BESIDE names no such file: {_missing}"
 assert not set(PARALLEL) & set(BESIDE), "a file is in both PARALLEL and BESIDE"

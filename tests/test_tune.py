@@ -205,6 +205,7 @@ PLANTED = [
 ]
 
 
+@pytest.mark.alone  # a slowdown read from measured figures
 @pytest.mark.parametrize(("impl", "coll", "slow", "sizes", "launches", "decided"), PLANTED)
 def test_a_planted_slow_choice_loaded_through_the_file_is_slower(impl, coll, slow, sizes,
                                                                   launches, decided, shared_dir,
