@@ -78,9 +78,10 @@ PARALLEL = ("test_app_report.py", "test_report.py", "test_cli.py", "test_app_bui
 # Slurm's daemons and queue, killed and hung jobs, runs at once) and read no figure a busy
 # machine moves: `make test` runs them two at a time (-m beside), from make check's start,
 # beside it and then beside the PARALLEL files' two workers, in the cores' idle time. The
-# slowest first. A test there that reads a measured figure is marked `alone`. In fresh clones
-# (2026-12-02): one at a time, these files but the Slurm ones (in PARALLEL then) took 249 s
-# while make check and the PARALLEL files took 72 s and 218 s.
+# slowest first. A test there that reads a measured figure is marked `alone`. In a fresh clone
+# (2026-12-02) these took 205 s while make check and the PARALLEL files took 87 s and 177 s;
+# one at a time, without the Slurm files (in PARALLEL then), the correctness checks and tune's
+# (alone then), 249 s against 72 s and 218 s (make test 419 s, then 519 s).
 BESIDE = ("test_faults.py", "test_cluster.py", "test_reproduce.py", "test_sbatch.py",
           "test_app.py", "test_concurrency.py", "test_store_postgres.py", "test_slurm.py",
           "test_core.py", "test_slurm_cluster.py", "test_apps.py", "test_guidelines.py",
