@@ -12,21 +12,37 @@ cd "$(dirname "$0")/.."
 bin=${1:-.venv/bin}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# the parts beside, each in a process group of its own (job control on while they start):
+# without it an asynchronous command ignores SIGINT, and Python then never raises
+# KeyboardInterrupt, so nothing could stop them cleanly
+set -m
 MPIARENA_TESTS_BESIDE=1 "$bin/python" -m pytest -q -p no:cacheprovider -m 'beside and mpi' -n 2 \
     --dist loadfile -rsfE --durations=10 \
-    > "$out/tests beside" 2>&1 & waited=$!
-./scripts/wheel-smoke.sh "$bin/python" > "$out/wheel smoke" 2>&1 & smoke=$!
+    > "$out/tests beside" 2>&1 & beside=$!
+./scripts/wheel-smoke.sh "$bin/python" > "$out/wheel smoke" 2>&1 & wheel=$!
+set +m
 make --no-print-directory BIN="$bin" check; checked=$?
+# as a Ctrl-C would: each part beside and its processes (xdist's workers, the smoke's commands),
+# whose tests and commands then clean up after themselves
+interrupt() {
+    kill -INT -- "-$beside" "-$wheel" 2>/dev/null
+    wait "$beside" "$wheel"
+}
+trap 'interrupt; exit 130' INT TERM
 if [ "$checked" -ne 0 ]; then
-    kill -INT "$waited" "$smoke" 2>/dev/null
-    wait "$waited" "$smoke"
+    interrupt
     echo "== make check: FAILED (the parts beside it interrupted)"
     exit 1
 fi
 "$bin/python" -m pytest -q -p no:cacheprovider -m 'parallel and mpi' -n 2 --dist loadfile \
     -rsfE --durations=20 > "$out/parallel tests" 2>&1; tested=$?
-wait $smoke; smoke=$?
-wait $waited; waited=$?
+if [ "$tested" -gt 128 ]; then  # interrupted (Ctrl-C reaches the foreground part alone)
+    interrupt
+    cat "$out/parallel tests"
+    exit 130
+fi
+wait "$wheel"; smoke=$?
+wait "$beside"; waited=$?
 declare -A status=(["wheel smoke"]=$smoke ["parallel tests"]=$tested ["tests beside"]=$waited)
 failed=()
 for part in "wheel smoke" "parallel tests" "tests beside"; do
