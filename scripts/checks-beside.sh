@@ -21,14 +21,14 @@ MPIARENA_TESTS_BESIDE=1 "$bin/python" -m pytest -q -p no:cacheprovider -m 'besid
     > "$out/tests beside" 2>&1 & beside=$!
 ./scripts/wheel-smoke.sh "$bin/python" > "$out/wheel smoke" 2>&1 & wheel=$!
 set +m
-make --no-print-directory BIN="$bin" check; checked=$?
 # as a Ctrl-C would: each part beside and its processes (xdist's workers, the smoke's commands),
-# whose tests and commands then clean up after themselves
+# whose tests and commands then clean up after themselves; a Ctrl-C here is passed on to them
 interrupt() {
     kill -INT -- "-$beside" "-$wheel" 2>/dev/null
     wait "$beside" "$wheel"
 }
 trap 'interrupt; exit 130' INT TERM
+make --no-print-directory BIN="$bin" check; checked=$?
 if [ "$checked" -ne 0 ]; then
     interrupt
     echo "== make check: FAILED (the parts beside it interrupted)"
@@ -36,11 +36,6 @@ if [ "$checked" -ne 0 ]; then
 fi
 "$bin/python" -m pytest -q -p no:cacheprovider -m 'parallel and mpi' -n 2 --dist loadfile \
     -rsfE --durations=20 > "$out/parallel tests" 2>&1; tested=$?
-if [ "$tested" -gt 128 ]; then  # interrupted (Ctrl-C reaches the foreground part alone)
-    interrupt
-    cat "$out/parallel tests"
-    exit 130
-fi
 wait "$wheel"; smoke=$?
 wait "$beside"; waited=$?
 declare -A status=(["wheel smoke"]=$smoke ["parallel tests"]=$tested ["tests beside"]=$waited)
