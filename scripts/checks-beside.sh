@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test's first lane after make lint: what times nothing, at once on the machine's cores.
-# make check first, in the foreground, and beside it from the start the wheel smoke and, one at
+# make check first, in the foreground, and beside it from the start the wheel smoke and, two at
 # a time, the tests that wait more than they compute (tests/conftest.py: BESIDE); once make
 # check has passed, the tests that may share the machine (PARALLEL), two at a time. Of both
 # lists, only the tests marked mpi (make check ran the rest). If make check fails, the parts

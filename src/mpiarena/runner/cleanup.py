@@ -60,10 +60,9 @@ def _environ(pid_dir: Path) -> dict[str, str]:
     return {k: v for k, _, v in pairs}
 
 
-def _orphaned(owner: str) -> bool:
-    """The mpiarena process an owner tag names provably died (an unreadable tag: not proven)."""
-    found = Owner.parse(owner)
-    return found is not None and not found.alive()
+def _orphaned(owner: Owner | None) -> bool:
+    """The mpiarena process named provably died (None, an unreadable name: not proven)."""
+    return owner is not None and not owner.alive()
 
 
 def owned_scratch(kind: str) -> Path:
@@ -90,8 +89,8 @@ def sweep_stale(scratch: Path, every_group: bool = False) -> int:
         if not entry.name.isdigit():
             continue
         env = _environ(entry)
-        if _orphaned(env.get(OWNER_VAR, "")) and (not mine
-                                                  or env.get(presence.GROUP_VAR, "") == mine):
+        if _orphaned(Owner.parse(env.get(OWNER_VAR, ""))) and (
+                not mine or env.get(presence.GROUP_VAR, "") == mine):
             stale.append(int(entry.name))
     for pid in stale:
         with contextlib.suppress(ProcessLookupError):
@@ -99,7 +98,7 @@ def sweep_stale(scratch: Path, every_group: bool = False) -> int:
     # the families' sweeps below look for live daemons
     wait_until(lambda: not any(alive(p) for p in stale), within=5.0)
     for run_dir in scratch.glob("run-*-*"):
-        if (owner := scratch_owner(run_dir)) is not None and not owner.alive():
+        if _orphaned(scratch_owner(run_dir)):
             shutil.rmtree(run_dir, ignore_errors=True)
     if os.geteuid() == 0:  # emulated clusters of crashed runs: namespaces, sshd, ranks
         emulated.sweep_orphans()
